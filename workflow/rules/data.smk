@@ -1,0 +1,1 @@
+# data stage: filled in by its issue.

@@ -1,0 +1,1 @@
+# experiments stage: filled in by its issue.

@@ -1,0 +1,1 @@
+# figures stage: filled in by its issue.

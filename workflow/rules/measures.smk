@@ -1,0 +1,1 @@
+# measures stage: filled in by its issue.

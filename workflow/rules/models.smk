@@ -1,0 +1,1 @@
+# models stage: filled in by its issue.

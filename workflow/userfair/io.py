@@ -1,0 +1,122 @@
+"""File helpers shared by every stage: atomic writes, RecBole atomic files, JSON, tables.
+
+Every writer goes through :func:`atomic_path`, so an interrupted job never leaves a
+half-written file under its final name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pandas as pd
+
+
+class InputError(ValueError):
+    """Bad input: the message names the file and the field and says what was expected."""
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it to ``path`` only on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_json(obj, path: str | os.PathLike) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, allow_nan=True) + "\n")
+
+
+def read_json(path: str | os.PathLike):
+    return json.loads(Path(path).read_text())
+
+
+# RecBole atomic files: tab-separated, header "name:type" per column.
+INTER_TYPES = {"user_id": "token", "item_id": "token", "rating": "float", "timestamp": "float"}
+
+
+def write_inter(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write ``frame`` (columns user_id, item_id[, rating, timestamp]) as a RecBole .inter file."""
+    header = [f"{c}:{INTER_TYPES.get(c, 'float')}" for c in frame.columns]
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, sep="\t", index=False, header=header)
+
+
+def read_inter(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a RecBole atomic .inter file; columns lose their ``:type`` suffix.
+
+    user_id and item_id are kept as strings (external tokens). Raises InputError naming the
+    file when user_id or item_id is missing.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    header = path.open().readline().rstrip("\n").split("\t")
+    names = [h.split(":")[0] for h in header]
+    for required in ("user_id", "item_id"):
+        if required not in names:
+            raise InputError(
+                f"{path}: missing column '{required}' in header {header!r} "
+                "(expected a RecBole atomic file: 'user_id:token<TAB>item_id:token...')"
+            )
+    dtypes = {h: (str if h.split(":")[0] in ("user_id", "item_id") else "float64") for h in header}
+    frame = pd.read_csv(path, sep="\t", dtype=dtypes, keep_default_na=False)
+    frame.columns = names
+    return frame
+
+
+def write_table(frame: pd.DataFrame, csv_path, tex_path, *, bold=None, caption: str = "",
+                label: str = "", float_format: str = "{:.4f}") -> None:
+    """Write ``frame`` as CSV and as a booktabs LaTeX table.
+
+    ``bold`` is an optional boolean frame of the same shape: True cells are set in bold.
+    """
+    with atomic_path(csv_path) as tmp:
+        frame.to_csv(tmp)
+    with atomic_path(tex_path) as tmp:
+        tmp.write_text(to_booktabs(frame, bold=bold, caption=caption, label=label,
+                                   float_format=float_format))
+
+
+def _cell(value, float_format: str) -> str:
+    if isinstance(value, float):
+        return "--" if value != value else float_format.format(value)
+    if isinstance(value, int):
+        return f"{value:,}".replace(",", "{,}")
+    return str(value).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
+
+
+def to_booktabs(frame: pd.DataFrame, *, bold=None, caption: str = "", label: str = "",
+                float_format: str = "{:.4f}") -> str:
+    """A LaTeX table (booktabs rules) of ``frame`` with its index as the first column."""
+    cols = [str(frame.index.name or "")] + [str(c) for c in frame.columns]
+    lines = [r"\begin{table}[t]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{caption}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines += [r"\begin{tabular}{l" + "r" * len(frame.columns) + "}", r"\toprule",
+              " & ".join(_cell(c, float_format) for c in cols) + r" \\", r"\midrule"]
+    for i, (index, row) in enumerate(frame.iterrows()):
+        cells = []
+        for j, value in enumerate(row.tolist()):
+            text = _cell(value.item() if hasattr(value, "item") else value, float_format)
+            if bold is not None and bool(bold.iloc[i, j]):
+                text = rf"\textbf{{{text}}}"
+            cells.append(text)
+        lines.append(" & ".join([_cell(index, float_format)] + cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
