@@ -1,0 +1,18 @@
+"""Rule genres: the .item file (item genres) of the items in one dataset's split."""
+
+import logging
+
+from userfair import data
+from userfair.io import read_inter
+
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
+                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+try:
+    genres = data.read_genres(snakemake.wildcards.dataset, snakemake.params.source)
+    splits = dict(zip(data.SPLITS, map(read_inter, snakemake.input.splits)))
+    items = data.split_item_genres(genres, splits)
+    data.write_item_genres(items, snakemake.output[0])
+    logging.info("%s: %d items", snakemake.output[0], len(items))
+except Exception:
+    logging.exception("genres of %s failed", snakemake.wildcards.dataset)
+    raise

@@ -1,0 +1,136 @@
+"""Fetching raw datasets: streamed, checked downloads and the ml-100k inside recbole.
+
+A download is written to ``<dest>.part`` and renamed to ``dest`` only once it is complete,
+matches its sha256 (when one is given) and is a readable zip archive; on any failure the
+partial file is removed, so nothing is ever left under the final name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import zipfile
+from pathlib import Path
+
+import requests
+from tqdm import tqdm
+
+from . import catalogue
+from .io import InputError, atomic_path
+
+log = logging.getLogger(__name__)
+
+CHUNK_BYTES = 1 << 20
+
+
+class DownloadError(RuntimeError):
+    """The server could not be reached or did not send the whole file."""
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(CHUNK_BYTES), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_sha256(path: str | os.PathLike, expected: str, label: str) -> None:
+    """Raise InputError naming ``label`` when ``expected`` is given and differs."""
+    if not expected:
+        return
+    actual = sha256_of(path)
+    if actual != expected.lower():
+        raise InputError(f"{label}: sha256 is {actual}, expected {expected} (config "
+                         "dataset_options.<dataset>.sha256); the file is corrupt or changed")
+
+
+def check_zip(path: str | os.PathLike, label: str) -> None:
+    """Raise InputError naming ``label`` unless ``path`` is a complete, readable zip archive."""
+    if not zipfile.is_zipfile(path):
+        raise InputError(f"{label}: not a zip archive, or a truncated one (no zip central "
+                         "directory found)")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad_member = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        raise InputError(f"{label}: damaged zip archive ({error})") from None
+    if bad_member is not None:
+        raise InputError(f"{label}: damaged zip archive (CRC error in member '{bad_member}')")
+
+
+def download(url: str, dest: str | os.PathLike, sha256: str = "", timeout: float = 60) -> Path:
+    """Stream ``url`` to ``dest`` with a progress bar; verify size, sha256 and zip integrity.
+
+    Only a verified archive ever appears under ``dest``.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = dest.with_name(dest.name + ".part")
+    try:
+        received, expected = _stream(url, part, timeout)
+        if expected is not None and received != expected:
+            raise DownloadError(f"{url}: received {received} of {expected} bytes (truncated)")
+        check_sha256(part, sha256, f"{dest} (downloaded from {url})")
+        check_zip(part, f"{dest} (downloaded from {url})")
+        os.replace(part, dest)
+    finally:
+        part.unlink(missing_ok=True)
+    log.info("downloaded %s (%d bytes) to %s", url, dest.stat().st_size, dest)
+    return dest
+
+
+def _stream(url: str, part: Path, timeout: float) -> tuple[int, int | None]:
+    """Write the body of ``url`` to ``part``; return (bytes received, Content-Length or None)."""
+    try:
+        with requests.get(url, stream=True, timeout=timeout) as response:
+            if response.status_code != 200:
+                raise DownloadError(f"{url}: HTTP {response.status_code} {response.reason}")
+            length = response.headers.get("Content-Length")
+            expected = int(length) if length and length.isdigit() else None
+            received = 0
+            with open(part, "wb") as handle, tqdm(
+                total=expected, unit="B", unit_scale=True, desc=part.name[: -len(".part")],
+                mininterval=2,
+            ) as progress:
+                for block in response.iter_content(CHUNK_BYTES):
+                    handle.write(block)
+                    received += len(block)
+                    progress.update(len(block))
+    except requests.RequestException as error:
+        raise DownloadError(f"{url}: download failed ({error})") from None
+    return received, expected
+
+
+def recbole_ml100k_dir() -> Path:
+    """The ml-100k atomic files that ship inside the installed recbole package."""
+    try:
+        import recbole
+    except ImportError:
+        raise InputError("ml-100k is copied from the installed recbole package, which is "
+                         "not installed in this environment") from None
+    return Path(recbole.__file__).parent / "dataset_example" / "ml-100k"
+
+
+def pack_recbole_ml100k(dest: str | os.PathLike) -> Path:
+    """Copy recbole's ml-100k.inter and ml-100k.item into the zip ``dest`` (no network)."""
+    source = recbole_ml100k_dir()
+    with atomic_path(dest) as tmp:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for name in ("ml-100k.inter", "ml-100k.item"):
+                if not (source / name).is_file():
+                    raise InputError(f"{source / name}: missing from the recbole package")
+                archive.write(source / name, arcname=name)
+    log.info("copied recbole's ml-100k from %s to %s", source, dest)
+    return Path(dest)
+
+
+def fetch(name: str, dest: str | os.PathLike, url: str = "", sha256: str = "") -> Path:
+    """Put dataset ``name``'s raw archive at ``dest``: copied (ml-100k) or downloaded."""
+    dataset = catalogue.get(name)
+    if dataset.source == "recbole-embedded":
+        return pack_recbole_ml100k(dest)
+    if dataset.source == "recbole-archive":
+        return download(url or dataset.url, dest, sha256=sha256)
+    raise InputError(f"{name}: never downloaded. " + catalogue.tenrec_help(dataset.default_path))
