@@ -1,47 +1,18 @@
 # Data stage (SPEC §1-2): download -> preprocess -> split (+ genres) -> stats -> table_stats.
 
-import os
-
 from userfair import catalogue
 
-DATA = RESULTS + "/data"
+DATA_OPTIONS = config.get("dataset_options")
 DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec"]
 GENRE_DATASETS = [n for n, d in catalogue.CATALOGUE.items() if d.has_genres]
-
-
-def raw_source(dataset):
-    """The raw folder/archive/CSV of `dataset` (a configured `path` wins)."""
-    return catalogue.raw_source(dataset, config.get("dataset_options"))
-
-
-def raw_input(wildcards):
-    """The raw file as a tracked input when a rule makes it or it exists; otherwise nothing,
-    and the job itself fails with a message saying where the file comes from."""
-    source = raw_source(wildcards.dataset)
-    needed = catalogue.needs_download(wildcards.dataset, config.get("dataset_options"))
-    return source if needed or os.path.exists(source) else []
-
-
-def dataset_option(key):
-    return lambda wildcards: catalogue.options_of(
-        wildcards.dataset, config.get("dataset_options")
-    )[key]
-
-
-def split_files(dataset):
-    return expand(
-        "{results}/{dataset}/data/{dataset}.{split}.inter",
-        results=RESULTS,
-        dataset=dataset,
-        split=["train", "valid", "test"],
-    )
+SPLITS = ["train", "valid", "test"]
 
 
 rule download:
     output:
         "resources/raw/{dataset}/{dataset}.zip",
     log:
-        LOGS + "/download/{dataset}.log",
+        "results/logs/download/{dataset}.log",
     wildcard_constraints:
         dataset="|".join(map(re.escape, DOWNLOADABLE)),
     conda:
@@ -50,10 +21,10 @@ rule download:
         mem_mb=1000,
         runtime=120,
     params:
-        url=lambda wildcards: catalogue.download_url(
-            wildcards.dataset, config.get("dataset_options")
-        ),
-        sha256=dataset_option("sha256"),
+        url=lambda wildcards: catalogue.download_url(wildcards.dataset, DATA_OPTIONS),
+        sha256=lambda wildcards: catalogue.options_of(wildcards.dataset, DATA_OPTIONS)[
+            "sha256"
+        ],
     message:
         "Fetch the raw archive of {wildcards.dataset}"
     script:
@@ -62,18 +33,18 @@ rule download:
 
 rule preprocess:
     input:
-        raw_input,
+        lambda wildcards: catalogue.tracked_raw_input(wildcards.dataset, DATA_OPTIONS),
     output:
-        RESULTS + "/{dataset}/data/preprocessed.parquet",
+        "results/{dataset}/data/preprocessed.parquet",
     log:
-        LOGS + "/preprocess/{dataset}.log",
+        "results/logs/preprocess/{dataset}.log",
     conda:
         "../../envs/data.yaml"
     resources:
         mem_mb=lambda wildcards: catalogue.get(wildcards.dataset).mem_mb,
         runtime=60,
     params:
-        source=lambda wildcards: raw_source(wildcards.dataset),
+        source=lambda wildcards: catalogue.raw_source(wildcards.dataset, DATA_OPTIONS),
         min_rating=config["preprocessing"]["min_rating"],
         core=config["preprocessing"]["core"],
     message:
@@ -84,13 +55,13 @@ rule preprocess:
 
 rule split:
     input:
-        RESULTS + "/{dataset}/data/preprocessed.parquet",
+        "results/{dataset}/data/preprocessed.parquet",
     output:
-        train=RESULTS + "/{dataset}/data/{dataset}.train.inter",
-        valid=RESULTS + "/{dataset}/data/{dataset}.valid.inter",
-        test=RESULTS + "/{dataset}/data/{dataset}.test.inter",
+        train="results/{dataset}/data/{dataset}.train.inter",
+        valid="results/{dataset}/data/{dataset}.valid.inter",
+        test="results/{dataset}/data/{dataset}.test.inter",
     log:
-        LOGS + "/split/{dataset}.log",
+        "results/logs/split/{dataset}.log",
     conda:
         "../../envs/data.yaml"
     resources:
@@ -110,12 +81,14 @@ rule split:
 
 rule genres:
     input:
-        raw_input,
-        splits=lambda wildcards: split_files(wildcards.dataset),
+        lambda wildcards: catalogue.tracked_raw_input(wildcards.dataset, DATA_OPTIONS),
+        splits=expand(
+            "results/{{dataset}}/data/{{dataset}}.{split}.inter", split=SPLITS
+        ),
     output:
-        RESULTS + "/{dataset}/data/{dataset}.item",
+        "results/{dataset}/data/{dataset}.item",
     log:
-        LOGS + "/genres/{dataset}.log",
+        "results/logs/genres/{dataset}.log",
     wildcard_constraints:
         dataset="|".join(map(re.escape, GENRE_DATASETS)),
     conda:
@@ -124,7 +97,7 @@ rule genres:
         mem_mb=4000,
         runtime=30,
     params:
-        source=lambda wildcards: raw_source(wildcards.dataset),
+        source=lambda wildcards: catalogue.raw_source(wildcards.dataset, DATA_OPTIONS),
     message:
         "Item genres of the split of {wildcards.dataset}"
     script:
@@ -133,12 +106,14 @@ rule genres:
 
 rule stats:
     input:
-        preprocessed=RESULTS + "/{dataset}/data/preprocessed.parquet",
-        splits=lambda wildcards: split_files(wildcards.dataset),
+        preprocessed="results/{dataset}/data/preprocessed.parquet",
+        splits=expand(
+            "results/{{dataset}}/data/{{dataset}}.{split}.inter", split=SPLITS
+        ),
     output:
-        RESULTS + "/{dataset}/data/stats.json",
+        "results/{dataset}/data/stats.json",
     log:
-        LOGS + "/stats/{dataset}.log",
+        "results/logs/stats/{dataset}.log",
     conda:
         "../../envs/data.yaml"
     resources:
@@ -152,13 +127,17 @@ rule stats:
 
 rule table_stats:
     input:
-        stats=expand(RESULTS + "/{dataset}/data/stats.json", dataset=DATASETS),
-        splits=[f for dataset in DATASETS for f in split_files(dataset)],
+        stats=expand("results/{dataset}/data/stats.json", dataset=DATASETS),
+        splits=expand(
+            "results/{dataset}/data/{dataset}.{split}.inter",
+            dataset=DATASETS,
+            split=SPLITS,
+        ),
     output:
-        csv=RESULTS + "/tables/stats.csv",
-        tex=RESULTS + "/tables/stats.tex",
+        csv="results/tables/stats.csv",
+        tex="results/tables/stats.tex",
     log:
-        LOGS + "/table_stats/table_stats.log",
+        "results/logs/table_stats/table_stats.log",
     conda:
         "../../envs/data.yaml"
     resources:
@@ -172,5 +151,5 @@ rule table_stats:
         "../scripts/table_stats.py"
 
 
-TARGETS += [RESULTS + "/tables/stats.csv", RESULTS + "/tables/stats.tex"]
-TARGETS += [f"{RESULTS}/{d}/data/{d}.item" for d in DATASETS if d in GENRE_DATASETS]
+TARGETS += ["results/tables/stats.csv", "results/tables/stats.tex"]
+TARGETS += [f"results/{d}/data/{d}.item" for d in DATASETS if d in GENRE_DATASETS]

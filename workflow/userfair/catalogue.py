@@ -131,5 +131,14 @@ def needs_download(name: str, dataset_options: dict | None = None) -> bool:
     return get(name).source != "tenrec" and not options_of(name, dataset_options)["path"]
 
 
+def tracked_raw_input(name: str, dataset_options: dict | None = None) -> list[str]:
+    """The raw source as a rule input: when a rule makes it or it exists. Otherwise none, so
+    the DAG still resolves and the job fails with a message saying where the file comes from."""
+    source = raw_source(name, dataset_options)
+    if needs_download(name, dataset_options) or Path(source).exists():
+        return [source]
+    return []
+
+
 def tenrec_help(path: str | Path) -> str:
     return TENREC_HELP.format(path=path)

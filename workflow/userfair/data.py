@@ -133,6 +133,9 @@ def read_interactions(name: str, path: str | os.PathLike) -> pd.DataFrame:
     dataset = catalogue.get(name)
     if dataset.source == "tenrec":
         return read_tenrec(dataset, path)
+    if not Path(path).exists():
+        raise InputError(f"{path}: not found (the raw files of {name}; config "
+                         f"dataset_options.{name}.path)")
     source = RawSource(path)
     member = source.member(name, ".inter")
     label = source.label(member)
