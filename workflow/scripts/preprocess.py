@@ -12,7 +12,7 @@ try:
     frame = data.preprocess(raw, min_rating=snakemake.params.min_rating,
                             core=snakemake.params.core)
     with atomic_path(snakemake.output[0]) as tmp:
-        frame.to_parquet(tmp, index=False)
+        data.as_written(frame).to_parquet(tmp, index=False)
 except Exception:
     logging.exception("preprocess of %s failed", snakemake.wildcards.dataset)
     raise

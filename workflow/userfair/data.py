@@ -299,7 +299,7 @@ def make_splits(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: 
 
 
 def as_written(part: pd.DataFrame) -> pd.DataFrame:
-    """A split as written to its .inter file: string ids, integral timestamps as integers."""
+    """Interactions as written to files: string ids, integral timestamps as integers."""
     out = pd.DataFrame({"user_id": part["user_id"].astype(str).to_numpy(),
                         "item_id": part["item_id"].astype(str).to_numpy()})
     if "timestamp" in part:
