@@ -1,0 +1,176 @@
+"""Tables 2-3 and every figure, on constructed inputs."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from userfair import plots, tables
+from userfair.agreement import agreement_long
+from userfair.io import InputError
+
+MODELS = ["UserKNN", "BPR", "NCL"]
+
+
+def _records(datasets=("ml-100k", "lastfm")):
+    rng = np.random.default_rng(1)
+    records = {}
+    for dataset in datasets:
+        for i, model in enumerate(MODELS):
+            record = {m: float(rng.random()) for m in tables.MEASURES}
+            record["seconds"] = {m: float(i + 1) for m in tables.FAIR}
+            record["seconds"].update({"similarity-cos": 2.0, "similarity-jacc": 4.0})
+            records[(dataset, model)] = record
+    return records
+
+
+def test_best_per_row_is_direction_aware_and_marks_ties():
+    records = _records(("d",))
+    records[("d", "UserKNN")]["P"] = 0.9
+    records[("d", "BPR")]["P"] = 0.1
+    records[("d", "NCL")]["P"] = 0.9
+    records[("d", "UserKNN")]["SD-P"] = 0.5
+    records[("d", "BPR")]["SD-P"] = 0.1
+    records[("d", "NCL")]["SD-P"] = float("nan")
+    table, bold = tables.table_scores(records, ["d"], MODELS)
+    p, sd = list(table.index).index("P"), list(table.index).index("SD-P")
+    assert list(bold.iloc[p, 3:]) == [True, False, True]
+    assert list(bold.iloc[sd, 3:]) == [False, True, False]
+    assert not bold[["Dataset", "Group", "Better"]].to_numpy().any()
+    assert list(table.columns) == ["Dataset", "Group", "Better", "U-KNN", "BPR", "NCL"]
+    assert table.loc["P", "Better"] == "higher" and table.loc["SD-P", "Better"] == "lower"
+
+
+def test_scores_table_files(tmp_path):
+    records = _records()
+    table = tables.write_scores(
+        records, ["ml-100k", "lastfm"], MODELS, tmp_path / "s.csv", tmp_path / "s.tex"
+    )
+    assert len(table) == 2 * len(tables.MEASURES)
+    csv = pd.read_csv(tmp_path / "s.csv", index_col=0)
+    assert csv.loc[csv["Dataset"] == "lastfm", "NCL"].tolist() == pytest.approx(
+        [records[("lastfm", "NCL")][m] for m in tables.MEASURES]
+    )
+    tex = (tmp_path / "s.tex").read_text()
+    assert r"\toprule" in tex and r"\textbf{" in tex
+    # every row has exactly one or more bold cells among the model columns
+    assert tex.count(r"\textbf{") >= 2 * len(tables.MEASURES)
+
+
+def test_timing_table_means_over_models(tmp_path):
+    table = tables.write_timing(
+        _records(), ["ml-100k", "lastfm"], tmp_path / "t.csv", tmp_path / "t.tex"
+    )
+    assert table.loc["UF", "ml-100k"] == pytest.approx(2.0)  # mean of 1, 2, 3
+    assert table.loc["similarity-jacc", "lastfm"] == pytest.approx(4.0)
+    assert "Measure" in (tmp_path / "t.csv").read_text()
+
+
+def test_measure_file_validation():
+    good = _records(("d",))[("d", "BPR")]
+    assert tables.check_measures(good, "x.json") is good
+    bad = {k: v for k, v in good.items() if k != "PEU"}
+    with pytest.raises(InputError, match=r"x\.json.*PEU"):
+        tables.check_measures(bad, "x.json")
+    with pytest.raises(InputError, match="'UF'"):
+        tables.check_measures({**good, "UF": "high"}, "x.json")
+    with pytest.raises(InputError, match="seconds"):
+        tables.check_measures({**good, "seconds": 3}, "x.json")
+
+
+# --- figures ----------------------------------------------------------------------------
+
+STYLE = plots.Style(dpi=60)
+
+
+def _assert_figure_files(pdf, png):
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 1000
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 1000
+    assert not list(pdf.parent.glob(".*.part"))
+
+
+def _relevance_frame(datasets=("ml-100k",)):
+    rows = []
+    measures = sum(plots.RELEVANCE_PANELS.values(), [])
+    for dataset in datasets:
+        for share in np.linspace(0, 1, 11):
+            for measure in measures:
+                value = share * (1 - share) if measure != "Gini-P" or share < 1 else np.nan
+                rows.append((dataset, share, measure, value))
+    return pd.DataFrame(rows, columns=["dataset", "share", "measure", "value"])
+
+
+def test_agreement_figure(tmp_path):
+    long = agreement_long(tables.scores_frame(_records()))
+    plots.agreement_figure(long, tables.MEASURES, STYLE, tmp_path / "a.pdf", tmp_path / "a.png")
+    _assert_figure_files(tmp_path / "a.pdf", tmp_path / "a.png")
+
+
+def test_relevance_figure(tmp_path):
+    plots.relevance_figure(
+        _relevance_frame(("ml-100k", "lastfm")), STYLE, tmp_path / "r.pdf", tmp_path / "r.png"
+    )
+    _assert_figure_files(tmp_path / "r.pdf", tmp_path / "r.png")
+
+
+def test_similarity_figure(tmp_path):
+    rows = []
+    for dist, skewness in [("weibull", 2.0), ("weibull", 0.5), ("normal", 0.0), ("observed", 1.3)]:
+        for measure in plots.SIMILARITY_MEASURES:
+            rows.append(("ml-100k", dist, skewness, measure, skewness / 10))
+    frame = pd.DataFrame(rows, columns=["dataset", "distribution", "skewness", "measure", "value"])
+    plots.similarity_figure(frame, STYLE, tmp_path / "s.pdf", tmp_path / "s.png")
+    _assert_figure_files(tmp_path / "s.pdf", tmp_path / "s.png")
+
+
+def test_extreme_figure(tmp_path):
+    rows = [
+        ("ml-100k", share, a, s, m, share / 3)
+        for share in np.linspace(0, 1, 11)
+        for a in ("MostFair", "MostUnfair")
+        for s in ("P", "NDCG")
+        for m in ("PUF", "UF")
+    ]
+    frame = pd.DataFrame(
+        rows, columns=["dataset", "share", "assignment", "score", "measure", "value"]
+    )
+    plots.extreme_figure(frame, STYLE, tmp_path / "e.pdf", tmp_path / "e.png")
+    _assert_figure_files(tmp_path / "e.pdf", tmp_path / "e.png")
+
+
+def test_gamma_figures(tmp_path):
+    gammas = [0, 0.5, 1]
+    models = pd.DataFrame(
+        [
+            ("ml-100k", model, g, m, g + 0.1)
+            for model in MODELS
+            for g in gammas
+            for m in ("UF", "PUF-P", "PUF-NDCG")
+        ],
+        columns=["dataset", "model", "gamma", "measure", "value"],
+    )
+    plots.gamma_models_figure(models, STYLE, tmp_path / "g.pdf", tmp_path / "g.png")
+    _assert_figure_files(tmp_path / "g.pdf", tmp_path / "g.png")
+    relevance = pd.DataFrame(
+        [
+            ("ml-100k", share, g, m, share * g)
+            for share in np.linspace(0, 1, 11)
+            for g in gammas
+            for m in ("UF", "PUF-P", "PUF-NDCG")
+        ],
+        columns=["dataset", "share", "gamma", "measure", "value"],
+    )
+    plots.gamma_relevance_figure(relevance, STYLE, tmp_path / "h.pdf", tmp_path / "h.png")
+    _assert_figure_files(tmp_path / "h.pdf", tmp_path / "h.png")
+
+
+def test_figure_input_missing_column_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="missing columns.*measure"):
+        plots.relevance_figure(
+            pd.DataFrame({"dataset": [], "share": [], "value": []}),
+            STYLE,
+            tmp_path / "x.pdf",
+            tmp_path / "x.png",
+        )
+    assert not (tmp_path / "x.pdf").exists()

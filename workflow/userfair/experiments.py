@@ -1,0 +1,333 @@
+"""The artificial experiments of SPEC §7 (Figs. 2-4 and the gamma appendix).
+
+Each experiment returns a long, tidy frame (one measure value per row) that the workflow
+saves before any plotting. Every random choice comes from a ``numpy`` generator seeded by
+the caller, so a rerun reproduces every number. The measures are those of
+:mod:`userfair.fairness` and :mod:`userfair.effectiveness`; nothing is re-implemented here.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.stats import skew
+
+from . import effectiveness, fairness, similarity
+from .inputs import Inputs
+
+log = logging.getLogger(__name__)
+
+STEPS = np.round(np.linspace(0.0, 1.0, 11), 2)  # share of users with k non-relevant items
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every experiment needs besides its data."""
+
+    k: int = 10
+    epsilon: float = 0.05
+    block_size: int = 2048
+    device: str = "cpu"
+
+
+# --- Fig. 2: varying relevance ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RelevanceLists:
+    """Per evaluated user a list of k items that starts with its relevant (test) items and
+    one of k non-relevant items, and the random order in which users lose relevance."""
+
+    relevant_lists: np.ndarray  # (m, k) item indices
+    irrelevant_lists: np.ndarray  # (m, k) item indices
+    order: np.ndarray  # (m,) a permutation of the users
+
+    def at(self, share: float) -> np.ndarray:
+        """The lists when the first ``share`` of ``order`` gets non-relevant items."""
+        lists = self.relevant_lists.copy()
+        switched = self.order[: switched_count(share, len(self.order))]
+        lists[switched] = self.irrelevant_lists[switched]
+        return lists
+
+
+def switched_count(share: float, m: int) -> int:
+    return int(round(share * m))
+
+
+def relevance_lists(
+    relevant: sp.csr_matrix, train_rows: sp.csr_matrix, k: int, rng: np.random.Generator
+) -> RelevanceLists:
+    """Build the lists of Fig. 2 (SPEC §7).
+
+    A user with more than k test items gets k of them at random; one with fewer gets all of
+    them first, then random items that are neither relevant nor in its train history. The
+    non-relevant list holds k random items outside the user's test and train items.
+    """
+    relevant, train_rows = sp.csr_matrix(relevant), sp.csr_matrix(train_rows)
+    m, n_items = relevant.shape
+    good = np.empty((m, k), dtype=np.int64)
+    bad = np.empty((m, k), dtype=np.int64)
+    for u in range(m):
+        rel = relevant.indices[relevant.indptr[u] : relevant.indptr[u + 1]]
+        seen = np.union1d(rel, train_rows.indices[train_rows.indptr[u] : train_rows.indptr[u + 1]])
+        if n_items - len(seen) < k:
+            raise ValueError(
+                f"user row {u}: only {n_items - len(seen)} items are neither relevant nor "
+                f"in train, fewer than k={k}; the relevance experiment needs k of them"
+            )
+        if len(rel) >= k:
+            good[u] = rng.choice(rel, size=k, replace=False)
+        else:
+            fill = _sample_outside(seen, n_items, k - len(rel), rng)
+            good[u] = np.concatenate([rng.permutation(rel), fill])
+        bad[u] = _sample_outside(seen, n_items, k, rng)
+    return RelevanceLists(good, bad, rng.permutation(m))
+
+
+def _sample_outside(
+    excluded: np.ndarray, n_items: int, size: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``size`` distinct random items in [0, n_items) that are not in sorted ``excluded``."""
+    allowed = np.setdiff1d(np.arange(n_items), excluded, assume_unique=True)
+    return rng.choice(allowed, size=size, replace=False)
+
+
+def relevance_measures(
+    topk: np.ndarray, inputs: Inputs, sim_jacc: np.ndarray, sim_uf: np.ndarray, settings: Settings
+) -> dict[str, float]:
+    """P, NDCG and every Fair measure of one set of lists (PUF with Jaccard, SPEC §7)."""
+    scores = effectiveness.per_user(topk, inputs.relevant, settings.k)
+    envy = fairness.envy(
+        topk, inputs.relevant, settings.k, settings.epsilon, settings.block_size, settings.device
+    )
+    out = {"P": float(np.mean(scores["P"])), "NDCG": float(np.mean(scores["NDCG"]))}
+    for name in ("P", "NDCG"):
+        out[f"SD-{name}"] = fairness.sd(scores[name])
+        out[f"Gini-{name}"] = fairness.gini(scores[name])
+    out.update({key: envy[key] for key in ("ME", "MME", "PEU")})
+    out["UF"] = fairness.uf(
+        topk, inputs.train, sim_uf, settings.k, settings.block_size, settings.device
+    )
+    for name in ("P", "NDCG"):
+        out[f"PUF-{name}-Jacc"] = fairness.puf(
+            scores[name], sim_jacc, settings.block_size, settings.device
+        )
+    return out
+
+
+def run_relevance(
+    inputs: Inputs, sim_jacc: np.ndarray, sim_uf: np.ndarray, settings: Settings, seed: int
+) -> pd.DataFrame:
+    """Fig. 2: columns share (of users with non-relevant lists), measure, value."""
+    lists = relevance_lists(
+        inputs.relevant, inputs.train_of_evaluated(), settings.k, np.random.default_rng(seed)
+    )
+    rows = []
+    for share in STEPS:
+        log.info("relevance: %.0f%% of users with non-relevant lists", 100 * share)
+        for measure, value in relevance_measures(
+            lists.at(share), inputs, sim_jacc, sim_uf, settings
+        ).items():
+            rows.append((float(share), measure, float(value)))
+    return pd.DataFrame(rows, columns=["share", "measure", "value"])
+
+
+# --- Fig. 3: varying similarity --------------------------------------------------------
+
+
+def pair_count(m: int) -> int:
+    return m * (m - 1) // 2
+
+
+def sample_similarities(
+    distribution: str, shape: float | None, n_pairs: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``n_pairs`` samples of Weibull(shape) or N(0, 1), min-max normalised to [0, 1]."""
+    if distribution == "weibull":
+        samples = rng.weibull(shape, n_pairs)
+    elif distribution == "normal":
+        samples = rng.standard_normal(n_pairs)
+    else:
+        raise ValueError(f"unknown distribution {distribution!r}; expected weibull or normal")
+    return min_max(samples)
+
+
+def min_max(values: np.ndarray) -> np.ndarray:
+    """(v - min) / (max - min); all zeros when every value is equal (SPEC §5)."""
+    values = np.asarray(values, dtype=float)
+    span = values.max() - values.min() if values.size else 0.0
+    return np.zeros_like(values) if span == 0 else (values - values.min()) / span
+
+
+def pairs_to_matrix(pair_values: np.ndarray, m: int) -> np.ndarray:
+    """Symmetric (m, m) matrix with ``pair_values`` on the unordered pairs (upper triangle
+    in row-major order) and 1 on the diagonal."""
+    if len(pair_values) != pair_count(m):
+        raise ValueError(f"{len(pair_values)} pair values for {m} users; expected {pair_count(m)}")
+    matrix = np.eye(m)
+    upper = np.triu_indices(m, 1)
+    matrix[upper] = pair_values
+    matrix[upper[1], upper[0]] = pair_values
+    return matrix
+
+
+def matrix_to_pairs(matrix: np.ndarray) -> np.ndarray:
+    return np.asarray(matrix)[np.triu_indices(len(matrix), 1)]
+
+
+def similarity_measures(
+    topk: np.ndarray,
+    inputs: Inputs,
+    sim: np.ndarray,
+    scores: dict[str, np.ndarray],
+    settings: Settings,
+) -> dict[str, float]:
+    """The measures of Fig. 3 for one similarity matrix."""
+    out = {f"SD-{name}": fairness.sd(scores[name]) for name in ("P", "NDCG")}
+    out["UF"] = fairness.uf(
+        topk, inputs.train, sim, settings.k, settings.block_size, settings.device
+    )
+    for name in ("P", "NDCG"):
+        out[f"PUF-{name}"] = fairness.puf(scores[name], sim, settings.block_size, settings.device)
+    return out
+
+
+def run_similarity(
+    inputs: Inputs, sim_jacc: np.ndarray, weibull_shapes: list[float], settings: Settings, seed: int
+) -> pd.DataFrame:
+    """Fig. 3 on the model's real lists (``inputs.topk``): columns distribution, shape,
+    skewness, measure, value. The row with distribution 'observed' uses the dataset's own
+    Jaccard similarities (the vertical line of the figure)."""
+    rng = np.random.default_rng(seed)
+    m = len(inputs.users)
+    scores = effectiveness.per_user(inputs.topk, inputs.relevant, settings.k)
+    cases = [("weibull", float(shape)) for shape in weibull_shapes] + [("normal", np.nan)]
+    rows = []
+    for distribution, shape in cases:
+        log.info("similarity: %s %s", distribution, "" if np.isnan(shape) else shape)
+        pairs = sample_similarities(distribution, shape, pair_count(m), rng)
+        rows += _similarity_rows(distribution, shape, pairs, inputs, scores, settings, m)
+    rows += _similarity_rows(
+        "observed", np.nan, matrix_to_pairs(sim_jacc), inputs, scores, settings, m
+    )
+    return pd.DataFrame(rows, columns=["distribution", "shape", "skewness", "measure", "value"])
+
+
+def _similarity_rows(distribution, shape, pairs, inputs, scores, settings, m):
+    skewness = float(skew(pairs)) if np.ptp(pairs) > 0 else 0.0
+    measures = similarity_measures(inputs.topk, inputs, pairs_to_matrix(pairs, m), scores, settings)
+    return [(distribution, shape, skewness, name, float(value)) for name, value in measures.items()]
+
+
+# --- Fig. 4: extreme cases -------------------------------------------------------------
+
+
+def assign_by_difference(pair_sims: np.ndarray, scores: np.ndarray, most_fair: bool) -> np.ndarray:
+    """Put the sorted similarities on the pairs sorted by |S(u) - S(v)| (SPEC §7).
+
+    MostFair gives the highest similarity to the smallest difference, MostUnfair to the
+    largest. Returns the pair values in upper-triangle order; ties keep pair order.
+    """
+    m = len(scores)
+    upper = np.triu_indices(m, 1)
+    difference = np.abs(scores[upper[0]] - scores[upper[1]])
+    by_difference = np.argsort(difference, kind="stable")
+    ranked = np.sort(pair_sims)  # ascending
+    assigned = np.empty_like(ranked)
+    assigned[by_difference] = ranked[::-1] if most_fair else ranked
+    return assigned
+
+
+def run_extreme(
+    inputs: Inputs, settings: Settings, seed: int, weibull_shape: float = 2.0
+) -> pd.DataFrame:
+    """Fig. 4: columns share, assignment (MostFair/MostUnfair), score (P/NDCG), measure
+    (PUF/UF), value. The lists of each step are those of Fig. 2 (same seed)."""
+    m = len(inputs.users)
+    lists = relevance_lists(
+        inputs.relevant, inputs.train_of_evaluated(), settings.k, np.random.default_rng(seed)
+    )
+    pair_sims = sample_similarities(
+        "weibull", weibull_shape, pair_count(m), np.random.default_rng([seed, 4])
+    )
+    rows = []
+    for share in STEPS:
+        log.info("extreme: %.0f%% of users with non-relevant lists", 100 * share)
+        topk = lists.at(share)
+        scores = effectiveness.per_user(topk, inputs.relevant, settings.k)
+        for assignment, most_fair in (("MostFair", True), ("MostUnfair", False)):
+            for name in ("P", "NDCG"):
+                sim = pairs_to_matrix(assign_by_difference(pair_sims, scores[name], most_fair), m)
+                puf = fairness.puf(scores[name], sim, settings.block_size, settings.device)
+                uf = fairness.uf(
+                    topk, inputs.train, sim, settings.k, settings.block_size, settings.device
+                )
+                rows += [
+                    (float(share), assignment, name, "PUF", float(puf)),
+                    (float(share), assignment, name, "UF", float(uf)),
+                ]
+    return pd.DataFrame(rows, columns=["share", "assignment", "score", "measure", "value"])
+
+
+# --- Appendix: gamma -------------------------------------------------------------------
+
+
+def gamma_measures(
+    topk: np.ndarray, inputs: Inputs, sim_uf: np.ndarray, settings: Settings
+) -> dict[str, float]:
+    """UF and PUF (P, NDCG) with the UF similarity of one gamma."""
+    scores = effectiveness.per_user(topk, inputs.relevant, settings.k)
+    out = {
+        "UF": fairness.uf(
+            topk, inputs.train, sim_uf, settings.k, settings.block_size, settings.device
+        )
+    }
+    for name in ("P", "NDCG"):
+        out[f"PUF-{name}"] = fairness.puf(
+            scores[name], sim_uf, settings.block_size, settings.device
+        )
+    return out
+
+
+def run_gamma_models(
+    runs: dict[str, Inputs],
+    sim_jacc: np.ndarray,
+    sim_genre: np.ndarray,
+    gammas: list[float],
+    settings: Settings,
+) -> pd.DataFrame:
+    """Appendix, real runs: columns model, gamma, measure, value."""
+    rows = []
+    for gamma in gammas:
+        sim_uf = similarity.uf_similarity(sim_jacc, sim_genre, gamma)
+        for model, inputs in runs.items():
+            log.info("gamma %.2f: %s", gamma, model)
+            for measure, value in gamma_measures(inputs.topk, inputs, sim_uf, settings).items():
+                rows.append((model, float(gamma), measure, float(value)))
+    return pd.DataFrame(rows, columns=["model", "gamma", "measure", "value"])
+
+
+def run_gamma_relevance(
+    inputs: Inputs,
+    sim_jacc: np.ndarray,
+    sim_genre: np.ndarray,
+    gammas: list[float],
+    settings: Settings,
+    seed: int,
+) -> pd.DataFrame:
+    """Appendix, the Fig. 2 lists: columns share, gamma, measure, value."""
+    lists = relevance_lists(
+        inputs.relevant, inputs.train_of_evaluated(), settings.k, np.random.default_rng(seed)
+    )
+    rows = []
+    for gamma in gammas:
+        sim_uf = similarity.uf_similarity(sim_jacc, sim_genre, gamma)
+        log.info("gamma %.2f on the relevance lists", gamma)
+        for share in STEPS:
+            for measure, value in gamma_measures(lists.at(share), inputs, sim_uf, settings).items():
+                rows.append((float(share), float(gamma), measure, float(value)))
+    return pd.DataFrame(rows, columns=["share", "gamma", "measure", "value"])

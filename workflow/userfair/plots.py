@@ -1,0 +1,322 @@
+"""Figures of SPEC §7 in one seaborn style (config ``plots:``), each saved as PDF and PNG.
+
+Every function takes the tidy frames written by the experiment and agreement rules and the
+style settings, and returns nothing but files. Legends sit below the panels, clear of the
+data; widths are multiples of the configured column width.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from .agreement import EQUIVALENT  # noqa: E402
+from .io import atomic_path  # noqa: E402
+from .tables import model_label  # noqa: E402
+
+PERCENT_LABEL = "% users with zero relevance"
+# Panels of Fig. 2: groups of measures that share a scale.
+RELEVANCE_PANELS = {
+    "Eff": ["P", "NDCG"],
+    "SD": ["SD-P", "SD-NDCG"],
+    "Gini": ["Gini-P", "Gini-NDCG"],
+    "Envy": ["ME", "MME", "PEU"],
+    "UF": ["UF"],
+    "PUF": ["PUF-P-Jacc", "PUF-NDCG-Jacc"],
+}
+SIMILARITY_MEASURES = ["SD-P", "SD-NDCG", "UF", "PUF-P", "PUF-NDCG"]
+
+
+@dataclass(frozen=True)
+class Style:
+    """The ``plots:`` section of the config."""
+
+    style: str = "whitegrid"
+    context: str = "paper"
+    palette: str = "colorblind"
+    font_scale: float = 1.0
+    column_width_in: float = 3.5
+    dpi: int = 200
+
+    def apply(self) -> None:
+        sns.set_theme(
+            style=self.style, context=self.context, palette=self.palette, font_scale=self.font_scale
+        )
+        plt.rcParams.update({"pdf.fonttype": 42, "ps.fonttype": 42, "savefig.bbox": "tight"})
+
+
+def save(
+    fig: plt.Figure, pdf_path: str | os.PathLike, png_path: str | os.PathLike, style: Style
+) -> None:
+    """Write ``fig`` as PDF and PNG (atomically) and close it."""
+    with atomic_path(pdf_path) as tmp:
+        fig.savefig(tmp, format="pdf")
+    with atomic_path(png_path) as tmp:
+        fig.savefig(tmp, format="png", dpi=style.dpi)
+    plt.close(fig)
+
+
+def _legend_below(fig: plt.Figure, handles, labels, ncol: int) -> None:
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False)
+
+
+def _check_columns(frame: pd.DataFrame, columns: list[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what}: missing columns {missing}; have {list(frame.columns)}")
+
+
+def _percent(share: pd.Series) -> pd.Series:
+    return (100 * share).round().astype(int)
+
+
+# --- Fig. 1 ----------------------------------------------------------------------------
+
+
+def agreement_figure(
+    agreement: pd.DataFrame, measures: list[str], style: Style, pdf_path, png_path
+) -> None:
+    """Annotated Kendall tau-b heatmap, one panel per dataset; |tau| >= 0.9 is boxed."""
+    _check_columns(agreement, ["dataset", "measure_a", "measure_b", "tau"], "agreement")
+    style.apply()
+    datasets = list(dict.fromkeys(agreement["dataset"]))
+    side = 2 * style.column_width_in
+    fig, axes = plt.subplots(
+        len(datasets),
+        1,
+        figsize=(side, side * 0.9 * len(datasets)),
+        squeeze=False,
+        layout="constrained",
+    )
+    for ax, dataset in zip(axes[:, 0], datasets):
+        part = agreement[agreement["dataset"] == dataset]
+        matrix = part.pivot(index="measure_a", columns="measure_b", values="tau").reindex(
+            index=measures, columns=measures
+        )
+        sns.heatmap(
+            matrix,
+            ax=ax,
+            vmin=-1,
+            vmax=1,
+            center=0,
+            cmap="vlag",
+            square=True,
+            annot=True,
+            fmt=".1f",
+            annot_kws={"fontsize": 5},
+            cbar_kws={"label": "Kendall's $\\tau_b$", "shrink": 0.6},
+        )
+        for i, j in zip(*np.nonzero(np.abs(matrix.to_numpy()) >= EQUIVALENT)):
+            if i != j:
+                ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, lw=0.8, ec="black"))
+        ax.set(title=f"{dataset} (boxed: |$\\tau$| ≥ {EQUIVALENT})", xlabel="", ylabel="")
+        ax.tick_params(labelsize=6)
+    save(fig, pdf_path, png_path, style)
+
+
+# --- Fig. 2 ----------------------------------------------------------------------------
+
+
+def relevance_figure(relevance: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
+    """Fig. 2: rows = datasets, columns = groups of measures, x = % users with non-relevant
+    lists. Gini has no point where every score is 0 (undefined)."""
+    _check_columns(relevance, ["dataset", "share", "measure", "value"], "relevance")
+    style.apply()
+    datasets = list(dict.fromkeys(relevance["dataset"]))
+    ncols = len(RELEVANCE_PANELS)
+    fig, axes = plt.subplots(
+        len(datasets),
+        ncols,
+        sharex=True,
+        squeeze=False,
+        layout="constrained",
+        figsize=(2 * style.column_width_in, 1.5 * len(datasets) + 0.9),
+    )
+    for row, dataset in enumerate(datasets):
+        part = relevance[relevance["dataset"] == dataset].assign(
+            percent=lambda f: _percent(f["share"])
+        )
+        for col, (group, measures) in enumerate(RELEVANCE_PANELS.items()):
+            ax = axes[row, col]
+            for measure, marker in zip(measures, "os^"):
+                series = part[part["measure"] == measure].sort_values("percent")
+                ax.plot(
+                    series["percent"],
+                    series["value"],
+                    marker=marker,
+                    markersize=3,
+                    lw=1,
+                    label=measure,
+                )
+            ax.set_title(group if row == 0 else "")
+            ax.set_xlabel(PERCENT_LABEL if row == len(datasets) - 1 else "")
+            ax.set_ylabel(dataset if col == 0 else "")
+            ax.set_xticks([0, 50, 100])
+            if row == len(datasets) - 1:
+                ax.legend(
+                    loc="upper center",
+                    bbox_to_anchor=(0.5, -0.45),
+                    frameon=False,
+                    fontsize="x-small",
+                    handlelength=1.2,
+                )
+    save(fig, pdf_path, png_path, style)
+
+
+# --- Fig. 3 ----------------------------------------------------------------------------
+
+
+def similarity_figure(similarity: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
+    """Fig. 3: measure vs skewness of the sampled similarities; a grey vertical line marks
+    the skewness of the dataset's Jaccard similarities. One panel per dataset."""
+    _check_columns(
+        similarity, ["dataset", "distribution", "skewness", "measure", "value"], "similarity"
+    )
+    style.apply()
+    datasets = list(dict.fromkeys(similarity["dataset"]))
+    fig, axes = plt.subplots(
+        1,
+        len(datasets),
+        squeeze=False,
+        layout="constrained",
+        sharey=True,
+        figsize=(style.column_width_in * max(1, len(datasets)), 2.6),
+    )
+    for ax, dataset in zip(axes[0], datasets):
+        part = similarity[similarity["dataset"] == dataset]
+        sampled = part[part["distribution"] != "observed"].sort_values("skewness")
+        for measure, marker in zip(SIMILARITY_MEASURES, "osDo^"):
+            series = sampled[sampled["measure"] == measure]
+            ax.plot(
+                series["skewness"],
+                series["value"],
+                marker=marker,
+                markersize=3,
+                lw=1,
+                label=measure,
+            )
+        observed = part.loc[part["distribution"] == "observed", "skewness"]
+        if len(observed):
+            ax.axvline(observed.iloc[0], color="grey", lw=1, ls="--", label="observed $sim_{Jacc}$")
+        ax.set(title=dataset, xlabel="skewness of user similarity", ylabel="score")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    _legend_below(fig, handles, labels, ncol=3)
+    save(fig, pdf_path, png_path, style)
+
+
+# --- Fig. 4 ----------------------------------------------------------------------------
+
+
+def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
+    """Fig. 4: PUF and UF under the MostFair and MostUnfair assignments; columns = P and
+    NDCG, rows = datasets."""
+    _check_columns(
+        extreme, ["dataset", "share", "assignment", "score", "measure", "value"], "extreme"
+    )
+    style.apply()
+    datasets = list(dict.fromkeys(extreme["dataset"]))
+    scores = ["P", "NDCG"]
+    fig, axes = plt.subplots(
+        len(datasets),
+        len(scores),
+        squeeze=False,
+        layout="constrained",
+        sharex=True,
+        sharey=True,
+        figsize=(style.column_width_in, 1.6 * len(datasets) + 0.9),
+    )
+    colors = dict(zip(["PUF", "UF"], sns.color_palette(n_colors=2)))
+    for row, dataset in enumerate(datasets):
+        for col, score in enumerate(scores):
+            ax = axes[row, col]
+            part = extreme[(extreme["dataset"] == dataset) & (extreme["score"] == score)]
+            for (measure, assignment), series in part.groupby(["measure", "assignment"]):
+                series = series.sort_values("share")
+                ax.plot(
+                    _percent(series["share"]),
+                    series["value"],
+                    color=colors[measure],
+                    ls="-" if assignment == "MostFair" else "--",
+                    marker="o" if assignment == "MostFair" else "^",
+                    markersize=3,
+                    lw=1,
+                    label=f"{measure} {assignment}",
+                )
+            ax.set_title(f"{dataset}: {score}" if len(datasets) > 1 else score)
+            ax.set_xlabel(PERCENT_LABEL if row == len(datasets) - 1 else "")
+            ax.set_ylabel("score" if col == 0 else "")
+            ax.set_xticks([0, 50, 100])
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    _legend_below(fig, handles, labels, ncol=2)
+    save(fig, pdf_path, png_path, style)
+
+
+# --- Appendix: gamma -------------------------------------------------------------------
+
+
+def gamma_models_figure(gamma: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
+    """UF and PUF with sim_UF for every gamma on the real runs: bars per model."""
+    _check_columns(gamma, ["dataset", "model", "gamma", "measure", "value"], "gamma (models)")
+    style.apply()
+    gamma = gamma.assign(
+        model=gamma["model"].map(model_label), gamma=gamma["gamma"].map(lambda g: f"{g:g}")
+    )
+    grid = sns.catplot(
+        data=gamma,
+        kind="bar",
+        x="model",
+        y="value",
+        hue="gamma",
+        col="measure",
+        row="dataset",
+        sharey=False,
+        legend_out=True,
+        height=1.8,
+        aspect=(2 * style.column_width_in) / (3 * 1.8),
+    )
+    grid.set_titles("{row_name}: {col_name}")
+    grid.set_axis_labels("", "score")
+    grid.tick_params(axis="x", labelrotation=90)
+    sns.move_legend(
+        grid, "lower center", bbox_to_anchor=(0.5, -0.02), ncol=6, title="$\\gamma$", frameon=False
+    )
+    save(grid.figure, pdf_path, png_path, style)
+
+
+def gamma_relevance_figure(gamma: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
+    """UF and PUF with sim_UF for every gamma on the Fig. 2 lists."""
+    _check_columns(gamma, ["dataset", "share", "gamma", "measure", "value"], "gamma (relevance)")
+    style.apply()
+    gamma = gamma.assign(
+        percent=_percent(gamma["share"]), gamma=gamma["gamma"].map(lambda g: f"{g:g}")
+    )
+    grid = sns.relplot(
+        data=gamma,
+        kind="line",
+        x="percent",
+        y="value",
+        hue="gamma",
+        style="gamma",
+        markers=True,
+        dashes=False,
+        col="measure",
+        row="dataset",
+        facet_kws={"sharey": False},
+        height=1.8,
+        aspect=(2 * style.column_width_in) / (3 * 1.8),
+    )
+    grid.set_titles("{row_name}: {col_name}")
+    grid.set_axis_labels(PERCENT_LABEL, "score")
+    sns.move_legend(
+        grid, "lower center", bbox_to_anchor=(0.5, -0.02), ncol=6, title="$\\gamma$", frameon=False
+    )
+    save(grid.figure, pdf_path, png_path, style)

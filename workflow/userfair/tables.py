@@ -1,0 +1,165 @@
+"""Tables 2 and 3 of the paper from the per-run measure files (SPEC §7).
+
+Also the one registry of measure names, groups and directions that the agreement and the
+figures use, so every artefact labels and orients a measure the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pandas as pd
+
+from .io import InputError, write_table
+
+EFF = ["HR", "MRR", "P", "MAP", "R", "NDCG"]
+FAIR_EXISTING = ["SD-P", "SD-NDCG", "Gini-P", "Gini-NDCG", "ME", "MME", "PEU", "UF"]
+FAIR_PUF = ["PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc"]
+MEASURE_GROUPS = {"Eff": EFF, "Fair (existing)": FAIR_EXISTING, "Fair (PUF)": FAIR_PUF}
+MEASURES = EFF + FAIR_EXISTING + FAIR_PUF
+FAIR = FAIR_EXISTING + FAIR_PUF
+SIMILARITY_TIMES = ["similarity-cos", "similarity-jacc"]
+
+# The paper's short model names (Table 2 columns, figure labels).
+MODEL_LABELS = {
+    "UserKNN": "U-KNN",
+    "ItemKNN": "I-KNN",
+    "BPR": "BPR",
+    "NeuMF": "NMF",
+    "MultiVAE": "MVAE",
+    "NGCF": "NGCF",
+    "NCL": "NCL",
+}
+
+
+def higher_is_better(measure: str) -> bool:
+    """Effectiveness: higher is better; every fairness measure: lower is fairer."""
+    if measure not in MEASURES:
+        raise ValueError(f"unknown measure {measure!r}; expected one of {MEASURES}")
+    return measure in EFF
+
+
+def model_label(model: str) -> str:
+    return MODEL_LABELS.get(model, model)
+
+
+def check_measures(record: dict, source: str | os.PathLike) -> dict:
+    """Validate one measures JSON object (the file contract of results/D/measures/M.json)."""
+    missing = [m for m in MEASURES if m not in record]
+    if missing:
+        raise InputError(f"{source}: missing measure keys {missing}")
+    seconds = record.get("seconds")
+    if not isinstance(seconds, dict):
+        raise InputError(f"{source}: field 'seconds' must be an object of per-measure seconds")
+    for measure in MEASURES:
+        value = record[measure]
+        if value is not None and not isinstance(value, (int, float)):
+            raise InputError(f"{source}: field {measure!r} must be a number, got {value!r}")
+    return record
+
+
+def scores_frame(records: dict[tuple[str, str], dict]) -> pd.DataFrame:
+    """Long frame (dataset, model, measure, value) from {(dataset, model): measures}."""
+    rows = [
+        (dataset, model, measure, _number(record[measure]))
+        for (dataset, model), record in records.items()
+        for measure in MEASURES
+    ]
+    return pd.DataFrame(rows, columns=["dataset", "model", "measure", "value"])
+
+
+def _number(value) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def best_mask(values: pd.DataFrame, measures: pd.Series) -> pd.DataFrame:
+    """True where a cell is the best of its row (ties all marked; NaN never best)."""
+    mask = pd.DataFrame(False, index=values.index, columns=values.columns)
+    for i in range(len(values)):
+        row = values.iloc[i].to_numpy(dtype=float)
+        if not np.isfinite(row).any():
+            continue
+        best = np.nanmax(row) if higher_is_better(measures.iloc[i]) else np.nanmin(row)
+        mask.iloc[i] = np.isclose(row, best, rtol=1e-12, atol=0.0)
+    return mask
+
+
+def table_scores(
+    records: dict[tuple[str, str], dict], datasets: list[str], models: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2: one row per (dataset, group, measure), one column per model.
+
+    Returns the table (index Measure; columns Dataset, Group, Better, then models) and
+    the boolean frame of the cells to set in bold.
+    """
+    long = scores_frame(records)
+    wide = long.pivot_table(
+        index=["dataset", "measure"], columns="model", values="value", dropna=False
+    )
+    rows = []
+    for dataset in datasets:
+        for group, measures in MEASURE_GROUPS.items():
+            for measure in measures:
+                values = [wide.loc[(dataset, measure), m] for m in models]
+                rows.append([dataset, group, measure, *values])
+    frame = pd.DataFrame(
+        rows, columns=["Dataset", "Group", "measure", *[model_label(m) for m in models]]
+    )
+    values = frame[[model_label(m) for m in models]]
+    bold = best_mask(values, frame["measure"])
+    frame.insert(
+        2, "Better", frame["measure"].map(lambda m: "higher" if higher_is_better(m) else "lower")
+    )
+    table = frame.set_index(pd.Index(frame.pop("measure"), name="Measure"))
+    labels = pd.DataFrame(False, index=bold.index, columns=["Dataset", "Group", "Better"])
+    return table, pd.concat([labels, bold], axis=1)
+
+
+def table_timing(records: dict[tuple[str, str], dict], datasets: list[str]) -> pd.DataFrame:
+    """Table 3: mean seconds over models of each fairness measure per dataset, and the
+    once-per-dataset similarity times (rows), datasets as columns."""
+    rows = FAIR + SIMILARITY_TIMES
+    table = pd.DataFrame(index=pd.Index(rows, name="Measure"), columns=datasets, dtype=float)
+    for dataset in datasets:
+        runs = [r for (d, _), r in records.items() if d == dataset]
+        if not runs:
+            raise ValueError(f"no measure files for dataset {dataset!r}")
+        for key in rows:
+            times = [_seconds(r, key) for r in runs]
+            table.loc[key, dataset] = float(np.mean(times))
+    return table
+
+
+def _seconds(record: dict, key: str) -> float:
+    value = record["seconds"].get(key)
+    return math.nan if value is None else float(value)
+
+
+def write_scores(records, datasets, models, csv_path, tex_path) -> pd.DataFrame:
+    table, bold = table_scores(records, datasets, models)
+    write_table(
+        table,
+        csv_path,
+        tex_path,
+        bold=bold,
+        label="tab:scores",
+        caption=r"Eff and Fair scores at $k$ for every recommender; the best score "
+        r"per measure in bold; Better says whether higher or lower is better.",
+    )
+    return table
+
+
+def write_timing(records, datasets, csv_path, tex_path) -> pd.DataFrame:
+    table = table_timing(records, datasets)
+    write_table(
+        table,
+        csv_path,
+        tex_path,
+        float_format="{:.3f}",
+        label="tab:time",
+        caption="Mean computation time (seconds) of each Fair measure over models, "
+        "per dataset; the similarities are computed once per dataset.",
+    )
+    return table
