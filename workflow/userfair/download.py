@@ -69,9 +69,13 @@ def download(url: str, dest: str | os.PathLike, sha256: str = "", timeout: float
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     try:
-        received, expected = _stream(url, part, timeout)
+        try:
+            received, expected = _stream(url, part, timeout)
+        except DownloadError as error:
+            raise DownloadError(f"{dest}: {error}") from None
         if expected is not None and received != expected:
-            raise DownloadError(f"{url}: received {received} of {expected} bytes (truncated)")
+            raise DownloadError(f"{dest}: {url}: received {received} of {expected} bytes "
+                                "(truncated)")
         check_sha256(part, sha256, f"{dest} (downloaded from {url})")
         check_zip(part, f"{dest} (downloaded from {url})")
         os.replace(part, dest)
@@ -92,7 +96,7 @@ def _stream(url: str, part: Path, timeout: float) -> tuple[int, int | None]:
             received = 0
             with open(part, "wb") as handle, tqdm(
                 total=expected, unit="B", unit_scale=True, desc=part.name[: -len(".part")],
-                mininterval=2,
+                file=_LogLines(), mininterval=5, ascii=True,
             ) as progress:
                 for block in response.iter_content(CHUNK_BYTES):
                     handle.write(block)
@@ -101,6 +105,18 @@ def _stream(url: str, part: Path, timeout: float) -> tuple[int, int | None]:
     except requests.RequestException as error:
         raise DownloadError(f"{url}: download failed ({error})") from None
     return received, expected
+
+
+class _LogLines:
+    """A file for tqdm that sends each progress line to the log (the rule's log file)."""
+
+    def write(self, text: str) -> None:
+        text = text.strip("\r\n ")
+        if text:
+            log.info(text)
+
+    def flush(self) -> None:
+        pass
 
 
 def recbole_ml100k_dir() -> Path:
