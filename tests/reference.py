@@ -1,0 +1,160 @@
+"""The measures as plain loops over users and pairs, written from SPEC §4-6 only.
+
+Slow on purpose: sets, Python floats and explicit loops, so that the vectorised library can
+be checked against a direct reading of the formulas. Inputs: per-user lists ``lists[u]``
+(item ids in rank order), relevant sets ``relevant[u]``, train sets ``train[u]`` of the
+evaluated users, and ``all_train`` (every train user's item set, for the item columns).
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def effectiveness(lists, relevant, k=10):
+    """Per-user HR, MRR, P, R, MAP, NDCG (SPEC §4) as dicts of lists."""
+    out = {name: [] for name in ("HR", "MRR", "P", "R", "MAP", "NDCG")}
+    for ranked, rel in zip(lists, relevant):
+        hits = [1 if item in rel else 0 for item in ranked[:k]]
+        n_hits = sum(hits)
+        ideal = min(k, len(rel))
+        out["HR"].append(1.0 if n_hits else 0.0)
+        first = next((j + 1 for j, h in enumerate(hits) if h), None)
+        out["MRR"].append(1.0 / first if first else 0.0)
+        out["P"].append(n_hits / k)
+        out["R"].append(n_hits / len(rel) if rel else 0.0)
+        ap = 0.0
+        for j in range(k):
+            if hits[j]:
+                ap += sum(hits[: j + 1]) / (j + 1)
+        out["MAP"].append(ap / ideal if ideal else 0.0)
+        dcg = sum(hits[j] / math.log2(j + 2) for j in range(k))
+        idcg = sum(1 / math.log2(j + 2) for j in range(ideal))
+        out["NDCG"].append(dcg / idcg if idcg else 0.0)
+    return out
+
+
+def _min_max(pairs: dict) -> dict:
+    """(s - min) / (max - min) over the pairs; 0 for all when they are equal."""
+    if not pairs:
+        return {}
+    lo, hi = min(pairs.values()), max(pairs.values())
+    if hi == lo:
+        return {pair: 0.0 for pair in pairs}
+    return {pair: (s - lo) / (hi - lo) for pair, s in pairs.items()}
+
+
+def cosine(train):
+    """{(u, v): normalised cosine} for unordered pairs u < v of the train sets."""
+    raw = {}
+    for u in range(len(train)):
+        for v in range(u + 1, len(train)):
+            size = len(train[u]) * len(train[v])
+            raw[u, v] = len(train[u] & train[v]) / math.sqrt(size) if size else 0.0
+    return _min_max(raw)
+
+
+def jaccard(train):
+    """{(u, v): normalised Jaccard} for unordered pairs u < v."""
+    raw = {}
+    for u in range(len(train)):
+        for v in range(u + 1, len(train)):
+            union = len(train[u] | train[v])
+            raw[u, v] = len(train[u] & train[v]) / union if union else 0.0
+    return _min_max(raw)
+
+
+def genre_similarity(train, item_genres, genres):
+    """{(u, v): 1 - JS(g_u, g_v)} with base-2 logs; a user without genres is uniform."""
+    dists = []
+    for items in train:
+        counts = {g: 0.0 for g in genres}
+        for item in items:
+            for g in item_genres.get(item, ()):
+                counts[g] += 1.0
+        total = sum(counts.values())
+        dists.append({g: (c / total if total else 1.0 / len(genres)) for g, c in counts.items()})
+
+    def kl(p, q):
+        return sum(p[g] * math.log2(p[g] / q[g]) for g in genres if p[g] > 0)
+
+    out = {}
+    for u in range(len(train)):
+        for v in range(u + 1, len(train)):
+            mid = {g: (dists[u][g] + dists[v][g]) / 2 for g in genres}
+            js = 0.5 * kl(dists[u], mid) + 0.5 * kl(dists[v], mid)
+            out[u, v] = 1.0 - js
+    return out
+
+
+def uf_similarity(jacc, genre_sim, gamma):
+    return _min_max({pair: gamma * jacc[pair] + (1 - gamma) * genre_sim[pair] for pair in jacc})
+
+
+def sd(scores):
+    mean = sum(scores) / len(scores)
+    return math.sqrt(sum((x - mean) ** 2 for x in scores) / len(scores))
+
+
+def gini(scores):
+    x = sorted(scores)
+    m, total = len(x), sum(x)
+    if total == 0:
+        return math.nan
+    return sum((2 * (j + 1) - m - 1) * x[j] for j in range(m)) / (m * total)
+
+
+def envy(lists, relevant, k=10, epsilon=0.05):
+    """ME (mean over ordered pairs u != v), MME, PEU."""
+    m = len(lists)
+
+    def phi(u, ranked):
+        denominator = min(k, len(relevant[u]))
+        return len(set(ranked[:k]) & relevant[u]) / denominator if denominator else 0.0
+
+    total, max_envy = 0.0, []
+    for u in range(m):
+        own, worst = phi(u, lists[u]), 0.0
+        for v in range(m):
+            if v != u:
+                e = max(phi(u, lists[v]) - own, 0.0)
+                total += e
+                worst = max(worst, e)
+        max_envy.append(worst)
+    return {
+        "ME": total / (m * (m - 1)),
+        "MME": sum(max_envy) / m,
+        "PEU": sum(1 for e in max_envy if e > epsilon) / m,
+    }
+
+
+def uf(lists, all_train, sim_uf, k=10):
+    """UF (SPEC §6) with sim_uf {(u, v): s} over unordered pairs u < v."""
+    item_users = {}
+    for user, items in enumerate(all_train):
+        for item in items:
+            item_users.setdefault(item, set()).add(user)
+
+    def item_cos(i, j):
+        a, b = item_users.get(i, set()), item_users.get(j, set())
+        return len(a & b) / math.sqrt(len(a) * len(b)) if a and b else 0.0
+
+    values = list(sim_uf.values())
+    mean = sum(values) / len(values)
+    threshold = mean + math.sqrt(sum((s - mean) ** 2 for s in values) / len(values))
+    total = 0.0
+    for (u, v), s in sim_uf.items():
+        if s >= threshold:
+            d = sum(1 - item_cos(i, j) for i in lists[u][:k] for j in lists[v][:k]) / k**2
+            total += s * d
+    n_pairs = len(sim_uf)
+    if n_pairs < 2 or total == 0:
+        return math.nan
+    return math.log(total) / math.log(n_pairs)
+
+
+def puf(scores, sim):
+    """2 / (m (m - 1)) * sum over unordered pairs of sim * |S(u) - S(v)|."""
+    m = len(scores)
+    total = sum(s * abs(scores[u] - scores[v]) for (u, v), s in sim.items())
+    return 2 * total / (m * (m - 1))

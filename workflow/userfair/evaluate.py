@@ -1,0 +1,139 @@
+"""Every effectiveness and fairness measure of one top-k list, with each measure's time."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from userfair import effectiveness, fairness, similarity
+from userfair._backend import resolve
+from userfair.inputs import Inputs
+
+log = logging.getLogger(__name__)
+
+#: The measure keys of the measures JSON, in table order.
+KEYS = (
+    "HR", "MRR", "P", "R", "MAP", "NDCG",
+    "SD-P", "SD-NDCG", "Gini-P", "Gini-NDCG", "ME", "MME", "PEU", "UF",
+    "PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc",
+)  # fmt: skip
+SIMILARITIES = {"cos": similarity.cosine, "jacc": similarity.jaccard}
+
+
+class _Clock:
+    """Collects wall seconds of named steps."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    def run(self, names, function, *args, **kwargs):
+        """Call ``function``; credit its wall time to each of ``names``."""
+        start = time.perf_counter()
+        value = function(*args, **kwargs)
+        elapsed = time.perf_counter() - start
+        for name in [names] if isinstance(names, str) else names:
+            self.seconds[name] = elapsed
+        log.info("%s: %.3f s", ", ".join([names] if isinstance(names, str) else names), elapsed)
+        return value
+
+
+def evaluate(
+    inputs: Inputs,
+    k: int = 10,
+    epsilon: float = 0.05,
+    gamma: float = 1.0,
+    similarities: dict | None = None,
+    block_size: int = 2048,
+    device: str = "auto",
+    similarity_seconds: dict | None = None,
+) -> dict:
+    """The 18 measures (``KEYS``; floats, NaN allowed) and ``seconds``.
+
+    ``seconds`` has one entry per measure plus ``similarity-cos`` and ``similarity-jacc``.
+    The six effectiveness measures come from one vectorised pass, and ME, MME and PEU from
+    one pass over the pairs: each of them is credited that pass's time. PUF and UF times
+    exclude the cosine/Jaccard computation (reported on its own); UF includes building
+    sim_UF (the genre similarity and the mix) when gamma < 1.
+
+    ``similarities``: optional precomputed ``{"cos": (m, m), "jacc": (m, m)}`` in the
+    canonical user order (e.g. the similarity files); their seconds are then taken from
+    ``similarity_seconds`` when given, else reported as 0. Missing ones are computed here,
+    one at a time, so that at most two (m, m) matrices are alive at once.
+    gamma < 1 needs ``inputs.genres``.
+    """
+    if gamma < 1.0 and inputs.genres is None:
+        raise ValueError(
+            f"gamma={gamma} < 1 needs item genres: pass item_features to load_inputs"
+        )
+    device = "cpu" if resolve(device) is None else device  # import torch once, untimed
+    similarities = dict(similarities or {})
+    given_seconds = dict(similarity_seconds or {})
+    clock = _Clock()
+    scores: dict[str, float] = {}
+    m = len(inputs.users)
+    log.info("evaluating %d users, %d items, k=%d, device=%s", m, len(inputs.items), k, device)
+
+    per_user = clock.run(
+        effectiveness.MEASURES, effectiveness.per_user, inputs.topk, inputs.relevant, k
+    )
+    for name in effectiveness.MEASURES:
+        scores[name] = float(per_user[name].mean()) if m else float("nan")
+    for name in ("P", "NDCG"):
+        scores[f"SD-{name}"] = clock.run(f"SD-{name}", fairness.sd, per_user[name])
+        scores[f"Gini-{name}"] = clock.run(f"Gini-{name}", fairness.gini, per_user[name])
+    scores.update(
+        clock.run(
+            ("ME", "MME", "PEU"),
+            fairness.envy,
+            inputs.topk,
+            inputs.relevant,
+            k=k,
+            epsilon=epsilon,
+            block_size=block_size,
+            device=device,
+        )
+    )
+
+    rows = inputs.train_of_evaluated()
+    blocked = {"block_size": block_size, "device": device}
+    for kind, label in (("cos", "Cos"), ("jacc", "Jacc")):
+        sim = similarities.pop(kind, None)
+        if sim is None:
+            sim = clock.run(f"similarity-{kind}", SIMILARITIES[kind], rows, block_size)
+        else:
+            if sim.shape != (m, m):
+                raise ValueError(f"similarities[{kind!r}] must be ({m}, {m}), got {sim.shape}")
+            clock.seconds[f"similarity-{kind}"] = float(given_seconds.get(kind, 0.0))
+        for name in ("P", "NDCG"):
+            key = f"PUF-{name}-{label}"
+            scores[key] = clock.run(key, fairness.puf, per_user[name], sim, **blocked)
+        if kind == "jacc":
+            scores["UF"] = clock.run(
+                "UF", _uf, inputs, rows, sim, gamma, k, block_size, device
+            )
+        del sim
+
+    return {**{key: scores[key] for key in KEYS}, "seconds": clock.seconds}
+
+
+def _uf(inputs: Inputs, rows, jaccard_sim, gamma, k, block_size, device) -> float:
+    """UF with sim_UF = gamma * Jaccard + (1 - gamma) * genre similarity."""
+    if gamma == 1.0:
+        # min-max of an already min-max normalised matrix is itself: skip the copy.
+        sim_uf = jaccard_sim
+    else:
+        genre_sim = similarity.genre_similarity(rows, inputs.genres, block_size)
+        sim_uf = similarity.uf_similarity(jaccard_sim, genre_sim, gamma)
+        del genre_sim
+    return fairness.uf(
+        inputs.topk, inputs.train, sim_uf, k=k, block_size=block_size, device=device
+    )
+
+
+def as_json(result: dict) -> dict:
+    """``result`` with NaN kept as float NaN (written as NaN by userfair.io.write_json)."""
+    return {
+        **{key: float(result[key]) for key in KEYS},
+        "seconds": {name: float(value) for name, value in result["seconds"].items()},
+    }
+

@@ -1,0 +1,232 @@
+"""Fairness measures (SPEC §6); lower is fairer for all of them.
+
+Pairwise measures work in row blocks of ``block_size`` users, so memory stays
+O(block_size * m) beyond the inputs. ``device`` chooses numpy/scipy or torch for the block
+products (see ``userfair._backend``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from userfair import _backend
+from userfair.effectiveness import _lists, hits, relevant_counts
+from userfair.similarity import BLOCK_SIZE
+
+
+def sd(scores) -> float:
+    """Population standard deviation (ddof = 0); NaN without users."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return float(np.std(scores)) if scores.size else math.nan
+
+
+def gini(scores) -> float:
+    """sum_j (2j - m - 1) x_(j) / (m sum_j x_j), x ascending; NaN when every score is 0."""
+    x = np.sort(np.asarray(scores, dtype=np.float64))
+    m, total = x.size, x.sum()
+    if m == 0 or total == 0:
+        return math.nan
+    weights = 2.0 * np.arange(1, m + 1) - m - 1
+    return float((weights * x).sum() / (m * total))
+
+
+def _recommended(topk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct recommended items and the lists re-indexed into them."""
+    items, local = np.unique(topk, return_inverse=True)
+    return items, local.reshape(topk.shape).astype(np.int64)
+
+
+def _onehot(local: np.ndarray, r: int) -> sp.csr_matrix:
+    """(m, r) binary list matrix: row u has ones at the items of L_u."""
+    m, k = local.shape
+    indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
+    return sp.csr_matrix((np.ones(m * k), local.ravel(), indptr), shape=(m, r))
+
+
+def envy(
+    topk: np.ndarray,
+    relevant: sp.spmatrix,
+    k: int = 10,
+    epsilon: float = 0.05,
+    block_size: int = BLOCK_SIZE,
+    device: str = "auto",
+) -> dict[str, float]:
+    """ME, MME and PEU from the utilities phi_u(L_v) = |L_v & R_u| / min(k, |R_u|).
+
+    envy(u, v) = max(phi_u(L_v) - phi_u(L_u), 0). ME is the mean over ordered pairs
+    u != v, MME the mean over u of max_{v != u} envy(u, v), PEU the share of users whose
+    max envy exceeds ``epsilon``. NaN for fewer than 2 users. A user without relevant
+    items has utility 0 for every list.
+    """
+    relevant = sp.csr_matrix(relevant, dtype=np.float64)
+    topk = _lists(topk, k, relevant.shape)
+    m = topk.shape[0]
+    if m < 2:
+        return {"ME": math.nan, "MME": math.nan, "PEU": math.nan}
+    items, local = _recommended(topk)
+    relevant_rec = relevant[:, items]  # only recommended items can be shared hits
+    relevant_rec.data[:] = 1.0
+    denominator = np.minimum(relevant_counts(relevant), k)
+    denominator[denominator == 0] = 1.0  # no relevant item: every count is 0
+    own_counts = hits(local, relevant_rec, k).sum(axis=1)
+    own = own_counts / denominator
+    target = _backend.resolve(device)
+    if target is None:
+        total, max_envy = _envy_numpy(relevant_rec, local, own, denominator, block_size)
+    else:
+        total, max_envy = _envy_torch(relevant_rec, local, own, denominator, block_size, target)
+    return {
+        "ME": total / (m * (m - 1)),
+        "MME": float(max_envy.mean()),
+        "PEU": float((max_envy > epsilon).mean()),
+    }
+
+
+def _envy_numpy(relevant_rec, local, own, denominator, block_size):
+    """Sum of envy and each user's max envy, from the sparse count blocks R_u . L_v."""
+    m = local.shape[0]
+    lists_t = _onehot(local, relevant_rec.shape[1]).T.tocsr()
+    total, max_envy = 0.0, np.zeros(m)
+    for start, stop in _backend.blocks(m, block_size):
+        counts = (relevant_rec[start:stop] @ lists_t).tocsr()  # (b, m), zeros implicit
+        rows = np.repeat(np.arange(start, stop), np.diff(counts.indptr))
+        # Only a nonzero count can beat the user's own utility (envy >= 0 otherwise 0).
+        gain = np.maximum(counts.data / denominator[rows] - own[rows], 0.0)
+        total += gain.sum()
+        np.maximum.at(max_envy, rows, gain)
+    return float(total), max_envy
+
+
+def _envy_torch(relevant_rec, local, own, denominator, block_size, device):
+    """As ``_envy_numpy`` with dense count blocks gathered on ``device``."""
+    import torch
+
+    m, k = local.shape
+    lists = _backend.to_torch(local, device)
+    own_t = _backend.to_torch(own, device)
+    denominator_t = _backend.to_torch(denominator, device)
+    total = torch.zeros((), dtype=torch.float64, device=device)
+    max_envy = torch.zeros(m, dtype=torch.float64, device=device)
+    for start, stop in _backend.blocks(m, block_size):
+        dense = _backend.to_torch(relevant_rec[start:stop].toarray(), device)
+        counts = torch.zeros((stop - start, m), dtype=torch.float64, device=device)
+        for rank in range(k):
+            counts += dense[:, lists[:, rank]]
+        utility = counts / denominator_t[start:stop, None]
+        gain = torch.clamp(utility - own_t[start:stop, None], min=0.0)
+        total += gain.sum()
+        max_envy[start:stop] = gain.max(dim=1).values
+    return float(total), max_envy.cpu().numpy()
+
+
+def _normalised_columns(train: sp.spmatrix) -> sp.csc_matrix:
+    """Binarised train matrix with every item column scaled to unit L2 norm (0 if empty)."""
+    train = sp.csc_matrix(train, dtype=np.float64, copy=True)
+    train.data[:] = 1.0
+    train.eliminate_zeros()
+    norms = np.sqrt(np.diff(train.indptr).astype(np.float64))
+    norms[norms == 0] = 1.0
+    return sp.csc_matrix(train @ sp.diags(1.0 / norms))
+
+
+def _pair_threshold(sim: np.ndarray, block_size: int) -> float:
+    """mean + SD (ddof = 0) of ``sim`` over the unordered pairs (off-diagonal entries)."""
+    m = sim.shape[0]
+    pairs = m * (m - 1)
+    diagonal = np.diagonal(sim)
+    total = sum(sim[a:b].sum() for a, b in _backend.blocks(m, block_size)) - diagonal.sum()
+    mean = total / pairs
+    squares = sum(((sim[a:b] - mean) ** 2).sum() for a, b in _backend.blocks(m, block_size))
+    squares -= ((diagonal - mean) ** 2).sum()
+    return mean + math.sqrt(max(squares, 0.0) / pairs)
+
+
+def uf(
+    topk: np.ndarray,
+    train: sp.spmatrix,
+    sim_uf: np.ndarray,
+    k: int = 10,
+    block_size: int = BLOCK_SIZE,
+    device: str = "auto",
+) -> float:
+    """log(sum over similar pairs of sim_UF * d_L) / log(m (m - 1) / 2).
+
+    Similar pairs: unordered pairs with sim_UF >= mean + SD of sim_UF over all pairs.
+    d_L(u, v) = (1/k^2) sum_{i in L_u, j in L_v} (1 - cos(x_i, x_j)) over the item
+    columns x of the binarised ``train`` (all users); an item without train interaction
+    has cosine 0 to everything. With s_u the sum of L_u's unit item columns,
+    k^2 d_L(u, v) = k^2 - s_u . s_v. NaN with a single pair or a sum of 0.
+    """
+    sim_uf = np.asarray(sim_uf, dtype=np.float64)
+    m = sim_uf.shape[0]
+    topk = _lists(topk, k, (m, train.shape[1]))
+    if sim_uf.shape != (m, m):
+        raise ValueError(f"sim_uf must be ({m}, {m}), got {sim_uf.shape}")
+    n_pairs = m * (m - 1) // 2
+    if n_pairs < 2:
+        return math.nan
+    threshold = _pair_threshold(sim_uf, block_size)
+    items, local = _recommended(topk)
+    unit_columns = _normalised_columns(train)[:, items]  # (users, r)
+    user_sums = (_onehot(local, len(items)) @ unit_columns.T).tocsr()  # (m, users): s_u
+    target = _backend.resolve(device)
+    total = 0.0
+    for start, stop in _backend.blocks(m, block_size):
+        # rows of item-to-list cosine sums: (b, r) = s_u . x_j for every recommended j
+        to_items = (user_sums[start:stop] @ unit_columns).toarray()
+        weights = np.where(sim_uf[start:stop] >= threshold, sim_uf[start:stop], 0.0)
+        rows = np.arange(start, stop)
+        weights[rows - start, rows] = 0.0  # no self-pairs
+        total += _weighted_distance(to_items, local, weights, k, target)
+    total /= 2.0 * k * k  # each unordered pair was counted from both sides; d_L has 1/k^2
+    if total <= 0:
+        return math.nan
+    return math.log(total) / math.log(n_pairs)
+
+
+def _weighted_distance(to_items, local, weights, k, target) -> float:
+    """sum_v weights[:, v] * (k^2 - sum_{j in L_v} to_items[:, j]) over a block of users."""
+    if target is None:
+        lists = _onehot(local, to_items.shape[1])
+        cosine_sums = (lists @ np.asfortranarray(to_items).T).T  # (b, m)
+        return float((weights * (k * k - cosine_sums)).sum())
+    import torch
+
+    to_items_t = _backend.to_torch(to_items, target)
+    lists = _backend.to_torch(local, target)
+    cosine_sums = torch.zeros(weights.shape, dtype=torch.float64, device=target)
+    for rank in range(k):
+        cosine_sums += to_items_t[:, lists[:, rank]]
+    weights_t = _backend.to_torch(weights, target)
+    return float((weights_t * (k * k - cosine_sums)).sum())
+
+
+def puf(
+    scores, sim: np.ndarray, block_size: int = BLOCK_SIZE, device: str = "auto"
+) -> float:
+    """Mean over unordered pairs {u, v} of sim(u, v) * |S(u) - S(v)|; NaN for m < 2."""
+    scores = np.asarray(scores, dtype=np.float64)
+    m = scores.size
+    if sim.shape != (m, m):
+        raise ValueError(f"sim must be ({m}, {m}), got {sim.shape}")
+    if m < 2:
+        return math.nan
+    target = _backend.resolve(device)
+    total = 0.0
+    if target is None:
+        for start, stop in _backend.blocks(m, block_size):
+            gaps = np.abs(scores[start:stop, None] - scores[None, :])
+            gaps *= sim[start:stop]
+            total += gaps.sum()
+    else:
+        scores_t = _backend.to_torch(scores, target)
+        for start, stop in _backend.blocks(m, block_size):
+            gaps = (scores_t[start:stop, None] - scores_t[None, :]).abs()
+            total += float((gaps * _backend.to_torch(sim[start:stop], target)).sum())
+    total = float(total)
+    # The diagonal contributes |S(u) - S(u)| = 0; ordered pairs count each pair twice.
+    return total / (m * (m - 1))
+

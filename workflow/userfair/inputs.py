@@ -1,0 +1,225 @@
+"""From a split and a top-k list to the arrays every measure reads.
+
+Evaluated users are the users of TEST, in sorted order of their external ids (the canonical
+order shared by the similarity files and the measures). Items are every item of TRAIN and
+TEST, sorted. Everything downstream is index arrays and scipy.sparse matrices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from userfair.io import InputError, read_inter
+
+#: Columns of an item-feature file that may hold the genres (the first present one is used).
+GENRE_COLUMNS = ("genre", "genres", "class")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    users: np.ndarray  # (m,) external ids (str) of evaluated users, sorted
+    items: np.ndarray  # (n,) external ids (str) of all items of TRAIN and TEST, sorted
+    train: sp.csr_matrix  # (u, n) binary train matrix over all users of TRAIN (and TEST)
+    train_rows: np.ndarray  # (m,) row of each evaluated user in `train`
+    relevant: sp.csr_matrix  # (m, n) binary: test items of each evaluated user
+    topk: np.ndarray  # (m, k) int64 item indices in rank order
+    genres: sp.csr_matrix | None  # (n, g) binary item-genre indicators, or None
+
+    def train_of_evaluated(self) -> sp.csr_matrix:
+        """(m, n) binary train rows of the evaluated users, in canonical order."""
+        return self.train[self.train_rows]
+
+
+def _interactions(source, name: str) -> tuple[pd.DataFrame, str]:
+    """(user_id, item_id) strings of a .inter path or a DataFrame, and a label for errors."""
+    if isinstance(source, pd.DataFrame):
+        label = f"{name} (DataFrame)"
+        for column in ("user_id", "item_id"):
+            if column not in source.columns:
+                raise InputError(f"{label}: missing column '{column}'")
+        frame = source
+    else:
+        label = str(source)
+        frame = read_inter(source)
+    return frame[["user_id", "item_id"]].astype(str), label
+
+
+def _read_topk(source) -> tuple[pd.DataFrame, str]:
+    """The top-k table (user_id, item_id as str, rank as int) of a path or DataFrame."""
+    if isinstance(source, pd.DataFrame):
+        frame, label = source.copy(), "TOPK (DataFrame)"
+    else:
+        path = Path(source)
+        label = str(path)
+        if not path.is_file():
+            raise InputError(f"{label}: file not found")
+        if path.suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        else:
+            frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+        frame.columns = [str(c).split(":")[0] for c in frame.columns]
+    for column in ("user_id", "item_id", "rank"):
+        if column not in frame.columns:
+            raise InputError(
+                f"{label}: missing column '{column}' (expected user_id, item_id, rank)"
+            )
+    ranks = pd.to_numeric(frame["rank"], errors="coerce")
+    if ranks.isna().any() or (ranks != np.floor(ranks)).any() or (ranks < 1).any():
+        bad = frame["rank"][ranks.isna() | (ranks != np.floor(ranks)) | (ranks < 1)].iloc[0]
+        raise InputError(f"{label}: field 'rank' must be an integer >= 1, got {bad!r}")
+    return (
+        pd.DataFrame(
+            {
+                "user_id": frame["user_id"].astype(str).to_numpy(),
+                "item_id": frame["item_id"].astype(str).to_numpy(),
+                "rank": ranks.astype(np.int64).to_numpy(),
+            }
+        ),
+        label,
+    )
+
+
+def _binary_matrix(rows: np.ndarray, cols: np.ndarray, shape) -> sp.csr_matrix:
+    """A binary CSR matrix with ones at (rows, cols); repeated pairs count once."""
+    matrix = sp.csr_matrix(
+        (np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=shape
+    )
+    matrix.data[:] = 1.0
+    matrix.sort_indices()
+    return matrix
+
+
+def _topk_matrix(
+    topk: pd.DataFrame, label: str, users: np.ndarray, items: np.ndarray, k: int
+) -> np.ndarray:
+    """(m, k) item indices in rank order; validates coverage, length, repeats, known items."""
+    topk = topk[topk["user_id"].isin(users)]
+    missing = np.setdiff1d(users, topk["user_id"].unique())
+    if len(missing):
+        raise InputError(
+            f"{label}: field 'user_id' lacks {len(missing)} TEST user(s), e.g. {missing[0]!r}"
+        )
+    unknown = ~topk["item_id"].isin(items)
+    if unknown.any():
+        raise InputError(
+            f"{label}: field 'item_id' names {int(unknown.sum())} item(s) absent from "
+            f"TRAIN and TEST, e.g. {topk['item_id'][unknown].iloc[0]!r}"
+        )
+    repeated = topk.duplicated(["user_id", "item_id"])
+    if repeated.any():
+        row = topk[repeated].iloc[0]
+        raise InputError(
+            f"{label}: field 'item_id' repeats item {row['item_id']!r} in the list of "
+            f"user {row['user_id']!r}"
+        )
+    repeated = topk.duplicated(["user_id", "rank"])
+    if repeated.any():
+        row = topk[repeated].iloc[0]
+        raise InputError(
+            f"{label}: field 'rank' repeats rank {row['rank']} for user {row['user_id']!r}"
+        )
+    topk = topk.sort_values(["user_id", "rank"], kind="stable")
+    topk = topk.groupby("user_id", sort=False).head(k)
+    lengths = topk.groupby("user_id", sort=True).size().reindex(users)
+    short = lengths < k
+    if short.any():
+        raise InputError(
+            f"{label}: field 'item_id' has {int(lengths[short].iloc[0])} item(s) for user "
+            f"{lengths[short].index[0]!r}, fewer than k={k}"
+        )
+    user_index = np.searchsorted(users, topk["user_id"].to_numpy())
+    item_index = np.searchsorted(items, topk["item_id"].to_numpy())
+    order = np.lexsort((topk["rank"].to_numpy(), user_index))
+    return item_index[order].reshape(len(users), k).astype(np.int64)
+
+
+def read_genres(path, items: np.ndarray) -> sp.csr_matrix:
+    """(n, g) binary item-genre matrix from a RecBole .item file.
+
+    The genre column is the first of ``GENRE_COLUMNS`` present (a space-separated
+    token_seq). Items of ``items`` absent from the file get no genre.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    header = path.open().readline().rstrip("\n").split("\t")
+    names = [h.split(":")[0] for h in header]
+    if "item_id" not in names:
+        raise InputError(f"{path}: missing column 'item_id' in header {header!r}")
+    column = next((c for c in GENRE_COLUMNS if c in names), None)
+    if column is None:
+        raise InputError(
+            f"{path}: no genre column; expected one of {list(GENRE_COLUMNS)} in {header!r}"
+        )
+    frame = pd.read_csv(
+        path,
+        sep="\t",
+        header=0,
+        names=names,
+        usecols=["item_id", column],
+        dtype=str,
+        keep_default_na=False,
+        quoting=3,
+    )
+    frame = frame[frame["item_id"].isin(items)]
+    tokens = frame[column].str.split()
+    pairs = frame.assign(genre=tokens).explode("genre").dropna(subset=["genre"])
+    pairs = pairs[pairs["genre"] != ""]
+    vocabulary = np.unique(pairs["genre"].to_numpy().astype(str))
+    return _binary_matrix(
+        np.searchsorted(items, pairs["item_id"].to_numpy()),
+        np.searchsorted(vocabulary, pairs["genre"].to_numpy().astype(str)),
+        (len(items), len(vocabulary)),
+    )
+
+
+def load_inputs(train, test, topk, k: int = 10, item_features=None) -> Inputs:
+    """Index a split and a top-k list.
+
+    ``train``/``test``: paths of RecBole .inter files or DataFrames with user_id, item_id;
+    ``topk``: a .parquet or tab-separated path, or a DataFrame, with user_id, item_id, rank
+    (1-based; only the first k ranks of each user are used, users not in TEST are ignored);
+    ``item_features``: a .item file with item_id and a genre column, or None.
+    Raises InputError naming the file and field on a TOPK that misses a TEST user, has
+    fewer than k items for a user, repeats an item or names an item absent from TRAIN/TEST.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    train_frame, _ = _interactions(train, "TRAIN")
+    test_frame, test_label = _interactions(test, "TEST")
+    topk_frame, topk_label = _read_topk(topk)
+    if test_frame.empty:
+        raise InputError(f"{test_label}: no interactions, so no user to evaluate")
+
+    users = np.unique(test_frame["user_id"].to_numpy().astype(str))
+    items = np.unique(
+        np.concatenate([train_frame["item_id"].to_numpy(), test_frame["item_id"].to_numpy()]).astype(str)
+    )
+    # Rows of `train`: every TRAIN user, plus TEST users without train data (empty rows).
+    train_users = np.unique(
+        np.concatenate([train_frame["user_id"].to_numpy().astype(str), users])
+    )
+    train_matrix = _binary_matrix(
+        np.searchsorted(train_users, train_frame["user_id"].to_numpy().astype(str)),
+        np.searchsorted(items, train_frame["item_id"].to_numpy().astype(str)),
+        (len(train_users), len(items)),
+    )
+    relevant = _binary_matrix(
+        np.searchsorted(users, test_frame["user_id"].to_numpy().astype(str)),
+        np.searchsorted(items, test_frame["item_id"].to_numpy().astype(str)),
+        (len(users), len(items)),
+    )
+    return Inputs(
+        users=users,
+        items=items,
+        train=train_matrix,
+        train_rows=np.searchsorted(train_users, users).astype(np.int64),
+        relevant=relevant,
+        topk=_topk_matrix(topk_frame, topk_label, users, items, k),
+        genres=None if item_features is None else read_genres(item_features, items),
+    )
