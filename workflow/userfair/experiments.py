@@ -165,10 +165,10 @@ def min_max(values: np.ndarray) -> np.ndarray:
 
 def pairs_to_matrix(pair_values: np.ndarray, m: int) -> np.ndarray:
     """Symmetric (m, m) matrix with ``pair_values`` on the unordered pairs (upper triangle
-    in row-major order) and 1 on the diagonal."""
+    in row-major order) and 0 on the diagonal, like :mod:`userfair.similarity`."""
     if len(pair_values) != pair_count(m):
         raise ValueError(f"{len(pair_values)} pair values for {m} users; expected {pair_count(m)}")
-    matrix = np.eye(m)
+    matrix = np.zeros((m, m))
     upper = np.triu_indices(m, 1)
     matrix[upper] = pair_values
     matrix[upper[1], upper[0]] = pair_values
