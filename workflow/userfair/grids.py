@@ -1,0 +1,92 @@
+"""Hyper-parameter grids (config/grids/*.yaml): validation and expansion into grid points.
+
+Pure and light (no torch, no RecBole import) so that workflow/rules/models.smk can check a
+grid and count its points while Snakemake builds the DAG, before any job runs.
+
+A grid file maps each model to ``{parameter: [values, ...]}``; the grid points are the
+cartesian product in the file's key order (the last key varies fastest), numbered from 0.
+A model with an empty mapping has one point: RecBole's defaults.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import yaml
+
+from userfair.io import InputError
+
+# Training settings a grid may vary for every trainable model.
+TRAINING_KEYS = ("learning_rate", "weight_decay", "train_batch_size")
+
+# The hyper-parameters a grid may set, per model: RecBole's own model parameters
+# (recbole/properties/model/M.yaml; tests/test_training_grids.py checks they exist there),
+# the training keys for trainable models, and UserKNN's own K and shrink.
+MODEL_KEYS: dict[str, tuple[str, ...]] = {
+    "UserKNN": ("k", "shrink"),
+    "ItemKNN": ("k", "shrink"),
+    "BPR": ("embedding_size",) + TRAINING_KEYS,
+    "MultiVAE": ("mlp_hidden_size", "latent_dimension", "dropout_prob", "anneal_cap",
+                 "total_anneal_steps") + TRAINING_KEYS,
+    "NGCF": ("embedding_size", "hidden_size_list", "node_dropout", "message_dropout",
+             "reg_weight") + TRAINING_KEYS,
+    "NeuMF": ("mf_embedding_size", "mlp_embedding_size", "mlp_hidden_size", "dropout_prob")
+    + TRAINING_KEYS,
+    "NCL": ("embedding_size", "n_layers", "reg_weight", "ssl_temp", "ssl_reg", "hyper_layers",
+            "alpha", "proto_reg", "num_clusters", "m_step", "warm_up_step") + TRAINING_KEYS,
+}
+
+# Models without training: one pass builds the similarity, no epochs, no early stopping.
+NON_TRAINABLE = ("UserKNN", "ItemKNN")
+
+
+def load_grid(path: str | os.PathLike) -> dict:
+    """Read a grid file; InputError naming the file when it is missing or not a mapping."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: grid file not found (config key 'grid')")
+    grid = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(grid, dict):
+        raise InputError(f"{path}: expected a mapping model -> {{parameter: [values]}}")
+    return grid
+
+
+def validate_grid(grid: dict, models: list[str], *, label: str = "grid") -> None:
+    """Raise InputError for an unknown model, an unknown parameter, a value that is not a
+    non-empty list, or a configured model missing from the grid."""
+    for model, params in grid.items():
+        if model not in MODEL_KEYS:
+            raise InputError(
+                f"{label}: unknown model '{model}' (known: {', '.join(MODEL_KEYS)})")
+        if params is None:
+            continue
+        if not isinstance(params, dict):
+            raise InputError(f"{label}: model '{model}': expected a mapping parameter -> list")
+        for key, values in params.items():
+            if key not in MODEL_KEYS[model]:
+                raise InputError(
+                    f"{label}: model '{model}': unknown grid key '{key}' "
+                    f"(allowed: {', '.join(MODEL_KEYS[model])})")
+            if not isinstance(values, list) or not values:
+                raise InputError(
+                    f"{label}: model '{model}', key '{key}': expected a non-empty list of "
+                    f"values, got {values!r}")
+    missing = [m for m in models if m not in grid]
+    if missing:
+        raise InputError(f"{label}: no grid for configured model(s) {', '.join(missing)}")
+
+
+def grid_points(grid: dict, model: str) -> list[dict]:
+    """Every point of ``model``'s grid, in grid order (cartesian product, last key fastest)."""
+    params = grid.get(model) or {}
+    keys = list(params)
+    return [dict(zip(keys, values)) for values in itertools.product(*params.values())]
+
+
+def load_points(path: str | os.PathLike, models: list[str]) -> dict[str, list[dict]]:
+    """Load and validate a grid file; the points of every configured model."""
+    grid = load_grid(path)
+    validate_grid(grid, models, label=str(path))
+    return {model: grid_points(grid, model) for model in models}
