@@ -147,6 +147,7 @@ def read_interactions(name: str, path: str | os.PathLike) -> pd.DataFrame:
         if column:
             fields[_require(header, (column,), label)] = ours
             numeric.append(ours)
+    log.info("reading columns %s of %s", ", ".join(fields), label)
     frame = _read_atomic(source, member, fields, tuple(numeric))
     log.info("read %d interactions from %s", len(frame), label)
     return frame.reset_index(drop=True)
