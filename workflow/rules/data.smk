@@ -94,7 +94,7 @@ rule genres:
     conda:
         "../../envs/data.yaml"
     resources:
-        mem_mb=4000,
+        mem_mb=lambda wildcards: catalogue.get(wildcards.dataset).mem_mb,
         runtime=30,
     params:
         source=lambda wildcards: catalogue.raw_source(wildcards.dataset, DATA_OPTIONS),
