@@ -31,6 +31,9 @@ def random_split(seed: int, m: int = 30, extra_users: int = 5, n: int = 60, k: i
         weights[: n // 4] = 6.0  # popular items shared by many lists
         ranked = rng.choice(items, size=k, replace=False, p=weights / weights.sum())
         topk_rows += [(user, item, rank + 1) for rank, item in enumerate(ranked)]
+    seen = {item for _, item in train_rows + test_rows}
+    for item in sorted(set(items) - seen):  # every item must exist in TRAIN or TEST
+        test_rows.append((evaluated[int(rng.integers(m))], item))
     train = pd.DataFrame(train_rows, columns=["user_id", "item_id"])
     test = pd.DataFrame(test_rows, columns=["user_id", "item_id"])
     topk = pd.DataFrame(topk_rows, columns=["user_id", "item_id", "rank"])

@@ -102,26 +102,26 @@ def _topk_matrix(
     missing = np.setdiff1d(users, topk["user_id"].unique())
     if len(missing):
         raise InputError(
-            f"{label}: field 'user_id' lacks {len(missing)} TEST user(s), e.g. {missing[0]!r}"
+            f"{label}: field 'user_id' lacks {len(missing)} TEST user(s), e.g. {str(missing[0])!r}"
         )
     unknown = ~topk["item_id"].isin(items)
     if unknown.any():
         raise InputError(
             f"{label}: field 'item_id' names {int(unknown.sum())} item(s) absent from "
-            f"TRAIN and TEST, e.g. {topk['item_id'][unknown].iloc[0]!r}"
+            f"TRAIN and TEST, e.g. {str(topk['item_id'][unknown].iloc[0])!r}"
         )
     repeated = topk.duplicated(["user_id", "item_id"])
     if repeated.any():
         row = topk[repeated].iloc[0]
         raise InputError(
-            f"{label}: field 'item_id' repeats item {row['item_id']!r} in the list of "
-            f"user {row['user_id']!r}"
+            f"{label}: field 'item_id' repeats item {str(row['item_id'])!r} in the list of "
+            f"user {str(row['user_id'])!r}"
         )
     repeated = topk.duplicated(["user_id", "rank"])
     if repeated.any():
         row = topk[repeated].iloc[0]
         raise InputError(
-            f"{label}: field 'rank' repeats rank {row['rank']} for user {row['user_id']!r}"
+            f"{label}: field 'rank' repeats rank {row['rank']} for user {str(row['user_id'])!r}"
         )
     topk = topk.sort_values(["user_id", "rank"], kind="stable")
     topk = topk.groupby("user_id", sort=False).head(k)
@@ -130,7 +130,7 @@ def _topk_matrix(
     if short.any():
         raise InputError(
             f"{label}: field 'item_id' has {int(lengths[short].iloc[0])} item(s) for user "
-            f"{lengths[short].index[0]!r}, fewer than k={k}"
+            f"{str(lengths[short].index[0])!r}, fewer than k={k}"
         )
     user_index = np.searchsorted(users, topk["user_id"].to_numpy())
     item_index = np.searchsorted(items, topk["item_id"].to_numpy())

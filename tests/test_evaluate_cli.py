@@ -1,0 +1,188 @@
+"""evaluate() and the `userfair evaluate` command: keys, agreement with the loops, inputs
+from files, and every bad-input case."""
+
+import json
+import re
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import reference as ref
+from measures_data import python_views, random_split, write_item_file
+from test_similarity import pairs_of
+from userfair import similarity
+from userfair.cli import main
+from userfair.evaluate import KEYS, evaluate
+from userfair.inputs import load_inputs
+from userfair.io import InputError, write_inter
+
+K = 10
+
+
+def close(a, b):
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
+
+
+@pytest.fixture()
+def split_files(tmp_path):
+    """train/test .inter, topk .tsv and .parquet, and a .item file on disk."""
+    train, test, topk, item_genres = random_split(5)
+    write_inter(train, tmp_path / "d.train.inter")
+    write_inter(test, tmp_path / "d.test.inter")
+    topk.to_csv(tmp_path / "topk.tsv", sep="\t", index=False)
+    topk.to_parquet(tmp_path / "topk.parquet")
+    write_item_file(tmp_path / "d.item", item_genres)
+    return tmp_path, train, test, topk
+
+
+def test_evaluate_matches_the_loops(split_files):
+    _, train, test, topk = split_files
+    inputs = load_inputs(train, test, topk)
+    result = evaluate(inputs, k=K, block_size=7, device="cpu")
+    assert list(result)[:18] == list(KEYS) and set(result) == set(KEYS) | {"seconds"}
+    assert set(result["seconds"]) == set(KEYS) | {"similarity-cos", "similarity-jacc"}
+    assert all(isinstance(result[key], float) for key in KEYS)
+    lists, relevant, train_sets, all_train = python_views(inputs, train, test, topk)
+    eff = ref.effectiveness(lists, relevant)
+    cos, jacc = ref.cosine(train_sets), ref.jaccard(train_sets)
+    expected = {name: sum(values) / len(values) for name, values in eff.items()}
+    for name in ("P", "NDCG"):
+        expected[f"SD-{name}"] = ref.sd(eff[name])
+        expected[f"Gini-{name}"] = ref.gini(eff[name])
+        expected[f"PUF-{name}-Cos"] = ref.puf(eff[name], cos)
+        expected[f"PUF-{name}-Jacc"] = ref.puf(eff[name], jacc)
+    expected.update(ref.envy(lists, relevant))
+    expected["UF"] = ref.uf(lists, all_train, jacc)
+    for key in KEYS:
+        assert close(result[key], expected[key]), (key, result[key], expected[key])
+
+
+def test_precomputed_similarities_give_the_same_scores(split_files):
+    _, train, test, topk = split_files
+    inputs = load_inputs(train, test, topk)
+    rows = inputs.train_of_evaluated()
+    given = {"cos": similarity.cosine(rows), "jacc": similarity.jaccard(rows)}
+    computed = evaluate(inputs, device="cpu")
+    reused = evaluate(inputs, similarities=given, similarity_seconds={"cos": 2.5},
+                      device="torch-cpu")
+    for key in KEYS:
+        assert close(reused[key], computed[key]), key
+    assert reused["seconds"]["similarity-cos"] == 2.5
+    assert reused["seconds"]["similarity-jacc"] == 0.0
+    with pytest.raises(ValueError, match="similarities"):
+        evaluate(inputs, similarities={"cos": np.zeros((2, 2))})
+
+
+def test_gamma_mixes_genres_and_needs_them(split_files):
+    path, train, test, topk = split_files
+    plain = load_inputs(train, test, topk)
+    with pytest.raises(ValueError, match="genres"):
+        evaluate(plain, gamma=0.5)
+    inputs = load_inputs(train, test, topk, item_features=path / "d.item")
+    rows = inputs.train_of_evaluated()
+    sim_uf = similarity.uf_similarity(similarity.jaccard(rows),
+                                      similarity.genre_similarity(rows, inputs.genres), 0.5)
+    lists, _, _, all_train = python_views(inputs, train, test, topk)
+    result = evaluate(inputs, gamma=0.5, device="cpu")
+    assert close(result["UF"], ref.uf(lists, all_train, pairs_of(sim_uf)))
+    assert close(result["PUF-P-Jacc"], evaluate(plain, device="cpu")["PUF-P-Jacc"])
+
+
+def test_canonical_order_and_train_rows(split_files):
+    _, train, test, topk = split_files
+    inputs = load_inputs(train, test, topk)
+    assert list(inputs.users) == sorted(test.user_id.unique())
+    assert list(inputs.items) == sorted(set(train.item_id) | set(test.item_id))
+    assert inputs.topk.shape == (len(inputs.users), K) and inputs.topk.dtype == np.int64
+    for row, user in zip(inputs.train_rows, inputs.users):
+        got = set(inputs.items[inputs.train[row].indices])
+        assert got == set(train[train.user_id == user].item_id)
+    first = topk[topk.user_id == inputs.users[0]].sort_values("rank").item_id.tolist()
+    assert inputs.items[inputs.topk[0]].tolist() == first
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "parquet"])
+def test_cli_json_equals_evaluate(split_files, capsys, fmt):
+    path, train, test, topk = split_files
+    code = main(["evaluate", "--train", str(path / "d.train.inter"), "--test",
+                 str(path / "d.test.inter"), "--topk", str(path / f"topk.{fmt}"), "--json",
+                 "--device", "cpu"])
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out)
+    expected = evaluate(load_inputs(train, test, topk), device="cpu")
+    assert list(printed) == list(KEYS) + ["seconds"]
+    for key in KEYS:
+        assert close(printed[key], expected[key]), key
+
+
+def test_cli_table_and_entry_point(split_files):
+    path, _, _, _ = split_files
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "userfair"), "evaluate",
+         "--train", str(path / "d.train.inter"), "--test", str(path / "d.test.inter"),
+         "--topk", str(path / "topk.tsv"), "--item-features", str(path / "d.item"),
+         "--gamma", "0.25", "--k", "5"],
+        capture_output=True, text=True, check=True)
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["measure", "value", "seconds"]
+    assert [line.split()[0] for line in lines[1:19]] == list(KEYS)
+
+
+def bad_topk(topk: pd.DataFrame, case: str) -> pd.DataFrame:
+    first = topk.user_id.iloc[0]
+    if case == "missing user":
+        return topk[topk.user_id != first]
+    if case == "short list":
+        return topk[~((topk.user_id == first) & (topk["rank"] == 10))]
+    if case == "repeated item":
+        bad = topk.copy()
+        rows = bad.index[bad.user_id == first]
+        bad.loc[rows[1], "item_id"] = bad.loc[rows[0], "item_id"]
+        return bad
+    if case == "unknown item":
+        bad = topk.copy()
+        bad.loc[bad.index[0], "item_id"] = "no-such-item"
+        return bad
+    if case == "bad rank":
+        return topk.assign(rank=topk["rank"].astype(str).replace("3", "three"))
+    raise AssertionError(case)
+
+
+CASES = {
+    "missing user": "field 'user_id' lacks 1 TEST user",
+    "short list": "fewer than k=10",
+    "repeated item": "field 'item_id' repeats item",
+    "unknown item": "field 'item_id' names 1 item.*'no-such-item'",
+    "bad rank": "field 'rank' must be an integer",
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_cli_rejects_bad_topk(split_files, capsys, case):
+    path, _, _, topk = split_files
+    bad_topk(topk, case).to_csv(path / "bad.tsv", sep="\t", index=False)
+    code = main(["evaluate", "--train", str(path / "d.train.inter"), "--test",
+                 str(path / "d.test.inter"), "--topk", str(path / "bad.tsv")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "bad.tsv" in err
+    assert re.search(CASES[case], err), err
+
+
+def test_missing_columns_and_files_are_named(split_files, tmp_path):
+    path, train, test, topk = split_files
+    with pytest.raises(InputError, match=r"topk\.tsv.*'rank'"):
+        topk.drop(columns="rank").to_csv(path / "topk.tsv", sep="\t", index=False)
+        load_inputs(train, test, path / "topk.tsv")
+    with pytest.raises(InputError, match="not found"):
+        load_inputs(path / "nope.inter", test, topk)
+    with pytest.raises(InputError, match=r"TRAIN.*'item_id'"):
+        load_inputs(train.drop(columns="item_id"), test, topk)
+    (path / "x.item").write_text("item_id:token\tname:token_seq\ni001\ta b\n")
+    with pytest.raises(InputError, match=r"x\.item.*genre column"):
+        load_inputs(train, test, topk, item_features=path / "x.item")

@@ -1,0 +1,145 @@
+"""Fairness measures (SPEC §6): hand-worked values, the loop reference on many random
+inputs, blocked = unblocked, numpy and torch (CPU) paths."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import reference as ref
+from measures_data import python_views, random_split
+from test_similarity import pairs_of
+from userfair import effectiveness, fairness, similarity
+from userfair.inputs import load_inputs
+
+DEVICES = ["cpu", "torch-cpu"]
+
+
+def close(a, b):
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
+
+
+def test_sd_and_gini_hand_worked():
+    assert fairness.sd([1.0, 3.0]) == 1.0  # population SD
+    # x = (0, 0, 1): (2*3 - 3 - 1) * 1 / (3 * 1) = 2/3
+    assert fairness.gini([1.0, 0.0, 0.0]) == pytest.approx(2 / 3)
+    assert fairness.gini([0.5, 0.5, 0.5]) == 0.0
+
+
+def test_gini_is_nan_when_all_scores_are_zero():
+    assert math.isnan(fairness.gini(np.zeros(5)))
+    assert math.isnan(fairness.gini([]))
+
+
+def test_envy_hand_worked():
+    # k = 2. R_0 = {0, 1}, R_1 = {2}, R_2 = {3}. L_0 = [2, 3], L_1 = [0, 1], L_2 = [0, 3].
+    relevant = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], float))
+    topk = np.array([[2, 3], [0, 1], [0, 3]])
+    # phi_0: own 0, of L_1 1, of L_2 1/2 -> envies 1, 1/2
+    # phi_1: own 0, of L_0 1, of L_2 0 -> envies 1, 0
+    # phi_2: own 1 -> no envy
+    result = fairness.envy(topk, relevant, k=2, epsilon=0.5, device="cpu")
+    assert result["ME"] == pytest.approx((1 + 0.5 + 1) / 6)
+    assert result["MME"] == pytest.approx(2 / 3)
+    assert result["PEU"] == pytest.approx(2 / 3)  # max envies 1, 1, 0 > 0.5
+
+
+def test_puf_hand_worked():
+    sim = np.array([[0, 1, 0.5], [1, 0, 0], [0.5, 0, 0]])
+    scores = np.array([0.0, 1.0, 0.5])
+    # pairs: (0,1) 1 * 1, (0,2) 0.5 * 0.5, (1,2) 0 -> mean over 3 pairs
+    assert fairness.puf(scores, sim, device="cpu") == pytest.approx(1.25 / 3)
+
+
+def test_uf_hand_worked():
+    # Items 0 and 1 have identical train columns (cos 1), item 2 is disjoint, item 3 has
+    # no train interaction (cos 0 to everything, itself included).
+    train = sp.csr_matrix(np.array([[1, 1, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0]], float))
+    topk = np.array([[0], [1], [2], [3]])
+    sim = np.array([[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0.9], [0, 0, 0.9, 0]])
+    # 6 pairs; sims 1, .9, 0 x4 -> mean 1.9/6, SD ~0.43 -> similar pairs: (0,1) and (2,3)
+    # d(0,1) = 1 - 1 = 0; d(2,3) = 1 - 0 = 1 -> sum 0.9
+    assert fairness.uf(topk, train, sim, k=1, device="cpu") == pytest.approx(
+        math.log(0.9) / math.log(6))
+
+
+def test_small_populations_give_nan_not_errors():
+    relevant = sp.csr_matrix(np.array([[1, 0]], float))
+    assert all(math.isnan(v) for v in fairness.envy(np.array([[0]]), relevant, k=1).values())
+    assert math.isnan(fairness.puf([0.3], np.zeros((1, 1))))
+    train = sp.csr_matrix(np.eye(2))
+    # m = 2: a single pair -> log(1) = 0 in the denominator -> NaN
+    assert math.isnan(fairness.uf(np.array([[0], [1]]), train, np.ones((2, 2)), k=1))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("seed", range(8))
+def test_matches_loop_reference(seed, device):
+    train, test, topk, _ = random_split(seed, m=25 + seed)
+    inputs = load_inputs(train, test, topk)
+    lists, relevant, train_sets, all_train = python_views(inputs, train, test, topk)
+    eff = effectiveness.per_user(inputs.topk, inputs.relevant)
+    eff_ref = ref.effectiveness(lists, relevant)
+    for name in ("P", "NDCG"):
+        assert close(fairness.sd(eff[name]), ref.sd(eff_ref[name]))
+        assert close(fairness.gini(eff[name]), ref.gini(eff_ref[name]))
+    for epsilon in (0.0, 0.05, 0.3):
+        got = fairness.envy(inputs.topk, inputs.relevant, epsilon=epsilon, block_size=4,
+                            device=device)
+        expected = ref.envy(lists, relevant, epsilon=epsilon)
+        for key in ("ME", "MME", "PEU"):
+            assert close(got[key], expected[key]), (key, got[key], expected[key])
+    rows = inputs.train_of_evaluated()
+    for sim, sim_ref in ((similarity.cosine(rows), ref.cosine(train_sets)),
+                         (similarity.jaccard(rows), ref.jaccard(train_sets))):
+        for name in ("P", "NDCG"):
+            assert close(fairness.puf(eff[name], sim, block_size=5, device=device),
+                         ref.puf(eff_ref[name], sim_ref))
+        assert close(fairness.uf(inputs.topk, inputs.train, sim, block_size=6, device=device),
+                     ref.uf(lists, all_train, pairs_of(sim)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_random_similarities_and_identical_lists(device):
+    # Every user gets the same list and a random similarity: UF and PUF against the loops.
+    rng = np.random.default_rng(7)
+    m, n, k = 20, 30, 5
+    train = sp.random(40, n, density=0.2, random_state=3, format="csr")
+    topk = np.tile(rng.choice(n, size=k, replace=False), (m, 1))
+    raw = rng.weibull(2.0, size=(m, m))
+    sim = similarity.min_max(np.triu(raw, 1) + np.triu(raw, 1).T)
+    all_train = [set(np.flatnonzero(row)) for row in train.toarray()]
+    lists = [list(row) for row in topk]
+    assert close(fairness.uf(topk, train, sim, k=k, block_size=3, device=device),
+                 ref.uf(lists, all_train, pairs_of(sim), k=k))
+    scores = rng.random(m)
+    assert close(fairness.puf(scores, sim, block_size=3, device=device),
+                 ref.puf(list(scores), pairs_of(sim)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_blocked_equals_unblocked(device):
+    train, test, topk, _ = random_split(11, m=40)
+    inputs = load_inputs(train, test, topk)
+    sim = similarity.jaccard(inputs.train_of_evaluated())
+    scores = effectiveness.per_user(inputs.topk, inputs.relevant)["NDCG"]
+    whole = dict(block_size=10_000, device=device)
+    envy_whole = fairness.envy(inputs.topk, inputs.relevant, **whole)
+    uf_whole = fairness.uf(inputs.topk, inputs.train, sim, **whole)
+    puf_whole = fairness.puf(scores, sim, **whole)
+    for block_size in (1, 2, 7, 39):
+        blocked = dict(block_size=block_size, device=device)
+        got = fairness.envy(inputs.topk, inputs.relevant, **blocked)
+        assert all(close(got[key], envy_whole[key]) for key in got)
+        assert close(fairness.uf(inputs.topk, inputs.train, sim, **blocked), uf_whole)
+        assert close(fairness.puf(scores, sim, **blocked), puf_whole)
+
+
+def test_devices_agree_and_bad_device_is_rejected():
+    train, test, topk, _ = random_split(3)
+    inputs = load_inputs(train, test, topk)
+    auto = fairness.envy(inputs.topk, inputs.relevant, device="auto")
+    assert auto == pytest.approx(fairness.envy(inputs.topk, inputs.relevant, device="cpu"))
+    with pytest.raises(ValueError, match="device"):
+        fairness.envy(inputs.topk, inputs.relevant, device="tpu")

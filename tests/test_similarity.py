@@ -1,0 +1,133 @@
+"""User similarities (SPEC §5) and the UF similarity (§6): hand-worked, loop reference,
+blocking, files."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import reference as ref
+from measures_data import python_views, random_split, write_item_file
+from userfair import similarity
+from userfair.inputs import load_inputs
+from userfair.io import InputError
+
+
+def pairs_of(matrix):
+    m = matrix.shape[0]
+    return {(u, v): matrix[u, v] for u in range(m) for v in range(u + 1, m)}
+
+
+def assert_pairs_close(matrix, expected: dict):
+    np.testing.assert_allclose(matrix, matrix.T, rtol=0, atol=0)
+    for pair, value in expected.items():
+        assert math.isclose(matrix[pair], value, rel_tol=1e-9, abs_tol=1e-12), pair
+
+
+ROWS = sp.csr_matrix(np.array([[1, 1, 0, 0], [1, 1, 1, 1], [0, 0, 1, 0]], dtype=float))
+
+
+def test_hand_worked_cosine_and_jaccard():
+    # raw cos: (0,1) 2/sqrt(8), (0,2) 0, (1,2) 1/2 -> min 0, max 2/sqrt(8)
+    cos = similarity.cosine(ROWS)
+    assert cos[0, 1] == pytest.approx(1.0)
+    assert cos[0, 2] == 0.0
+    assert cos[1, 2] == pytest.approx(0.5 / (2 / math.sqrt(8)))
+    # raw jacc: (0,1) 1/2, (0,2) 0, (1,2) 1/4
+    jacc = similarity.jaccard(ROWS)
+    assert jacc[0, 1] == pytest.approx(1.0)
+    assert jacc[1, 2] == pytest.approx(0.5)
+    assert np.diagonal(cos).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_counts_are_binarised():
+    weighted = ROWS.multiply(np.array([[3.0], [2.0], [5.0]])).tocsr()
+    np.testing.assert_array_equal(similarity.cosine(weighted), similarity.cosine(ROWS))
+
+
+def test_all_pairs_equal_and_single_pair_give_zero():
+    identical = sp.csr_matrix(np.ones((4, 3)))
+    assert not similarity.jaccard(identical).any()
+    assert not similarity.cosine(ROWS[:2]).any()  # m = 2: one pair, min == max
+    assert similarity.cosine(ROWS[:1]).shape == (1, 1)
+
+
+def test_empty_rows_have_zero_raw_similarity():
+    rows = sp.csr_matrix(np.array([[1, 0], [0, 0], [1, 1]], dtype=float))
+    cos = similarity.cosine(rows)
+    assert cos[0, 1] == 0.0 and cos[1, 2] == 0.0 and cos[0, 2] == 1.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_matches_loop_reference_for_every_block_size(seed):
+    train, test, topk, _ = random_split(seed)
+    inputs = load_inputs(train, test, topk)
+    _, _, train_sets, _ = python_views(inputs, train, test, topk)
+    rows = inputs.train_of_evaluated()
+    cos_expected, jacc_expected = ref.cosine(train_sets), ref.jaccard(train_sets)
+    unblocked = similarity.cosine(rows, block_size=10_000)
+    for block_size in (1, 3, 7, 10_000):
+        cos = similarity.cosine(rows, block_size=block_size)
+        assert_pairs_close(cos, cos_expected)
+        np.testing.assert_array_equal(cos, unblocked)
+        assert_pairs_close(similarity.jaccard(rows, block_size=block_size), jacc_expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("gamma", [0.0, 0.25, 0.5, 1.0])
+def test_genre_and_uf_similarity_match_loop_reference(tmp_path, seed, gamma):
+    train, test, topk, item_genres = random_split(seed)
+    write_item_file(tmp_path / "d.item", item_genres)
+    inputs = load_inputs(train, test, topk, item_features=tmp_path / "d.item")
+    _, _, train_sets, _ = python_views(inputs, train, test, topk)
+    genres = sorted({g for gs in item_genres.values() for g in gs})
+    rows = inputs.train_of_evaluated()
+    genre_sim = similarity.genre_similarity(rows, inputs.genres, block_size=4)
+    genre_expected = ref.genre_similarity(train_sets, item_genres, genres)
+    assert_pairs_close(genre_sim, genre_expected)
+    assert ((genre_sim >= 0) & (genre_sim <= 1)).all()
+    jacc = similarity.jaccard(rows)
+    mixed = similarity.uf_similarity(jacc, genre_sim, gamma)
+    assert_pairs_close(mixed, ref.uf_similarity(pairs_of(jacc), genre_expected, gamma))
+
+
+def test_identical_distributions_have_genre_similarity_one():
+    genres = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 1]], dtype=float))
+    rows = sp.csr_matrix(np.array([[1, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float))
+    sim = similarity.genre_similarity(rows, genres)
+    assert sim[0, 1] == pytest.approx(1.0)  # (1/2, 1/2) both
+    # (1/2, 1/2) against (1, 0): JS = H(3/4, 1/4) - (1 + 0) / 2
+    mixture_entropy = -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25))
+    assert sim[0, 2] == pytest.approx(1 - (mixture_entropy - 0.5), rel=1e-12)
+    assert sim[1, 2] == pytest.approx(sim[0, 2], rel=1e-12)
+
+
+def test_uf_similarity_needs_genres_below_gamma_one():
+    jacc = similarity.jaccard(ROWS)
+    np.testing.assert_array_equal(similarity.uf_similarity(jacc, None, 1.0), jacc)
+    with pytest.raises(ValueError, match="genre"):
+        similarity.uf_similarity(jacc, None, 0.5)
+    with pytest.raises(ValueError, match="gamma"):
+        similarity.uf_similarity(jacc, jacc, 1.5)
+
+
+def test_save_and_load_round_trip(tmp_path):
+    sim = similarity.cosine(ROWS)
+    users = np.array(["a", "b", "c"])
+    similarity.save(tmp_path / "cos.npz", users, sim, 1.25)
+    loaded_users, loaded_sim, seconds = similarity.load(tmp_path / "cos.npz")
+    assert loaded_users.tolist() == ["a", "b", "c"]
+    np.testing.assert_array_equal(loaded_sim, sim)
+    assert seconds == 1.25
+    assert [p.name for p in tmp_path.iterdir()] == ["cos.npz"]  # no temporary left
+
+
+def test_load_names_the_file_and_field(tmp_path):
+    np.savez(tmp_path / "bad.npz", users=np.array(["a"]), sim=np.zeros((1, 1)))
+    with pytest.raises(InputError, match=r"bad\.npz.*'seconds'"):
+        similarity.load(tmp_path / "bad.npz")
+    with pytest.raises(InputError, match="not found"):
+        similarity.load(tmp_path / "missing.npz")
+    with pytest.raises(ValueError, match="shape"):
+        similarity.save(tmp_path / "x.npz", np.array(["a", "b"]), np.zeros((3, 3)), 0.0)
