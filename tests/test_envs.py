@@ -1,0 +1,233 @@
+"""The conda envs, the rule files and the profiles: env files pinned version for version like
+requirements.txt, closed under dependencies, and enough for the scripts of their rules; every
+rule with conda:, log: and resources:; `snakemake --lint` and `snakefmt --check` clean; every
+profile key commented."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from importlib.metadata import distribution, packages_distributions
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from conftest import BIN, REPO
+
+ENVS = REPO / "envs"
+ENV_NAMES = ["data", "train", "measures", "plots"]
+RULE_FILES = sorted((REPO / "workflow" / "rules").glob("*.smk"))
+NOT_INSTALLED = {"ray"}  # recbole declares it; only its hyper-parameter search imports it
+# Packages an env installs --no-deps only for their data files: ml-100k ships inside recbole.
+DATA_ONLY = {"data": {"recbole"}}
+PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==(\S+)$")
+
+
+def requirement_pins() -> dict[str, str]:
+    """requirements.txt plus torch, which scripts/setup-venv.sh installs first."""
+    pins = {}
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, version = PIN.match(line).groups()
+            pins[canonicalize_name(name)] = version
+    torch = re.search(r"pip install (torch==\S+)", (REPO / "scripts/setup-venv.sh").read_text())
+    name, version = PIN.match(torch.group(1)).groups()
+    pins[canonicalize_name(name)] = version
+    return pins
+
+
+def env_spec(env: str) -> dict:
+    return yaml.safe_load((ENVS / f"{env}.yaml").read_text())
+
+
+def env_pins(env: str) -> dict[str, str]:
+    """The pip pins of an env file plus those of its post-deploy script."""
+    spec = env_spec(env)
+    pip = next(d["pip"] for d in spec["dependencies"] if isinstance(d, dict))
+    lines = list(pip)
+    deploy = ENVS / f"{env}.post-deploy.sh"
+    if deploy.exists():
+        lines += re.findall(r"pip install --no-deps (\S+)", deploy.read_text())
+    pins = {}
+    for line in lines:
+        match = PIN.match(line)
+        assert match, f"envs/{env}: '{line}' is not an exact pin name==version"
+        pins[canonicalize_name(match.group(1))] = match.group(2)
+    return pins
+
+
+def runtime_requirements(name: str) -> set[str]:
+    """Names a distribution of the virtual environment needs at run time (no extras)."""
+    needed = set()
+    for text in distribution(name).requires or []:
+        req = Requirement(text)
+        if req.marker is None or req.marker.evaluate({"extra": ""}):
+            needed.add(canonicalize_name(req.name))
+    return needed
+
+
+@pytest.mark.parametrize("env", ENV_NAMES)
+def test_env_pins_equal_requirements(env):
+    pins, wanted = env_pins(env), requirement_pins()
+    assert pins, f"envs/{env}.yaml pins nothing"
+    differ = {n: (v, wanted.get(n)) for n, v in pins.items() if wanted.get(n) != v}
+    assert not differ, f"envs/{env} (version, requirements.txt version): {differ}"
+
+
+@pytest.mark.parametrize("env", ENV_NAMES)
+def test_env_python_is_the_tested_one(env):
+    deps = [d for d in env_spec(env)["dependencies"] if isinstance(d, str)]
+    assert f"python={sys.version_info.major}.{sys.version_info.minor}" in deps
+    assert env_spec(env)["channels"][0] == "conda-forge"
+
+
+@pytest.mark.parametrize("env", ENV_NAMES)
+def test_env_pins_are_closed_under_dependencies(env):
+    pins = env_pins(env)
+    code = set(pins) - DATA_ONLY.get(env, set())
+    missing = {f"{name} needs {dep}" for name in code for dep in runtime_requirements(name)
+               if dep not in pins and dep not in NOT_INSTALLED}
+    assert not missing, f"envs/{env} lacks pins: {sorted(missing)}"
+
+
+def rule_blocks() -> dict[str, tuple[Path, str]]:
+    """rule name -> (file, text of its block)."""
+    blocks = {}
+    for path in RULE_FILES:
+        text = path.read_text()
+        starts = list(re.finditer(r"^(?:rule|checkpoint) (\w+):", text, re.M))
+        for start in starts:
+            body = text[start.end():]
+            end = re.search(r"^\S", body, re.M)
+            blocks[start.group(1)] = (path, body[: end.start() if end else None])
+    return blocks
+
+
+def directive(block: str, name: str) -> str | None:
+    """The first line of a directive's value (`conda:`, `log:`, ...), or None."""
+    match = re.search(rf"^    {name}:\n\s+(.+)$", block, re.M)
+    return match.group(1).strip() if match else None
+
+
+def test_every_rule_has_conda_log_resources_and_script():
+    blocks = rule_blocks()
+    assert len(blocks) >= 5, sorted(blocks)
+    gaps = []
+    for rule, (path, block) in blocks.items():
+        conda = directive(block, "conda")
+        if conda is None or not (path.parent / conda.strip('",')).resolve().is_file():
+            gaps.append(f"{rule}: conda: {conda}")
+        elif conda.strip('",') not in {f"../../envs/{e}.yaml" for e in ENV_NAMES}:
+            gaps.append(f"{rule}: conda: {conda} is none of envs/{{{','.join(ENV_NAMES)}}}.yaml")
+        log = directive(block, "log")
+        if log is None or not re.search(rf"results/logs/{rule}/", log):
+            gaps.append(f"{rule}: log: {log} (wanted under results/logs/{rule}/)")
+        resources = re.search(r"^    resources:\n((?:        .+\n)+)", block, re.M)
+        if not resources or not {"mem_mb", "runtime"} <= set(
+                re.findall(r"^\s+(\w+)=", resources.group(1), re.M)):
+            gaps.append(f"{rule}: resources: without mem_mb and runtime")
+        if directive(block, "script") is None:
+            gaps.append(f"{rule}: no script:")
+    assert not gaps, "\n".join(gaps)
+
+
+def module_level(tree: ast.Module):
+    """The statements run on import: the module body, into if/try/with blocks, not into
+    functions (their imports are optional features, e.g. torch for device='auto')."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo += [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
+            todo += [s for h in getattr(node, "handlers", []) for s in h.body]
+
+
+def imports_of(path: Path) -> set[str]:
+    """Module names a Python file imports when it is imported (or run)."""
+    names = set()
+    for node in module_level(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+            if node.module == "userfair":
+                names |= {f"userfair.{alias.name}" for alias in node.names}
+            elif node.module.startswith("userfair."):
+                names.add(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.level == 1:
+            modules = [node.module] if node.module else [a.name for a in node.names]
+            names |= {f"userfair.{m.split('.')[0]}" for m in modules}
+    return names
+
+
+def third_party_imports(script: Path) -> set[str]:
+    """Modules outside the standard library that a script imports, following userfair."""
+    library = REPO / "workflow" / "userfair"
+    seen, todo, found = set(), [script], set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in imports_of(path):
+            top = name.split(".")[0]
+            if name.startswith("userfair."):
+                module = library / f"{name.split('.')[1]}.py"
+                todo.append(module if module.exists() else library / "__init__.py")
+            elif top not in sys.stdlib_module_names and top not in {"userfair", "snakemake"}:
+                found.add(top)
+    return found
+
+
+def test_env_of_each_rule_provides_what_its_script_imports():
+    to_dist = packages_distributions()
+    gaps = []
+    for rule, (path, block) in rule_blocks().items():
+        conda, script = directive(block, "conda"), directive(block, "script")
+        if conda is None or script is None:
+            continue  # reported by the test above
+        env = Path(conda.strip('",')).stem
+        provided = set(env_pins(env))
+        for module in third_party_imports((path.parent / script.strip('",')).resolve()):
+            dists = {canonicalize_name(d) for d in to_dist.get(module, [module])}
+            if not dists & provided:
+                gaps.append(f"{rule} (envs/{env}.yaml) imports {module} ({', '.join(dists)})")
+    assert not gaps, "\n".join(sorted(gaps))
+
+
+def test_lint_reports_nothing():
+    proc = subprocess.run([str(BIN / "snakemake"), "--lint"], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Lints for" not in output, output[-8000:]
+
+
+def test_snakefmt_check_passes():
+    proc = subprocess.run(
+        [str(BIN / "snakefmt"), "--check", "--diff", "Snakefile", "workflow/rules"],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-8000:]
+
+
+@pytest.mark.parametrize("profile", ["default", "slurm"])
+def test_every_profile_key_is_commented(profile):
+    lines = (REPO / "profiles" / profile / "config.yaml").read_text().splitlines()
+    yaml.safe_load("\n".join(lines))
+    uncommented = [line for i, line in enumerate(lines)
+                   if re.match(r"^\s*[\w-]+:", line) and not lines[i - 1].lstrip().startswith("#")]
+    assert not uncommented, f"profiles/{profile}: keys without a comment above: {uncommented}"
+
+
+def test_slurm_profile_takes_account_and_partition_from_the_environment():
+    profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
+    assert profile["executor"] == "slurm"
+    resources = profile["default-resources"]
+    assert resources["slurm_account"] == "'$USERFAIR_SLURM_ACCOUNT'"
+    assert resources["slurm_partition"] == "'$USERFAIR_SLURM_PARTITION'"
