@@ -197,3 +197,18 @@ def test_gamma_experiments(tmp_path):
         relevance["share"].isin([0.0, 1.0]) & relevance["measure"].str.startswith("PUF")
     ]
     assert np.allclose(ends["value"], 0.0)
+
+
+def test_split_inputs_match_load_inputs_without_lists():
+    inputs = _inputs()
+    # rebuild the split frames from the matrices
+    rows, cols = inputs.train.nonzero()
+    train_users = np.unique(np.concatenate([inputs.users, ["u999"]]))
+    train = pd.DataFrame({"user_id": train_users[rows], "item_id": inputs.items[cols]})
+    r_rows, r_cols = inputs.relevant.nonzero()
+    test = pd.DataFrame({"user_id": inputs.users[r_rows], "item_id": inputs.items[r_cols]})
+    split = experiments.split_inputs(train, test)
+    np.testing.assert_array_equal(split.users, inputs.users)
+    assert (split.train_of_evaluated() != inputs.train_of_evaluated()).nnz == 0
+    assert (split.relevant != inputs.relevant).nnz == 0
+    assert split.topk.shape == (len(inputs.users), 0)

@@ -1,1 +1,159 @@
-# figures stage: filled in by its issue.
+# Figures (SPEC §7): PDF + PNG in one seaborn style. The style settings are params of
+# these rules only, so changing `plots:` (or the plotting scripts) reruns only figures.
+
+PLOT_STYLE = config["plots"]
+
+
+rule fig_agreement:
+    input:
+        "results/tables/agreement.csv",
+    output:
+        pdf="results/figures/agreement.pdf",
+        png=report(
+            "results/figures/agreement.png",
+            caption="../report/fig_agreement.rst",
+            category="Figures",
+            labels={"figure": "Fig. 1: agreement"},
+        ),
+    log:
+        "results/logs/fig_agreement/fig_agreement.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=PLOT_STYLE,
+    message:
+        "Fig. 1: Kendall tau heatmap"
+    script:
+        "../scripts/fig_agreement.py"
+
+
+rule fig_relevance:
+    input:
+        EXPERIMENT_FILES["relevance"],
+    output:
+        pdf="results/figures/relevance.pdf",
+        png=report(
+            "results/figures/relevance.png",
+            caption="../report/fig_relevance.rst",
+            category="Figures",
+            labels={"figure": "Fig. 2: varying relevance"},
+        ),
+    log:
+        "results/logs/fig_relevance/fig_relevance.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=PLOT_STYLE,
+        datasets=DATASETS,
+    message:
+        "Fig. 2: varying relevance"
+    script:
+        "../scripts/fig_relevance.py"
+
+
+rule fig_similarity:
+    input:
+        EXPERIMENT_FILES["similarity"],
+    output:
+        pdf="results/figures/similarity.pdf",
+        png=report(
+            "results/figures/similarity.png",
+            caption="../report/fig_similarity.rst",
+            category="Figures",
+            labels={"figure": "Fig. 3: varying similarity"},
+        ),
+    log:
+        "results/logs/fig_similarity/fig_similarity.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=PLOT_STYLE,
+        datasets=DATASETS,
+    message:
+        "Fig. 3: varying similarity"
+    script:
+        "../scripts/fig_similarity.py"
+
+
+rule fig_extreme:
+    input:
+        EXPERIMENT_FILES["extreme"],
+    output:
+        pdf="results/figures/extreme.pdf",
+        png=report(
+            "results/figures/extreme.png",
+            caption="../report/fig_extreme.rst",
+            category="Figures",
+            labels={"figure": "Fig. 4: extreme cases"},
+        ),
+    log:
+        "results/logs/fig_extreme/fig_extreme.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=PLOT_STYLE,
+        datasets=DATASETS,
+    message:
+        "Fig. 4: MostFair and MostUnfair"
+    script:
+        "../scripts/fig_extreme.py"
+
+
+rule fig_gamma:
+    input:
+        models=EXPERIMENT_FILES["gamma_models"],
+        relevance=EXPERIMENT_FILES["gamma_relevance"],
+    output:
+        models_pdf="results/figures/gamma_models.pdf",
+        models_png=report(
+            "results/figures/gamma_models.png",
+            caption="../report/fig_gamma_models.rst",
+            category="Figures",
+            labels={"figure": "Appendix: gamma, real runs"},
+        ),
+        relevance_pdf="results/figures/gamma_relevance.pdf",
+        relevance_png=report(
+            "results/figures/gamma_relevance.png",
+            caption="../report/fig_gamma_relevance.rst",
+            category="Figures",
+            labels={"figure": "Appendix: gamma, varying relevance"},
+        ),
+    log:
+        "results/logs/fig_gamma/fig_gamma.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=PLOT_STYLE,
+        datasets=GAMMA_DATASETS,
+    message:
+        "Appendix figures: UF and PUF for every gamma"
+    script:
+        "../scripts/fig_gamma.py"
+
+
+TARGETS += [
+    f"results/figures/{name}.{ext}"
+    for name in ("agreement", "relevance", "similarity", "extreme")
+    for ext in ("pdf", "png")
+]
+if GAMMA_DATASETS:
+    TARGETS += [
+        f"results/figures/gamma_{key}.{ext}"
+        for key in ("models", "relevance")
+        for ext in ("pdf", "png")
+    ]

@@ -9,7 +9,7 @@ the caller, so a rerun reproduces every number. The measures are those of
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -17,7 +17,8 @@ import scipy.sparse as sp
 from scipy.stats import skew
 
 from . import effectiveness, fairness, similarity
-from .inputs import Inputs
+from .io import InputError, atomic_path, read_inter
+from .inputs import Inputs, load_inputs
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,20 @@ class Settings:
     epsilon: float = 0.05
     block_size: int = 2048
     device: str = "cpu"
+
+
+def split_inputs(train, test, item_features=None) -> Inputs:
+    """The :class:`Inputs` of a split alone, for work that needs no model's lists (the
+    similarity files, Figs. 2 and 4): ``topk`` is an empty (m, 0) array, so any measure
+    that reads it fails loudly instead of using a placeholder."""
+    test_frame = read_inter(test) if not isinstance(test, pd.DataFrame) else test
+    users = np.unique(test_frame["user_id"].astype(str).to_numpy())
+    first_items = test_frame.astype({"user_id": str, "item_id": str}).drop_duplicates("user_id")
+    placeholder = pd.DataFrame(
+        {"user_id": first_items["user_id"], "item_id": first_items["item_id"], "rank": 1}
+    )
+    inputs = load_inputs(train, test_frame, placeholder, k=1, item_features=item_features)
+    return replace(inputs, topk=np.empty((len(users), 0), dtype=np.int64))
 
 
 # --- Fig. 2: varying relevance ---------------------------------------------------------
@@ -331,3 +346,30 @@ def run_gamma_relevance(
             for measure, value in gamma_measures(lists.at(share), inputs, sim_uf, settings).items():
                 rows.append((float(share), float(gamma), measure, float(value)))
     return pd.DataFrame(rows, columns=["share", "gamma", "measure", "value"])
+
+
+# --- files ----------------------------------------------------------------------------
+
+
+def load_similarity(path, users: np.ndarray) -> tuple[np.ndarray, float]:
+    """(sim, seconds) of a similarity file whose users must be ``users`` in order."""
+    file_users, sim, seconds = similarity.load(path)
+    if not np.array_equal(file_users, np.asarray(users).astype(str)):
+        raise InputError(
+            f"{path}: field 'users' ({len(file_users)} users) differs from the evaluated "
+            f"users of the split ({len(users)}); rebuild the similarity file"
+        )
+    return sim, seconds
+
+
+def save_table(frame: pd.DataFrame, dataset: str, path) -> None:
+    """Write an experiment's frame, with a leading ``dataset`` column, as parquet."""
+    frame = frame.copy()
+    frame.insert(0, "dataset", dataset)
+    with atomic_path(path) as tmp:
+        frame.to_parquet(tmp, index=False)
+
+
+def load_tables(paths) -> pd.DataFrame:
+    """The frames of several experiment files, stacked in the given order."""
+    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)

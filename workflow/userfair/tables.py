@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from .io import InputError, write_table
+from .io import InputError, read_json, write_table
 
 EFF = ["HR", "MRR", "P", "MAP", "R", "NDCG"]
 FAIR_EXISTING = ["SD-P", "SD-NDCG", "Gini-P", "Gini-NDCG", "ME", "MME", "PEU", "UF"]
@@ -163,3 +163,12 @@ def write_timing(records, datasets, csv_path, tex_path) -> pd.DataFrame:
         "per dataset; the similarities are computed once per dataset.",
     )
     return table
+
+
+def read_measure_files(paths: list, datasets: list[str], models: list[str]) -> dict:
+    """{(dataset, model): measures} from the files of ``expand(..., dataset=datasets,
+    model=models)`` (datasets outer, models inner), each validated."""
+    keys = [(d, m) for d in datasets for m in models]
+    if len(paths) != len(keys):
+        raise ValueError(f"{len(paths)} measure files for {len(keys)} dataset x model runs")
+    return {key: check_measures(read_json(path), path) for key, path in zip(keys, paths)}

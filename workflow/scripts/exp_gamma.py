@@ -1,0 +1,31 @@
+"""Rule exp_gamma: UF and PUF with sim_UF for every gamma (appendix), one dataset."""
+
+import logging
+
+from userfair import experiments
+from userfair.inputs import load_inputs
+
+logging.basicConfig(
+    filename=snakemake.log[0],
+    level=logging.INFO,
+    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+)
+try:
+    p = snakemake.params
+    dataset = snakemake.wildcards.dataset
+    split = experiments.split_inputs(snakemake.input.train, snakemake.input.test)
+    jacc, _ = experiments.load_similarity(snakemake.input.jacc, split.users)
+    genre, _ = experiments.load_similarity(snakemake.input.genre, split.users)
+    settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device)
+    runs = {
+        model: load_inputs(snakemake.input.train, snakemake.input.test, topk, k=p.k)
+        for model, topk in zip(p.models, snakemake.input.topk)
+    }
+    models = experiments.run_gamma_models(runs, jacc, genre, p.gammas, settings)
+    experiments.save_table(models, dataset, snakemake.output.models)
+    relevance = experiments.run_gamma_relevance(split, jacc, genre, p.gammas, settings, p.seed)
+    experiments.save_table(relevance, dataset, snakemake.output.relevance)
+    logging.info("real runs:\n%s", models.to_string())
+except Exception:
+    logging.exception("exp_gamma of %s failed", snakemake.wildcards.dataset)
+    raise

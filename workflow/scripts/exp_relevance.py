@@ -1,0 +1,26 @@
+"""Rule exp_relevance: the Fig. 2 experiment (varying relevance) of one dataset."""
+
+import logging
+
+from userfair import experiments, similarity
+
+logging.basicConfig(
+    filename=snakemake.log[0],
+    level=logging.INFO,
+    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+)
+try:
+    p = snakemake.params
+    inputs = experiments.split_inputs(snakemake.input.train, snakemake.input.test)
+    jacc, _ = experiments.load_similarity(snakemake.input.jacc, inputs.users)
+    genre = None
+    if snakemake.input.genre:
+        genre, _ = experiments.load_similarity(snakemake.input.genre[0], inputs.users)
+    sim_uf = similarity.uf_similarity(jacc, genre, p.gamma)
+    settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device)
+    frame = experiments.run_relevance(inputs, jacc, sim_uf, settings, p.seed)
+    experiments.save_table(frame, snakemake.wildcards.dataset, snakemake.output[0])
+    logging.info("\n%s", frame.pivot(index="share", columns="measure", values="value"))
+except Exception:
+    logging.exception("exp_relevance of %s failed", snakemake.wildcards.dataset)
+    raise

@@ -1,0 +1,30 @@
+"""Rule exp_similarity: the Fig. 3 experiment (varying similarity) of one dataset."""
+
+import logging
+
+from userfair import experiments
+from userfair.inputs import load_inputs
+
+logging.basicConfig(
+    filename=snakemake.log[0],
+    level=logging.INFO,
+    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+)
+try:
+    p = snakemake.params
+    if p.model != p.requested_model:
+        logging.warning(
+            "experiments.model %s is not among the configured models; using " "the lists of %s",
+            p.requested_model,
+            p.model,
+        )
+    inputs = load_inputs(snakemake.input.train, snakemake.input.test, snakemake.input.topk, k=p.k)
+    jacc, _ = experiments.load_similarity(snakemake.input.jacc, inputs.users)
+    settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device)
+    frame = experiments.run_similarity(inputs, jacc, p.weibull_shapes, settings, p.seed)
+    frame.insert(0, "model", p.model)
+    experiments.save_table(frame, snakemake.wildcards.dataset, snakemake.output[0])
+    logging.info("\n%s", frame.to_string())
+except Exception:
+    logging.exception("exp_similarity of %s failed", snakemake.wildcards.dataset)
+    raise

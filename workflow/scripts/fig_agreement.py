@@ -1,0 +1,26 @@
+"""Rule fig_agreement: Fig. 1, the Kendall tau heatmap per dataset, PDF and PNG."""
+
+import logging
+
+import pandas as pd
+
+from userfair import plots, tables
+
+logging.basicConfig(
+    filename=snakemake.log[0],
+    level=logging.INFO,
+    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+)
+try:
+    frame = pd.read_csv(snakemake.input[0])
+    plots.agreement_figure(
+        frame,
+        tables.MEASURES,
+        plots.Style(**snakemake.params.style),
+        snakemake.output.pdf,
+        snakemake.output.png,
+    )
+    logging.info("%s, %s written", snakemake.output.pdf, snakemake.output.png)
+except Exception:
+    logging.exception("fig_agreement failed")
+    raise

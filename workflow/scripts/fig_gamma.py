@@ -1,0 +1,27 @@
+"""Rule fig_gamma: the appendix figures (UF and PUF for every gamma), PDF and PNG."""
+
+import logging
+
+from userfair import experiments, plots
+
+logging.basicConfig(
+    filename=snakemake.log[0],
+    level=logging.INFO,
+    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+)
+try:
+    style = plots.Style(**snakemake.params.style)
+    out = snakemake.output
+    plots.gamma_models_figure(
+        experiments.load_tables(snakemake.input.models), style, out.models_pdf, out.models_png
+    )
+    plots.gamma_relevance_figure(
+        experiments.load_tables(snakemake.input.relevance),
+        style,
+        out.relevance_pdf,
+        out.relevance_png,
+    )
+    logging.info("gamma figures written")
+except Exception:
+    logging.exception("fig_gamma failed")
+    raise

@@ -1,0 +1,44 @@
+"""Rule measures: every Eff and Fair measure of one dataset x model, with seconds."""
+
+import logging
+
+from userfair import evaluate, experiments
+from userfair.inputs import load_inputs
+from userfair.io import write_json
+
+logging.basicConfig(
+    filename=snakemake.log[0],
+    level=logging.INFO,
+    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+)
+try:
+    p = snakemake.params
+    inputs = load_inputs(
+        snakemake.input.train,
+        snakemake.input.test,
+        snakemake.input.topk,
+        k=p.k,
+        item_features=(snakemake.input.item or [None])[0],
+    )
+    similarities, seconds = {}, {}
+    for kind in ("cos", "jacc"):
+        similarities[kind], seconds[kind] = experiments.load_similarity(
+            snakemake.input[kind], inputs.users
+        )
+    result = evaluate.evaluate(
+        inputs,
+        k=p.k,
+        epsilon=p.epsilon,
+        gamma=p.gamma,
+        similarities=similarities,
+        block_size=p.block_size,
+        device=p.device,
+        similarity_seconds=seconds,
+    )
+    write_json(evaluate.as_json(result), snakemake.output[0])
+    logging.info("%s: %s", snakemake.output[0], {k: result[k] for k in evaluate.KEYS})
+except Exception:
+    logging.exception(
+        "measures of %s on %s failed", snakemake.wildcards.model, snakemake.wildcards.dataset
+    )
+    raise

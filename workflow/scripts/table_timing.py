@@ -1,0 +1,19 @@
+"""Rule table_timing: Table 3 as CSV and booktabs LaTeX."""
+
+import logging
+
+from userfair import tables
+
+logging.basicConfig(
+    filename=snakemake.log[0],
+    level=logging.INFO,
+    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+)
+try:
+    p = snakemake.params
+    records = tables.read_measure_files(list(snakemake.input), p.datasets, p.models)
+    table = tables.write_timing(records, p.datasets, snakemake.output.csv, snakemake.output.tex)
+    logging.info("\n%s", table.to_string())
+except Exception:
+    logging.exception("table_timing failed")
+    raise
