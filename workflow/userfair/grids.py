@@ -11,9 +11,12 @@ A model with an empty mapping has one point: RecBole's defaults.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import yaml
 
 from userfair.io import InputError
@@ -37,6 +40,10 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {
     "NCL": ("embedding_size", "n_layers", "reg_weight", "ssl_temp", "ssl_reg", "hyper_layers",
             "alpha", "proto_reg", "num_clusters", "m_step", "warm_up_step") + TRAINING_KEYS,
 }
+
+# The config's ``training`` keys that every training job receives (the rest are resources).
+TRAINING_SETTINGS = ("epochs", "stopping_step", "device", "train_batch_size",
+                     "eval_batch_size", "threads")
 
 # Models without training: one pass builds the similarity, no epochs, no early stopping.
 NON_TRAINABLE = ("UserKNN", "ItemKNN")
@@ -90,3 +97,19 @@ def load_points(path: str | os.PathLike, models: list[str]) -> dict[str, list[di
     grid = load_grid(path)
     validate_grid(grid, models, label=str(path))
     return {model: grid_points(grid, model) for model in models}
+
+
+def select_best(records: list[dict], *, label: str = "grid") -> tuple[pd.DataFrame, dict]:
+    """The tuning table (one row per grid point, in grid order: params, valid metrics,
+    best epoch, seconds) and the winner: best valid NDCG, ties to the first in grid order."""
+    if not records:
+        raise InputError(f"{label}: no grid point to select from")
+    for i, record in enumerate(records):
+        if "NDCG" not in record.get("valid", {}):
+            raise InputError(f"{label}: grid point {i}: valid.json has no 'valid' -> 'NDCG'")
+    rows = [{"point": i, "params": json.dumps(r["params"], sort_keys=True), **r["valid"],
+             "best_epoch": r.get("best_epoch"), "seconds": r.get("seconds")}
+            for i, r in enumerate(records)]
+    table = pd.DataFrame(rows)
+    winner = int(np.argmax(table["NDCG"].to_numpy()))  # argmax: first maximum
+    return table, {**records[winner], "point": winner}

@@ -2,7 +2,7 @@
 
 One grid point is trained by :func:`train_point` in its own working directory (RecBole
 writes logs, tensorboard files and checkpoints into the current directory); the winner is
-chosen by :func:`select_best`; :func:`export_topk` reloads the winner's checkpoint and
+chosen by :func:`userfair.grids.select_best`; :func:`export_topk` reloads the winner's checkpoint and
 writes the top-k lists exactly as RecBole's full-sort test evaluation ranks them, together
 with RecBole's own test metrics.
 """
@@ -10,7 +10,6 @@ with RecBole's own test metrics.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import time
@@ -80,22 +79,29 @@ def gpu_ids(device: str) -> str:
     return os.environ.get("CUDA_VISIBLE_DEVICES", "0")
 
 
+def recbole_name(dataset: str) -> str:
+    """The dataset name RecBole sees. Not the real name: RecBole's Config replaces the
+    data_path of a dataset called "ml-100k" by its own bundled copy."""
+    return f"{dataset}_split"
+
+
 def link_split(data_dir: str | os.PathLike, dataset: str, workdir: Path) -> Path:
-    """RecBole reads ``{data_path}/{dataset}/{dataset}.{split}.inter``: link the split
-    folder into ``workdir`` under that name and return the data_path."""
+    """RecBole reads ``{data_path}/{name}/{name}.{split}.inter``: link our split files
+    ``data_dir/{dataset}.{split}.inter`` there (name = :func:`recbole_name`) and return the
+    data_path. Only the .inter files are linked, so RecBole never sees ``{dataset}.item``."""
     data_dir = Path(data_dir).resolve()
-    for split in SPLITS:
-        path = data_dir / f"{dataset}.{split}.inter"
-        if not path.is_file():
-            raise InputError(f"{path}: split file not found (run the data stage first)")
+    name = recbole_name(dataset)
     data_path = workdir / "recbole_data"
-    data_path.mkdir(parents=True, exist_ok=True)
-    link = data_path / dataset
-    if link.is_symlink() or link.exists():
-        if link.resolve() == data_dir:
-            return data_path
-        link.unlink()
-    link.symlink_to(data_dir, target_is_directory=True)
+    folder = data_path / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for split in SPLITS:
+        target = data_dir / f"{dataset}.{split}.inter"
+        if not target.is_file():
+            raise InputError(f"{target}: split file not found (run the data stage first)")
+        link = folder / f"{name}.{split}.inter"
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
     return data_path
 
 
@@ -156,7 +162,7 @@ def prepare(model: str, params: dict, data_dir, dataset: str, workdir: Path,
     torch.set_num_threads(training.threads)
     data_path = link_split(data_dir, dataset, workdir)
     cls = model_class(model)
-    config = Config(model=cls, dataset=dataset,
+    config = Config(model=cls, dataset=recbole_name(dataset),
                     config_dict=recbole_settings(model, params, data_path, workdir, training))
     init_seed(config["seed"], config["reproducibility"])
     data = create_dataset(config)
@@ -177,6 +183,7 @@ def train_point(model: str, params: dict, data_dir, dataset: str, workdir,
     ``workdir/model.pth``. Returns the record written to valid.json."""
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
+    data_dir = Path(data_dir).resolve()
     started = time.perf_counter()
     with contextlib.chdir(workdir):
         run = prepare(model, params, data_dir, dataset, workdir, training)
@@ -197,20 +204,6 @@ def train_point(model: str, params: dict, data_dir, dataset: str, workdir,
         "seconds": time.perf_counter() - started,
         "device": str(run.config["device"]),
     }
-
-
-def select_best(records: list[dict]) -> tuple[pd.DataFrame, dict]:
-    """The tuning table (one row per grid point, in grid order) and the winner: the best
-    valid NDCG, ties to the first point in grid order."""
-    if not records:
-        raise ValueError("select_best: no grid point")
-    rows = [{"point": i, "params": json.dumps(r["params"], sort_keys=True), **r["valid"],
-             "best_epoch": r["best_epoch"], "seconds": r["seconds"]}
-            for i, r in enumerate(records)]
-    table = pd.DataFrame(rows)
-    winner = int(np.argmax(table["NDCG"].to_numpy()))  # first maximum = first in grid order
-    best = {"point": winner, **records[winner]}
-    return table, best
 
 
 def _ranked_lists(run: Run, k: int) -> pd.DataFrame:
@@ -245,6 +238,7 @@ def export_topk(model: str, params: dict, checkpoint, data_dir, dataset: str, wo
     their neighbourhoods from the same train split) and return (lists, RecBole test metrics)."""
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
+    data_dir = Path(data_dir).resolve()
     checkpoint = Path(checkpoint).resolve()
     if not checkpoint.is_file():
         raise InputError(f"{checkpoint}: checkpoint not found")

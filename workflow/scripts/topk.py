@@ -1,0 +1,23 @@
+"""Rule topk: the winner's checkpoint -> topk.parquet (k items per test user) and RecBole's
+own test metrics (recbole_test.json)."""
+
+import logging
+
+from userfair import recommenders
+from userfair.io import read_json, write_json
+
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
+                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+try:
+    best = read_json(snakemake.input.best)
+    lists, test = recommenders.export_topk(
+        snakemake.wildcards.model, best["params"], best["checkpoint"],
+        snakemake.params.data_dir, snakemake.wildcards.dataset, snakemake.params.workdir,
+        recommenders.Training(**snakemake.params.training))
+    recommenders.write_topk(lists, snakemake.output.topk)
+    write_json(test, snakemake.output.test)
+    logging.info("%d users, RecBole test metrics %s", lists["user_id"].nunique(), test)
+except Exception:
+    logging.exception("topk of %s on %s failed", snakemake.wildcards.model,
+                      snakemake.wildcards.dataset)
+    raise

@@ -1,0 +1,21 @@
+"""Rule tune: train one grid point of one model (SPEC §3); writes valid.json and model.pth."""
+
+import logging
+
+from userfair import recommenders
+from userfair.io import write_json
+
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
+                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+try:
+    record = recommenders.train_point(
+        snakemake.wildcards.model, snakemake.params.grid_params, snakemake.params.data_dir,
+        snakemake.wildcards.dataset, snakemake.params.workdir,
+        recommenders.Training(**snakemake.params.training))
+    record["point"] = int(snakemake.wildcards.point)
+    write_json(record, snakemake.output.valid)
+    logging.info("valid %s", record["valid"])
+except Exception:
+    logging.exception("tune %s point %s on %s failed", snakemake.wildcards.model,
+                      snakemake.wildcards.point, snakemake.wildcards.dataset)
+    raise
