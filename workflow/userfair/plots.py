@@ -1,7 +1,7 @@
 """Figures of SPEC §7 in one seaborn style (config ``plots:``), each saved as PDF and PNG.
 
 Every function takes the tidy frames written by the experiment and agreement rules and the
-style settings, and returns nothing but files. Legends sit below the panels, clear of the
+style settings, and returns nothing but files. Legends sit outside the panels, clear of the
 data; widths are multiples of the configured column width.
 """
 
@@ -65,8 +65,9 @@ def save(
     plt.close(fig)
 
 
-def _legend_below(fig: plt.Figure, handles, labels, ncol: int) -> None:
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False)
+def _legend_outside(fig: plt.Figure, handles, labels, ncol: int, where: str = "lower") -> None:
+    """One figure legend outside the panels (``where``: lower or upper edge)."""
+    fig.legend(handles, labels, loc=f"outside {where} center", ncol=ncol, frameon=False)
 
 
 def _check_columns(frame: pd.DataFrame, columns: list[str], what: str) -> None:
@@ -158,7 +159,6 @@ def relevance_figure(relevance: pd.DataFrame, style: Style, pdf_path, png_path) 
                     label=measure,
                 )
             ax.set_title(group if row == 0 else "")
-            ax.set_xlabel(PERCENT_LABEL if row == len(datasets) - 1 else "")
             ax.set_ylabel(dataset if col == 0 else "")
             ax.set_xticks([0, 50, 100])
             if row == len(datasets) - 1:
@@ -169,6 +169,7 @@ def relevance_figure(relevance: pd.DataFrame, style: Style, pdf_path, png_path) 
                     fontsize="x-small",
                     handlelength=1.2,
                 )
+    fig.supxlabel(PERCENT_LABEL)
     save(fig, pdf_path, png_path, style)
 
 
@@ -209,7 +210,7 @@ def similarity_figure(similarity: pd.DataFrame, style: Style, pdf_path, png_path
             ax.axvline(observed.iloc[0], color="grey", lw=1, ls="--", label="observed $sim_{Jacc}$")
         ax.set(title=dataset, xlabel="skewness of user similarity", ylabel="score")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    _legend_below(fig, handles, labels, ncol=3)
+    _legend_outside(fig, handles, labels, ncol=3)
     save(fig, pdf_path, png_path, style)
 
 
@@ -252,11 +253,11 @@ def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> N
                     label=f"{measure} {assignment}",
                 )
             ax.set_title(f"{dataset}: {score}" if len(datasets) > 1 else score)
-            ax.set_xlabel(PERCENT_LABEL if row == len(datasets) - 1 else "")
             ax.set_ylabel("score" if col == 0 else "")
             ax.set_xticks([0, 50, 100])
+    fig.supxlabel(PERCENT_LABEL)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    _legend_below(fig, handles, labels, ncol=2)
+    _legend_outside(fig, handles, labels, ncol=2, where="upper")
     save(fig, pdf_path, png_path, style)
 
 
