@@ -91,17 +91,35 @@ def write_table(frame: pd.DataFrame, csv_path, tex_path, *, bold=None, caption: 
                                    float_format=float_format))
 
 
+_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                   "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped."""
+    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
+
+
 def _cell(value, float_format: str) -> str:
+    if hasattr(value, "item"):  # numpy scalar -> Python scalar
+        value = value.item()
+    if isinstance(value, bool):
+        return str(value)
     if isinstance(value, float):
         return "--" if value != value else float_format.format(value)
     if isinstance(value, int):
         return f"{value:,}".replace(",", "{,}")
-    return str(value).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
+    return latex_escape(str(value))
 
 
 def to_booktabs(frame: pd.DataFrame, *, bold=None, caption: str = "", label: str = "",
                 float_format: str = "{:.4f}") -> str:
-    """A LaTeX table (booktabs rules) of ``frame`` with its index as the first column."""
+    """A LaTeX table (booktabs rules) of ``frame`` with its index as the first column.
+
+    Cells keep their column's type (integers get thousands separators, floats
+    ``float_format``, NaN prints as --); text is LaTeX-escaped, ``caption`` is not.
+    """
     cols = [str(frame.index.name or "")] + [str(c) for c in frame.columns]
     lines = [r"\begin{table}[t]", r"\centering"]
     if caption:
@@ -110,10 +128,11 @@ def to_booktabs(frame: pd.DataFrame, *, bold=None, caption: str = "", label: str
         lines.append(rf"\label{{{label}}}")
     lines += [r"\begin{tabular}{l" + "r" * len(frame.columns) + "}", r"\toprule",
               " & ".join(_cell(c, float_format) for c in cols) + r" \\", r"\midrule"]
-    for i, (index, row) in enumerate(frame.iterrows()):
+    columns = [frame.iloc[:, j].tolist() for j in range(frame.shape[1])]  # keeps each dtype
+    for i, index in enumerate(frame.index):
         cells = []
-        for j, value in enumerate(row.tolist()):
-            text = _cell(value.item() if hasattr(value, "item") else value, float_format)
+        for j, column in enumerate(columns):
+            text = _cell(column[i], float_format)
             if bold is not None and bool(bold.iloc[i, j]):
                 text = rf"\textbf{{{text}}}"
             cells.append(text)
