@@ -16,8 +16,7 @@ try:
         splits = dict(zip(data.SPLITS, map(read_inter, paths)))
         rows[name] = {**read_json(stats_path), **data.split_counts(splits)}
     table = data.table1(rows)
-    # object columns keep ints as ints in the LaTeX (iterrows would upcast mixed rows to float)
-    write_table(table.astype(object), snakemake.output.csv, snakemake.output.tex, float_format="{:.2f}",
+    write_table(table, snakemake.output.csv, snakemake.output.tex, float_format="{:.2f}",
                 caption="Dataset statistics: counts and sparsity after the 5-core step; test "
                         "users, split sizes and split counts after dropping users with few "
                         "train interactions.",
