@@ -60,6 +60,7 @@ def exported(split_dir, training, tmp_path_factory):
             lists, test = recommenders.export_topk(
                 model, params, work / "grid" / "0" / "model.pth", split_dir, DATASET,
                 work / "export", training)
+            record["checkpoint"] = str(work / "grid" / "0" / "model.pth")
             cache[model] = (lists, test, record)
         return cache[model]
 
@@ -141,6 +142,21 @@ def test_export_uses_the_checkpoint_not_a_fresh_model(exported, split_dir, train
     swapped, _ = recommenders.export_topk("BPR", {}, tmp_path / "other" / "model.pth",
                                              split_dir, DATASET, tmp_path / "export", training)
     assert not lists["item_id"].equals(swapped["item_id"])
+
+
+def test_recbole_evaluate_reloads_our_checkpoint(exported, split_dir, training, tmp_path):
+    """RecBole's own Trainer.evaluate(load_best_model=True) reads the checkpoint (the
+    torch.load patch) and gives the exported test metrics."""
+    import contextlib
+
+    from userfair import recommenders
+
+    _, test, record = exported("BPR")
+    with contextlib.chdir(tmp_path):
+        run = recommenders.prepare("BPR", {}, split_dir, DATASET, tmp_path, training)
+        result = run.trainer.evaluate(run.test, load_best_model=True,
+                                      model_file=record["checkpoint"])
+    assert recommenders.external_metrics(result, K) == pytest.approx(test, abs=1e-9)
 
 
 def test_ncl_with_as_many_clusters_as_users_is_a_clear_error(split_dir, training, tmp_path):

@@ -10,43 +10,15 @@ TRAINING = {
     "seed": config["seed"],
     "k": config["k"],
 }
-
-
-def grid_point_params(wildcards):
-    points = GRID_POINTS[wildcards.model]
-    point = int(wildcards.point)
-    if point >= len(points):
-        raise ValueError(
-            f"{config['grid']}: model {wildcards.model} has {len(points)} grid points, "
-            f"no point {point}"
-        )
-    return points[point]
-
-
-def grid_outputs(name):
-    """The files `name` (valid.json, model.pth) of every grid point of a dataset x model."""
-    return lambda wildcards: [
-        f"results/{wildcards.dataset}/models/{wildcards.model}/grid/{point}/{name}"
-        for point in range(len(GRID_POINTS[wildcards.model]))
-    ]
-
-
-def training_mem_mb(wildcards):
-    return max(4000, catalogue.get(wildcards.dataset).mem_mb)
-
-
-def uses_gpu(wildcards):
-    """One GPU for the neural models unless training.device is cpu (KNN models: none)."""
-    trainable = wildcards.model not in grids.NON_TRAINABLE
-    return int(trainable and config["training"]["device"] != "cpu")
+SPLIT_FILES = expand(
+    "results/{{dataset}}/data/{{dataset}}.{split}.inter",
+    split=["train", "valid", "test"],
+)
 
 
 rule tune:
     input:
-        expand(
-            "results/{{dataset}}/data/{{dataset}}.{split}.inter",
-            split=["train", "valid", "test"],
-        ),
+        SPLIT_FILES,
     output:
         valid="results/{dataset}/models/{model}/grid/{point}/valid.json",
         checkpoint="results/{dataset}/models/{model}/grid/{point}/model.pth",
@@ -58,14 +30,16 @@ rule tune:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]
     resources:
-        mem_mb=training_mem_mb,
+        mem_mb=lambda wildcards: max(4000, catalogue.get(wildcards.dataset).mem_mb),
         runtime=config["training"]["runtime"],
-        gpu=uses_gpu,
+        gpu=lambda wildcards: grids.gpus(wildcards.model, config["training"]["device"]),
     params:
-        grid_params=grid_point_params,
+        grid_params=lambda wildcards: grids.point_params(
+            GRID_POINTS, wildcards.model, wildcards.point
+        ),
         training=TRAINING,
-        data_dir="results/{dataset}/data",
-        workdir="results/{dataset}/models/{model}/grid/{point}",
+        data_dir=lambda wildcards, input: os.path.dirname(input[0]),
+        workdir=lambda wildcards, output: os.path.dirname(output.valid),
     message:
         "Train {wildcards.model} grid point {wildcards.point} on {wildcards.dataset}"
     script:
@@ -74,8 +48,12 @@ rule tune:
 
 rule select:
     input:
-        valid=grid_outputs("valid.json"),
-        checkpoints=grid_outputs("model.pth"),
+        valid=lambda wildcards: grids.point_files(
+            GRID_POINTS, wildcards.dataset, wildcards.model, "valid.json"
+        ),
+        checkpoints=lambda wildcards: grids.point_files(
+            GRID_POINTS, wildcards.dataset, wildcards.model, "model.pth"
+        ),
     output:
         tuning="results/{dataset}/models/{model}/tuning.tsv",
         best="results/{dataset}/models/{model}/best.json",
@@ -96,11 +74,10 @@ rule select:
 rule topk:
     input:
         best="results/{dataset}/models/{model}/best.json",
-        checkpoints=grid_outputs("model.pth"),
-        splits=expand(
-            "results/{{dataset}}/data/{{dataset}}.{split}.inter",
-            split=["train", "valid", "test"],
+        checkpoints=lambda wildcards: grids.point_files(
+            GRID_POINTS, wildcards.dataset, wildcards.model, "model.pth"
         ),
+        splits=SPLIT_FILES,
     output:
         topk="results/{dataset}/models/{model}/topk.parquet",
         test="results/{dataset}/models/{model}/recbole_test.json",
@@ -110,13 +87,15 @@ rule topk:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]
     resources:
-        mem_mb=training_mem_mb,
+        mem_mb=lambda wildcards: max(4000, catalogue.get(wildcards.dataset).mem_mb),
         runtime=60,
-        gpu=uses_gpu,
+        gpu=lambda wildcards: grids.gpus(wildcards.model, config["training"]["device"]),
     params:
         training=TRAINING,
-        data_dir="results/{dataset}/data",
-        workdir="results/{dataset}/models/{model}/export",
+        data_dir=lambda wildcards, input: os.path.dirname(input.splits[0]),
+        workdir=lambda wildcards, output: os.path.join(
+            os.path.dirname(output.topk), "export"
+        ),
     message:
         "Top-{config[k]} lists of the best {wildcards.model} on {wildcards.dataset}"
     script:

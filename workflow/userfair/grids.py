@@ -99,6 +99,25 @@ def load_points(path: str | os.PathLike, models: list[str]) -> dict[str, list[di
     return {model: grid_points(grid, model) for model in models}
 
 
+def point_params(points: dict[str, list[dict]], model: str, point) -> dict:
+    """The parameters of grid point ``point`` (an index, possibly a string) of ``model``."""
+    index = int(point)
+    if not 0 <= index < len(points[model]):
+        raise InputError(f"model {model} has {len(points[model])} grid points, no point {point}")
+    return points[model][index]
+
+
+def point_files(points: dict[str, list[dict]], dataset: str, model: str, name: str) -> list[str]:
+    """``results/{dataset}/models/{model}/grid/{P}/{name}`` of every grid point P."""
+    return [f"results/{dataset}/models/{model}/grid/{p}/{name}"
+            for p in range(len(points[model]))]
+
+
+def gpus(model: str, device: str) -> int:
+    """GPUs a training job asks for: one for a neural model unless the device is cpu."""
+    return int(model not in NON_TRAINABLE and device != "cpu")
+
+
 def select_best(records: list[dict], *, label: str = "grid") -> tuple[pd.DataFrame, dict]:
     """The tuning table (one row per grid point, in grid order: params, valid metrics,
     best epoch, seconds) and the winner: best valid NDCG, ties to the first in grid order."""
