@@ -11,6 +11,7 @@ from __future__ import annotations
 import types
 
 import numpy as np
+import scipy
 import scipy.sparse as sp
 import torch
 
@@ -76,10 +77,8 @@ def apply() -> None:
     _compatibility_settings(None)
     if not hasattr(sp.dok_matrix, "_update"):
         if not hasattr(sp.dok_matrix((1, 1)), "_dict"):
-            raise RuntimeError(
-                "scipy.sparse.dok_matrix has neither _update nor _dict: "
-                f"scipy {sp.__version__ if hasattr(sp, '__version__') else ''} is not supported"
-            )
+            raise RuntimeError(f"scipy {scipy.__version__}: dok_matrix has neither _update "
+                               "nor _dict; RecBole's graph models cannot be patched")
         sp.dok_matrix._update = _dok_update
     if not isinstance(trainer.torch, _TrustedCheckpointTorch):
         trainer.torch = _TrustedCheckpointTorch(torch)

@@ -45,7 +45,8 @@ CHECKPOINT = "model.pth"
 
 @dataclass(frozen=True)
 class Training:
-    """Settings shared by every model (the config's ``training`` section, plus seed and k)."""
+    """Settings shared by every model: the config's ``training`` keys listed in
+    userfair.grids.TRAINING_SETTINGS, plus the top-level seed and k."""
 
     epochs: int = 30
     stopping_step: int = 5
@@ -55,10 +56,6 @@ class Training:
     threads: int = 1
     seed: int = 2024
     k: int = 10
-
-    @classmethod
-    def from_config(cls, config: dict) -> "Training":
-        return cls(**config["training"], seed=config["seed"], k=config["k"])
 
 
 def model_class(name: str):

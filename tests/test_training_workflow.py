@@ -1,0 +1,65 @@
+"""The models stage through the real Snakemake: tune per grid point, select, topk."""
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import make_workdir, snakemake
+from userfair.io import read_inter
+
+pytestmark = pytest.mark.slow
+
+GRID = {"UserKNN": {"k": [5, 40]}, "BPR": {"learning_rate": [0.001, 0.01]}}
+
+
+@pytest.fixture(scope="module")
+def run(tiny_ml100k, tmp_path_factory):
+    work = make_workdir(tmp_path_factory.mktemp("models") / "run")
+    (work / "grid.yaml").write_text(yaml.safe_dump(GRID))
+    config = {
+        "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
+        "models": list(GRID),
+        "grid": "grid.yaml",
+        "training": {"epochs": 2, "stopping_step": 1, "device": "cpu"},
+    }
+    (work / "test-config.yaml").write_text(yaml.safe_dump(config))
+    targets = [f"results/ml-100k/models/{m}/topk.parquet" for m in GRID]
+    snakemake(work, *targets, "--cores", "2", "--configfile", "test-config.yaml")
+    return work
+
+
+@pytest.mark.parametrize("model", list(GRID))
+def test_every_grid_point_is_tuned_and_the_best_is_selected(run, model):
+    models = run / "results" / "ml-100k" / "models" / model
+    tuning = pd.read_csv(models / "tuning.tsv", sep="\t")
+    assert list(tuning["point"]) == [0, 1]
+    ((key, values),) = GRID[model].items()
+    assert [json.loads(p) for p in tuning["params"]] == [{key: v} for v in values]
+    for point in (0, 1):
+        valid = json.loads((models / "grid" / str(point) / "valid.json").read_text())
+        assert valid["point"] == point
+        assert valid["valid"]["NDCG"] == pytest.approx(tuning.loc[point, "NDCG"])
+        assert (models / "grid" / str(point) / "model.pth").is_file()
+    best = json.loads((models / "best.json").read_text())
+    assert best["point"] == int(tuning["NDCG"].idxmax())
+    assert best["params"] == json.loads(tuning.loc[best["point"], "params"])
+    assert (run / "results" / "logs" / "tune" / "ml-100k" / model / "0.log").stat().st_size > 0
+
+
+@pytest.mark.parametrize("model", list(GRID))
+def test_topk_covers_exactly_the_test_users(run, model):
+    models = run / "results" / "ml-100k" / "models" / model
+    lists = pd.read_parquet(models / "topk.parquet")
+    test = read_inter(run / "results" / "ml-100k" / "data" / "ml-100k.test.inter")
+    assert set(lists["user_id"]) == set(test["user_id"])
+    assert lists.groupby("user_id").size().eq(10).all()
+    metrics = json.loads((models / "recbole_test.json").read_text())
+    assert list(metrics) == ["HR", "MRR", "P", "R", "MAP", "NDCG"]
+
+
+def test_a_second_run_has_nothing_to_do(run):
+    proc = snakemake(run, "results/ml-100k/models/BPR/topk.parquet", "--cores", "1", "-n",
+                     "--configfile", "test-config.yaml")
+    assert "Nothing to be done" in proc.stdout + proc.stderr
