@@ -264,60 +264,80 @@ def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> N
 # --- Appendix: gamma -------------------------------------------------------------------
 
 
+GAMMA_MEASURES = ["UF", "PUF-P", "PUF-NDCG"]
+
+
+def _gamma_grid(frame: pd.DataFrame, style: Style, height: float):
+    datasets = list(dict.fromkeys(frame["dataset"]))
+    fig, axes = plt.subplots(
+        len(datasets), len(GAMMA_MEASURES), squeeze=False, layout="constrained",
+        figsize=(2 * style.column_width_in, height * len(datasets) + 0.8),
+    )  # fmt: skip
+    return datasets, fig, axes
+
+
+def _gamma_legend(fig: plt.Figure, axes) -> None:
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    for ax in axes.flat:
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    fig.legend(
+        handles,
+        labels,
+        title="$\\gamma$",
+        loc="outside upper center",
+        ncol=len(labels),
+        frameon=False,
+    )
+
+
 def gamma_models_figure(gamma: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
-    """UF and PUF with sim_UF for every gamma on the real runs: bars per model."""
+    """UF and PUF with sim_UF for every gamma on the real runs: bars per model; rows =
+    datasets, columns = measures."""
     _check_columns(gamma, ["dataset", "model", "gamma", "measure", "value"], "gamma (models)")
     style.apply()
     gamma = gamma.assign(
         model=gamma["model"].map(model_label), gamma=gamma["gamma"].map(lambda g: f"{g:g}")
     )
-    grid = sns.catplot(
-        data=gamma,
-        kind="bar",
-        x="model",
-        y="value",
-        hue="gamma",
-        col="measure",
-        row="dataset",
-        sharey=False,
-        legend_out=True,
-        height=1.8,
-        aspect=(2 * style.column_width_in) / (3 * 1.8),
-    )
-    grid.set_titles("{row_name}: {col_name}")
-    grid.set_axis_labels("", "score")
-    grid.tick_params(axis="x", labelrotation=90)
-    sns.move_legend(
-        grid, "lower center", bbox_to_anchor=(0.5, -0.02), ncol=6, title="$\\gamma$", frameon=False
-    )
-    save(grid.figure, pdf_path, png_path, style)
+    datasets, fig, axes = _gamma_grid(gamma, style, 1.9)
+    for row, dataset in enumerate(datasets):
+        for col, measure in enumerate(GAMMA_MEASURES):
+            ax = axes[row, col]
+            part = gamma[(gamma["dataset"] == dataset) & (gamma["measure"] == measure)]
+            sns.barplot(data=part, x="model", y="value", hue="gamma", ax=ax)
+            ax.set_title(f"{dataset}: {measure}" if len(datasets) > 1 else measure)
+            ax.set(xlabel="", ylabel="score" if col == 0 else "")
+            ax.tick_params(axis="x", labelrotation=90)
+    _gamma_legend(fig, axes)
+    save(fig, pdf_path, png_path, style)
 
 
 def gamma_relevance_figure(gamma: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
-    """UF and PUF with sim_UF for every gamma on the Fig. 2 lists."""
+    """UF and PUF with sim_UF for every gamma on the Fig. 2 lists; rows = datasets,
+    columns = measures."""
     _check_columns(gamma, ["dataset", "share", "gamma", "measure", "value"], "gamma (relevance)")
     style.apply()
     gamma = gamma.assign(
         percent=_percent(gamma["share"]), gamma=gamma["gamma"].map(lambda g: f"{g:g}")
     )
-    grid = sns.relplot(
-        data=gamma,
-        kind="line",
-        x="percent",
-        y="value",
-        hue="gamma",
-        style="gamma",
-        markers=True,
-        dashes=False,
-        col="measure",
-        row="dataset",
-        facet_kws={"sharey": False},
-        height=1.8,
-        aspect=(2 * style.column_width_in) / (3 * 1.8),
-    )
-    grid.set_titles("{row_name}: {col_name}")
-    grid.set_axis_labels(PERCENT_LABEL, "score")
-    sns.move_legend(
-        grid, "lower center", bbox_to_anchor=(0.5, -0.02), ncol=6, title="$\\gamma$", frameon=False
-    )
-    save(grid.figure, pdf_path, png_path, style)
+    datasets, fig, axes = _gamma_grid(gamma, style, 1.6)
+    for row, dataset in enumerate(datasets):
+        for col, measure in enumerate(GAMMA_MEASURES):
+            ax = axes[row, col]
+            part = gamma[(gamma["dataset"] == dataset) & (gamma["measure"] == measure)]
+            sns.lineplot(
+                data=part,
+                x="percent",
+                y="value",
+                hue="gamma",
+                style="gamma",
+                markers=True,
+                dashes=False,
+                markersize=4,
+                ax=ax,
+            )
+            ax.set_title(f"{dataset}: {measure}" if len(datasets) > 1 else measure)
+            ax.set(xlabel="", ylabel="score" if col == 0 else "", xticks=[0, 50, 100])
+    _gamma_legend(fig, axes)
+    fig.supxlabel(PERCENT_LABEL)
+    save(fig, pdf_path, png_path, style)

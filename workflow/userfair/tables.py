@@ -157,7 +157,7 @@ def write_timing(records, datasets, csv_path, tex_path) -> pd.DataFrame:
         table,
         csv_path,
         tex_path,
-        float_format="{:.3f}",
+        float_format="{:.3g}",
         label="tab:time",
         caption="Mean computation time (seconds) of each Fair measure over models, "
         "per dataset; the similarities are computed once per dataset.",
