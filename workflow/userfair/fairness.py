@@ -16,6 +16,11 @@ from userfair import _backend
 from userfair.effectiveness import _lists, hits, relevant_counts
 from userfair.similarity import BLOCK_SIZE
 
+#: Entries of a cache-sized chunk (1 MiB of float64) for elementwise passes over pairs.
+CACHE_ENTRIES = 1 << 17
+#: Entries of the largest dense (rows, items) block UF builds (256 MiB of float64).
+UF_BLOCK_ENTRIES = 1 << 25
+
 
 def sd(scores) -> float:
     """Population standard deviation (ddof = 0); NaN without users."""
@@ -132,6 +137,11 @@ def _normalised_columns(train: sp.spmatrix) -> sp.csc_matrix:
     return sp.csc_matrix(train @ sp.diags(1.0 / norms))
 
 
+def _cache_rows(m: int, block_size: int) -> int:
+    """Rows per chunk so that an elementwise pass over a (rows, m) slice stays in cache."""
+    return max(1, min(block_size, CACHE_ENTRIES // max(m, 1)))
+
+
 def _pair_threshold(sim: np.ndarray, block_size: int) -> float:
     """mean + SD (ddof = 0) of ``sim`` over the unordered pairs (off-diagonal entries)."""
     m = sim.shape[0]
@@ -139,8 +149,9 @@ def _pair_threshold(sim: np.ndarray, block_size: int) -> float:
     diagonal = np.diagonal(sim)
     total = sum(sim[a:b].sum() for a, b in _backend.blocks(m, block_size)) - diagonal.sum()
     mean = total / pairs
-    squares = sum(((sim[a:b] - mean) ** 2).sum() for a, b in _backend.blocks(m, block_size))
-    squares -= ((diagonal - mean) ** 2).sum()
+    chunks = _backend.blocks(m, _cache_rows(m, block_size))
+    squares = sum(np.square(sim[a:b] - mean).sum() for a, b in chunks)
+    squares -= np.square(diagonal - mean).sum()
     return mean + math.sqrt(max(squares, 0.0) / pairs)
 
 
@@ -171,37 +182,52 @@ def uf(
     threshold = _pair_threshold(sim_uf, block_size)
     items, local = _recommended(topk)
     unit_columns = _normalised_columns(train)[:, items]  # (users, r)
-    user_sums = (_onehot(local, len(items)) @ unit_columns.T).tocsr()  # (m, users): s_u
+    item_cos = (unit_columns.T @ unit_columns).tocsr()  # (r, r) cosine of recommended items
+    lists = _onehot(local, len(items))
     target = _backend.resolve(device)
+    rows_per_block = max(1, min(block_size, UF_BLOCK_ENTRIES // max(len(items), m)))
     total = 0.0
-    for start, stop in _backend.blocks(m, block_size):
-        # rows of item-to-list cosine sums: (b, r) = s_u . x_j for every recommended j
-        to_items = (user_sums[start:stop] @ unit_columns).toarray()
-        weights = np.where(sim_uf[start:stop] >= threshold, sim_uf[start:stop], 0.0)
-        rows = np.arange(start, stop)
-        weights[rows - start, rows] = 0.0  # no self-pairs
-        total += _weighted_distance(to_items, local, weights, k, target)
+    for start, stop in _backend.blocks(m, rows_per_block):
+        # (b, r): sum_{i in L_u} cos(x_i, x_j) for the users u of the block, every item j
+        to_items = (lists[start:stop] @ item_cos).toarray()
+        if target is None:
+            total += _similar_pairs_distance(to_items, local, sim_uf, threshold, start, k)
+        else:
+            total += _dense_distance(to_items, local, sim_uf, threshold, start, k, target)
     total /= 2.0 * k * k  # each unordered pair was counted from both sides; d_L has 1/k^2
     if total <= 0:
         return math.nan
     return math.log(total) / math.log(n_pairs)
 
 
-def _weighted_distance(to_items, local, weights, k, target) -> float:
-    """sum_v weights[:, v] * (k^2 - sum_{j in L_v} to_items[:, j]) over a block of users."""
-    if target is None:
-        lists = _onehot(local, to_items.shape[1])
-        cosine_sums = (lists @ np.asfortranarray(to_items).T).T  # (b, m)
-        return float((weights * (k * k - cosine_sums)).sum())
+def _similar_pairs_distance(to_items, local, sim_uf, threshold, start, k) -> float:
+    """sum over the similar pairs (u, v), u in the block, of sim_UF * k^2 d_L(u, v);
+    only the similar pairs are gathered (numpy)."""
+    stop = start + to_items.shape[0]
+    u, v = np.nonzero(sim_uf[start:stop] >= threshold)
+    keep = u + start != v  # no self-pairs
+    u, v = u[keep], v[keep]
+    cosine_sums = np.zeros(len(u))
+    for rank in range(k):
+        cosine_sums += to_items[u, local[v, rank]]
+    return float((sim_uf[start:stop][u, v] * (k * k - cosine_sums)).sum())
+
+
+def _dense_distance(to_items, local, sim_uf, threshold, start, k, target) -> float:
+    """As ``_similar_pairs_distance`` with dense (b, m) blocks on a torch device."""
     import torch
 
+    stop = start + to_items.shape[0]
     to_items_t = _backend.to_torch(to_items, target)
     lists = _backend.to_torch(local, target)
-    cosine_sums = torch.zeros(weights.shape, dtype=torch.float64, device=target)
+    cosine_sums = torch.zeros((stop - start, local.shape[0]), dtype=torch.float64, device=target)
     for rank in range(k):
         cosine_sums += to_items_t[:, lists[:, rank]]
-    weights_t = _backend.to_torch(weights, target)
-    return float((weights_t * (k * k - cosine_sums)).sum())
+    sim = _backend.to_torch(sim_uf[start:stop], target)
+    weights = torch.where(sim >= threshold, sim, torch.zeros_like(sim))
+    rows = torch.arange(stop - start, device=target)
+    weights[rows, rows + start] = 0.0  # no self-pairs
+    return float((weights * (k * k - cosine_sums)).sum())
 
 
 def puf(
@@ -217,8 +243,12 @@ def puf(
     target = _backend.resolve(device)
     total = 0.0
     if target is None:
-        for start, stop in _backend.blocks(m, block_size):
-            gaps = np.abs(scores[start:stop, None] - scores[None, :])
+        rows = _cache_rows(m, block_size)
+        buffer = np.empty((rows, m))
+        for start, stop in _backend.blocks(m, rows):
+            gaps = buffer[: stop - start]
+            np.subtract(scores[start:stop, None], scores[None, :], out=gaps)
+            np.abs(gaps, out=gaps)
             gaps *= sim[start:stop]
             total += gaps.sum()
     else:

@@ -99,7 +99,7 @@ def _topk_matrix(
 ) -> np.ndarray:
     """(m, k) item indices in rank order; validates coverage, length, repeats, known items."""
     topk = topk[topk["user_id"].isin(users)]
-    missing = np.setdiff1d(users, topk["user_id"].unique())
+    missing = users[~pd.Index(users).isin(topk["user_id"].unique())]
     if len(missing):
         raise InputError(
             f"{label}: field 'user_id' lacks {len(missing)} TEST user(s), e.g. {str(missing[0])!r}"

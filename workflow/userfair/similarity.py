@@ -26,19 +26,48 @@ def _binary(rows: sp.spmatrix) -> sp.csr_matrix:
     return rows
 
 
+def _nonzero_pairs(rows, columns, degrees, formula, start, stop):
+    """Flat indices u * m + v (u in start:stop, v != u) of the pairs sharing an item, and
+    ``formula(intersection, deg_u, deg_v)`` of each."""
+    inter = (rows[start:stop] @ columns).tocoo()
+    u, v = inter.row.astype(np.int64) + start, inter.col.astype(np.int64)
+    off_diagonal = u != v
+    u, v = u[off_diagonal], v[off_diagonal]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = formula(inter.data[off_diagonal], degrees[u], degrees[v])
+    return u * columns.shape[1] + v, np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+
+
 def _pairwise(rows: sp.spmatrix, formula, block_size: int) -> np.ndarray:
-    """Fill an (m, m) matrix block by block with ``formula(intersections, deg_block, deg)``."""
+    """The (m, m) matrix of ``formula(intersections, deg_u, deg_v)``, min-max normalised.
+
+    ``formula`` must give 0 for an empty intersection (cosine and Jaccard do), so only the
+    nonzero intersections are computed: a first pass over the row blocks finds min and max,
+    a second recomputes each block and scatters its normalised values (memory: the result
+    plus one sparse block).
+    """
     rows = _binary(rows)
     degrees = np.asarray(rows.sum(axis=1)).ravel()
     columns = rows.T.tocsr()
     m = rows.shape[0]
-    out = np.empty((m, m), dtype=np.float64)
+    lo, hi, implicit_zero = np.inf, -np.inf, False
     for start, stop in blocks(m, block_size):
-        intersections = (rows[start:stop] @ columns).toarray()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            block = formula(intersections, degrees[start:stop, None], degrees[None, :])
-        out[start:stop] = np.nan_to_num(block, nan=0.0, posinf=0.0, neginf=0.0)
-    return min_max(out, block_size, inplace=True)
+        _, values = _nonzero_pairs(rows, columns, degrees, formula, start, stop)
+        if len(values):
+            lo, hi = min(lo, values.min()), max(hi, values.max())
+        # pairs of this block without a common item have similarity 0
+        implicit_zero |= len(values) < (stop - start) * (m - 1)
+    if implicit_zero:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    out = np.zeros((m, m), dtype=np.float64)
+    if m < 2 or hi == lo:
+        return out
+    flat = out.reshape(-1)
+    for start, stop in blocks(m, block_size):
+        index, values = _nonzero_pairs(rows, columns, degrees, formula, start, stop)
+        flat[index] = (values - lo) / (hi - lo)
+    # an implicit zero normalises to (0 - lo) / (hi - lo) = 0, as lo = 0 whenever one exists
+    return out
 
 
 def min_max(sim: np.ndarray, block_size: int = BLOCK_SIZE, inplace: bool = False) -> np.ndarray:
