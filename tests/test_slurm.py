@@ -2,7 +2,8 @@
 cluster with accounting on 127.0.0.1, the tiny ml-100k goes through profiles/slurm, and
 every job must show up in `sacct` as COMPLETED with outputs equal to a local run's.
 
-Where the machine cannot host SLURM (not root, no apt-get), the test is skipped and says why."""
+Where the machine cannot host SLURM (not root, no apt-get), the test is skipped and says why,
+unless USERFAIR_REQUIRE_SLURM=1 (set by .ci/run), which turns that into a failure."""
 
 from __future__ import annotations
 
@@ -17,15 +18,19 @@ import yaml
 
 from conftest import BIN, REPO, make_workdir
 
-pytestmark = [pytest.mark.slow, pytest.mark.slurm]
+pytestmark = [pytest.mark.slurm]
 
 CLUSTER_SCRIPT = REPO / "tests" / "slurm" / "cluster.sh"
 CANNOT_HOST = 3  # exit status of cluster.sh when this machine cannot host SLURM
 ACCOUNT, PARTITION = "userfair", "debug"  # created by cluster.sh
 RUN_LIMIT_S = 300  # snakemake ignores SIGTERM while the plugin waits: `timeout -k` kills it
 
-# Deterministic outputs of the stages sent through SLURM, compared with a local run.
+# The tiny run: two models (one neural, which asks for a GPU), one grid point each, 1 epoch.
 DATASET = "ml-100k"
+MODELS = {"UserKNN": {"k": [50], "shrink": [0.0]},
+          "BPR": {"learning_rate": [0.005], "embedding_size": [16]}}
+NEURAL = {"BPR"}
+# Deterministic outputs of the stages sent through SLURM, compared with a local run.
 TARGETS = [
     f"results/{DATASET}/data/{DATASET}.train.inter",
     f"results/{DATASET}/data/{DATASET}.valid.inter",
@@ -33,8 +38,11 @@ TARGETS = [
     f"results/{DATASET}/data/{DATASET}.item",
     f"results/{DATASET}/data/stats.json",
     "results/tables/stats.csv",
+    *(f"results/{DATASET}/models/{model}/{name}" for model in MODELS
+      for name in ("topk.parquet", "recbole_test.json")),
 ]
-SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: .*/rule_([^/]+)/")
+SUBMITTED = re.compile(
+    r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/(?:([^/]+)/)?\d+\.log\)")
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
 
 
@@ -50,7 +58,10 @@ def slurm_cluster():
     was_up = cluster("status").returncode == 0
     proc = cluster("up")
     if proc.returncode == CANNOT_HOST:
-        pytest.skip(proc.stderr.strip().splitlines()[-1])
+        reason = proc.stderr.strip().splitlines()[-1]
+        if os.environ.get("USERFAIR_REQUIRE_SLURM") == "1":
+            pytest.fail(f"USERFAIR_REQUIRE_SLURM=1 but {reason}")
+        pytest.skip(reason)
     assert proc.returncode == 0, f"tests/slurm/cluster.sh up failed:\n{proc.stderr[-6000:]}"
     yield
     if not was_up:
@@ -58,10 +69,15 @@ def slurm_cluster():
 
 
 def write_tiny_config(workdir: Path, tiny_dir: Path) -> Path:
+    grid = workdir / "grid.yaml"
+    grid.write_text(yaml.safe_dump(MODELS, sort_keys=False))
     path = workdir / "tiny.yaml"
     path.write_text(yaml.safe_dump({
         "dataset_options": {DATASET: {"path": str(tiny_dir)}},
         "datasets": [DATASET],
+        "models": list(MODELS),
+        "grid": str(grid),
+        "training": {"epochs": 1},
     }))
     return path
 
@@ -71,7 +87,7 @@ def run_snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
         ["timeout", "-k", "10", str(RUN_LIMIT_S), str(BIN / "snakemake"), *args],
         cwd=workdir, capture_output=True, text=True,
         env={**os.environ, "USERFAIR_SLURM_ACCOUNT": ACCOUNT,
-             "USERFAIR_SLURM_PARTITION": PARTITION},
+             "USERFAIR_SLURM_PARTITION": PARTITION, "USERFAIR_SLURM_GPU_PARTITION": PARTITION},
     )
     assert proc.returncode == 0, (
         f"snakemake {' '.join(args)} failed ({proc.returncode}; 124 = timed out)\n"
@@ -82,10 +98,11 @@ def run_snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 def sacct_rows(job_ids: list[str]) -> dict[str, dict[str, str]]:
     out = subprocess.run(
         ["sacct", "-X", "-n", "-P", "-j", ",".join(job_ids),
-         "-o", "JobID,State,Account,Partition,ExitCode"],
+         "-o", "JobID,State,Account,Partition,ExitCode,AllocTRES"],
         capture_output=True, text=True, check=True).stdout
     rows = [line.split("|") for line in out.splitlines() if line]
-    return {r[0]: dict(zip(["state", "account", "partition", "exit"], r[1:])) for r in rows}
+    return {r[0]: dict(zip(["state", "account", "partition", "exit", "tres"], r[1:]))
+            for r in rows}
 
 
 def assert_same_file(local: Path, remote: Path) -> None:
@@ -95,6 +112,7 @@ def assert_same_file(local: Path, remote: Path) -> None:
         assert local.read_bytes() == remote.read_bytes(), f"{remote} differs from {local}"
 
 
+@pytest.mark.slow
 def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluster):
     local = make_workdir(tmp_path / "local")
     on_slurm = make_workdir(tmp_path / "slurm")
@@ -102,23 +120,36 @@ def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluste
                               "--configfile", str(write_tiny_config(local, tiny_ml100k))).stderr
     slurm_log = run_snakemake(
         on_slurm, *TARGETS, "--profile", "profiles/slurm",
-        "--slurm-init-seconds-before-status-checks", "5",
+        "--slurm-init-seconds-before-status-checks", "2",
         "--configfile", str(write_tiny_config(on_slurm, tiny_ml100k))).stderr
 
     # Every job of the local plan was submitted to SLURM, none ran on the submit host.
     submitted = SUBMITTED.findall(slurm_log)
     assert submitted, f"no SLURM submission in the log:\n{slurm_log[-6000:]}"
     local_rules = sorted(FINISHED.findall(local_log))
-    assert sorted(rule for _, _, rule in submitted) == local_rules
+    assert sorted(rule for _, rule, _ in submitted) == local_rules, slurm_log[-8000:]
     assert sorted(FINISHED.findall(slurm_log)) == local_rules
+    assert {"tune", "select", "topk"} <= set(local_rules)
 
-    # ... and the accounting database saw each one complete, under the profile's account.
-    slurm_ids = [slurm_id for _, slurm_id, _ in submitted]
-    rows = sacct_rows(slurm_ids)
-    assert sorted(rows) == sorted(slurm_ids), rows
-    for slurm_id, row in rows.items():
-        assert row == {"state": "COMPLETED", "account": ACCOUNT, "partition": PARTITION,
-                       "exit": "0:0"}, (slurm_id, row)
+    # ... and the accounting database saw each one complete, under the profile's account;
+    # neural training and export had a GPU (one of the cluster's two fake ones), KNN none.
+    rows = sacct_rows([slurm_id for slurm_id, _, _ in submitted])
+    assert sorted(rows) == sorted(slurm_id for slurm_id, _, _ in submitted), rows
+    for slurm_id, rule, job in submitted:
+        row = rows[slurm_id]
+        assert (row["state"], row["account"], row["partition"], row["exit"]) == (
+            "COMPLETED", ACCOUNT, PARTITION, "0:0"), (rule, job, row)
+        wants_gpu = rule in {"tune", "topk"} and job.split("_")[1] in NEURAL
+        assert ("gres/gpu=1" in row["tres"]) == wants_gpu, (rule, job, row)
 
     for target in TARGETS:
         assert_same_file(local / target, on_slurm / target)
+
+
+def test_cluster_script_says_why_a_machine_cannot_host_slurm():
+    command = ["bash", str(CLUSTER_SCRIPT), "up"]
+    if os.geteuid() == 0:  # the check under test is the one for non-root users
+        command = ["runuser", "-u", "nobody", "--", *command]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == CANNOT_HOST, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("cannot host SLURM: needs root")
