@@ -212,3 +212,24 @@ def test_split_inputs_match_load_inputs_without_lists():
     assert (split.train_of_evaluated() != inputs.train_of_evaluated()).nnz == 0
     assert (split.relevant != inputs.relevant).nnz == 0
     assert split.topk.shape == (len(inputs.users), 0)
+
+
+def test_similarity_file_of_other_users_is_an_input_error(tmp_path):
+    inputs = _inputs(m=6)
+    sim = similarity.jaccard(inputs.train_of_evaluated())
+    similarity.save(tmp_path / "jacc.npz", inputs.users, sim, 0.5)
+    loaded, seconds = experiments.load_similarity(tmp_path / "jacc.npz", inputs.users)
+    np.testing.assert_array_equal(loaded, sim)
+    assert seconds == 0.5
+    with pytest.raises(experiments.InputError, match=r"jacc\.npz: field 'users'"):
+        experiments.load_similarity(tmp_path / "jacc.npz", inputs.users[::-1])
+
+
+def test_experiment_tables_round_trip(tmp_path):
+    frame = pd.DataFrame({"share": [0.0, 0.1], "measure": ["P", "P"], "value": [1.0, 0.9]})
+    experiments.save_table(frame, "d1", tmp_path / "a.parquet")
+    experiments.save_table(frame, "d2", tmp_path / "b.parquet")
+    both = experiments.load_tables([tmp_path / "a.parquet", tmp_path / "b.parquet"])
+    assert list(both.columns) == ["dataset", "share", "measure", "value"]
+    assert both["dataset"].tolist() == ["d1", "d1", "d2", "d2"]
+    assert not list(tmp_path.glob(".*.part"))

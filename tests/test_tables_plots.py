@@ -174,3 +174,15 @@ def test_figure_input_missing_column_is_an_error(tmp_path):
             tmp_path / "x.png",
         )
     assert not (tmp_path / "x.pdf").exists()
+
+
+def test_read_measure_files(tmp_path):
+    records = _records(("d",))
+    paths = []
+    for model in MODELS:
+        path = tmp_path / f"{model}.json"
+        path.write_text(json.dumps(records[("d", model)]))
+        paths.append(path)
+    assert tables.read_measure_files(paths, ["d"], MODELS) == records
+    with pytest.raises(ValueError, match="3 measure files for 6"):
+        tables.read_measure_files(paths, ["d", "e"], MODELS)
