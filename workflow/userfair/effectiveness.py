@@ -10,7 +10,7 @@ MEASURES = ("HR", "MRR", "P", "R", "MAP", "NDCG")
 
 def hits(topk: np.ndarray, relevant: sp.csr_matrix, k: int = 10) -> np.ndarray:
     """(m, k) bool: whether the item at each rank of each list is relevant to its user."""
-    topk = _lists(topk, k, relevant.shape)
+    topk = validate_lists(topk, k, relevant.shape)
     relevant = sp.csr_matrix(relevant)
     relevant.sort_indices()
     n = relevant.shape[1]
@@ -54,7 +54,7 @@ def per_user(topk: np.ndarray, relevant: sp.csr_matrix, k: int = 10) -> dict[str
         }
 
 
-def _lists(topk: np.ndarray, k: int, shape) -> np.ndarray:
+def validate_lists(topk: np.ndarray, k: int, shape) -> np.ndarray:
     """The first k columns of ``topk`` as int64, checked against the relevance shape."""
     topk = np.asarray(topk)
     if topk.ndim != 2 or topk.shape[0] != shape[0]:

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from userfair import _backend
-from userfair.effectiveness import _lists, hits, relevant_counts
+from userfair.effectiveness import hits, relevant_counts, validate_lists
 from userfair.similarity import BLOCK_SIZE
 
 #: Entries of a cache-sized chunk (1 MiB of float64) for elementwise passes over pairs.
@@ -67,7 +67,7 @@ def envy(
     items has utility 0 for every list.
     """
     relevant = sp.csr_matrix(relevant, dtype=np.float64)
-    topk = _lists(topk, k, relevant.shape)
+    topk = validate_lists(topk, k, relevant.shape)
     m = topk.shape[0]
     if m < 2:
         return {"ME": math.nan, "MME": math.nan, "PEU": math.nan}
@@ -173,7 +173,7 @@ def uf(
     """
     sim_uf = np.asarray(sim_uf, dtype=np.float64)
     m = sim_uf.shape[0]
-    topk = _lists(topk, k, (m, train.shape[1]))
+    topk = validate_lists(topk, k, (m, train.shape[1]))
     if sim_uf.shape != (m, m):
         raise ValueError(f"sim_uf must be ({m}, {m}), got {sim_uf.shape}")
     n_pairs = m * (m - 1) // 2
@@ -186,10 +186,13 @@ def uf(
     lists = _onehot(local, len(items))
     target = _backend.resolve(device)
     rows_per_block = max(1, min(block_size, UF_BLOCK_ENTRIES // max(len(items), m)))
+    buffer = np.empty((min(rows_per_block, m), len(items)))
     total = 0.0
     for start, stop in _backend.blocks(m, rows_per_block):
         # (b, r): sum_{i in L_u} cos(x_i, x_j) for the users u of the block, every item j
-        to_items = (lists[start:stop] @ item_cos).toarray()
+        to_items = buffer[: stop - start]
+        to_items.fill(0.0)
+        (lists[start:stop] @ item_cos).toarray(out=to_items)
         if target is None:
             total += _similar_pairs_distance(to_items, local, sim_uf, threshold, start, k)
         else:
@@ -207,9 +210,10 @@ def _similar_pairs_distance(to_items, local, sim_uf, threshold, start, k) -> flo
     u, v = np.nonzero(sim_uf[start:stop] >= threshold)
     keep = u + start != v  # no self-pairs
     u, v = u[keep], v[keep]
+    flat, row_starts, partner_lists = to_items.reshape(-1), u * to_items.shape[1], local[v]
     cosine_sums = np.zeros(len(u))
     for rank in range(k):
-        cosine_sums += to_items[u, local[v, rank]]
+        cosine_sums += np.take(flat, row_starts + partner_lists[:, rank])
     return float((sim_uf[start:stop][u, v] * (k * k - cosine_sums)).sum())
 
 
