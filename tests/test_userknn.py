@@ -76,3 +76,22 @@ def test_blocks_give_the_same_weights(monkeypatch):
 def test_bad_parameters_are_rejected(k, shrink):
     with pytest.raises(ValueError, match="UserKNN"):
         neighbour_weights(sp.csr_matrix(X), k=k, shrink=shrink)
+
+
+def test_model_predict_and_full_sort_agree_with_the_hand_scores():
+    """The RecBole model's pointwise and full-sort scores are the hand-computed ones."""
+    import torch
+
+    from userfair.userknn import UserKNN
+
+    model = UserKNN.__new__(UserKNN)
+    torch.nn.Module.__init__(model)
+    model.USER_ID, model.ITEM_ID, model.device = "user_id", "item_id", "cpu"
+    model.interactions = binarise(sp.csr_matrix(X))
+    model.weights = neighbour_weights(model.interactions, k=1)
+    c = hand_cosine()
+    pairs = {"user_id": torch.tensor([0, 0, 2, 3]), "item_id": torch.tensor([0, 3, 1, 4])}
+    np.testing.assert_allclose(model.predict(pairs).numpy(),
+                               [c[0, 1] * 1, 0.0, c[2, 0] * 1, 0.0], rtol=1e-6)
+    full = model.full_sort_predict({"user_id": torch.tensor([1, 2])}).numpy().reshape(2, 5)
+    np.testing.assert_allclose(full, [c[1, 0] * X[0], c[2, 0] * X[0]], rtol=1e-6)
