@@ -127,14 +127,17 @@ def _envy_torch(relevant_rec, local, own, denominator, block_size, device):
     return float(total), max_envy.cpu().numpy()
 
 
-def _normalised_columns(train: sp.spmatrix) -> sp.csc_matrix:
-    """Binarised train matrix with every item column scaled to unit L2 norm (0 if empty)."""
-    train = sp.csc_matrix(train, dtype=np.float64, copy=True)
-    train.data[:] = 1.0
-    train.eliminate_zeros()
-    norms = np.sqrt(np.diff(train.indptr).astype(np.float64))
-    norms[norms == 0] = 1.0
-    return sp.csc_matrix(train @ sp.diags(1.0 / norms))
+def _unit_columns(train: sp.spmatrix, items: np.ndarray) -> sp.csc_matrix:
+    """Columns ``items`` of the binarised train matrix, each scaled to unit L2 norm (an
+    item without train interaction keeps its zero column)."""
+    columns = sp.csc_matrix(train, dtype=np.float64)[:, items]
+    columns.sum_duplicates()
+    columns.eliminate_zeros()
+    counts = np.diff(columns.indptr)
+    scale = 1.0 / np.sqrt(np.maximum(counts, 1)).astype(np.float64)
+    return sp.csc_matrix(
+        (np.repeat(scale, counts), columns.indices, columns.indptr), shape=columns.shape
+    )
 
 
 def _cache_rows(m: int, block_size: int) -> int:
@@ -181,40 +184,45 @@ def uf(
         return math.nan
     threshold = _pair_threshold(sim_uf, block_size)
     items, local = _recommended(topk)
-    unit_columns = _normalised_columns(train)[:, items]  # (users, r)
+    r = len(items)
+    unit_columns = _unit_columns(train, items)  # (users, r)
     item_cos = (unit_columns.T @ unit_columns).tocsr()  # (r, r) cosine of recommended items
-    lists = _onehot(local, len(items))
+    if r * r <= UF_BLOCK_ENTRIES:
+        item_cos = item_cos.toarray()  # small: dense rows make the block products cheaper
+    lists = _onehot(local, r)
     target = _backend.resolve(device)
-    rows_per_block = max(1, min(block_size, UF_BLOCK_ENTRIES // max(len(items), m)))
-    buffer = np.empty((min(rows_per_block, m), len(items)))
+    rows_per_block = max(1, min(block_size, UF_BLOCK_ENTRIES // max(r, m)))
+    buffer = np.empty((min(rows_per_block, m), r))
     total = 0.0
     for start, stop in _backend.blocks(m, rows_per_block):
         # (b, r): sum_{i in L_u} cos(x_i, x_j) for the users u of the block, every item j
-        to_items = buffer[: stop - start]
-        to_items.fill(0.0)
-        (lists[start:stop] @ item_cos).toarray(out=to_items)
+        to_items = lists[start:stop] @ item_cos
+        if sp.issparse(to_items):
+            to_items = to_items.toarray(out=buffer[: stop - start])
         if target is None:
             total += _similar_pairs_distance(to_items, local, sim_uf, threshold, start, k)
         else:
             total += _dense_distance(to_items, local, sim_uf, threshold, start, k, target)
-    total /= 2.0 * k * k  # each unordered pair was counted from both sides; d_L has 1/k^2
+    total /= k * k  # d_L has the factor 1/k^2
     if total <= 0:
         return math.nan
     return math.log(total) / math.log(n_pairs)
 
 
 def _similar_pairs_distance(to_items, local, sim_uf, threshold, start, k) -> float:
-    """sum over the similar pairs (u, v), u in the block, of sim_UF * k^2 d_L(u, v);
-    only the similar pairs are gathered (numpy)."""
+    """sum over the similar pairs u < v, u in the block, of sim_UF * k^2 d_L(u, v); only
+    those pairs are gathered (numpy)."""
     stop = start + to_items.shape[0]
-    u, v = np.nonzero(sim_uf[start:stop] >= threshold)
-    keep = u + start != v  # no self-pairs
+    upper = sim_uf[start:stop, start:]  # columns v >= start: each pair once, from u < v
+    u, v = np.nonzero(upper >= threshold)
+    keep = u < v
     u, v = u[keep], v[keep]
-    flat, row_starts, partner_lists = to_items.reshape(-1), u * to_items.shape[1], local[v]
+    weights = upper[u, v]
+    flat, row_starts, partner_lists = to_items.reshape(-1), u * to_items.shape[1], local[v + start]
     cosine_sums = np.zeros(len(u))
     for rank in range(k):
         cosine_sums += np.take(flat, row_starts + partner_lists[:, rank])
-    return float((sim_uf[start:stop][u, v] * (k * k - cosine_sums)).sum())
+    return float((weights * (k * k - cosine_sums)).sum())
 
 
 def _dense_distance(to_items, local, sim_uf, threshold, start, k, target) -> float:
@@ -228,9 +236,10 @@ def _dense_distance(to_items, local, sim_uf, threshold, start, k, target) -> flo
     for rank in range(k):
         cosine_sums += to_items_t[:, lists[:, rank]]
     sim = _backend.to_torch(sim_uf[start:stop], target)
-    weights = torch.where(sim >= threshold, sim, torch.zeros_like(sim))
-    rows = torch.arange(stop - start, device=target)
-    weights[rows, rows + start] = 0.0  # no self-pairs
+    rows = torch.arange(start, stop, device=target)[:, None]
+    columns = torch.arange(local.shape[0], device=target)[None, :]
+    similar = (sim >= threshold) & (columns > rows)  # pairs u < v, each once
+    weights = torch.where(similar, sim, torch.zeros_like(sim))
     return float((weights * (k * k - cosine_sums)).sum())
 
 
