@@ -3,11 +3,12 @@ the HTML report, reproducible experiments, and partial reruns (a plot setting re
 figures)."""
 
 import re
+import shutil
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import make_workdir, snakemake
+from conftest import REPO, make_workdir, snakemake
 
 from userfair.tables import MEASURES
 
@@ -27,6 +28,9 @@ def _write_yaml(path, obj):
     return str(path)
 
 
+FIGURE_RULES = {"fig_agreement", "fig_relevance", "fig_similarity", "fig_extreme", "fig_gamma"}
+
+
 def _scheduled_jobs(dry_run_output: str) -> dict[str, int]:
     """{rule: count} from the 'Job stats' table of `snakemake -n`."""
     match = re.search(r"Job stats:\n(.*?)\n\n", dry_run_output + "\n\n", re.S)
@@ -42,7 +46,13 @@ def _scheduled_jobs(dry_run_output: str) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def workflow_run(tmp_path_factory, tiny_ml100k):
-    work = make_workdir(tmp_path_factory.mktemp("analyses-run"))
+    work = tmp_path_factory.mktemp("analyses-run")
+    # A copy of workflow/ (not the symlink make_workdir would make), so that a test can
+    # touch the plotting code without touching the repository.
+    shutil.copytree(
+        REPO / "workflow", work / "workflow", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    make_workdir(work)
     grid = _write_yaml(work / "grid.yaml", GRID)
     config = _write_yaml(
         work / "tiny.yaml",
@@ -79,9 +89,11 @@ def test_every_deliverable_is_built(workflow_run):
     # experiments.model NCL is not trained here: the first model's lists stand in, logged
     log = (results / "logs" / "exp_similarity" / "ml-100k.log").read_text()
     assert "using the lists of UserKNN" in log
-    assert pd.read_parquet(results / "ml-100k" / "experiments" / "similarity.parquet")[
-        "model"
-    ].eq("UserKNN").all()
+    assert (
+        pd.read_parquet(results / "ml-100k" / "experiments" / "similarity.parquet")["model"]
+        .eq("UserKNN")
+        .all()
+    )
 
 
 @pytest.mark.slow
@@ -99,8 +111,19 @@ def test_plot_setting_reruns_only_figures(workflow_run, tmp_path):
     restyled = _write_yaml(tmp_path / "style.yaml", {"plots": {"dpi": 72, "font_scale": 1.2}})
     dry = snakemake(work, "-n", "--configfile", config, restyled)
     jobs = _scheduled_jobs(dry.stdout)
-    figure_rules = {"fig_agreement", "fig_relevance", "fig_similarity", "fig_extreme", "fig_gamma"}
-    assert set(jobs) - {"all"} == figure_rules, jobs
+    assert set(jobs) - {"all"} == FIGURE_RULES, jobs
+
+
+@pytest.mark.slow
+def test_plotting_code_change_reruns_only_figures(workflow_run):
+    work, config = workflow_run
+    plotting_code = work / "workflow" / "userfair" / "plots.py"
+    # a real edit: Snakemake compares checksums, so touching the file is not a change
+    plotting_code.write_text(plotting_code.read_text() + "\n# edited by the rerun test\n")
+    jobs = _scheduled_jobs(snakemake(work, "-n", "--configfile", config).stdout)
+    assert set(jobs) - {"all"} == FIGURE_RULES, jobs
+    snakemake(work, "--cores", "2", "--configfile", config, *sorted(FIGURE_RULES))
+    assert "Nothing to be done" in snakemake(work, "-n", "--configfile", config).stdout
 
 
 @pytest.mark.slow

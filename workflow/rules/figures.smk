@@ -2,11 +2,14 @@
 # these rules only, so changing `plots:` (or the plotting scripts) reruns only figures.
 
 PLOT_STYLE = config["plots"]
+# The plotting library is an input of every figure, so editing it reruns the figures only.
+PLOTTING_CODE = "workflow/userfair/plots.py"
 
 
 rule fig_agreement:
     input:
-        "results/tables/agreement.csv",
+        data="results/tables/agreement.csv",
+        code=PLOTTING_CODE,
     output:
         pdf="results/figures/agreement.pdf",
         png=report(
@@ -32,7 +35,8 @@ rule fig_agreement:
 
 rule fig_relevance:
     input:
-        EXPERIMENT_FILES["relevance"],
+        data=EXPERIMENT_FILES["relevance"],
+        code=PLOTTING_CODE,
     output:
         pdf="results/figures/relevance.pdf",
         png=report(
@@ -59,7 +63,8 @@ rule fig_relevance:
 
 rule fig_similarity:
     input:
-        EXPERIMENT_FILES["similarity"],
+        data=EXPERIMENT_FILES["similarity"],
+        code=PLOTTING_CODE,
     output:
         pdf="results/figures/similarity.pdf",
         png=report(
@@ -86,7 +91,8 @@ rule fig_similarity:
 
 rule fig_extreme:
     input:
-        EXPERIMENT_FILES["extreme"],
+        data=EXPERIMENT_FILES["extreme"],
+        code=PLOTTING_CODE,
     output:
         pdf="results/figures/extreme.pdf",
         png=report(
@@ -115,6 +121,7 @@ rule fig_gamma:
     input:
         models=EXPERIMENT_FILES["gamma_models"],
         relevance=EXPERIMENT_FILES["gamma_relevance"],
+        code=PLOTTING_CODE,
     output:
         models_pdf="results/figures/gamma_models.pdf",
         models_png=report(

@@ -12,7 +12,7 @@ logging.basicConfig(
     format="%(asctime)s %(levelname)s %(name)s: %(message)s",
 )
 try:
-    frame = pd.read_csv(snakemake.input[0])
+    frame = pd.read_csv(snakemake.input.data)
     plots.agreement_figure(
         frame,
         tables.MEASURES,

@@ -10,7 +10,7 @@ logging.basicConfig(
     format="%(asctime)s %(levelname)s %(name)s: %(message)s",
 )
 try:
-    frame = experiments.load_tables(snakemake.input)
+    frame = experiments.load_tables(snakemake.input.data)
     plots.relevance_figure(
         frame, plots.Style(**snakemake.params.style), snakemake.output.pdf, snakemake.output.png
     )
