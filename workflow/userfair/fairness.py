@@ -218,10 +218,10 @@ def _similar_pairs_distance(to_items, local, sim_uf, threshold, start, k) -> flo
     keep = u < v
     u, v = u[keep], v[keep]
     weights = upper[u, v]
-    flat, row_starts, partner_lists = to_items.reshape(-1), u * to_items.shape[1], local[v + start]
-    cosine_sums = np.zeros(len(u))
-    for rank in range(k):
-        cosine_sums += np.take(flat, row_starts + partner_lists[:, rank])
+    # flat positions of to_items[u, j] for j in L_v: (pairs, k)
+    positions = local[v + start]
+    positions += (u * to_items.shape[1])[:, None]
+    cosine_sums = np.take(to_items.reshape(-1), positions).sum(axis=1)
     return float((weights * (k * k - cosine_sums)).sum())
 
 
