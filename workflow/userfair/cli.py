@@ -56,13 +56,13 @@ def format_table(result: dict) -> str:
     """A readable two-column table of the measures and their seconds."""
     from userfair.evaluate import KEYS
 
-    lines = [f"{'measure':<14} {'value':>10} {'seconds':>9}"]
+    lines = [f"{'measure':<16} {'value':>10} {'seconds':>9}"]
     for key in KEYS:
         value = result[key]
         text = "nan" if math.isnan(value) else f"{value:.6f}"
-        lines.append(f"{key:<14} {text:>10} {result['seconds'].get(key, 0.0):>9.3f}")
+        lines.append(f"{key:<16} {text:>10} {result['seconds'].get(key, 0.0):>9.3f}")
     for name in ("similarity-cos", "similarity-jacc"):
-        lines.append(f"{name:<14} {'':>10} {result['seconds'][name]:>9.3f}")
+        lines.append(f"{name:<16} {'':>10} {result['seconds'][name]:>9.3f}")
     return "\n".join(lines)
 
 

@@ -63,7 +63,8 @@ def evaluate(
     """
     if gamma < 1.0 and inputs.genres is None:
         raise ValueError(
-            f"gamma={gamma} < 1 needs item genres: pass item_features to load_inputs"
+            f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
+            "(--item-features on the command line)"
         )
     device = "cpu" if resolve(device) is None else device  # import torch once, untimed
     similarities = dict(similarities or {})
