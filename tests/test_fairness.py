@@ -143,3 +143,12 @@ def test_devices_agree_and_bad_device_is_rejected():
     assert auto == pytest.approx(fairness.envy(inputs.topk, inputs.relevant, device="cpu"))
     with pytest.raises(ValueError, match="device"):
         fairness.envy(inputs.topk, inputs.relevant, device="tpu")
+
+
+def test_cuda_without_gpu_is_a_clear_error():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    relevant = sp.csr_matrix(np.eye(3))
+    with pytest.raises(ValueError, match="no CUDA device"):
+        fairness.envy(np.array([[0], [1], [2]]), relevant, k=1, device="cuda")
