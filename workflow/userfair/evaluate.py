@@ -28,12 +28,14 @@ class _Clock:
 
     def run(self, names, function, *args, **kwargs):
         """Call ``function``; credit its wall time to each of ``names``."""
+        names = [names] if isinstance(names, str) else list(names)
+        log.info("computing %s ...", ", ".join(names))
         start = time.perf_counter()
         value = function(*args, **kwargs)
         elapsed = time.perf_counter() - start
-        for name in [names] if isinstance(names, str) else names:
+        for name in names:
             self.seconds[name] = elapsed
-        log.info("%s: %.3f s", ", ".join([names] if isinstance(names, str) else names), elapsed)
+        log.info("%s: %.3f s", ", ".join(names), elapsed)
         return value
 
 
