@@ -6,8 +6,7 @@ import logging
 from userfair import recommenders
 from userfair.io import read_json, write_json
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+recommenders.log_to(snakemake.log[0])
 try:
     best = read_json(snakemake.input.best)
     lists, test = recommenders.export_topk(

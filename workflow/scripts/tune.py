@@ -5,8 +5,7 @@ import logging
 from userfair import recommenders
 from userfair.io import write_json
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+recommenders.log_to(snakemake.log[0])
 try:
     record = recommenders.train_point(
         snakemake.wildcards.model, snakemake.params.grid_params, snakemake.params.data_dir,
