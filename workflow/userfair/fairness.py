@@ -20,6 +20,8 @@ from userfair.similarity import BLOCK_SIZE
 CACHE_ENTRIES = 1 << 17
 #: Entries of the largest dense (rows, items) block UF builds (256 MiB of float64).
 UF_BLOCK_ENTRIES = 1 << 25
+#: UF keeps the item-item cosines dense up to this many entries (32 MiB of float64).
+UF_DENSE_ITEMS = 1 << 22
 
 
 def sd(scores) -> float:
@@ -187,7 +189,7 @@ def uf(
     r = len(items)
     unit_columns = _unit_columns(train, items)  # (users, r)
     item_cos = (unit_columns.T @ unit_columns).tocsr()  # (r, r) cosine of recommended items
-    if r * r <= UF_BLOCK_ENTRIES:
+    if r * r <= UF_DENSE_ITEMS:
         item_cos = item_cos.toarray()  # small: dense rows make the block products cheaper
     lists = _onehot(local, r)
     target = _backend.resolve(device)
