@@ -109,3 +109,32 @@ def test_workflow_rejects_a_bad_grid_before_any_job(tmp_path, grid, message):
     assert proc.returncode != 0
     assert message in proc.stdout + proc.stderr
     assert not (work / "results").exists()
+
+
+def test_point_params_and_files_follow_grid_order():
+    points = {"BPR": [{"learning_rate": 0.1}, {"learning_rate": 0.2}]}
+    assert grids.point_params(points, "BPR", "1") == {"learning_rate": 0.2}
+    assert grids.point_files(points, "D", "BPR", "valid.json") == [
+        "results/D/models/BPR/grid/0/valid.json", "results/D/models/BPR/grid/1/valid.json"]
+    with pytest.raises(InputError, match="BPR has 2 grid points, no point 2"):
+        grids.point_params(points, "BPR", "2")
+
+
+@pytest.mark.parametrize("model, device, gpus", [
+    ("NCL", "auto", 1), ("BPR", "cuda", 1), ("BPR", "cpu", 0),
+    ("UserKNN", "auto", 0), ("ItemKNN", "cuda", 0),
+])
+def test_neural_models_ask_for_one_gpu_unless_on_cpu(model, device, gpus):
+    assert grids.gpus(model, device) == gpus
+
+
+def test_device_cuda_without_a_gpu_is_a_clear_error():
+    import torch
+
+    from userfair import recommenders
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(ValueError, match="training.device is 'cuda'"):
+        recommenders.gpu_ids("cuda")
+    assert recommenders.gpu_ids("auto") == ""  # auto falls back to the CPU
