@@ -68,15 +68,25 @@ def synthetic(evaluated: int, seed: int = 0):
                 chosen = np.r_[chosen, extra]
         lists[row] = chosen
     name = np.char.add
-    train = pd.DataFrame({"user_id": name("u", train_users.astype(str)),
-                          "item_id": name("i", train_items.astype(str))})
-    test = pd.DataFrame({"user_id": name("u", users[held_out].astype(str)),
-                         "item_id": name("i", items[held_out].astype(str))})
-    topk = pd.DataFrame({
-        "user_id": np.repeat(name("u", evaluated_users.astype(str)), K),
-        "item_id": name("i", lists.ravel().astype(str)),
-        "rank": np.tile(np.arange(1, K + 1), evaluated),
-    })
+    train = pd.DataFrame(
+        {
+            "user_id": name("u", train_users.astype(str)),
+            "item_id": name("i", train_items.astype(str)),
+        }
+    )
+    test = pd.DataFrame(
+        {
+            "user_id": name("u", users[held_out].astype(str)),
+            "item_id": name("i", items[held_out].astype(str)),
+        }
+    )
+    topk = pd.DataFrame(
+        {
+            "user_id": np.repeat(name("u", evaluated_users.astype(str)), K),
+            "item_id": name("i", lists.ravel().astype(str)),
+            "rank": np.tile(np.arange(1, K + 1), evaluated),
+        }
+    )
     return train, test, topk
 
 
@@ -98,8 +108,12 @@ def part_a(device: str, block_size: int) -> dict:
 
     train, test, topk = synthetic(QK["evaluated"])
     inputs = load_inputs(train, test, topk, k=K)
-    shape = {"users": int(inputs.train.shape[0]), "evaluated": len(inputs.users),
-             "items": len(inputs.items), "interactions": len(train) + len(test)}
+    shape = {
+        "users": int(inputs.train.shape[0]),
+        "evaluated": len(inputs.users),
+        "items": len(inputs.items),
+        "interactions": len(train) + len(test),
+    }
     run_library(inputs, device, block_size)  # warm-up (imports, page faults)
     result = run_library(inputs, device, block_size)
     print(f"(a) QK-video-sized input {shape}")
@@ -145,8 +159,7 @@ def part_b(device: str, block_size: int, users: int = 1000) -> dict:
         "similarity-cos": (ref_cos, lib_cos),
         "similarity-jacc": (ref_jacc, lib_jacc),
         "SD-NDCG": (timed(ref.sd, eff_ref["NDCG"])[1], library(fairness.sd, eff["NDCG"])[1]),
-        "Gini-NDCG": (timed(ref.gini, eff_ref["NDCG"])[1],
-                      library(fairness.gini, eff["NDCG"])[1]),
+        "Gini-NDCG": (timed(ref.gini, eff_ref["NDCG"])[1], library(fairness.gini, eff["NDCG"])[1]),
     }
     lib_envy, t_lib = library(fairness.envy, inputs.topk, inputs.relevant, K, **opts)
     ref_envy, t_ref = timed(ref.envy, lists, relevant, K)
@@ -158,8 +171,10 @@ def part_b(device: str, block_size: int, users: int = 1000) -> dict:
     ref_puf, t_ref = timed(ref.puf, eff_ref["NDCG"], jacc_ref)
     rows_out["PUF-NDCG-Jacc"] = (t_ref, t_lib)
     agree = {
-        "ME": (lib_envy["ME"], ref_envy["ME"]), "MME": (lib_envy["MME"], ref_envy["MME"]),
-        "PEU": (lib_envy["PEU"], ref_envy["PEU"]), "UF": (lib_uf, ref_uf),
+        "ME": (lib_envy["ME"], ref_envy["ME"]),
+        "MME": (lib_envy["MME"], ref_envy["MME"]),
+        "PEU": (lib_envy["PEU"], ref_envy["PEU"]),
+        "UF": (lib_uf, ref_uf),
         "PUF-NDCG-Jacc": (lib_puf, ref_puf),
     }
     print(f"(b) loop reference vs library, {len(inputs.users)} evaluated users")
@@ -184,26 +199,49 @@ def one_size(evaluated: int, device: str, block_size: int) -> dict:
     # Twice: the first run also pays the first touch of fresh memory pages (slow on a VM).
     cold = run_library(inputs, device, block_size)
     warm = run_library(inputs, device, block_size)
-    return {"evaluated": evaluated, "items": len(inputs.items), "generate_s": generated,
-            "load_s": loaded, "evaluate_cold_s": cold["total"], "evaluate_s": warm["total"],
-            "seconds": warm["seconds"], "seconds_cold": cold["seconds"],
-            "peak_rss_before_evaluate_gb": before, "peak_rss_gb": peak_rss_gb()}
+    return {
+        "evaluated": evaluated,
+        "items": len(inputs.items),
+        "generate_s": generated,
+        "load_s": loaded,
+        "evaluate_cold_s": cold["total"],
+        "evaluate_s": warm["total"],
+        "seconds": warm["seconds"],
+        "seconds_cold": cold["seconds"],
+        "peak_rss_before_evaluate_gb": before,
+        "peak_rss_gb": peak_rss_gb(),
+    }
 
 
 def part_c(sizes, device: str, block_size: int) -> list[dict]:
     results = []
     print("(c) scaling (each size in a fresh process)")
-    print(f"    {'users':>7} {'items':>7} {'load s':>8} {'cold s':>8} {'evaluate s':>11} "
-          f"{'peak GiB':>9}")
+    print(
+        f"    {'users':>7} {'items':>7} {'load s':>8} {'cold s':>8} {'evaluate s':>11} "
+        f"{'peak GiB':>9}"
+    )
     for size in sizes:
         proc = subprocess.run(
-            [sys.executable, __file__, "--one", str(size), "--device", device,
-             "--block-size", str(block_size)],
-            capture_output=True, text=True, check=True)
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                str(size),
+                "--device",
+                device,
+                "--block-size",
+                str(block_size),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         row = json.loads(proc.stdout.strip().splitlines()[-1])
         results.append(row)
-        print(f"    {row['evaluated']:>7} {row['items']:>7} {row['load_s']:8.2f} "
-              f"{row['evaluate_cold_s']:8.2f} {row['evaluate_s']:11.2f} {row['peak_rss_gb']:9.2f}")
+        print(
+            f"    {row['evaluated']:>7} {row['items']:>7} {row['load_s']:8.2f} "
+            f"{row['evaluate_cold_s']:8.2f} {row['evaluate_s']:11.2f} {row['peak_rss_gb']:9.2f}"
+        )
     return results
 
 

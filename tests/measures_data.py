@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 
 
-def random_split(seed: int, m: int = 30, extra_users: int = 5, n: int = 60, k: int = 10,
-                 genres: int = 4):
+def random_split(
+    seed: int, m: int = 30, extra_users: int = 5, n: int = 60, k: int = 10, genres: int = 4
+):
     """(train, test, topk, item_genres) DataFrames/dict with the awkward cases built in:
     users with fewer than k relevant items, items without train interaction (test-only),
     two identical users (same train items, same list), train-only users, skewed lists."""
@@ -38,12 +39,19 @@ def random_split(seed: int, m: int = 30, extra_users: int = 5, n: int = 60, k: i
     test = pd.DataFrame(test_rows, columns=["user_id", "item_id"])
     topk = pd.DataFrame(topk_rows, columns=["user_id", "item_id", "rank"])
     # Identical users: u001 copies u000's train items and list.
-    train = pd.concat([train[train.user_id != evaluated[1]],
-                       train[train.user_id == evaluated[0]].assign(user_id=evaluated[1])])
-    topk = pd.concat([topk[topk.user_id != evaluated[1]],
-                      topk[topk.user_id == evaluated[0]].assign(user_id=evaluated[1])])
-    item_genres = {item: {f"g{g}" for g in range(genres) if rng.random() < 0.4}
-                   for item in items}
+    train = pd.concat(
+        [
+            train[train.user_id != evaluated[1]],
+            train[train.user_id == evaluated[0]].assign(user_id=evaluated[1]),
+        ]
+    )
+    topk = pd.concat(
+        [
+            topk[topk.user_id != evaluated[1]],
+            topk[topk.user_id == evaluated[0]].assign(user_id=evaluated[1]),
+        ]
+    )
+    item_genres = {item: {f"g{g}" for g in range(genres) if rng.random() < 0.4} for item in items}
     item_genres[items[0]] = set()  # an item without genre
     return train.reset_index(drop=True), test, topk.reset_index(drop=True), item_genres
 

@@ -68,8 +68,9 @@ def test_precomputed_similarities_give_the_same_scores(split_files):
     rows = inputs.train_of_evaluated()
     given = {"cos": similarity.cosine(rows), "jacc": similarity.jaccard(rows)}
     computed = evaluate(inputs, device="cpu")
-    reused = evaluate(inputs, similarities=given, similarity_seconds={"cos": 2.5},
-                      device="torch-cpu")
+    reused = evaluate(
+        inputs, similarities=given, similarity_seconds={"cos": 2.5}, device="torch-cpu"
+    )
     for key in KEYS:
         assert close(reused[key], computed[key]), key
     assert reused["seconds"]["similarity-cos"] == 2.5
@@ -85,8 +86,9 @@ def test_gamma_mixes_genres_and_needs_them(split_files):
         evaluate(plain, gamma=0.5)
     inputs = load_inputs(train, test, topk, item_features=path / "d.item")
     rows = inputs.train_of_evaluated()
-    sim_uf = similarity.uf_similarity(similarity.jaccard(rows),
-                                      similarity.genre_similarity(rows, inputs.genres), 0.5)
+    sim_uf = similarity.uf_similarity(
+        similarity.jaccard(rows), similarity.genre_similarity(rows, inputs.genres), 0.5
+    )
     lists, _, _, all_train = python_views(inputs, train, test, topk)
     result = evaluate(inputs, gamma=0.5, device="cpu")
     assert close(result["UF"], ref.uf(lists, all_train, pairs_of(sim_uf)))
@@ -109,9 +111,20 @@ def test_canonical_order_and_train_rows(split_files):
 @pytest.mark.parametrize("fmt", ["tsv", "parquet"])
 def test_cli_json_equals_evaluate(split_files, capsys, fmt):
     path, train, test, topk = split_files
-    code = main(["evaluate", "--train", str(path / "d.train.inter"), "--test",
-                 str(path / "d.test.inter"), "--topk", str(path / f"topk.{fmt}"), "--json",
-                 "--device", "cpu"])
+    code = main(
+        [
+            "evaluate",
+            "--train",
+            str(path / "d.train.inter"),
+            "--test",
+            str(path / "d.test.inter"),
+            "--topk",
+            str(path / f"topk.{fmt}"),
+            "--json",
+            "--device",
+            "cpu",
+        ]
+    )
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     expected = evaluate(load_inputs(train, test, topk), device="cpu")
@@ -123,11 +136,26 @@ def test_cli_json_equals_evaluate(split_files, capsys, fmt):
 def test_cli_table_and_entry_point(split_files):
     path, _, _, _ = split_files
     proc = subprocess.run(
-        [str(Path(sys.executable).parent / "userfair"), "evaluate",
-         "--train", str(path / "d.train.inter"), "--test", str(path / "d.test.inter"),
-         "--topk", str(path / "topk.tsv"), "--item-features", str(path / "d.item"),
-         "--gamma", "0.25", "--k", "5"],
-        capture_output=True, text=True, check=True)
+        [
+            str(Path(sys.executable).parent / "userfair"),
+            "evaluate",
+            "--train",
+            str(path / "d.train.inter"),
+            "--test",
+            str(path / "d.test.inter"),
+            "--topk",
+            str(path / "topk.tsv"),
+            "--item-features",
+            str(path / "d.item"),
+            "--gamma",
+            "0.25",
+            "--k",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     lines = proc.stdout.splitlines()
     assert lines[0].split() == ["measure", "value", "seconds"]
     assert [line.split()[0] for line in lines[1:19]] == list(KEYS)
@@ -166,8 +194,17 @@ CASES = {
 def test_cli_rejects_bad_topk(split_files, capsys, case):
     path, _, _, topk = split_files
     bad_topk(topk, case).to_csv(path / "bad.tsv", sep="\t", index=False)
-    code = main(["evaluate", "--train", str(path / "d.train.inter"), "--test",
-                 str(path / "d.test.inter"), "--topk", str(path / "bad.tsv")])
+    code = main(
+        [
+            "evaluate",
+            "--train",
+            str(path / "d.train.inter"),
+            "--test",
+            str(path / "d.test.inter"),
+            "--topk",
+            str(path / "bad.tsv"),
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "bad.tsv" in err

@@ -61,7 +61,8 @@ def test_uf_hand_worked():
     # 6 pairs; sims 1, .9, 0 x4 -> mean 1.9/6, SD ~0.43 -> similar pairs: (0,1) and (2,3)
     # d(0,1) = 1 - 1 = 0; d(2,3) = 1 - 0 = 1 -> sum 0.9
     assert fairness.uf(topk, train, sim, k=1, device="cpu") == pytest.approx(
-        math.log(0.9) / math.log(6))
+        math.log(0.9) / math.log(6)
+    )
 
 
 def test_small_populations_give_nan_not_errors():
@@ -85,19 +86,26 @@ def test_matches_loop_reference(seed, device):
         assert close(fairness.sd(eff[name]), ref.sd(eff_ref[name]))
         assert close(fairness.gini(eff[name]), ref.gini(eff_ref[name]))
     for epsilon in (0.0, 0.05, 0.3):
-        got = fairness.envy(inputs.topk, inputs.relevant, epsilon=epsilon, block_size=4,
-                            device=device)
+        got = fairness.envy(
+            inputs.topk, inputs.relevant, epsilon=epsilon, block_size=4, device=device
+        )
         expected = ref.envy(lists, relevant, epsilon=epsilon)
         for key in ("ME", "MME", "PEU"):
             assert close(got[key], expected[key]), (key, got[key], expected[key])
     rows = inputs.train_of_evaluated()
-    for sim, sim_ref in ((similarity.cosine(rows), ref.cosine(train_sets)),
-                         (similarity.jaccard(rows), ref.jaccard(train_sets))):
+    for sim, sim_ref in (
+        (similarity.cosine(rows), ref.cosine(train_sets)),
+        (similarity.jaccard(rows), ref.jaccard(train_sets)),
+    ):
         for name in ("P", "NDCG"):
-            assert close(fairness.puf(eff[name], sim, block_size=5, device=device),
-                         ref.puf(eff_ref[name], sim_ref))
-        assert close(fairness.uf(inputs.topk, inputs.train, sim, block_size=6, device=device),
-                     ref.uf(lists, all_train, pairs_of(sim)))
+            assert close(
+                fairness.puf(eff[name], sim, block_size=5, device=device),
+                ref.puf(eff_ref[name], sim_ref),
+            )
+        assert close(
+            fairness.uf(inputs.topk, inputs.train, sim, block_size=6, device=device),
+            ref.uf(lists, all_train, pairs_of(sim)),
+        )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -111,11 +119,14 @@ def test_random_similarities_and_identical_lists(device):
     sim = similarity.min_max(np.triu(raw, 1) + np.triu(raw, 1).T)
     all_train = [set(np.flatnonzero(row)) for row in train.toarray()]
     lists = [list(row) for row in topk]
-    assert close(fairness.uf(topk, train, sim, k=k, block_size=3, device=device),
-                 ref.uf(lists, all_train, pairs_of(sim), k=k))
+    assert close(
+        fairness.uf(topk, train, sim, k=k, block_size=3, device=device),
+        ref.uf(lists, all_train, pairs_of(sim), k=k),
+    )
     scores = rng.random(m)
-    assert close(fairness.puf(scores, sim, block_size=3, device=device),
-                 ref.puf(list(scores), pairs_of(sim)))
+    assert close(
+        fairness.puf(scores, sim, block_size=3, device=device), ref.puf(list(scores), pairs_of(sim))
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)

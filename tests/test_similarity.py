@@ -121,6 +121,9 @@ def test_save_and_load_round_trip(tmp_path):
     np.testing.assert_array_equal(loaded_sim, sim)
     assert seconds == 1.25
     assert [p.name for p in tmp_path.iterdir()] == ["cos.npz"]  # no temporary left
+    similarity.load(tmp_path / "cos.npz", expected_users=users)
+    with pytest.raises(InputError, match=r"cos\.npz.*'users'"):
+        similarity.load(tmp_path / "cos.npz", expected_users=np.array(["a", "c", "b"]))
 
 
 def test_load_names_the_file_and_field(tmp_path):

@@ -1,8 +1,8 @@
 """The ``userfair`` command: evaluate a top-k list against a split, outside the workflow.
 
-    userfair evaluate --train TRAIN --test TEST --topk TOPK [--k 10] [--epsilon 0.05]
-                      [--item-features FILE] [--gamma 1.0] [--block-size 2048]
-                      [--device auto] [--json]
+userfair evaluate --train TRAIN --test TEST --topk TOPK [--k 10] [--epsilon 0.05]
+                  [--item-features FILE] [--gamma 1.0] [--block-size 2048]
+                  [--device auto] [--json]
 """
 
 from __future__ import annotations

@@ -111,9 +111,7 @@ def evaluate(
             key = f"PUF-{name}-{label}"
             scores[key] = clock.run(key, fairness.puf, per_user[name], sim, **blocked)
         if kind == "jacc":
-            scores["UF"] = clock.run(
-                "UF", _uf, inputs, rows, sim, gamma, k, block_size, device
-            )
+            scores["UF"] = clock.run("UF", _uf, inputs, rows, sim, gamma, k, block_size, device)
         del sim
 
     return {**{key: scores[key] for key in KEYS}, "seconds": clock.seconds}
@@ -128,9 +126,7 @@ def _uf(inputs: Inputs, rows, jaccard_sim, gamma, k, block_size, device) -> floa
         genre_sim = similarity.genre_similarity(rows, inputs.genres, block_size)
         sim_uf = similarity.uf_similarity(jaccard_sim, genre_sim, gamma)
         del genre_sim
-    return fairness.uf(
-        inputs.topk, inputs.train, sim_uf, k=k, block_size=block_size, device=device
-    )
+    return fairness.uf(inputs.topk, inputs.train, sim_uf, k=k, block_size=block_size, device=device)
 
 
 def as_json(result: dict) -> dict:
@@ -139,4 +135,3 @@ def as_json(result: dict) -> dict:
         **{key: float(result[key]) for key in KEYS},
         "seconds": {name: float(value) for name, value in result["seconds"].items()},
     }
-

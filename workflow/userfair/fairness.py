@@ -245,9 +245,7 @@ def _dense_distance(to_items, local, sim_uf, threshold, start, k, target) -> flo
     return float((weights * (k * k - cosine_sums)).sum())
 
 
-def puf(
-    scores, sim: np.ndarray, block_size: int = BLOCK_SIZE, device: str = "auto"
-) -> float:
+def puf(scores, sim: np.ndarray, block_size: int = BLOCK_SIZE, device: str = "auto") -> float:
     """Mean over unordered pairs {u, v} of sim(u, v) * |S(u) - S(v)|; NaN for m < 2."""
     scores = np.asarray(scores, dtype=np.float64)
     m = scores.size
@@ -274,4 +272,3 @@ def puf(
     total = float(total)
     # The diagonal contributes |S(u) - S(u)| = 0; ordered pairs count each pair twice.
     return total / (m * (m - 1))
-

@@ -86,9 +86,7 @@ def _read_topk(source) -> tuple[pd.DataFrame, str]:
 
 def _binary_matrix(rows: np.ndarray, cols: np.ndarray, shape) -> sp.csr_matrix:
     """A binary CSR matrix with ones at (rows, cols); repeated pairs count once."""
-    matrix = sp.csr_matrix(
-        (np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=shape
-    )
+    matrix = sp.csr_matrix((np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=shape)
     matrix.data[:] = 1.0
     matrix.sort_indices()
     return matrix
@@ -198,12 +196,12 @@ def load_inputs(train, test, topk, k: int = 10, item_features=None) -> Inputs:
 
     users = np.unique(test_frame["user_id"].to_numpy().astype(str))
     items = np.unique(
-        np.concatenate([train_frame["item_id"].to_numpy(), test_frame["item_id"].to_numpy()]).astype(str)
+        np.concatenate(
+            [train_frame["item_id"].to_numpy(), test_frame["item_id"].to_numpy()]
+        ).astype(str)
     )
     # Rows of `train`: every TRAIN user, plus TEST users without train data (empty rows).
-    train_users = np.unique(
-        np.concatenate([train_frame["user_id"].to_numpy().astype(str), users])
-    )
+    train_users = np.unique(np.concatenate([train_frame["user_id"].to_numpy().astype(str), users]))
     train_matrix = _binary_matrix(
         np.searchsorted(train_users, train_frame["user_id"].to_numpy().astype(str)),
         np.searchsorted(items, train_frame["item_id"].to_numpy().astype(str)),

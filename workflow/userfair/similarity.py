@@ -180,8 +180,14 @@ def save(path: str | os.PathLike, users: np.ndarray, sim: np.ndarray, seconds: f
             np.savez(handle, users=users, sim=sim, seconds=np.float64(seconds))
 
 
-def load(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, float]:
-    """(users, sim, seconds) of a file written by :func:`save`."""
+def load(
+    path: str | os.PathLike, expected_users: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """(users, sim, seconds) of a file written by :func:`save`.
+
+    With ``expected_users`` (e.g. ``Inputs.users``), a file whose users differ from them
+    (another split, another order) is an InputError.
+    """
     if not os.path.isfile(path):
         raise InputError(f"{path}: file not found")
     with np.load(path, allow_pickle=False) as data:
@@ -191,4 +197,11 @@ def load(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, float]:
         users, sim, seconds = data["users"].astype(str), data["sim"], float(data["seconds"])
     if sim.shape != (len(users), len(users)):
         raise InputError(f"{path}: field 'sim' has shape {sim.shape}, expected {(len(users),) * 2}")
+    if expected_users is not None and not np.array_equal(
+        users, np.asarray(expected_users).astype(str)
+    ):
+        raise InputError(
+            f"{path}: field 'users' does not match the evaluated users of the split "
+            f"({len(users)} stored, {len(expected_users)} expected, in canonical order)"
+        )
     return users, sim, seconds
