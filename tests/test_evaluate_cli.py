@@ -2,8 +2,8 @@
 from files, and every bad-input case."""
 
 import json
-import re
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
