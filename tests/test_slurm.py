@@ -7,11 +7,13 @@ unless USERFAIR_REQUIRE_SLURM=1 (set by .ci/run), which turns that into a failur
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -40,7 +42,9 @@ TARGETS = [
     "results/tables/stats.csv",
     *(f"results/{DATASET}/models/{model}/{name}" for model in MODELS
       for name in ("topk.parquet", "recbole_test.json")),
+    *(f"results/{DATASET}/similarity/{kind}.npz" for kind in ("cos", "jacc")),
 ]
+TIMINGS = "seconds"  # the one field of .json/.npz outputs that differs between runs
 SUBMITTED = re.compile(
     r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/(?:([^/]+)/)?\d+\.log\)")
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
@@ -106,8 +110,19 @@ def sacct_rows(job_ids: list[str]) -> dict[str, dict[str, str]]:
 
 
 def assert_same_file(local: Path, remote: Path) -> None:
+    """Equal content; wall-clock timings aside."""
     if local.suffix == ".parquet":
         pd.testing.assert_frame_equal(pd.read_parquet(local), pd.read_parquet(remote))
+    elif local.suffix == ".npz":
+        with np.load(local) as a, np.load(remote) as b:
+            assert set(a.files) == set(b.files), remote
+            for name in set(a.files) - {TIMINGS}:
+                np.testing.assert_array_equal(a[name], b[name], err_msg=f"{remote}: {name}")
+    elif local.suffix == ".json":
+        a, b = json.loads(local.read_text()), json.loads(remote.read_text())
+        assert a.keys() == b.keys(), remote
+        assert {k: v for k, v in a.items() if k != TIMINGS} == {
+            k: v for k, v in b.items() if k != TIMINGS}, f"{remote} differs from {local}"
     else:
         assert local.read_bytes() == remote.read_bytes(), f"{remote} differs from {local}"
 
@@ -129,7 +144,7 @@ def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluste
     local_rules = sorted(FINISHED.findall(local_log))
     assert sorted(rule for _, rule, _ in submitted) == local_rules, slurm_log[-8000:]
     assert sorted(FINISHED.findall(slurm_log)) == local_rules
-    assert {"tune", "select", "topk"} <= set(local_rules)
+    assert {"tune", "select", "topk", "similarity"} <= set(local_rules)
 
     # ... and the accounting database saw each one complete, under the profile's account;
     # neural training and export had a GPU (one of the cluster's two fake ones), KNN none.
