@@ -159,6 +159,29 @@ def test_recbole_evaluate_reloads_our_checkpoint(exported, split_dir, training, 
     assert recommenders.external_metrics(result, K) == pytest.approx(test, abs=1e-9)
 
 
+def test_batchwise_itemknn_scores_equal_recboles_itemknn(split_dir, training, tmp_path):
+    """Our ItemKNN only moves RecBole's X @ W to evaluation time: same scores."""
+    import contextlib
+
+    import torch
+    from recbole.model.general_recommender import ItemKNN as RecBoleItemKNN
+
+    from userfair import recommenders
+
+    with contextlib.chdir(tmp_path):
+        run = recommenders.prepare("ItemKNN", {"k": 20, "shrink": 1.0}, split_dir, DATASET,
+                                   tmp_path, training)
+    assert isinstance(run.model, recommenders.ItemKNN)
+    reference = RecBoleItemKNN(run.config, run.train.dataset)
+    users = torch.arange(1, run.dataset.user_num)
+    ours = run.model.full_sort_predict({run.model.USER_ID: users})
+    theirs = reference.full_sort_predict({reference.USER_ID: users})
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-7)
+    pairs = {run.model.USER_ID: users[:50], run.model.ITEM_ID: torch.arange(1, 51)}
+    np.testing.assert_allclose(run.model.predict(pairs).numpy(),
+                               reference.predict(pairs).numpy(), rtol=1e-5, atol=1e-7)
+
+
 def test_ncl_with_as_many_clusters_as_users_is_a_clear_error(split_dir, training, tmp_path):
     from userfair import recommenders
 

@@ -32,7 +32,7 @@ from recbole.data.dataloader import FullSortEvalDataLoader  # noqa: E402
 from recbole.utils import get_model, get_trainer, init_seed  # noqa: E402
 
 from userfair.io import InputError, atomic_path  # noqa: E402
-from userfair.userknn import UserKNN  # noqa: E402
+from userfair.userknn import ItemKNN, UserKNN  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,8 @@ METRICS = {"hit": "HR", "mrr": "MRR", "precision": "P", "recall": "R", "map": "M
 RECBOLE_METRICS = ["Hit", "MRR", "Precision", "Recall", "MAP", "NDCG"]
 SPLITS = ("train", "valid", "test")
 CHECKPOINT = "model.pth"
+# Models this project implements itself (ItemKNN: RecBole's, with batch-wise scores).
+OURS = {"UserKNN": UserKNN, "ItemKNN": ItemKNN}
 
 
 ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
@@ -77,10 +79,10 @@ class Training:
 
 
 def model_class(name: str):
-    """The RecBole model class of ``name`` (UserKNN is ours)."""
+    """The RecBole model class of ``name`` (UserKNN and the batch-wise ItemKNN are ours)."""
     if name not in MODEL_KEYS:
         raise InputError(f"unknown model '{name}' (known: {', '.join(MODEL_KEYS)})")
-    return UserKNN if name == "UserKNN" else get_model(name)
+    return OURS[name] if name in OURS else get_model(name)
 
 
 def gpu_ids(device: str) -> str:

@@ -1,4 +1,5 @@
-"""User-based KNN as a RecBole general recommender (RecBole has none; SPEC §3).
+"""User-based KNN as a RecBole general recommender (RecBole has none; SPEC §3), and
+RecBole's ItemKNN without its precomputed users x items score matrix.
 
 ``sim(u, v) = |H_u & H_v| / (sqrt(|H_u| |H_v|) + shrink)`` between the binarised train rows
 of users u != v; each user keeps its K most similar users (positive similarity only); the
@@ -16,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from recbole.model.abstract_recommender import GeneralRecommender
+from recbole.model.general_recommender import itemknn
 from recbole.utils import InputType, ModelType
 
 log = logging.getLogger(__name__)
@@ -102,4 +104,34 @@ class UserKNN(GeneralRecommender):
     def full_sort_predict(self, interaction):
         users = interaction[self.USER_ID].cpu().numpy()
         block = scores(self.weights, self.interactions, users).astype(np.float32)
+        return torch.from_numpy(block.ravel()).to(self.device)
+
+
+class ItemKNN(itemknn.ItemKNN):
+    """RecBole's ItemKNN (same similarity, same scores) that computes the scores of each
+    evaluation batch, ``X[users] @ W``, instead of holding RecBole's ``pred_mat = X @ W``
+    as a LIL matrix: that matrix has up to users x items entries and does not fit in
+    memory on ml-20m. Named ItemKNN so RecBole applies ItemKNN's defaults and trainer."""
+
+    def __init__(self, config, dataset):
+        GeneralRecommender.__init__(self, config, dataset)
+        self.k = config["k"]
+        self.shrink = config["shrink"] if "shrink" in config else 0.0
+        self.interaction_matrix = dataset.inter_matrix(form="csr").astype(np.float32)
+        _, self.w = itemknn.ComputeSimilarity(
+            self.interaction_matrix, topk=self.k, shrink=self.shrink, method="item"
+        ).compute_similarity()
+        self.w = self.w.tocsr()
+        self.fake_loss = torch.nn.Parameter(torch.zeros(1))
+        self.other_parameter_name = ["w"]
+
+    def predict(self, interaction):
+        users = interaction[self.USER_ID].cpu().numpy()
+        items = interaction[self.ITEM_ID].cpu().numpy()
+        pair = self.interaction_matrix[users].multiply(self.w[:, items].T.tocsr()).sum(axis=1)
+        return torch.from_numpy(np.asarray(pair, dtype=np.float32).ravel()).to(self.device)
+
+    def full_sort_predict(self, interaction):
+        users = interaction[self.USER_ID].cpu().numpy()
+        block = (self.interaction_matrix[users] @ self.w).toarray().astype(np.float32)
         return torch.from_numpy(block.ravel()).to(self.device)
