@@ -168,3 +168,12 @@ def test_cluster_script_says_why_a_machine_cannot_host_slurm():
     proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert proc.returncode == CANNOT_HOST, proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("cannot host SLURM: needs root")
+
+
+def test_cluster_daemons_listen_on_loopback_only(slurm_cluster):
+    listening = subprocess.run(["ss", "-H", "-ltnp"], capture_output=True, text=True,
+                               check=True).stdout.splitlines()
+    daemons = ("slurmctld", "slurmd", "slurmdbd", "mariadbd", "munged")
+    sockets = {(d, line.split()[3]) for line in listening for d in daemons if f'"{d}"' in line}
+    assert {d for d, _ in sockets} == {"slurmctld", "slurmd", "slurmdbd"}, sockets
+    assert all(address.startswith("127.0.0.1:") for _, address in sockets), sockets
