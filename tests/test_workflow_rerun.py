@@ -122,7 +122,7 @@ def test_plotting_code_change_reruns_only_figures(workflow_run):
     plotting_code.write_text(plotting_code.read_text() + "\n# edited by the rerun test\n")
     jobs = _scheduled_jobs(snakemake(work, "-n", "--configfile", config).stdout)
     assert set(jobs) - {"all"} == FIGURE_RULES, jobs
-    snakemake(work, "--cores", "2", "--configfile", config, *sorted(FIGURE_RULES))
+    snakemake(work, *sorted(FIGURE_RULES), "--cores", "2", "--configfile", config)
     assert "Nothing to be done" in snakemake(work, "-n", "--configfile", config).stdout
 
 
