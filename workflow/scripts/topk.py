@@ -12,7 +12,7 @@ try:
     lists, test = recommenders.export_topk(
         snakemake.wildcards.model, best["params"], best["checkpoint"],
         snakemake.params.data_dir, snakemake.wildcards.dataset, snakemake.params.workdir,
-        recommenders.Training(**snakemake.params.training))
+        recommenders.Training(**{**snakemake.params.training, "threads": snakemake.threads}))
     recommenders.write_topk(lists, snakemake.output.topk)
     write_json(test, snakemake.output.test)
     logging.info("%d users, RecBole test metrics %s", lists["user_id"].nunique(), test)
