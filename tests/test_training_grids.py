@@ -61,6 +61,7 @@ def test_empty_model_grid_is_one_point_of_defaults():
     ({"BPR": {"embedding_size": 8}}, "expected a non-empty list"),
     ({"BPR": {"embedding_size": []}}, "expected a non-empty list"),
     ({"BPR": [1, 2]}, "expected a mapping"),
+    (yaml.safe_load("BPR: {learning_rate: [1e-3]}"), "'1e-3' is text, expected a number"),
 ])
 def test_bad_grids_are_clear_errors(grid, message):
     with pytest.raises(InputError, match=message):

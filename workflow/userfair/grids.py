@@ -80,6 +80,11 @@ def validate_grid(grid: dict, models: list[str], *, label: str = "grid") -> None
                 raise InputError(
                     f"{label}: model '{model}', key '{key}': expected a non-empty list of "
                     f"values, got {values!r}")
+            text = [v for v in values if isinstance(v, str)]
+            if text:
+                raise InputError(
+                    f"{label}: model '{model}', key '{key}': {text[0]!r} is text, expected a "
+                    "number (YAML reads 1e-5 as text: write 1.0e-5 or 0.00001)")
     missing = [m for m in models if m not in grid]
     if missing:
         raise InputError(f"{label}: no grid for configured model(s) {', '.join(missing)}")
