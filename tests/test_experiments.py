@@ -7,6 +7,7 @@ from scipy.stats import skew
 
 from userfair import evaluate, experiments, fairness, similarity
 from userfair.inputs import load_inputs
+from userfair.io import InputError
 
 K = 5
 SETTINGS = experiments.Settings(k=K, epsilon=0.05, block_size=7, device="cpu")
@@ -221,7 +222,7 @@ def test_similarity_file_of_other_users_is_an_input_error(tmp_path):
     loaded, seconds = experiments.load_similarity(tmp_path / "jacc.npz", inputs.users)
     np.testing.assert_array_equal(loaded, sim)
     assert seconds == 0.5
-    with pytest.raises(experiments.InputError, match=r"jacc\.npz: field 'users'"):
+    with pytest.raises(InputError, match=r"jacc\.npz: field 'users'"):
         experiments.load_similarity(tmp_path / "jacc.npz", inputs.users[::-1])
 
 

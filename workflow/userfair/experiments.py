@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from scipy.stats import skew
 
 from . import effectiveness, fairness, similarity
-from .io import InputError, atomic_path, read_inter
+from .io import atomic_path, read_inter
 from .inputs import Inputs, load_inputs
 
 log = logging.getLogger(__name__)
@@ -353,12 +353,7 @@ def run_gamma_relevance(
 
 def load_similarity(path, users: np.ndarray) -> tuple[np.ndarray, float]:
     """(sim, seconds) of a similarity file whose users must be ``users`` in order."""
-    file_users, sim, seconds = similarity.load(path)
-    if not np.array_equal(file_users, np.asarray(users).astype(str)):
-        raise InputError(
-            f"{path}: field 'users' ({len(file_users)} users) differs from the evaluated "
-            f"users of the split ({len(users)}); rebuild the similarity file"
-        )
+    _, sim, seconds = similarity.load(path, expected_users=users)
     return sim, seconds
 
 
