@@ -102,7 +102,7 @@ def _relevance_frame(datasets=("ml-100k",)):
 
 
 def test_agreement_figure(tmp_path):
-    long = agreement_long(tables.scores_frame(_records()))
+    long = agreement_long(tables.scores_frame(_records(("a", "b", "c"))))
     plots.agreement_figure(long, tables.MEASURES, STYLE, tmp_path / "a.pdf", tmp_path / "a.png")
     _assert_figure_files(tmp_path / "a.pdf", tmp_path / "a.png")
 
@@ -115,10 +115,13 @@ def test_relevance_figure(tmp_path):
 
 
 def test_similarity_figure(tmp_path):
-    rows = []
-    for dist, skewness in [("weibull", 2.0), ("weibull", 0.5), ("normal", 0.0), ("observed", 1.3)]:
-        for measure in plots.SIMILARITY_MEASURES:
-            rows.append(("ml-100k", dist, skewness, measure, skewness / 10))
+    cases = [("weibull", 2.0), ("weibull", 0.5), ("normal", 0.0), ("observed", 1.3)]
+    rows = [
+        (dataset, dist, skewness, measure, skewness / 10)
+        for dataset in ("ml-100k", "lastfm", "ml-10m")  # three panels: one spare is hidden
+        for dist, skewness in cases
+        for measure in plots.SIMILARITY_MEASURES
+    ]
     frame = pd.DataFrame(rows, columns=["dataset", "distribution", "skewness", "measure", "value"])
     plots.similarity_figure(frame, STYLE, tmp_path / "s.pdf", tmp_path / "s.png")
     _assert_figure_files(tmp_path / "s.pdf", tmp_path / "s.png")

@@ -76,6 +76,18 @@ def _check_columns(frame: pd.DataFrame, columns: list[str], what: str) -> None:
         raise ValueError(f"{what}: missing columns {missing}; have {list(frame.columns)}")
 
 
+def _panel_grid(n_panels: int, width: float, height: float):
+    """At most two panels per row, each ``width`` x ``height`` inches; spare panels hidden."""
+    ncols = min(2, n_panels)
+    nrows = -(-n_panels // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, squeeze=False, layout="constrained", figsize=(width * ncols, height * nrows)
+    )
+    for ax in axes.flat[n_panels:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
 def _percent(share: pd.Series) -> pd.Series:
     return (100 * share).round().astype(int)
 
@@ -91,14 +103,8 @@ def agreement_figure(
     style.apply()
     datasets = list(dict.fromkeys(agreement["dataset"]))
     side = 2 * style.column_width_in
-    fig, axes = plt.subplots(
-        len(datasets),
-        1,
-        figsize=(side, side * 0.9 * len(datasets)),
-        squeeze=False,
-        layout="constrained",
-    )
-    for ax, dataset in zip(axes[:, 0], datasets):
+    fig, axes = _panel_grid(len(datasets), side, side * 0.9)
+    for ax, dataset in zip(axes.flat, datasets):
         part = agreement[agreement["dataset"] == dataset]
         matrix = part.pivot(index="measure_a", columns="measure_b", values="tau").reindex(
             index=measures, columns=measures
@@ -184,15 +190,8 @@ def similarity_figure(similarity: pd.DataFrame, style: Style, pdf_path, png_path
     )
     style.apply()
     datasets = list(dict.fromkeys(similarity["dataset"]))
-    fig, axes = plt.subplots(
-        1,
-        len(datasets),
-        squeeze=False,
-        layout="constrained",
-        sharey=True,
-        figsize=(style.column_width_in * max(1, len(datasets)), 2.6),
-    )
-    for ax, dataset in zip(axes[0], datasets):
+    fig, axes = _panel_grid(len(datasets), style.column_width_in, 2.3)
+    for ax, dataset in zip(axes.flat, datasets):
         part = similarity[similarity["dataset"] == dataset]
         sampled = part[part["distribution"] != "observed"].sort_values("skewness")
         for measure, marker in zip(SIMILARITY_MEASURES, "osDo^"):
