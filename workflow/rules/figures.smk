@@ -11,12 +11,17 @@ rule fig_agreement:
         data="results/tables/agreement.csv",
         code=PLOTTING_CODE,
     output:
-        pdf="results/figures/agreement.pdf",
+        pdf=report(
+            "results/figures/agreement.pdf",
+            caption="../report/fig_agreement.rst",
+            category="Figures",
+            labels={"figure": "Fig. 1: agreement", "format": "PDF"},
+        ),
         png=report(
             "results/figures/agreement.png",
             caption="../report/fig_agreement.rst",
             category="Figures",
-            labels={"figure": "Fig. 1: agreement"},
+            labels={"figure": "Fig. 1: agreement", "format": "PNG"},
         ),
     log:
         "results/logs/fig_agreement/fig_agreement.log",
@@ -38,12 +43,17 @@ rule fig_relevance:
         data=EXPERIMENT_FILES["relevance"],
         code=PLOTTING_CODE,
     output:
-        pdf="results/figures/relevance.pdf",
+        pdf=report(
+            "results/figures/relevance.pdf",
+            caption="../report/fig_relevance.rst",
+            category="Figures",
+            labels={"figure": "Fig. 2: varying relevance", "format": "PDF"},
+        ),
         png=report(
             "results/figures/relevance.png",
             caption="../report/fig_relevance.rst",
             category="Figures",
-            labels={"figure": "Fig. 2: varying relevance"},
+            labels={"figure": "Fig. 2: varying relevance", "format": "PNG"},
         ),
     log:
         "results/logs/fig_relevance/fig_relevance.log",
@@ -66,12 +76,17 @@ rule fig_similarity:
         data=EXPERIMENT_FILES["similarity"],
         code=PLOTTING_CODE,
     output:
-        pdf="results/figures/similarity.pdf",
+        pdf=report(
+            "results/figures/similarity.pdf",
+            caption="../report/fig_similarity.rst",
+            category="Figures",
+            labels={"figure": "Fig. 3: varying similarity", "format": "PDF"},
+        ),
         png=report(
             "results/figures/similarity.png",
             caption="../report/fig_similarity.rst",
             category="Figures",
-            labels={"figure": "Fig. 3: varying similarity"},
+            labels={"figure": "Fig. 3: varying similarity", "format": "PNG"},
         ),
     log:
         "results/logs/fig_similarity/fig_similarity.log",
@@ -94,12 +109,17 @@ rule fig_extreme:
         data=EXPERIMENT_FILES["extreme"],
         code=PLOTTING_CODE,
     output:
-        pdf="results/figures/extreme.pdf",
+        pdf=report(
+            "results/figures/extreme.pdf",
+            caption="../report/fig_extreme.rst",
+            category="Figures",
+            labels={"figure": "Fig. 4: extreme cases", "format": "PDF"},
+        ),
         png=report(
             "results/figures/extreme.png",
             caption="../report/fig_extreme.rst",
             category="Figures",
-            labels={"figure": "Fig. 4: extreme cases"},
+            labels={"figure": "Fig. 4: extreme cases", "format": "PNG"},
         ),
     log:
         "results/logs/fig_extreme/fig_extreme.log",
@@ -123,19 +143,29 @@ rule fig_gamma:
         relevance=EXPERIMENT_FILES["gamma_relevance"],
         code=PLOTTING_CODE,
     output:
-        models_pdf="results/figures/gamma_models.pdf",
+        models_pdf=report(
+            "results/figures/gamma_models.pdf",
+            caption="../report/fig_gamma_models.rst",
+            category="Figures",
+            labels={"figure": "Appendix: gamma, real runs", "format": "PDF"},
+        ),
         models_png=report(
             "results/figures/gamma_models.png",
             caption="../report/fig_gamma_models.rst",
             category="Figures",
-            labels={"figure": "Appendix: gamma, real runs"},
+            labels={"figure": "Appendix: gamma, real runs", "format": "PNG"},
         ),
-        relevance_pdf="results/figures/gamma_relevance.pdf",
+        relevance_pdf=report(
+            "results/figures/gamma_relevance.pdf",
+            caption="../report/fig_gamma_relevance.rst",
+            category="Figures",
+            labels={"figure": "Appendix: gamma, varying relevance", "format": "PDF"},
+        ),
         relevance_png=report(
             "results/figures/gamma_relevance.png",
             caption="../report/fig_gamma_relevance.rst",
             category="Figures",
-            labels={"figure": "Appendix: gamma, varying relevance"},
+            labels={"figure": "Appendix: gamma, varying relevance", "format": "PNG"},
         ),
     log:
         "results/logs/fig_gamma/fig_gamma.log",

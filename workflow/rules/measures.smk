@@ -78,9 +78,14 @@ rule table_scores:
             "results/tables/scores.csv",
             caption="../report/table_scores.rst",
             category="Tables",
-            labels={"table": "Table 2: Eff and Fair scores"},
+            labels={"table": "Table 2: Eff and Fair scores", "format": "CSV"},
         ),
-        tex="results/tables/scores.tex",
+        tex=report(
+            "results/tables/scores.tex",
+            caption="../report/table_scores.rst",
+            category="Tables",
+            labels={"table": "Table 2: Eff and Fair scores", "format": "LaTeX"},
+        ),
     log:
         "results/logs/table_scores/table_scores.log",
     conda:
@@ -105,9 +110,14 @@ rule table_timing:
             "results/tables/timing.csv",
             caption="../report/table_timing.rst",
             category="Tables",
-            labels={"table": "Table 3: computation time"},
+            labels={"table": "Table 3: computation time", "format": "CSV"},
         ),
-        tex="results/tables/timing.tex",
+        tex=report(
+            "results/tables/timing.tex",
+            caption="../report/table_timing.rst",
+            category="Tables",
+            labels={"table": "Table 3: computation time", "format": "LaTeX"},
+        ),
     log:
         "results/logs/table_timing/table_timing.log",
     conda:
@@ -132,7 +142,10 @@ rule agreement:
             "results/tables/agreement.csv",
             caption="../report/agreement.rst",
             category="Tables",
-            labels={"table": "Kendall tau between measures (Fig. 1 data)"},
+            labels={
+                "table": "Kendall tau between measures (Fig. 1 data)",
+                "format": "CSV",
+            },
         ),
     log:
         "results/logs/agreement/agreement.log",
