@@ -55,9 +55,15 @@ install_packages() {
     [ ${#missing[@]} = 0 ] && return 0
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q >"$STATE/log/apt.log" 2>&1 || { tail "$STATE/log/apt.log" >&2; cannot_host "apt-get update failed"; }
+    apt-get update -q >"$STATE/log/apt.log" 2>&1 || {
+        tail "$STATE/log/apt.log" >&2
+        cannot_host "apt-get update failed"
+    }
     apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$STATE/log/apt.log" 2>&1 ||
-        { tail "$STATE/log/apt.log" >&2; cannot_host "apt-get install ${missing[*]} failed"; }
+        {
+            tail "$STATE/log/apt.log" >&2
+            cannot_host "apt-get install ${missing[*]} failed"
+        }
 }
 
 write_configs() {
