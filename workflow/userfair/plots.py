@@ -118,8 +118,8 @@ def agreement_figure(
             cmap="vlag",
             square=True,
             annot=True,
-            fmt=".1f",
-            annot_kws={"fontsize": 5},
+            fmt=".2f",
+            annot_kws={"fontsize": 4.5},
             cbar_kws={"label": "Kendall's $\\tau_b$", "shrink": 0.6},
         )
         for i, j in zip(*np.nonzero(np.abs(matrix.to_numpy()) >= EQUIVALENT)):
