@@ -28,7 +28,7 @@ def _inputs(m=24, n_items=80, few_relevant=(), seed=0, with_genres=False, tmp_pa
         pool = np.union1d(items[:n_test], items[-2 * K :])  # test items or unseen
         topk += [(user, f"i{i:03d}", r + 1) for r, i in enumerate(rng.choice(pool, K, False))]
     # every item appears in train somewhere, so the item index covers all n_items
-    train += [("u999", f"i{i:03d}") for i in range(n_items)]
+    train += [("x-all-items", f"i{i:03d}") for i in range(n_items)]
     columns = ["user_id", "item_id"]
     item_features = None
     if with_genres:
@@ -204,7 +204,7 @@ def test_split_inputs_match_load_inputs_without_lists():
     inputs = _inputs()
     # rebuild the split frames from the matrices
     rows, cols = inputs.train.nonzero()
-    train_users = np.unique(np.concatenate([inputs.users, ["u999"]]))
+    train_users = np.unique(np.concatenate([inputs.users, ["x-all-items"]]))
     train = pd.DataFrame({"user_id": train_users[rows], "item_id": inputs.items[cols]})
     r_rows, r_cols = inputs.relevant.nonzero()
     test = pd.DataFrame({"user_id": inputs.users[r_rows], "item_id": inputs.items[r_cols]})
