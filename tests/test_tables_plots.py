@@ -189,3 +189,15 @@ def test_read_measure_files(tmp_path):
     assert tables.read_measure_files(paths, ["d"], MODELS) == records
     with pytest.raises(ValueError, match="3 measure files for 6"):
         tables.read_measure_files(paths, ["d", "e"], MODELS)
+
+
+def test_undefined_measure_row_has_no_bold_and_dashes(tmp_path):
+    records = _records(("d",))
+    for model in MODELS:
+        records[("d", model)]["Gini-P"] = float("nan")  # every score 0: Gini undefined
+    table, bold = tables.table_scores(records, ["d"], MODELS)
+    assert table.loc["Gini-P", "NCL"] != table.loc["Gini-P", "NCL"]  # NaN
+    assert not bold.iloc[list(table.index).index("Gini-P")].any()
+    tables.write_scores(records, ["d"], MODELS, tmp_path / "s.csv", tmp_path / "s.tex")
+    row = next(line for line in (tmp_path / "s.tex").read_text().splitlines() if "Gini-P" in line)
+    assert row.count("--") == len(MODELS) and r"\textbf" not in row
