@@ -92,7 +92,7 @@ def test_genre_and_uf_similarity_match_loop_reference(tmp_path, seed, gamma):
     assert_pairs_close(mixed, ref.uf_similarity(pairs_of(jacc), genre_expected, gamma))
 
 
-def test_identical_distributions_have_genre_similarity_one():
+def test_genre_similarity_hand_worked():
     genres = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 1]], dtype=float))
     rows = sp.csr_matrix(np.array([[1, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float))
     sim = similarity.genre_similarity(rows, genres)
@@ -101,6 +101,14 @@ def test_identical_distributions_have_genre_similarity_one():
     mixture_entropy = -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25))
     assert sim[0, 2] == pytest.approx(1 - (mixture_entropy - 0.5), rel=1e-12)
     assert sim[1, 2] == pytest.approx(sim[0, 2], rel=1e-12)
+
+
+def test_user_without_genres_has_the_uniform_distribution():
+    genres = sp.csr_matrix(np.array([[1, 0], [0, 1], [0, 0]], dtype=float))
+    rows = sp.csr_matrix(np.array([[1, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float))
+    sim = similarity.genre_similarity(rows, genres)
+    assert sim[0, 1] == pytest.approx(1.0)  # (1/2, 1/2) and uniform
+    assert sim[1, 2] == pytest.approx(sim[0, 2])
 
 
 def test_uf_similarity_needs_genres_below_gamma_one():
