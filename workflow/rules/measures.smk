@@ -7,6 +7,14 @@ MEASURES_CONFIG = config["measures"]
 SIMILARITY_KINDS = ["cos", "jacc", "genre"]
 
 
+# UF with gamma < 1 mixes in the genre similarity, which needs the dataset's item genres.
+if MEASURES_CONFIG["gamma"] < 1 and set(DATASETS) - set(GENRE_DATASETS):
+    raise ValueError(
+        f"config measures.gamma = {MEASURES_CONFIG['gamma']} < 1 needs item genres, which "
+        f"{sorted(set(DATASETS) - set(GENRE_DATASETS))} lack; use gamma: 1 or datasets "
+        f"with genres ({', '.join(GENRE_DATASETS)})"
+    )
+
 SPLIT_FILES = {
     name: f"results/{{dataset}}/data/{{dataset}}.{name}.inter"
     for name in ("train", "test")
