@@ -138,3 +138,14 @@ def test_experiments_are_reproducible(workflow_run):
     )  # fmt: skip
     for name, frame in before.items():
         pd.testing.assert_frame_equal(pd.read_parquet(path / f"{name}.parquet"), frame)
+
+
+@pytest.mark.slow
+def test_gamma_below_one_without_genres_is_a_clear_error(tmp_path):
+    work = make_workdir(tmp_path / "run")
+    config = _write_yaml(
+        tmp_path / "gamma.yaml", {"datasets": ["ml-100k", "lastfm"], "measures": {"gamma": 0.5}}
+    )
+    proc = snakemake(work, "-n", "--configfile", config, check=False)
+    assert proc.returncode != 0
+    assert "needs item genres" in proc.stderr and "['lastfm']" in proc.stderr
