@@ -223,3 +223,21 @@ def test_missing_columns_and_files_are_named(split_files, tmp_path):
     (path / "x.item").write_text("item_id:token\tname:token_seq\ni001\ta b\n")
     with pytest.raises(InputError, match=r"x\.item.*genre column"):
         load_inputs(train, test, topk, item_features=path / "x.item")
+
+
+@pytest.mark.parametrize("users", [["a"], ["a", "b"]])
+def test_one_or_two_users_give_nan_not_errors(users):
+    train = pd.DataFrame({"user_id": ["a", "a", "b"], "item_id": ["1", "2", "3"]})
+    test = pd.DataFrame({"user_id": users, "item_id": ["3"] * len(users)})
+    topk = pd.DataFrame(
+        {
+            "user_id": [u for u in users for _ in range(2)],
+            "item_id": ["1", "3"] * len(users),
+            "rank": [1, 2] * len(users),
+        }
+    )
+    result = evaluate(load_inputs(train, test, topk, k=2), k=2, device="cpu")
+    assert result["P"] == 0.5 and result["SD-P"] == 0.0
+    assert math.isnan(result["UF"])  # at most one pair: log(1) = 0 below
+    pair_measures = ("ME", "MME", "PEU", "PUF-P-Cos", "PUF-NDCG-Jacc")
+    assert all(math.isnan(result[key]) == (len(users) == 1) for key in pair_measures)
