@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.slurm]
 
 CLUSTER_SCRIPT = REPO / "tests" / "slurm" / "cluster.sh"
 CANNOT_HOST = 3  # exit status of cluster.sh when this machine cannot host SLURM
-ACCOUNT, PARTITION = "userfair", "debug"  # created by cluster.sh
+ACCOUNT, PARTITION, GPU_PARTITION = "userfair", "debug", "gpu"  # created by cluster.sh
 RUN_LIMIT_S = 300  # snakemake ignores SIGTERM while the plugin waits: `timeout -k` kills it
 
 # The tiny run: two models (one neural, which asks for a GPU), one grid point each, 1 epoch.
@@ -91,7 +91,7 @@ def run_snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
         ["timeout", "-k", "10", str(RUN_LIMIT_S), str(BIN / "snakemake"), *args],
         cwd=workdir, capture_output=True, text=True,
         env={**os.environ, "USERFAIR_SLURM_ACCOUNT": ACCOUNT,
-             "USERFAIR_SLURM_PARTITION": PARTITION, "USERFAIR_SLURM_GPU_PARTITION": PARTITION},
+             "USERFAIR_SLURM_PARTITION": PARTITION, "USERFAIR_SLURM_GPU_PARTITION": GPU_PARTITION},
     )
     assert proc.returncode == 0, (
         f"snakemake {' '.join(args)} failed ({proc.returncode}; 124 = timed out)\n"
@@ -147,14 +147,16 @@ def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluste
     assert {"tune", "select", "topk", "similarity"} <= set(local_rules)
 
     # ... and the accounting database saw each one complete, under the profile's account;
-    # neural training and export had a GPU (one of the cluster's two fake ones), KNN none.
+    # neural training and export had a GPU (one of the cluster's two fake ones) in the GPU
+    # partition, every other job none, in the CPU partition.
     rows = sacct_rows([slurm_id for slurm_id, _, _ in submitted])
     assert sorted(rows) == sorted(slurm_id for slurm_id, _, _ in submitted), rows
     for slurm_id, rule, job in submitted:
         row = rows[slurm_id]
-        assert (row["state"], row["account"], row["partition"], row["exit"]) == (
-            "COMPLETED", ACCOUNT, PARTITION, "0:0"), (rule, job, row)
         wants_gpu = rule in {"tune", "topk"} and job.split("_")[1] in NEURAL
+        assert (row["state"], row["account"], row["partition"], row["exit"]) == (
+            "COMPLETED", ACCOUNT, GPU_PARTITION if wants_gpu else PARTITION, "0:0"), (
+            rule, job, row)
         assert ("gres/gpu=1" in row["tres"]) == wants_gpu, (rule, job, row)
 
     for target in TARGETS:

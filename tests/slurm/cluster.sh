@@ -16,6 +16,7 @@ set -euo pipefail
 CLUSTER=userfair
 ACCOUNT=userfair
 PARTITION=debug
+GPU_PARTITION=gpu # the same node again, for the profile's routing of GPU jobs
 MARKER="# written by userfair tests/slurm/cluster.sh"
 STATE=/var/lib/userfair-slurm # logs, spool and state of this cluster
 CONF=/etc/slurm
@@ -107,6 +108,7 @@ SchedulerType=sched/backfill
 GresTypes=gpu
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem Gres=gpu:2 State=UNKNOWN
 PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+PartitionName=$GPU_PARTITION Nodes=ALL Default=NO MaxTime=INFINITE State=UP
 EOF
     # Two fake GPUs (copies of /dev/null): enough for the scheduler, nothing for CUDA.
     for i in 0 1; do
@@ -192,11 +194,19 @@ is_up() {
 
 up() {
     check_host
-    if is_up; then
-        log "already up (cluster $CLUSTER, account $ACCOUNT, partition $PARTITION)"
-        return 0
-    fi
     mkdir -p "$STATE/log"
+    if is_up; then
+        local before
+        before=$(cat "$CONF"/{slurm,gres,slurmdbd}.conf | sha256sum)
+        write_configs
+        if [ "$(cat "$CONF"/{slurm,gres,slurmdbd}.conf | sha256sum)" = "$before" ]; then
+            log "already up (cluster $CLUSTER, account $ACCOUNT, partitions $PARTITION $GPU_PARTITION)"
+            return 0
+        fi
+        log "configuration changed: restarting"
+        down
+        sleep 1
+    fi
     install_packages
     write_configs
     start_munge
@@ -212,7 +222,7 @@ up() {
         log "daemons started but the cluster is not usable"
         exit 1
     }
-    log "up: cluster $CLUSTER, account $ACCOUNT, partition $PARTITION, $(sinfo -h -N -o '%N %c CPUs %m MB %G')"
+    log "up: cluster $CLUSTER, account $ACCOUNT, partitions $PARTITION $GPU_PARTITION, $(sinfo -h -N -o '%N %c CPUs %m MB %G' | head -1)"
 }
 
 stop_pidfile() { # stop_pidfile NAME PIDFILE
