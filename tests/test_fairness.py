@@ -163,3 +163,26 @@ def test_cuda_without_gpu_is_a_clear_error():
     relevant = sp.csr_matrix(np.eye(3))
     with pytest.raises(ValueError, match="no CUDA device"):
         fairness.envy(np.array([[0], [1], [2]]), relevant, k=1, device="cuda")
+
+
+def test_weights_and_explicit_zeros_are_binarised():
+    train, test, topk, _ = random_split(4)
+    inputs = load_inputs(train, test, topk)
+    weighted = inputs.relevant.copy()
+    weighted.data *= 3.0
+    weighted.data[0] = 0.0  # an explicit zero: not relevant
+    binary = weighted.copy()
+    binary.eliminate_zeros()
+    binary.data[:] = 1.0
+    assert weighted.nnz == binary.nnz + 1
+    got = fairness.envy(inputs.topk, weighted, device="cpu")
+    assert got == pytest.approx(fairness.envy(inputs.topk, binary, device="cpu"), rel=1e-12)
+    eff_w = effectiveness.per_user(inputs.topk, weighted)
+    eff_b = effectiveness.per_user(inputs.topk, binary)
+    assert all(np.array_equal(eff_w[key], eff_b[key]) for key in eff_b)
+    train_w = inputs.train.copy()
+    train_w.data *= 2.0
+    sim = similarity.jaccard(inputs.train_of_evaluated())
+    assert fairness.uf(inputs.topk, train_w, sim, device="cpu") == pytest.approx(
+        fairness.uf(inputs.topk, inputs.train, sim, device="cpu"), rel=1e-12
+    )

@@ -8,6 +8,7 @@ else numpy. torch is imported only when a torch path is chosen or ``auto`` looks
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 DEVICES = ("auto", "cpu", "cuda", "torch-cpu")
 
@@ -46,3 +47,13 @@ def blocks(m: int, block_size: int):
         raise ValueError(f"block_size must be >= 1, got {block_size}")
     for start in range(0, m, block_size):
         yield start, min(start + block_size, m)
+
+
+def binary_csr(matrix) -> sp.csr_matrix:
+    """A float64 CSR copy of ``matrix`` with 1 at every nonzero entry (duplicates merged,
+    explicit zeros dropped, sorted indices)."""
+    matrix = sp.csr_matrix(matrix, dtype=np.float64, copy=True)
+    matrix.sum_duplicates()
+    matrix.eliminate_zeros()
+    matrix.data[:] = 1.0
+    return matrix

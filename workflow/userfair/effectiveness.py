@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from userfair._backend import binary_csr
+
 MEASURES = ("HR", "MRR", "P", "R", "MAP", "NDCG")
 
 
 def hits(topk: np.ndarray, relevant: sp.csr_matrix, k: int = 10) -> np.ndarray:
     """(m, k) bool: whether the item at each rank of each list is relevant to its user."""
     topk = validate_lists(topk, k, relevant.shape)
-    relevant = sp.csr_matrix(relevant)
-    relevant.sort_indices()
+    relevant = binary_csr(relevant)
     n = relevant.shape[1]
     # Sorted keys row * n + item of the relevant pairs; a hit is a key found among them.
     rows = np.repeat(np.arange(relevant.shape[0], dtype=np.int64), np.diff(relevant.indptr))
@@ -26,7 +27,7 @@ def hits(topk: np.ndarray, relevant: sp.csr_matrix, k: int = 10) -> np.ndarray:
 
 def relevant_counts(relevant: sp.csr_matrix) -> np.ndarray:
     """(m,) |R_u|: the number of relevant items of each user."""
-    return np.diff(sp.csr_matrix(relevant).indptr).astype(np.float64)
+    return np.diff(binary_csr(relevant).indptr).astype(np.float64)
 
 
 def per_user(topk: np.ndarray, relevant: sp.csr_matrix, k: int = 10) -> dict[str, np.ndarray]:

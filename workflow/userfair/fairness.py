@@ -68,14 +68,13 @@ def envy(
     max envy exceeds ``epsilon``. NaN for fewer than 2 users. A user without relevant
     items has utility 0 for every list.
     """
-    relevant = sp.csr_matrix(relevant, dtype=np.float64)
+    relevant = _backend.binary_csr(relevant)
     topk = validate_lists(topk, k, relevant.shape)
     m = topk.shape[0]
     if m < 2:
         return {"ME": math.nan, "MME": math.nan, "PEU": math.nan}
     items, local = _recommended(topk)
     relevant_rec = relevant[:, items]  # only recommended items can be shared hits
-    relevant_rec.data[:] = 1.0
     denominator = np.minimum(relevant_counts(relevant), k)
     denominator[denominator == 0] = 1.0  # no relevant item: every count is 0
     own_counts = hits(local, relevant_rec, k).sum(axis=1)
@@ -132,9 +131,7 @@ def _envy_torch(relevant_rec, local, own, denominator, block_size, device):
 def _unit_columns(train: sp.spmatrix, items: np.ndarray) -> sp.csc_matrix:
     """Columns ``items`` of the binarised train matrix, each scaled to unit L2 norm (an
     item without train interaction keeps its zero column)."""
-    columns = sp.csc_matrix(train, dtype=np.float64)[:, items]
-    columns.sum_duplicates()
-    columns.eliminate_zeros()
+    columns = _backend.binary_csr(train).tocsc()[:, items]
     counts = np.diff(columns.indptr)
     scale = 1.0 / np.sqrt(np.maximum(counts, 1)).astype(np.float64)
     return sp.csc_matrix(

@@ -12,18 +12,11 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from userfair._backend import blocks
+from userfair._backend import binary_csr, blocks
 from userfair.io import InputError, atomic_path
 
 #: Default rows per block of the pairwise products.
 BLOCK_SIZE = 2048
-
-
-def _binary(rows: sp.spmatrix) -> sp.csr_matrix:
-    rows = sp.csr_matrix(rows, dtype=np.float64, copy=True)
-    rows.data[:] = 1.0
-    rows.eliminate_zeros()
-    return rows
 
 
 def _nonzero_pairs(rows, columns, degrees, formula, start, stop):
@@ -46,7 +39,7 @@ def _pairwise(rows: sp.spmatrix, formula, block_size: int) -> np.ndarray:
     a second recomputes each block and scatters its normalised values (memory: the result
     plus one sparse block).
     """
-    rows = _binary(rows)
+    rows = binary_csr(rows)
     degrees = np.asarray(rows.sum(axis=1)).ravel()
     columns = rows.T.tocsr()
     m = rows.shape[0]
@@ -114,7 +107,7 @@ def jaccard(rows: sp.spmatrix, block_size: int = BLOCK_SIZE) -> np.ndarray:
 def genre_distributions(rows: sp.spmatrix, genres: sp.spmatrix) -> np.ndarray:
     """(m, g) genre distribution of each user: summed genre indicators of the user's items,
     normalised to sum 1; uniform for a user whose items carry no genre."""
-    counts = np.asarray((_binary(rows) @ _binary(genres)).todense(), dtype=np.float64)
+    counts = np.asarray((binary_csr(rows) @ binary_csr(genres)).todense(), dtype=np.float64)
     totals = counts.sum(axis=1, keepdims=True)
     uniform = np.full_like(counts, 1.0 / max(counts.shape[1], 1))
     with np.errstate(divide="ignore", invalid="ignore"):
