@@ -93,6 +93,9 @@ def test_gamma_mixes_genres_and_needs_them(split_files):
     result = evaluate(inputs, gamma=0.5, device="cpu")
     assert close(result["UF"], ref.uf(lists, all_train, pairs_of(sim_uf)))
     assert close(result["PUF-P-Jacc"], evaluate(plain, device="cpu")["PUF-P-Jacc"])
+    genre = similarity.genre_similarity(rows, inputs.genres)
+    given = evaluate(plain, gamma=0.5, similarities={"genre": genre}, device="cpu")
+    assert close(given["UF"], result["UF"])
 
 
 def test_canonical_order_and_train_rows(split_files):

@@ -55,15 +55,16 @@ def evaluate(
     The six effectiveness measures come from one vectorised pass, and ME, MME and PEU from
     one pass over the pairs: each of them is credited that pass's time. PUF and UF times
     exclude the cosine/Jaccard computation (reported on its own); UF includes building
-    sim_UF (the genre similarity and the mix) when gamma < 1.
+    sim_UF (the mix, and the genre similarity unless it is given) when gamma < 1.
 
-    ``similarities``: optional precomputed ``{"cos": (m, m), "jacc": (m, m)}`` in the
-    canonical user order (e.g. the similarity files); their seconds are then taken from
+    ``similarities``: optional precomputed ``{"cos": (m, m), "jacc": (m, m)}`` (and
+    ``"genre"``, 1 - JS, used by UF when gamma < 1) in the canonical user order (e.g. the
+    similarity files); the cos/jacc seconds are then taken from
     ``similarity_seconds`` when given, else reported as 0. Missing ones are computed here,
     one at a time, so that at most two (m, m) matrices are alive at once.
-    gamma < 1 needs ``inputs.genres``.
+    gamma < 1 needs ``inputs.genres`` or a given ``"genre"`` similarity.
     """
-    if gamma < 1.0 and inputs.genres is None:
+    if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
         raise ValueError(
             f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
             "(--item-features on the command line)"
@@ -111,19 +112,32 @@ def evaluate(
             key = f"PUF-{name}-{label}"
             scores[key] = clock.run(key, fairness.puf, per_user[name], sim, **blocked)
         if kind == "jacc":
-            scores["UF"] = clock.run("UF", _uf, inputs, rows, sim, gamma, k, block_size, device)
+            scores["UF"] = clock.run(
+                "UF",
+                _uf,
+                inputs,
+                rows,
+                sim,
+                similarities.get("genre"),
+                gamma,
+                k,
+                block_size,
+                device,
+            )
         del sim
 
     return {**{key: scores[key] for key in KEYS}, "seconds": clock.seconds}
 
 
-def _uf(inputs: Inputs, rows, jaccard_sim, gamma, k, block_size, device) -> float:
-    """UF with sim_UF = gamma * Jaccard + (1 - gamma) * genre similarity."""
+def _uf(inputs: Inputs, rows, jaccard_sim, genre_sim, gamma, k, block_size, device) -> float:
+    """UF with sim_UF = gamma * Jaccard + (1 - gamma) * genre similarity (computed here
+    unless ``genre_sim`` is given)."""
     if gamma == 1.0:
         # min-max of an already min-max normalised matrix is itself: skip the copy.
         sim_uf = jaccard_sim
     else:
-        genre_sim = similarity.genre_similarity(rows, inputs.genres, block_size)
+        if genre_sim is None:
+            genre_sim = similarity.genre_similarity(rows, inputs.genres, block_size)
         sim_uf = similarity.uf_similarity(jaccard_sim, genre_sim, gamma)
         del genre_sim
     return fairness.uf(inputs.topk, inputs.train, sim_uf, k=k, block_size=block_size, device=device)
