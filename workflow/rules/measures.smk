@@ -56,7 +56,11 @@ rule measures:
         topk="results/{dataset}/models/{model}/topk.parquet",
         cos="results/{dataset}/similarity/cos.npz",
         jacc="results/{dataset}/similarity/jacc.npz",
-        item=[ITEM_FILE] if MEASURES_CONFIG["gamma"] < 1 else [],
+        genre=(
+            ["results/{dataset}/similarity/genre.npz"]
+            if MEASURES_CONFIG["gamma"] < 1
+            else []
+        ),
     output:
         "results/{dataset}/measures/{model}.json",
     log:

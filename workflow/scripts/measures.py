@@ -18,13 +18,13 @@ try:
         snakemake.input.test,
         snakemake.input.topk,
         k=p.k,
-        item_features=(snakemake.input.item or [None])[0],
     )
+    # cos and jacc always; the genre similarity (1 - JS) only when gamma < 1 needs it
+    paths = {"cos": snakemake.input.cos, "jacc": snakemake.input.jacc}
+    paths.update({"genre": path for path in snakemake.input.genre})
     similarities, seconds = {}, {}
-    for kind in ("cos", "jacc"):
-        similarities[kind], seconds[kind] = experiments.load_similarity(
-            snakemake.input[kind], inputs.users
-        )
+    for kind, path in paths.items():
+        similarities[kind], seconds[kind] = experiments.load_similarity(path, inputs.users)
     result = evaluate.evaluate(
         inputs,
         k=p.k,
