@@ -244,3 +244,23 @@ def test_one_or_two_users_give_nan_not_errors(users):
     assert math.isnan(result["UF"])  # at most one pair: log(1) = 0 below
     pair_measures = ("ME", "MME", "PEU", "PUF-P-Cos", "PUF-NDCG-Jacc")
     assert all(math.isnan(result[key]) == (len(users) == 1) for key in pair_measures)
+
+
+def test_an_item_seen_only_in_validation_is_accepted_with_valid(split_files, tmp_path):
+    """RecBole ranks every item, so a list may hold an item of the valid split only: known
+    with --valid (never relevant, no train column), an error without it."""
+    path, train, test, topk = split_files
+    topk = topk.copy()
+    first = topk[topk["user_id"] == topk["user_id"].iloc[0]].sort_values("rank").index[-1]
+    topk.loc[first, "item_id"] = "valid-only"
+    topk.to_csv(path / "with_valid_item.tsv", sep="\t", index=False)
+    valid = pd.DataFrame({"user_id": [str(topk["user_id"].iloc[0])], "item_id": ["valid-only"]})
+    write_inter(valid, path / "d.valid.inter")
+    args = ["evaluate", "--train", str(path / "d.train.inter"), "--test",
+            str(path / "d.test.inter"), "--topk", str(path / "with_valid_item.tsv")]
+    assert main(args) == 2
+    assert main(args + ["--valid", str(path / "d.valid.inter")]) == 0
+    inputs = load_inputs(train, test, topk, valid=valid)
+    column = list(inputs.items).index("valid-only")
+    assert inputs.train[:, column].nnz == 0 and inputs.relevant[:, column].nnz == 0
+    assert column in inputs.topk

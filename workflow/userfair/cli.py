@@ -29,6 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--train", required=True, help="RecBole .inter file of the train split")
     run.add_argument("--test", required=True, help="RecBole .inter file of the test split")
     run.add_argument(
+        "--valid",
+        help="RecBole .inter file of the validation split: its items may appear in the lists",
+    )
+    run.add_argument(
         "--topk", required=True,
         help="top-k lists: .parquet or tab-separated with user_id, item_id, rank (1-based)",
     )  # fmt: skip
@@ -78,8 +82,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         inputs = load_inputs(
-            args.train, args.test, args.topk, k=args.k, item_features=args.item_features
-        )
+            args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
+            valid=args.valid,
+        )  # fmt: skip
         result = evaluate(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,
             block_size=args.block_size, device=args.device,

@@ -2,7 +2,8 @@
 
 Evaluated users are the users of TEST, in sorted order of their external ids (the canonical
 order shared by the similarity files and the measures). Items are every item of TRAIN and
-TEST, sorted. Everything downstream is index arrays and scipy.sparse matrices.
+TEST (and VALID, when given: a model may recommend an item seen only in validation), sorted.
+Everything downstream is index arrays and scipy.sparse matrices.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ GENRE_COLUMNS = ("genre", "genres", "class")
 @dataclass(frozen=True)
 class Inputs:
     users: np.ndarray  # (m,) external ids (str) of evaluated users, sorted
-    items: np.ndarray  # (n,) external ids (str) of all items of TRAIN and TEST, sorted
+    items: np.ndarray  # (n,) external ids (str) of all items of TRAIN, TEST (and VALID), sorted
     train: sp.csr_matrix  # (u, n) binary train matrix over all users of TRAIN (and TEST)
     train_rows: np.ndarray  # (m,) row of each evaluated user in `train`
     relevant: sp.csr_matrix  # (m, n) binary: test items of each evaluated user
@@ -93,7 +94,7 @@ def _binary_matrix(rows: np.ndarray, cols: np.ndarray, shape) -> sp.csr_matrix:
 
 
 def _topk_matrix(
-    topk: pd.DataFrame, label: str, users: np.ndarray, items: np.ndarray, k: int
+    topk: pd.DataFrame, label: str, users: np.ndarray, items: np.ndarray, k: int, sources: str
 ) -> np.ndarray:
     """(m, k) item indices in rank order; validates coverage, length, repeats, known items."""
     topk = topk[topk["user_id"].isin(users)]
@@ -106,7 +107,7 @@ def _topk_matrix(
     if unknown.any():
         raise InputError(
             f"{label}: field 'item_id' names {int(unknown.sum())} item(s) absent from "
-            f"TRAIN and TEST, e.g. {str(topk['item_id'][unknown].iloc[0])!r}"
+            f"{sources}, e.g. {str(topk['item_id'][unknown].iloc[0])!r}"
         )
     repeated = topk.duplicated(["user_id", "item_id"])
     if repeated.any():
@@ -176,15 +177,19 @@ def read_genres(path, items: np.ndarray) -> sp.csr_matrix:
     )
 
 
-def load_inputs(train, test, topk, k: int = 10, item_features=None) -> Inputs:
+def load_inputs(train, test, topk, k: int = 10, item_features=None, valid=None) -> Inputs:
     """Index a split and a top-k list.
 
     ``train``/``test``: paths of RecBole .inter files or DataFrames with user_id, item_id;
     ``topk``: a .parquet or tab-separated path, or a DataFrame, with user_id, item_id, rank
     (1-based; only the first k ranks of each user are used, users not in TEST are ignored);
-    ``item_features``: a .item file with item_id and a genre column, or None.
+    ``item_features``: a .item file with item_id and a genre column, or None;
+    ``valid``: the validation split (path or DataFrame), or None. Its items join the item
+    universe (a list may hold an item seen only in validation: RecBole ranks all items);
+    its interactions are used nowhere else.
     Raises InputError naming the file and field on a TOPK that misses a TEST user, has
-    fewer than k items for a user, repeats an item or names an item absent from TRAIN/TEST.
+    fewer than k items for a user, repeats an item or names an item absent from
+    TRAIN/TEST (and VALID, when given).
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -195,11 +200,10 @@ def load_inputs(train, test, topk, k: int = 10, item_features=None) -> Inputs:
         raise InputError(f"{test_label}: no interactions, so no user to evaluate")
 
     users = np.unique(test_frame["user_id"].to_numpy().astype(str))
-    items = np.unique(
-        np.concatenate(
-            [train_frame["item_id"].to_numpy(), test_frame["item_id"].to_numpy()]
-        ).astype(str)
-    )
+    known = [train_frame["item_id"].to_numpy(), test_frame["item_id"].to_numpy()]
+    if valid is not None:
+        known.append(_interactions(valid, "VALID")[0]["item_id"].to_numpy())
+    items = np.unique(np.concatenate(known).astype(str))
     # Rows of `train`: every TRAIN user, plus TEST users without train data (empty rows).
     train_users = np.unique(np.concatenate([train_frame["user_id"].to_numpy().astype(str), users]))
     train_matrix = _binary_matrix(
@@ -218,6 +222,7 @@ def load_inputs(train, test, topk, k: int = 10, item_features=None) -> Inputs:
         train=train_matrix,
         train_rows=np.searchsorted(train_users, users).astype(np.int64),
         relevant=relevant,
-        topk=_topk_matrix(topk_frame, topk_label, users, items, k),
+        topk=_topk_matrix(topk_frame, topk_label, users, items, k,
+                          "TRAIN and TEST" if valid is None else "TRAIN, VALID and TEST"),
         genres=None if item_features is None else read_genres(item_features, items),
     )
