@@ -48,6 +48,7 @@ rule exp_relevance:
 rule exp_similarity:
     input:
         train=SPLIT_FILES["train"],
+        valid=SPLIT_FILES["valid"],
         test=SPLIT_FILES["test"],
         topk=f"results/{{dataset}}/models/{EXPERIMENT_MODEL}/topk.parquet",
         jacc="results/{dataset}/similarity/jacc.npz",
@@ -95,6 +96,7 @@ rule exp_extreme:
 rule exp_gamma:
     input:
         train=SPLIT_FILES["train"],
+        valid=SPLIT_FILES["valid"],
         test=SPLIT_FILES["test"],
         item="results/{dataset}/data/{dataset}.item",
         jacc="results/{dataset}/similarity/jacc.npz",

@@ -17,7 +17,7 @@ if MEASURES_CONFIG["gamma"] < 1 and set(DATASETS) - set(GENRE_DATASETS):
 
 SPLIT_FILES = {
     name: f"results/{{dataset}}/data/{{dataset}}.{name}.inter"
-    for name in ("train", "test")
+    for name in ("train", "valid", "test")
 }
 ITEM_FILE = "results/{dataset}/data/{dataset}.item"
 MEASURE_FILES = expand(
@@ -52,6 +52,7 @@ rule similarity:
 rule measures:
     input:
         train=SPLIT_FILES["train"],
+        valid=SPLIT_FILES["valid"],
         test=SPLIT_FILES["test"],
         topk="results/{dataset}/models/{model}/topk.parquet",
         cos="results/{dataset}/similarity/cos.npz",

@@ -18,7 +18,9 @@ try:
     genre, _ = experiments.load_similarity(snakemake.input.genre, split.users)
     settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device)
     runs = {
-        model: load_inputs(snakemake.input.train, snakemake.input.test, topk, k=p.k)
+        model: load_inputs(
+            snakemake.input.train, snakemake.input.test, topk, k=p.k, valid=snakemake.input.valid
+        )
         for model, topk in zip(p.models, snakemake.input.topk)
     }
     models = experiments.run_gamma_models(runs, jacc, genre, p.gammas, settings)

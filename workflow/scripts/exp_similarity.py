@@ -18,7 +18,13 @@ try:
             p.requested_model,
             p.model,
         )
-    inputs = load_inputs(snakemake.input.train, snakemake.input.test, snakemake.input.topk, k=p.k)
+    inputs = load_inputs(
+        snakemake.input.train,
+        snakemake.input.test,
+        snakemake.input.topk,
+        k=p.k,
+        valid=snakemake.input.valid,
+    )
     jacc, _ = experiments.load_similarity(snakemake.input.jacc, inputs.users)
     settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device)
     frame = experiments.run_similarity(inputs, jacc, p.weibull_shapes, settings, p.seed)

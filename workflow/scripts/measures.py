@@ -18,6 +18,7 @@ try:
         snakemake.input.test,
         snakemake.input.topk,
         k=p.k,
+        valid=snakemake.input.valid,
     )
     # cos and jacc always; the genre similarity (1 - JS) only when gamma < 1 needs it
     paths = {"cos": snakemake.input.cos, "jacc": snakemake.input.jacc}
