@@ -43,6 +43,7 @@ TARGETS = [
     *(f"results/{DATASET}/models/{model}/{name}" for model in MODELS
       for name in ("topk.parquet", "recbole_test.json")),
     *(f"results/{DATASET}/similarity/{kind}.npz" for kind in ("cos", "jacc")),
+    *(f"results/{DATASET}/measures/{model}.json" for model in MODELS),
 ]
 TIMINGS = "seconds"  # the one field of .json/.npz outputs that differs between runs
 SUBMITTED = re.compile(
@@ -121,8 +122,10 @@ def assert_same_file(local: Path, remote: Path) -> None:
     elif local.suffix == ".json":
         a, b = json.loads(local.read_text()), json.loads(remote.read_text())
         assert a.keys() == b.keys(), remote
-        assert {k: v for k, v in a.items() if k != TIMINGS} == {
-            k: v for k, v in b.items() if k != TIMINGS}, f"{remote} differs from {local}"
+        # compared as JSON text, so that NaN scores (Gini, UF) count as equal
+        same = [json.dumps({k: v for k, v in d.items() if k != TIMINGS}, sort_keys=True)
+                for d in (a, b)]
+        assert same[0] == same[1], f"{remote} differs from {local}"
     else:
         assert local.read_bytes() == remote.read_bytes(), f"{remote} differs from {local}"
 
