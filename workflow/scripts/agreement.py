@@ -4,13 +4,9 @@ import logging
 
 from userfair import agreement, tables
 from userfair.io import atomic_path
+from userfair.joblog import job_log
 
-logging.basicConfig(
-    filename=snakemake.log[0],
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
-try:
+with job_log(snakemake):
     p = snakemake.params
     records = tables.read_measure_files(list(snakemake.input), p.datasets, p.models)
     if len(p.models) < 3:
@@ -25,6 +21,3 @@ try:
         agreement.EQUIVALENT,
         frame[frame["equivalent"] & (frame["measure_a"] < frame["measure_b"])].to_string(),
     )
-except Exception:
-    logging.exception("agreement failed")
-    raise

@@ -4,13 +4,9 @@ import logging
 
 from userfair import experiments
 from userfair.inputs import load_inputs
+from userfair.joblog import job_log
 
-logging.basicConfig(
-    filename=snakemake.log[0],
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
-try:
+with job_log(snakemake):
     p = snakemake.params
     dataset = snakemake.wildcards.dataset
     split = experiments.split_inputs(snakemake.input.train, snakemake.input.test)
@@ -28,6 +24,3 @@ try:
     relevance = experiments.run_gamma_relevance(split, jacc, genre, p.gammas, settings, p.seed)
     experiments.save_table(relevance, dataset, snakemake.output.relevance)
     logging.info("real runs:\n%s", models.to_string())
-except Exception:
-    logging.exception("exp_gamma of %s failed", snakemake.wildcards.dataset)
-    raise

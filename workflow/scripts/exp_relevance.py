@@ -3,13 +3,9 @@
 import logging
 
 from userfair import experiments, similarity
+from userfair.joblog import job_log
 
-logging.basicConfig(
-    filename=snakemake.log[0],
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
-try:
+with job_log(snakemake):
     p = snakemake.params
     inputs = experiments.split_inputs(snakemake.input.train, snakemake.input.test)
     jacc, _ = experiments.load_similarity(snakemake.input.jacc, inputs.users)
@@ -21,6 +17,3 @@ try:
     frame = experiments.run_relevance(inputs, jacc, sim_uf, settings, p.seed)
     experiments.save_table(frame, snakemake.wildcards.dataset, snakemake.output[0])
     logging.info("\n%s", frame.pivot(index="share", columns="measure", values="value"))
-except Exception:
-    logging.exception("exp_relevance of %s failed", snakemake.wildcards.dataset)
-    raise

@@ -4,13 +4,9 @@ import logging
 
 from userfair import experiments
 from userfair.inputs import load_inputs
+from userfair.joblog import job_log
 
-logging.basicConfig(
-    filename=snakemake.log[0],
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
-try:
+with job_log(snakemake):
     p = snakemake.params
     if p.model != p.requested_model:
         logging.warning(
@@ -31,6 +27,3 @@ try:
     frame.insert(0, "model", p.model)
     experiments.save_table(frame, snakemake.wildcards.dataset, snakemake.output[0])
     logging.info("\n%s", frame.to_string())
-except Exception:
-    logging.exception("exp_similarity of %s failed", snakemake.wildcards.dataset)
-    raise

@@ -5,13 +5,9 @@ import logging
 import pandas as pd
 
 from userfair import plots, tables
+from userfair.joblog import job_log
 
-logging.basicConfig(
-    filename=snakemake.log[0],
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
-try:
+with job_log(snakemake):
     frame = pd.read_csv(snakemake.input.data)
     plots.agreement_figure(
         frame,
@@ -21,6 +17,3 @@ try:
         snakemake.output.png,
     )
     logging.info("%s, %s written", snakemake.output.pdf, snakemake.output.png)
-except Exception:
-    logging.exception("fig_agreement failed")
-    raise

@@ -3,18 +3,11 @@
 import logging
 
 from userfair import experiments, plots
+from userfair.joblog import job_log
 
-logging.basicConfig(
-    filename=snakemake.log[0],
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
-try:
+with job_log(snakemake):
     frame = experiments.load_tables(snakemake.input.data)
     plots.extreme_figure(
         frame, plots.Style(**snakemake.params.style), snakemake.output.pdf, snakemake.output.png
     )
     logging.info("%s, %s written", snakemake.output.pdf, snakemake.output.png)
-except Exception:
-    logging.exception("fig_extreme failed")
-    raise

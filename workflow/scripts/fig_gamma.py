@@ -3,13 +3,9 @@
 import logging
 
 from userfair import experiments, plots
+from userfair.joblog import job_log
 
-logging.basicConfig(
-    filename=snakemake.log[0],
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
-try:
+with job_log(snakemake):
     style = plots.Style(**snakemake.params.style)
     out = snakemake.output
     plots.gamma_models_figure(
@@ -22,6 +18,3 @@ try:
         out.relevance_png,
     )
     logging.info("gamma figures written")
-except Exception:
-    logging.exception("fig_gamma failed")
-    raise

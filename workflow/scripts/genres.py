@@ -4,15 +4,11 @@ import logging
 
 from userfair import data
 from userfair.io import read_inter
+from userfair.joblog import job_log
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-try:
+with job_log(snakemake):
     genres = data.read_genres(snakemake.wildcards.dataset, snakemake.params.source)
     splits = dict(zip(data.SPLITS, map(read_inter, snakemake.input.splits)))
     items = data.split_item_genres(genres, splits)
     data.write_item_genres(items, snakemake.output[0])
     logging.info("%s: %d items", snakemake.output[0], len(items))
-except Exception:
-    logging.exception("genres of %s failed", snakemake.wildcards.dataset)
-    raise

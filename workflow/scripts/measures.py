@@ -5,13 +5,9 @@ import logging
 from userfair import evaluate, experiments
 from userfair.inputs import load_inputs
 from userfair.io import write_json
+from userfair.joblog import job_log
 
-logging.basicConfig(
-    filename=snakemake.log[0],
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
-try:
+with job_log(snakemake):
     p = snakemake.params
     inputs = load_inputs(
         snakemake.input.train,
@@ -38,8 +34,3 @@ try:
     )
     write_json(evaluate.as_json(result), snakemake.output[0])
     logging.info("%s: %s", snakemake.output[0], {k: result[k] for k in evaluate.KEYS})
-except Exception:
-    logging.exception(
-        "measures of %s on %s failed", snakemake.wildcards.model, snakemake.wildcards.dataset
-    )
-    raise

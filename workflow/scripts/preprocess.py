@@ -1,18 +1,12 @@
 """Rule preprocess: SPEC §2 steps 1-3 on the raw interactions of one dataset."""
 
-import logging
-
 from userfair import data
 from userfair.io import atomic_path
+from userfair.joblog import job_log
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-try:
+with job_log(snakemake):
     raw = data.read_interactions(snakemake.wildcards.dataset, snakemake.params.source)
     frame = data.preprocess(raw, min_rating=snakemake.params.min_rating,
                             core=snakemake.params.core)
     with atomic_path(snakemake.output[0]) as tmp:
         data.as_written(frame).to_parquet(tmp, index=False)
-except Exception:
-    logging.exception("preprocess of %s failed", snakemake.wildcards.dataset)
-    raise

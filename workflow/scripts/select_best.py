@@ -4,10 +4,9 @@ import logging
 
 from userfair import grids
 from userfair.io import atomic_path, read_json, write_json
+from userfair.joblog import job_log
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-try:
+with job_log(snakemake):
     records = [read_json(path) for path in snakemake.input.valid]
     table, best = grids.select_best(records, label=snakemake.wildcards.model)
     best["checkpoint"] = snakemake.input.checkpoints[best["point"]]
@@ -16,7 +15,3 @@ try:
     write_json(best, snakemake.output.best)
     logging.info("best point %d: %s (valid NDCG %.6f)", best["point"], best["params"],
                  best["valid"]["NDCG"])
-except Exception:
-    logging.exception("select for %s on %s failed", snakemake.wildcards.model,
-                      snakemake.wildcards.dataset)
-    raise

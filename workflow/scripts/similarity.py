@@ -4,13 +4,9 @@ import logging
 import time
 
 from userfair import experiments, similarity
+from userfair.joblog import job_log
 
-logging.basicConfig(
-    filename=snakemake.log[0],
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
-try:
+with job_log(snakemake):
     kind = snakemake.wildcards.kind
     inputs = experiments.split_inputs(
         snakemake.input.train,
@@ -29,8 +25,3 @@ try:
     seconds = time.perf_counter() - start
     similarity.save(snakemake.output[0], inputs.users, sim, seconds)
     logging.info("%s: %.3f s", snakemake.output[0], seconds)
-except Exception:
-    logging.exception(
-        "similarity %s of %s failed", snakemake.wildcards.kind, snakemake.wildcards.dataset
-    )
-    raise

@@ -6,10 +6,9 @@ import pandas as pd
 
 from userfair import data
 from userfair.io import write_inter
+from userfair.joblog import job_log
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-try:
+with job_log(snakemake):
     frame = pd.read_parquet(snakemake.input[0])
     splits = data.make_splits(
         frame, temporal=snakemake.params.temporal, seed=snakemake.params.seed,
@@ -18,6 +17,3 @@ try:
     for name in data.SPLITS:
         write_inter(data.as_written(splits[name]), snakemake.output[name])
         logging.info("%s: %d interactions", snakemake.output[name], len(splits[name]))
-except Exception:
-    logging.exception("split of %s failed", snakemake.wildcards.dataset)
-    raise

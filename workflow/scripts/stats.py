@@ -6,15 +6,11 @@ import pandas as pd
 
 from userfair import data
 from userfair.io import read_inter, write_json
+from userfair.joblog import job_log
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-try:
+with job_log(snakemake):
     preprocessed = pd.read_parquet(snakemake.input.preprocessed)
     splits = dict(zip(data.SPLITS, map(read_inter, snakemake.input.splits)))
     stats = data.dataset_stats(preprocessed, splits)
     write_json(stats, snakemake.output[0])
     logging.info("%s: %s", snakemake.output[0], stats)
-except Exception:
-    logging.exception("stats of %s failed", snakemake.wildcards.dataset)
-    raise

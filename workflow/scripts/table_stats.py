@@ -4,10 +4,9 @@ import logging
 
 from userfair import data
 from userfair.io import read_inter, read_json, write_table
+from userfair.joblog import job_log
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO,
-                    format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-try:
+with job_log(snakemake):
     datasets = snakemake.params.datasets
     split_paths = list(snakemake.input.splits)
     rows = {}
@@ -22,6 +21,3 @@ try:
                         "train interactions.",
                 label="tab:stats")
     logging.info("Table 1:\n%s", table.to_string())
-except Exception:
-    logging.exception("table_stats failed")
-    raise

@@ -3,17 +3,10 @@
 import logging
 
 from userfair import tables
+from userfair.joblog import job_log
 
-logging.basicConfig(
-    filename=snakemake.log[0],
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
-try:
+with job_log(snakemake):
     p = snakemake.params
     records = tables.read_measure_files(list(snakemake.input), p.datasets, p.models)
     table = tables.write_timing(records, p.datasets, snakemake.output.csv, snakemake.output.tex)
     logging.info("\n%s", table.to_string())
-except Exception:
-    logging.exception("table_timing failed")
-    raise

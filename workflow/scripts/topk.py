@@ -5,9 +5,9 @@ import logging
 
 from userfair import recommenders
 from userfair.io import read_json, write_json
+from userfair.joblog import job_log
 
-recommenders.log_to(snakemake.log[0])
-try:
+with job_log(snakemake):
     best = read_json(snakemake.input.best)
     lists, test = recommenders.export_topk(
         snakemake.wildcards.model, best["params"], best["checkpoint"],
@@ -16,7 +16,3 @@ try:
     recommenders.write_topk(lists, snakemake.output.topk)
     write_json(test, snakemake.output.test)
     logging.info("%d users, RecBole test metrics %s", lists["user_id"].nunique(), test)
-except Exception:
-    logging.exception("topk of %s on %s failed", snakemake.wildcards.model,
-                      snakemake.wildcards.dataset)
-    raise

@@ -4,9 +4,9 @@ import logging
 
 from userfair import recommenders
 from userfair.io import write_json
+from userfair.joblog import job_log
 
-recommenders.log_to(snakemake.log[0])
-try:
+with job_log(snakemake):
     record = recommenders.train_point(
         snakemake.wildcards.model, snakemake.params.grid_params, snakemake.params.data_dir,
         snakemake.wildcards.dataset, snakemake.params.workdir,
@@ -14,7 +14,3 @@ try:
     record["point"] = int(snakemake.wildcards.point)
     write_json(record, snakemake.output.valid)
     logging.info("valid %s", record["valid"])
-except Exception:
-    logging.exception("tune %s point %s on %s failed", snakemake.wildcards.model,
-                      snakemake.wildcards.point, snakemake.wildcards.dataset)
-    raise

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,23 +43,6 @@ SPLITS = ("train", "valid", "test")
 CHECKPOINT = "model.pth"
 # Models this project implements itself (ItemKNN: RecBole's, with batch-wise scores).
 OURS = {"UserKNN": UserKNN, "ItemKNN": ItemKNN}
-
-
-ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
-
-
-class PlainFormatter(logging.Formatter):
-    """Log lines without the terminal colour codes RecBole puts into its messages."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return ANSI_COLOUR.sub("", super().format(record))
-
-
-def log_to(path: str | os.PathLike) -> None:
-    """Send this process's logging (RecBole's included) to ``path``, without colour codes."""
-    handler = logging.FileHandler(path)
-    handler.setFormatter(PlainFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
 
 
 @dataclass(frozen=True)
