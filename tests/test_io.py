@@ -1,5 +1,7 @@
 """The shared file helpers: atomic writes, RecBole atomic files, booktabs tables."""
 
+import os
+
 import pandas as pd
 import pytest
 
@@ -22,6 +24,9 @@ def test_atomic_path_renames_on_success(tmp_path):
         tmp.write_text("done")
     assert target.read_text() == "done"
     assert [p.name for p in tmp_path.iterdir()] == ["file.txt"]
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's 0600
 
 
 def test_inter_round_trip_keeps_external_ids_as_strings(tmp_path):
