@@ -111,23 +111,16 @@ def test_canonical_order_and_train_rows(split_files):
     assert inputs.items[inputs.topk[0]].tolist() == first
 
 
+def cli_args(path, topk_path, *extra: str) -> list[str]:
+    """argv of `userfair evaluate` on the split files of ``path`` and ``topk_path``."""
+    return ["evaluate", "--train", str(path / "d.train.inter"), "--test",
+            str(path / "d.test.inter"), "--topk", str(topk_path), *extra]
+
+
 @pytest.mark.parametrize("fmt", ["tsv", "parquet"])
 def test_cli_json_equals_evaluate(split_files, capsys, fmt):
     path, train, test, topk = split_files
-    code = main(
-        [
-            "evaluate",
-            "--train",
-            str(path / "d.train.inter"),
-            "--test",
-            str(path / "d.test.inter"),
-            "--topk",
-            str(path / f"topk.{fmt}"),
-            "--json",
-            "--device",
-            "cpu",
-        ]
-    )
+    code = main(cli_args(path, path / f"topk.{fmt}", "--json", "--device", "cpu"))
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     expected = evaluate(load_inputs(train, test, topk), device="cpu")
@@ -197,17 +190,7 @@ CASES = {
 def test_cli_rejects_bad_topk(split_files, capsys, case):
     path, _, _, topk = split_files
     bad_topk(topk, case).to_csv(path / "bad.tsv", sep="\t", index=False)
-    code = main(
-        [
-            "evaluate",
-            "--train",
-            str(path / "d.train.inter"),
-            "--test",
-            str(path / "d.test.inter"),
-            "--topk",
-            str(path / "bad.tsv"),
-        ]
-    )
+    code = main(cli_args(path, path / "bad.tsv"))
     assert code == 2
     err = capsys.readouterr().err
     assert "bad.tsv" in err
@@ -256,8 +239,7 @@ def test_an_item_seen_only_in_validation_is_accepted_with_valid(split_files, tmp
     topk.to_csv(path / "with_valid_item.tsv", sep="\t", index=False)
     valid = pd.DataFrame({"user_id": [str(topk["user_id"].iloc[0])], "item_id": ["valid-only"]})
     write_inter(valid, path / "d.valid.inter")
-    args = ["evaluate", "--train", str(path / "d.train.inter"), "--test",
-            str(path / "d.test.inter"), "--topk", str(path / "with_valid_item.tsv")]
+    args = cli_args(path, path / "with_valid_item.tsv")
     assert main(args) == 2
     assert main(args + ["--valid", str(path / "d.valid.inter")]) == 0
     inputs = load_inputs(train, test, topk, valid=valid)
