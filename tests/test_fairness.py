@@ -109,6 +109,22 @@ def test_matches_loop_reference(seed, device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("seed", range(4))
+def test_uf_with_sparse_item_cosines_matches_the_loops(seed, device, monkeypatch):
+    """When the recommended items' cosines are too many to keep dense, UF takes the sparse
+    blockwise path instead of the compiled dense one: same value."""
+    monkeypatch.setattr(fairness, "UF_DENSE_ITEMS", 0)
+    train, test, topk, _ = random_split(seed, m=30 + seed)
+    inputs = load_inputs(train, test, topk)
+    lists, _, _, all_train = python_views(inputs, train, test, topk)
+    sim = similarity.jaccard(inputs.train_of_evaluated())
+    assert close(
+        fairness.uf(inputs.topk, inputs.train, sim, block_size=4, device=device),
+        ref.uf(lists, all_train, pairs_of(sim)),
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_random_similarities_and_identical_lists(device):
     # Every user gets the same list and a random similarity: UF and PUF against the loops.
     rng = np.random.default_rng(7)

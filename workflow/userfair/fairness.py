@@ -12,7 +12,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from userfair import _backend
+from userfair import _backend, _kernels
 from userfair.effectiveness import hits, relevant_counts, validate_lists
 from userfair.similarity import BLOCK_SIZE
 
@@ -20,8 +20,8 @@ from userfair.similarity import BLOCK_SIZE
 CACHE_ENTRIES = 1 << 17
 #: Entries of the largest dense (rows, items) block UF builds (256 MiB of float64).
 UF_BLOCK_ENTRIES = 1 << 25
-#: UF keeps the item-item cosines dense up to this many entries (32 MiB of float64).
-UF_DENSE_ITEMS = 1 << 22
+#: UF keeps the item-item cosines dense up to this many entries (256 MiB of float64).
+UF_DENSE_ITEMS = 1 << 25
 
 
 def sd(scores) -> float:
@@ -144,19 +144,6 @@ def _cache_rows(m: int, block_size: int) -> int:
     return max(1, min(block_size, CACHE_ENTRIES // max(m, 1)))
 
 
-def _pair_threshold(sim: np.ndarray, block_size: int) -> float:
-    """mean + SD (ddof = 0) of ``sim`` over the unordered pairs (off-diagonal entries)."""
-    m = sim.shape[0]
-    pairs = m * (m - 1)
-    diagonal = np.diagonal(sim)
-    total = sum(sim[a:b].sum() for a, b in _backend.blocks(m, block_size)) - diagonal.sum()
-    mean = total / pairs
-    chunks = _backend.blocks(m, _cache_rows(m, block_size))
-    squares = sum(np.square(sim[a:b] - mean).sum() for a, b in chunks)
-    squares -= np.square(diagonal - mean).sum()
-    return mean + math.sqrt(max(squares, 0.0) / pairs)
-
-
 def uf(
     topk: np.ndarray,
     train: sp.spmatrix,
@@ -181,15 +168,23 @@ def uf(
     n_pairs = m * (m - 1) // 2
     if n_pairs < 2:
         return math.nan
-    threshold = _pair_threshold(sim_uf, block_size)
+    threshold = _kernels.pair_threshold(sim_uf)
     items, local = _recommended(topk)
     r = len(items)
     unit_columns = _unit_columns(train, items)  # (users, r)
-    item_cos = (unit_columns.T @ unit_columns).tocsr()  # (r, r) cosine of recommended items
-    if r * r <= UF_DENSE_ITEMS:
-        item_cos = item_cos.toarray()  # small: dense rows make the block products cheaper
-    lists = _onehot(local, r)
     target = _backend.resolve(device)
+    if r * r <= UF_DENSE_ITEMS:  # the (r, r) cosines of the recommended items fit densely
+        columns, rows = unit_columns, unit_columns.tocsr()
+        item_cos = _kernels.item_cosines(
+            columns.indptr, columns.indices, columns.data, rows.indptr, rows.indices, rows.data, r
+        )
+        if target is None:  # numpy device: one compiled pass over the pairs
+            _kernels.use_job_cores()
+            total = _kernels.similar_pairs_distance(sim_uf, threshold, local, item_cos, k)
+            return _uf_value(total / (k * k), n_pairs)
+    else:
+        item_cos = (unit_columns.T @ unit_columns).tocsr()
+    lists = _onehot(local, r)
     rows_per_block = max(1, min(block_size, UF_BLOCK_ENTRIES // max(r, m)))
     buffer = np.empty((min(rows_per_block, m), r))
     total = 0.0
@@ -202,7 +197,11 @@ def uf(
             total += _similar_pairs_distance(to_items, local, sim_uf, threshold, start, k)
         else:
             total += _dense_distance(to_items, local, sim_uf, threshold, start, k, target)
-    total /= k * k  # d_L has the factor 1/k^2
+    return _uf_value(total / (k * k), n_pairs)  # d_L has the factor 1/k^2
+
+
+def _uf_value(total: float, n_pairs: int) -> float:
+    """log(total) / log(number of pairs); NaN when the sum is 0."""
     if total <= 0:
         return math.nan
     return math.log(total) / math.log(n_pairs)
