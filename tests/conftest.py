@@ -12,14 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from userfair.download import recbole_ml100k_dir
+
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-
-
-def recbole_ml100k_dir() -> Path:
-    import recbole
-
-    return Path(recbole.__file__).parent / "dataset_example" / "ml-100k"
 
 
 @pytest.fixture(scope="session")
