@@ -1,4 +1,4 @@
-"""The measures as plain loops over users and pairs, written from SPEC §4-6 only.
+"""The measures as plain loops over users and pairs, written from docs/method.md only.
 
 Slow on purpose: sets, Python floats and explicit loops, so that the vectorised library can
 be checked against a direct reading of the formulas. Inputs: per-user lists ``lists[u]``
@@ -12,7 +12,7 @@ import math
 
 
 def effectiveness(lists, relevant, k=10):
-    """Per-user HR, MRR, P, R, MAP, NDCG (SPEC §4) as dicts of lists."""
+    """Per-user HR, MRR, P, R, MAP, NDCG as dicts of lists."""
     out = {name: [] for name in ("HR", "MRR", "P", "R", "MAP", "NDCG")}
     for ranked, rel in zip(lists, relevant):
         hits = [1 if item in rel else 0 for item in ranked[:k]]
@@ -54,14 +54,19 @@ def cosine(train):
     return _min_max(raw)
 
 
-def jaccard(train):
-    """{(u, v): normalised Jaccard} for unordered pairs u < v."""
+def jaccard_raw(train):
+    """{(u, v): raw Jaccard} for unordered pairs u < v."""
     raw = {}
     for u in range(len(train)):
         for v in range(u + 1, len(train)):
             union = len(train[u] | train[v])
             raw[u, v] = len(train[u] & train[v]) / union if union else 0.0
-    return _min_max(raw)
+    return raw
+
+
+def jaccard(train):
+    """{(u, v): normalised Jaccard} for unordered pairs u < v."""
+    return _min_max(jaccard_raw(train))
 
 
 def genre_similarity(train, item_genres, genres):
@@ -87,8 +92,9 @@ def genre_similarity(train, item_genres, genres):
     return out
 
 
-def uf_similarity(jacc, genre_sim, gamma):
-    return _min_max({pair: gamma * jacc[pair] + (1 - gamma) * genre_sim[pair] for pair in jacc})
+def uf_similarity(jacc_raw, genre_sim, gamma):
+    """sim_UF on the raw Jaccard, not normalised."""
+    return {pair: gamma * jacc_raw[pair] + (1 - gamma) * genre_sim[pair] for pair in jacc_raw}
 
 
 def sd(scores):
@@ -104,12 +110,12 @@ def gini(scores):
     return sum((2 * (j + 1) - m - 1) * x[j] for j in range(m)) / (m * total)
 
 
-def envy(lists, relevant, k=10, epsilon=0.05):
-    """ME (mean over ordered pairs u != v), MME, PEU."""
+def envy(lists, relevant, k=10, epsilon=0.05, utility="precision"):
+    """ME (mean over ordered pairs u != v), MME, PEU; utility P@k or |L & R| / min(k, |R|)."""
     m = len(lists)
 
     def phi(u, ranked):
-        denominator = min(k, len(relevant[u]))
+        denominator = k if utility == "precision" else min(k, len(relevant[u]))
         return len(set(ranked[:k]) & relevant[u]) / denominator if denominator else 0.0
 
     total, max_envy = 0.0, []
@@ -129,7 +135,7 @@ def envy(lists, relevant, k=10, epsilon=0.05):
 
 
 def uf(lists, all_train, sim_uf, k=10):
-    """UF (SPEC §6) with sim_uf {(u, v): s} over unordered pairs u < v."""
+    """UF with sim_uf {(u, v): s} over unordered pairs u < v, taken as it is."""
     item_users = {}
     for user, items in enumerate(all_train):
         for item in items:

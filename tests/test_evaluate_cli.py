@@ -1,6 +1,7 @@
 """evaluate() and the `userfair evaluate` command: keys, agreement with the loops, inputs
 from files, and every bad-input case."""
 
+import dataclasses
 import json
 import math
 import re
@@ -40,11 +41,20 @@ def split_files(tmp_path):
     return tmp_path, train, test, topk
 
 
-def test_evaluate_matches_the_loops(split_files):
+@pytest.mark.parametrize("utility", ["precision", "ideal"])
+def test_evaluate_matches_the_loops(split_files, utility):
     _, train, test, topk = split_files
     inputs = load_inputs(train, test, topk)
-    result = evaluate(inputs, k=K, block_size=7, device="cpu")
-    assert list(result)[:18] == list(KEYS) and set(result) == set(KEYS) | {"seconds"}
+    result = evaluate(inputs, k=K, block_size=7, device="cpu", envy_utility=utility)
+    assert list(result)[:18] == list(KEYS)
+    assert set(result) == set(KEYS) | {"seconds", "conventions"}
+    assert result["conventions"] == {
+        "envy_utility": utility,
+        "epsilon": 0.05,
+        "gamma": 1.0,
+        "uf_similarity": "raw",
+        "puf_similarity": "min-max",
+    }
     assert set(result["seconds"]) == set(KEYS) | {"similarity-cos", "similarity-jacc"}
     assert all(isinstance(result[key], float) for key in KEYS)
     lists, relevant, train_sets, all_train = python_views(inputs, train, test, topk)
@@ -56,27 +66,35 @@ def test_evaluate_matches_the_loops(split_files):
         expected[f"Gini-{name}"] = ref.gini(eff[name])
         expected[f"PUF-{name}-Cos"] = ref.puf(eff[name], cos)
         expected[f"PUF-{name}-Jacc"] = ref.puf(eff[name], jacc)
-    expected.update(ref.envy(lists, relevant))
-    expected["UF"] = ref.uf(lists, all_train, jacc)
+    expected.update(ref.envy(lists, relevant, utility=utility))
+    expected["UF"] = ref.uf(lists, all_train, ref.jaccard_raw(train_sets))
     for key in KEYS:
         assert close(result[key], expected[key]), (key, result[key], expected[key])
 
 
-def test_precomputed_similarities_give_the_same_scores(split_files):
+def test_precomputed_similarities_give_the_same_scores(split_files, tmp_path):
     _, train, test, topk = split_files
     inputs = load_inputs(train, test, topk)
     rows = inputs.train_of_evaluated()
-    given = {"cos": similarity.cosine(rows), "jacc": similarity.jaccard(rows)}
+    for kind in ("cos", "jacc"):  # through the files, as the workflow does
+        similarity.save(tmp_path / f"{kind}.npz", similarity.compute(kind, rows, inputs.users))
+    given = {kind: similarity.load(tmp_path / f"{kind}.npz", inputs.users) for kind in ("cos", "jacc")}
+    given["cos"] = dataclasses.replace(given["cos"], seconds=2.5)
     computed = evaluate(inputs, device="cpu")
-    reused = evaluate(
-        inputs, similarities=given, similarity_seconds={"cos": 2.5}, device="torch-cpu"
-    )
+    reused = evaluate(inputs, similarities=given, device="torch-cpu")
     for key in KEYS:
         assert close(reused[key], computed[key]), key
     assert reused["seconds"]["similarity-cos"] == 2.5
-    assert reused["seconds"]["similarity-jacc"] == 0.0
+    assert reused["seconds"]["similarity-jacc"] == given["jacc"].seconds > 0
+    wrong = similarity.Similarity(inputs.users[:2], np.zeros((2, 2)))
     with pytest.raises(ValueError, match="similarities"):
-        evaluate(inputs, similarities={"cos": np.zeros((2, 2))})
+        evaluate(inputs, similarities={"cos": wrong})
+
+
+def test_unknown_envy_utility_is_an_error(split_files):
+    _, train, test, topk = split_files
+    with pytest.raises(ValueError, match="envy utility"):
+        evaluate(load_inputs(train, test, topk), envy_utility="recall")
 
 
 def test_gamma_mixes_genres_and_needs_them(split_files):
@@ -85,15 +103,18 @@ def test_gamma_mixes_genres_and_needs_them(split_files):
     with pytest.raises(ValueError, match="genres"):
         evaluate(plain, gamma=0.5)
     inputs = load_inputs(train, test, topk, item_features=path / "d.item")
-    rows = inputs.train_of_evaluated()
-    sim_uf = similarity.uf_similarity(
-        similarity.jaccard(rows), similarity.genre_similarity(rows, inputs.genres), 0.5
+    lists, _, train_sets, all_train = python_views(inputs, train, test, topk)
+    item_genres = random_split(5)[3]  # the split of the fixture
+    genres = sorted({g for gs in item_genres.values() for g in gs})
+    sim_uf = ref.uf_similarity(
+        ref.jaccard_raw(train_sets), ref.genre_similarity(train_sets, item_genres, genres), 0.5
     )
-    lists, _, _, all_train = python_views(inputs, train, test, topk)
     result = evaluate(inputs, gamma=0.5, device="cpu")
-    assert close(result["UF"], ref.uf(lists, all_train, pairs_of(sim_uf)))
+    assert result["conventions"]["gamma"] == 0.5
+    assert close(result["UF"], ref.uf(lists, all_train, sim_uf))
     assert close(result["PUF-P-Jacc"], evaluate(plain, device="cpu")["PUF-P-Jacc"])
-    genre = similarity.genre_similarity(rows, inputs.genres)
+    rows = inputs.train_of_evaluated()
+    genre = similarity.compute("genre", rows, inputs.users, inputs.genres)
     given = evaluate(plain, gamma=0.5, similarities={"genre": genre}, device="cpu")
     assert close(given["UF"], result["UF"])
 
@@ -124,9 +145,25 @@ def test_cli_json_equals_evaluate(split_files, capsys, fmt):
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     expected = evaluate(load_inputs(train, test, topk), device="cpu")
-    assert list(printed) == list(KEYS) + ["seconds"]
+    assert list(printed) == list(KEYS) + ["seconds", "conventions"]
+    assert printed["conventions"]["envy_utility"] == "precision"
     for key in KEYS:
         assert close(printed[key], expected[key]), key
+
+
+def test_cli_envy_utility_ideal(split_files, capsys):
+    path, train, test, topk = split_files
+    argv = cli_args(path, path / "topk.tsv", "--json", "--envy-utility", "ideal")
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    inputs = load_inputs(train, test, topk)
+    lists, relevant, _, _ = python_views(inputs, train, test, topk)
+    expected = ref.envy(lists, relevant, utility="ideal")
+    assert printed["conventions"]["envy_utility"] == "ideal"
+    for key in ("ME", "MME", "PEU"):
+        assert close(printed[key], expected[key]), key
+    with pytest.raises(SystemExit):
+        main(cli_args(path, path / "topk.tsv", "--envy-utility", "recall"))
 
 
 def test_cli_table_and_entry_point(split_files):
@@ -155,6 +192,10 @@ def test_cli_table_and_entry_point(split_files):
     lines = proc.stdout.splitlines()
     assert lines[0].split() == ["measure", "value", "seconds"]
     assert [line.split()[0] for line in lines[1:19]] == list(KEYS)
+    assert lines[-1] == (
+        "conventions: envy_utility=precision, epsilon=0.05, gamma=0.25, "
+        "uf_similarity=raw, puf_similarity=min-max"
+    )
 
 
 def bad_topk(topk: pd.DataFrame, case: str) -> pd.DataFrame:

@@ -1,11 +1,13 @@
-"""The artificial experiments (SPEC §7) on synthetic inputs with known outcomes."""
+"""The artificial experiments on synthetic inputs with known outcomes."""
+
+import dataclasses
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import skew
 
-from userfair import evaluate, experiments, fairness, similarity
+from userfair import effectiveness, evaluate, experiments, fairness, similarity
 from userfair.inputs import load_inputs
 from userfair.io import InputError
 
@@ -88,8 +90,9 @@ def test_relevance_lists_need_enough_unseen_items():
 
 def test_relevance_experiment_ends_are_fair():
     inputs = _inputs()
-    sim = similarity.jaccard(inputs.train_of_evaluated())
-    frame = experiments.run_relevance(inputs, sim, sim, SETTINGS, seed=3)
+    rows = inputs.train_of_evaluated()
+    sim, raw = similarity.jaccard(rows), similarity.jaccard(rows, normalise=False)
+    frame = experiments.run_relevance(inputs, sim, raw, SETTINGS, seed=3)
     assert list(frame.columns) == ["share", "measure", "value"]
     wide = frame.pivot(index="share", columns="measure", values="value")
     assert list(wide.index) == list(experiments.STEPS)
@@ -103,6 +106,17 @@ def test_relevance_experiment_ends_are_fair():
     assert wide.loc[0.5, "SD-P"] == pytest.approx(0.5)  # half 1, half 0
     assert wide.loc[0.5, "PUF-P-Jacc"] > 0
     assert wide["P"].is_monotonic_decreasing
+    # each step's measures are those of evaluate() on the same lists (envy on P@k, UF on
+    # the raw Jaccard, PUF on the normalised one)
+    lists = experiments.relevance_lists(
+        inputs.relevant, rows, K, np.random.default_rng(3)
+    ).at(0.5)
+    stored = similarity.compute("jacc", rows, inputs.users)
+    direct = evaluate.evaluate(
+        dataclasses.replace(inputs, topk=lists), k=K, similarities={"jacc": stored}, device="cpu"
+    )
+    for measure in ("ME", "MME", "PEU", "UF", "PUF-P-Jacc", "SD-NDCG"):
+        assert wide.loc[0.5, measure] == pytest.approx(direct[measure], rel=1e-9), measure
 
 
 def test_constant_similarity_gives_c_times_mean_difference():
@@ -142,14 +156,16 @@ def test_sampled_similarities_are_normalised_seeded_and_skewed():
 
 def test_similarity_experiment():
     inputs = _inputs()
-    jacc = similarity.jaccard(inputs.train_of_evaluated())
+    jacc = similarity.compute("jacc", inputs.train_of_evaluated(), inputs.users)
     frame = experiments.run_similarity(inputs, jacc, [0.5, 2, 50], SETTINGS, seed=1)
     assert set(frame["distribution"]) == {"weibull", "normal", "observed"}
     assert set(frame["measure"]) == {"SD-P", "SD-NDCG", "UF", "PUF-P", "PUF-NDCG"}
     # similarity-independent SD is the same for every distribution
     assert frame.loc[frame["measure"] == "SD-P", "value"].nunique() == 1
     observed = frame[frame["distribution"] == "observed"]
-    assert observed["skewness"].iloc[0] == pytest.approx(skew(experiments.matrix_to_pairs(jacc)))
+    assert observed["skewness"].iloc[0] == pytest.approx(
+        skew(experiments.matrix_to_pairs(jacc.sim))
+    )
     reference = evaluate.evaluate(inputs, k=K, similarities={"jacc": jacc}, device="cpu")
     puf = observed.set_index("measure")["value"]
     assert puf["PUF-P"] == pytest.approx(reference["PUF-P-Jacc"], rel=1e-9)
@@ -182,17 +198,35 @@ def test_extreme_most_fair_is_never_above_most_unfair():
 def test_gamma_experiments(tmp_path):
     inputs = _inputs(with_genres=True, tmp_path=tmp_path)
     rows = inputs.train_of_evaluated()
-    jacc = similarity.jaccard(rows)
+    jacc = similarity.compute("jacc", rows, inputs.users)
     genre = similarity.genre_similarity(rows, inputs.genres)
-    models = experiments.run_gamma_models({"A": inputs}, jacc, genre, [0, 0.5, 1], SETTINGS)
+    models = experiments.run_gamma_models(
+        {"A": inputs}, jacc.raw(), genre, [0, 0.5, 1], SETTINGS
+    )
     assert set(models["gamma"]) == {0, 0.5, 1} and set(models["model"]) == {"A"}
-    at_one = models[models["gamma"] == 1].set_index("measure")["value"]
-    reference = evaluate.evaluate(inputs, k=K, similarities={"jacc": jacc}, device="cpu")
-    assert at_one["UF"] == pytest.approx(reference["UF"], rel=1e-9)
-    assert at_one["PUF-NDCG"] == pytest.approx(reference["PUF-NDCG-Jacc"], rel=1e-9)
+    by_gamma = models.pivot(index="gamma", columns="measure", values="value")
+    for gamma in (0, 0.5, 1):  # UF on the raw mix, PUF on its min-max form, as evaluate()
+        reference = evaluate.evaluate(
+            inputs,
+            k=K,
+            gamma=gamma,
+            similarities={"jacc": jacc, "genre": similarity.Similarity(inputs.users, genre)},
+            device="cpu",
+        )
+        # (at gamma = 0 no pair reaches mean + SD of the left-skewed 1 - JS here: NaN)
+        assert by_gamma.loc[gamma, "UF"] == pytest.approx(reference["UF"], rel=1e-9, nan_ok=True)
+    assert np.isfinite(by_gamma.loc[[0.5, 1], "UF"]).all()
+    mixed = similarity.min_max(similarity.uf_similarity(jacc.raw(), genre, 0.5))
+    scores = effectiveness.per_user(inputs.topk, inputs.relevant, K)["NDCG"]
+    assert by_gamma.loc[0.5, "PUF-NDCG"] == pytest.approx(
+        fairness.puf(scores, mixed, device="cpu"), rel=1e-9
+    )
+    assert by_gamma.loc[1, "PUF-NDCG"] == pytest.approx(reference["PUF-NDCG-Jacc"], rel=1e-9)
     # gamma changes the similarity, so PUF changes
     assert models.pivot(index="gamma", columns="measure", values="value")["PUF-P"].nunique() > 1
-    relevance = experiments.run_gamma_relevance(inputs, jacc, genre, [0, 1], SETTINGS, seed=3)
+    relevance = experiments.run_gamma_relevance(
+        inputs, jacc.raw(), genre, [0, 1], SETTINGS, seed=3
+    )
     assert len(relevance) == 2 * len(experiments.STEPS) * 3
     ends = relevance[
         relevance["share"].isin([0.0, 1.0]) & relevance["measure"].str.startswith("PUF")
@@ -217,13 +251,13 @@ def test_split_inputs_match_load_inputs_without_lists():
 
 def test_similarity_file_of_other_users_is_an_input_error(tmp_path):
     inputs = _inputs(m=6)
-    sim = similarity.jaccard(inputs.train_of_evaluated())
-    similarity.save(tmp_path / "jacc.npz", inputs.users, sim, 0.5)
-    loaded, seconds = experiments.load_similarity(tmp_path / "jacc.npz", inputs.users)
-    np.testing.assert_array_equal(loaded, sim)
-    assert seconds == 0.5
+    stored = similarity.compute("jacc", inputs.train_of_evaluated(), inputs.users)
+    similarity.save(tmp_path / "jacc.npz", stored)
+    loaded = similarity.load(tmp_path / "jacc.npz", inputs.users)
+    np.testing.assert_array_equal(loaded.sim, stored.sim)
+    assert loaded.seconds == stored.seconds
     with pytest.raises(InputError, match=r"jacc\.npz: field 'users'"):
-        experiments.load_similarity(tmp_path / "jacc.npz", inputs.users[::-1])
+        similarity.load(tmp_path / "jacc.npz", inputs.users[::-1])
 
 
 def test_experiment_tables_round_trip(tmp_path):

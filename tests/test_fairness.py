@@ -1,5 +1,6 @@
-"""Fairness measures (SPEC §6): hand-worked values, the loop reference on many random
-inputs, blocked = unblocked, numpy and torch (CPU) paths."""
+"""Fairness measures: hand-worked values, the loop reference on many random inputs (both
+envy utilities, raw and normalised similarities), blocked = unblocked, numpy and torch
+(CPU) paths."""
 
 import math
 
@@ -32,17 +33,62 @@ def test_gini_is_nan_when_all_scores_are_zero():
     assert math.isnan(fairness.gini([]))
 
 
-def test_envy_hand_worked():
+ENVY_RELEVANT = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], float))
+ENVY_TOPK = np.array([[2, 3], [0, 1], [0, 3]])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_envy_hand_worked_precision(device):
     # k = 2. R_0 = {0, 1}, R_1 = {2}, R_2 = {3}. L_0 = [2, 3], L_1 = [0, 1], L_2 = [0, 3].
-    relevant = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], float))
-    topk = np.array([[2, 3], [0, 1], [0, 3]])
+    # phi_u(L) = |L & R_u| / 2 (P@2):
+    # phi_0: own 0, of L_1 1, of L_2 1/2 -> envies 1, 1/2
+    # phi_1: own 0, of L_0 1/2, of L_2 0 -> envies 1/2, 0
+    # phi_2: own 1/2, of L_0 1/2, of L_1 0 -> no envy
+    result = fairness.envy(ENVY_TOPK, ENVY_RELEVANT, k=2, epsilon=0.5, device=device)
+    assert result["ME"] == pytest.approx((1 + 0.5 + 0.5) / 6)
+    assert result["MME"] == pytest.approx((1 + 0.5 + 0) / 3)
+    assert result["PEU"] == pytest.approx(1 / 3)  # max envies 1, 1/2, 0: only 1 > 0.5
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_envy_hand_worked_ideal(device):
+    # phi_u(L) = |L & R_u| / min(2, |R_u|): denominators 2, 1, 1
     # phi_0: own 0, of L_1 1, of L_2 1/2 -> envies 1, 1/2
     # phi_1: own 0, of L_0 1, of L_2 0 -> envies 1, 0
     # phi_2: own 1 -> no envy
-    result = fairness.envy(topk, relevant, k=2, epsilon=0.5, device="cpu")
+    result = fairness.envy(
+        ENVY_TOPK, ENVY_RELEVANT, k=2, epsilon=0.5, device=device, utility="ideal"
+    )
     assert result["ME"] == pytest.approx((1 + 0.5 + 1) / 6)
     assert result["MME"] == pytest.approx(2 / 3)
     assert result["PEU"] == pytest.approx(2 / 3)  # max envies 1, 1, 0 > 0.5
+
+
+def test_envy_rejects_an_unknown_utility():
+    with pytest.raises(ValueError, match="envy utility 'recall'"):
+        fairness.envy(ENVY_TOPK, ENVY_RELEVANT, k=2, utility="recall")
+
+
+def test_uf_raw_and_normalised_similarity_differ_by_the_scale():
+    # Four users, k = 1; raw Jaccard (0,1) 0.5, (2,3) 0.4, other pairs 0. The similar
+    # pairs (>= mean + SD) are the same under min-max (an affine map keeps the order and
+    # the threshold), but the weights differ: raw 0.5 * d + 0.4 * d', normalised (over
+    # max 0.5) 1 * d + 0.8 * d'.
+    train = sp.csr_matrix(np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1], [0, 0, 1]], float))
+    topk = np.array([[2], [1], [0], [1]])
+    raw = np.zeros((4, 4))
+    raw[0, 1] = raw[1, 0] = 0.5
+    raw[2, 3] = raw[3, 2] = 0.4
+    # item columns: x_0 = users {0, 1}, x_1 = {1, 2}, x_2 = {2, 3}
+    # d(0,1) = 1 - cos(x_2, x_1) = 1 - 1/2; d(2,3) = 1 - cos(x_0, x_1) = 1 - 1/2
+    raw_sum = 0.5 * 0.5 + 0.4 * 0.5
+    normalised_sum = 1.0 * 0.5 + 0.8 * 0.5
+    got_raw = fairness.uf(topk, train, raw, k=1, device="cpu")
+    got_normalised = fairness.uf(topk, train, similarity.min_max(raw), k=1, device="cpu")
+    assert got_raw == pytest.approx(math.log(raw_sum) / math.log(6))
+    assert got_normalised == pytest.approx(math.log(normalised_sum) / math.log(6))
+    # UF_raw = UF_normalised + log(max) / log(pairs) when the minimum is 0
+    assert got_raw == pytest.approx(got_normalised + math.log(0.5) / math.log(6))
 
 
 def test_puf_hand_worked():
@@ -86,16 +132,23 @@ def test_matches_loop_reference(seed, device):
         assert close(fairness.sd(eff[name]), ref.sd(eff_ref[name]))
         assert close(fairness.gini(eff[name]), ref.gini(eff_ref[name]))
     for epsilon in (0.0, 0.05, 0.3):
-        got = fairness.envy(
-            inputs.topk, inputs.relevant, epsilon=epsilon, block_size=4, device=device
-        )
-        expected = ref.envy(lists, relevant, epsilon=epsilon)
-        for key in ("ME", "MME", "PEU"):
-            assert close(got[key], expected[key]), (key, got[key], expected[key])
+        for utility in fairness.ENVY_UTILITIES:
+            got = fairness.envy(
+                inputs.topk,
+                inputs.relevant,
+                epsilon=epsilon,
+                block_size=4,
+                device=device,
+                utility=utility,
+            )
+            expected = ref.envy(lists, relevant, epsilon=epsilon, utility=utility)
+            for key in ("ME", "MME", "PEU"):
+                assert close(got[key], expected[key]), (key, utility, got[key], expected[key])
     rows = inputs.train_of_evaluated()
     for sim, sim_ref in (
         (similarity.cosine(rows), ref.cosine(train_sets)),
         (similarity.jaccard(rows), ref.jaccard(train_sets)),
+        (similarity.jaccard(rows, normalise=False), ref.jaccard_raw(train_sets)),
     ):
         for name in ("P", "NDCG"):
             assert close(

@@ -1,5 +1,5 @@
-"""User similarities (SPEC §5) and the UF similarity (§6): hand-worked, loop reference,
-blocking, files."""
+"""User similarities and the UF similarity: hand-worked, loop reference, blocking, raw
+and normalised forms, files."""
 
 import math
 
@@ -87,9 +87,11 @@ def test_genre_and_uf_similarity_match_loop_reference(tmp_path, seed, gamma):
     genre_expected = ref.genre_similarity(train_sets, item_genres, genres)
     assert_pairs_close(genre_sim, genre_expected)
     assert ((genre_sim >= 0) & (genre_sim <= 1)).all()
-    jacc = similarity.jaccard(rows)
-    mixed = similarity.uf_similarity(jacc, genre_sim, gamma)
-    assert_pairs_close(mixed, ref.uf_similarity(pairs_of(jacc), genre_expected, gamma))
+    jacc_raw = similarity.jaccard(rows, normalise=False)
+    assert_pairs_close(jacc_raw, ref.jaccard_raw(train_sets))
+    mixed = similarity.uf_similarity(jacc_raw, genre_sim, gamma)
+    expected = ref.uf_similarity(ref.jaccard_raw(train_sets), genre_expected, gamma)
+    assert_pairs_close(mixed, expected)
 
 
 def test_genre_similarity_hand_worked():
@@ -111,23 +113,56 @@ def test_user_without_genres_has_the_uniform_distribution():
     assert sim[1, 2] == pytest.approx(sim[0, 2])
 
 
+def test_uf_similarity_is_the_raw_mix_without_normalisation():
+    # raw jacc: (0,1) 1/2, (0,2) 0, (1,2) 1/4; genre similarity 0.2 everywhere
+    jacc = similarity.jaccard(ROWS, normalise=False)
+    genre = np.full((3, 3), 0.2)
+    np.fill_diagonal(genre, 0.0)
+    mixed = similarity.uf_similarity(jacc, genre, 0.5)
+    assert mixed[0, 1] == pytest.approx(0.5 * 0.5 + 0.5 * 0.2)
+    assert mixed[0, 2] == pytest.approx(0.1)  # not 0, as min-max would make it
+    assert mixed[1, 2] == pytest.approx(0.5 * 0.25 + 0.1)
+    assert np.diagonal(mixed).tolist() == [0.0, 0.0, 0.0]
+
+
 def test_uf_similarity_needs_genres_below_gamma_one():
-    jacc = similarity.jaccard(ROWS)
-    np.testing.assert_array_equal(similarity.uf_similarity(jacc, None, 1.0), jacc)
+    jacc = similarity.jaccard(ROWS, normalise=False)
+    assert similarity.uf_similarity(jacc, None, 1.0) is jacc
     with pytest.raises(ValueError, match="genre"):
         similarity.uf_similarity(jacc, None, 0.5)
     with pytest.raises(ValueError, match="gamma"):
         similarity.uf_similarity(jacc, jacc, 1.5)
 
 
+def test_raw_form_and_its_range():
+    raw = similarity.jaccard(ROWS, normalise=False)
+    assert raw[0, 1] == 0.5 and raw[0, 2] == 0.0 and raw[1, 2] == 0.25
+    assert similarity.pair_range(raw) == (0.0, 0.5)
+    assert np.diagonal(raw).tolist() == [0.0, 0.0, 0.0]  # pair_range leaves it untouched
+    np.testing.assert_array_equal(similarity.min_max(raw), similarity.jaccard(ROWS))
+    computed = similarity.compute("jacc", ROWS, np.array(["a", "b", "c"]))
+    assert (computed.lo, computed.hi) == (0.0, 0.5) and computed.seconds > 0
+    np.testing.assert_array_equal(computed.sim, similarity.jaccard(ROWS))
+    np.testing.assert_allclose(computed.raw(), raw, rtol=1e-15, atol=0)
+    with pytest.raises(ValueError, match="unknown similarity"):
+        similarity.compute("pearson", ROWS, np.array(["a", "b", "c"]))
+
+
+def test_raw_of_a_constant_similarity_is_its_value():
+    # every pair has raw cosine 1: normalised all 0, the raw value comes back from the range
+    stored = similarity.compute("cos", sp.csr_matrix(np.ones((3, 2))), np.array(["a", "b", "c"]))
+    assert not stored.sim.any() and stored.lo == stored.hi == pytest.approx(1.0)
+    assert stored.raw()[0, 1] == pytest.approx(1.0) and stored.raw()[1, 1] == 0.0
+
+
 def test_save_and_load_round_trip(tmp_path):
-    sim = similarity.cosine(ROWS)
     users = np.array(["a", "b", "c"])
-    similarity.save(tmp_path / "cos.npz", users, sim, 1.25)
-    loaded_users, loaded_sim, seconds = similarity.load(tmp_path / "cos.npz")
-    assert loaded_users.tolist() == ["a", "b", "c"]
-    np.testing.assert_array_equal(loaded_sim, sim)
-    assert seconds == 1.25
+    stored = similarity.Similarity(users, similarity.cosine(ROWS), 1.25, 0.0, 2 / math.sqrt(8))
+    similarity.save(tmp_path / "cos.npz", stored)
+    loaded = similarity.load(tmp_path / "cos.npz")
+    assert loaded.users.tolist() == ["a", "b", "c"]
+    np.testing.assert_array_equal(loaded.sim, stored.sim)
+    assert (loaded.seconds, loaded.lo, loaded.hi) == (1.25, 0.0, 2 / math.sqrt(8))
     assert [p.name for p in tmp_path.iterdir()] == ["cos.npz"]  # no temporary left
     similarity.load(tmp_path / "cos.npz", expected_users=users)
     with pytest.raises(InputError, match=r"cos\.npz.*'users'"):
@@ -138,7 +173,12 @@ def test_load_names_the_file_and_field(tmp_path):
     np.savez(tmp_path / "bad.npz", users=np.array(["a"]), sim=np.zeros((1, 1)))
     with pytest.raises(InputError, match=r"bad\.npz.*'seconds'"):
         similarity.load(tmp_path / "bad.npz")
+    np.savez(tmp_path / "old.npz", users=np.array(["a"]), sim=np.zeros((1, 1)), seconds=1.0)
+    with pytest.raises(InputError, match=r"old\.npz.*'raw_min'.*older version"):
+        similarity.load(tmp_path / "old.npz")
     with pytest.raises(InputError, match="not found"):
         similarity.load(tmp_path / "missing.npz")
     with pytest.raises(ValueError, match="shape"):
-        similarity.save(tmp_path / "x.npz", np.array(["a", "b"]), np.zeros((3, 3)), 0.0)
+        similarity.save(
+            tmp_path / "x.npz", similarity.Similarity(np.array(["a", "b"]), np.zeros((3, 3)))
+        )

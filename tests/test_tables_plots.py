@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import plots, tables
+from userfair import evaluate, plots, tables
 from userfair.agreement import agreement_long
 from userfair.io import InputError
 
@@ -21,6 +21,7 @@ def _records(datasets=("ml-100k", "lastfm")):
             record = {m: float(rng.random()) for m in tables.MEASURES}
             record["seconds"] = {m: float(i + 1) for m in tables.FAIR}
             record["seconds"].update({"similarity-cos": 2.0, "similarity-jacc": 4.0})
+            record["conventions"] = evaluate.conventions("precision", 0.05, 1.0)
             records[(dataset, model)] = record
     return records
 
@@ -56,6 +57,20 @@ def test_scores_table_files(tmp_path):
     assert r"\toprule" in tex and r"\textbf{" in tex
     # every row has exactly one or more bold cells among the model columns
     assert tex.count(r"\textbf{") >= 2 * len(tables.MEASURES)
+    # the caption names the conventions
+    assert r"Envy utility $|L \cap R_u| / k$ (P@$k$)" in tex
+    assert r"$\epsilon = 0.05$" in tex and r"$\gamma = 1$" in tex
+    assert "UF on the raw similarity" in tex and "PUF on min-max normalised" in tex
+
+
+def test_scores_table_refuses_mixed_conventions(tmp_path):
+    records = _records()
+    records[("lastfm", "NCL")]["conventions"] = evaluate.conventions("ideal", 0.05, 1.0)
+    with pytest.raises(ValueError, match="different conventions"):
+        tables.write_scores(
+            records, ["ml-100k", "lastfm"], MODELS, tmp_path / "s.csv", tmp_path / "s.tex"
+        )
+    assert not list(tmp_path.iterdir())
 
 
 def test_timing_table_means_over_models(tmp_path):
@@ -77,6 +92,9 @@ def test_measure_file_validation():
         tables.check_measures({**good, "UF": "high"}, "x.json")
     with pytest.raises(InputError, match="seconds"):
         tables.check_measures({**good, "seconds": 3}, "x.json")
+    old = {k: v for k, v in good.items() if k != "conventions"}
+    with pytest.raises(InputError, match=r"x\.json: field 'conventions'.*older version"):
+        tables.check_measures(old, "x.json")
 
 
 # --- figures ----------------------------------------------------------------------------

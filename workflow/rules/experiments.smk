@@ -38,6 +38,7 @@ rule exp_relevance:
         runtime=240,
     params:
         **EXPERIMENT_PARAMS,
+        envy_utility=MEASURES_CONFIG["envy_utility"],
         gamma=MEASURES_CONFIG["gamma"],
     message:
         "Fig. 2 experiment on {wildcards.dataset}: varying relevance"

@@ -74,6 +74,7 @@ rule measures:
     params:
         k=config["k"],
         epsilon=MEASURES_CONFIG["epsilon"],
+        envy_utility=MEASURES_CONFIG["envy_utility"],
         gamma=MEASURES_CONFIG["gamma"],
         block_size=MEASURES_CONFIG["block_size"],
         device=MEASURES_CONFIG["device"],

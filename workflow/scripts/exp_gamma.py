@@ -2,7 +2,7 @@
 
 import logging
 
-from userfair import experiments
+from userfair import experiments, similarity
 from userfair.inputs import load_inputs
 from userfair.joblog import job_log
 
@@ -10,8 +10,8 @@ with job_log(snakemake):
     p = snakemake.params
     dataset = snakemake.wildcards.dataset
     split = experiments.split_inputs(snakemake.input.train, snakemake.input.test)
-    jacc, _ = experiments.load_similarity(snakemake.input.jacc, split.users)
-    genre, _ = experiments.load_similarity(snakemake.input.genre, split.users)
+    jacc = similarity.load(snakemake.input.jacc, split.users).raw()
+    genre = similarity.load(snakemake.input.genre, split.users).raw()
     settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device)
     runs = {
         model: load_inputs(

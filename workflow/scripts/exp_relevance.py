@@ -8,12 +8,12 @@ from userfair.joblog import job_log
 with job_log(snakemake):
     p = snakemake.params
     inputs = experiments.split_inputs(snakemake.input.train, snakemake.input.test)
-    jacc, _ = experiments.load_similarity(snakemake.input.jacc, inputs.users)
+    jacc = similarity.load(snakemake.input.jacc, inputs.users)
     genre = None
     if snakemake.input.genre:
-        genre, _ = experiments.load_similarity(snakemake.input.genre[0], inputs.users)
-    sim_uf = similarity.uf_similarity(jacc, genre, p.gamma)
-    settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device)
-    frame = experiments.run_relevance(inputs, jacc, sim_uf, settings, p.seed)
+        genre = similarity.load(snakemake.input.genre[0], inputs.users).raw()
+    sim_uf = similarity.uf_similarity(jacc.raw(), genre, p.gamma)
+    settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device, p.envy_utility)
+    frame = experiments.run_relevance(inputs, jacc.sim, sim_uf, settings, p.seed)
     experiments.save_table(frame, snakemake.wildcards.dataset, snakemake.output[0])
     logging.info("\n%s", frame.pivot(index="share", columns="measure", values="value"))

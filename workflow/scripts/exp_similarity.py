@@ -2,7 +2,7 @@
 
 import logging
 
-from userfair import experiments
+from userfair import experiments, similarity
 from userfair.inputs import load_inputs
 from userfair.joblog import job_log
 
@@ -21,7 +21,7 @@ with job_log(snakemake):
         k=p.k,
         valid=snakemake.input.valid,
     )
-    jacc, _ = experiments.load_similarity(snakemake.input.jacc, inputs.users)
+    jacc = similarity.load(snakemake.input.jacc, inputs.users)
     settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device)
     frame = experiments.run_similarity(inputs, jacc, p.weibull_shapes, settings, p.seed)
     frame.insert(0, "model", p.model)

@@ -2,7 +2,7 @@
 
 import logging
 
-from userfair import evaluate, experiments
+from userfair import evaluate, similarity
 from userfair.inputs import load_inputs
 from userfair.io import write_json
 from userfair.joblog import job_log
@@ -19,9 +19,7 @@ with job_log(snakemake):
     # cos and jacc always; the genre similarity (1 - JS) only when gamma < 1 needs it
     paths = {"cos": snakemake.input.cos, "jacc": snakemake.input.jacc}
     paths.update({"genre": path for path in snakemake.input.genre})
-    similarities, seconds = {}, {}
-    for kind, path in paths.items():
-        similarities[kind], seconds[kind] = experiments.load_similarity(path, inputs.users)
+    similarities = {kind: similarity.load(path, inputs.users) for kind, path in paths.items()}
     result = evaluate.evaluate(
         inputs,
         k=p.k,
@@ -30,7 +28,7 @@ with job_log(snakemake):
         similarities=similarities,
         block_size=p.block_size,
         device=p.device,
-        similarity_seconds=seconds,
+        envy_utility=p.envy_utility,
     )
     write_json(evaluate.as_json(result), snakemake.output[0])
     logging.info("%s: %s", snakemake.output[0], {k: result[k] for k in evaluate.KEYS})

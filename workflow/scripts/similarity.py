@@ -1,7 +1,6 @@
 """Rule similarity: one user-similarity file (cos, jacc or genre) of a dataset."""
 
 import logging
-import time
 
 from userfair import experiments, similarity
 from userfair.joblog import job_log
@@ -15,13 +14,14 @@ with job_log(snakemake):
     )
     rows = inputs.train_of_evaluated()
     logging.info("%s similarity of %d users", kind, rows.shape[0])
-    start = time.perf_counter()
-    if kind == "genre":
-        sim = similarity.genre_similarity(rows, inputs.genres, snakemake.params.block_size)
-    else:
-        sim = {"cos": similarity.cosine, "jacc": similarity.jaccard}[kind](
-            rows, snakemake.params.block_size
-        )
-    seconds = time.perf_counter() - start
-    similarity.save(snakemake.output[0], inputs.users, sim, seconds)
-    logging.info("%s: %.3f s", snakemake.output[0], seconds)
+    result = similarity.compute(
+        kind, rows, inputs.users, inputs.genres, snakemake.params.block_size
+    )
+    similarity.save(snakemake.output[0], result)
+    logging.info(
+        "%s: %.3f s, raw range over pairs [%.6g, %.6g]",
+        snakemake.output[0],
+        result.seconds,
+        result.lo,
+        result.hi,
+    )

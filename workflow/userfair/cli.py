@@ -1,8 +1,9 @@
 """The ``userfair`` command: evaluate a top-k list against a split, outside the workflow.
 
-userfair evaluate --train TRAIN --test TEST --topk TOPK [--k 10] [--epsilon 0.05]
+userfair evaluate --train TRAIN --test TEST --topk TOPK [--valid VALID] [--k 10]
+                  [--epsilon 0.05] [--envy-utility {precision,ideal}]
                   [--item-features FILE] [--gamma 1.0] [--block-size 2048]
-                  [--device auto] [--json]
+                  [--device auto] [--json] [-v]
 """
 
 from __future__ import annotations
@@ -39,12 +40,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--k", type=int, default=10, help="list length (default 10)")
     run.add_argument("--epsilon", type=float, default=0.05, help="PEU threshold (0.05)")
     run.add_argument(
+        "--envy-utility", default="precision", choices=["precision", "ideal"],
+        help="utility of a list for ME/MME/PEU: precision = |L & R_u| / k (default), "
+        "ideal = |L & R_u| / min(k, |R_u|)",
+    )  # fmt: skip
+    run.add_argument(
         "--item-features", default=None,
         help="RecBole .item file with a genre column (needed for --gamma < 1)",
     )  # fmt: skip
     run.add_argument(
         "--gamma", type=float, default=1.0,
-        help="UF similarity: gamma * Jaccard + (1 - gamma) * genre similarity (1.0)",
+        help="UF similarity: gamma * raw Jaccard + (1 - gamma) * genre similarity (1.0)",
     )  # fmt: skip
     run.add_argument("--block-size", type=int, default=2048, help="rows per block (2048)")
     run.add_argument(
@@ -67,6 +73,9 @@ def format_table(result: dict) -> str:
         lines.append(f"{key:<16} {text:>10} {result['seconds'].get(key, 0.0):>9.3f}")
     for name in ("similarity-cos", "similarity-jacc"):
         lines.append(f"{name:<16} {'':>10} {result['seconds'][name]:>9.3f}")
+    lines.append(
+        "conventions: " + ", ".join(f"{k}={v}" for k, v in result["conventions"].items())
+    )
     return "\n".join(lines)
 
 
@@ -87,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
         result = evaluate(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,
-            block_size=args.block_size, device=args.device,
+            block_size=args.block_size, device=args.device, envy_utility=args.envy_utility,
         )  # fmt: skip
     except (InputError, ValueError) as error:
         print(f"userfair: error: {error}", file=sys.stderr)

@@ -17,7 +17,6 @@ KEYS = (
     "SD-P", "SD-NDCG", "Gini-P", "Gini-NDCG", "ME", "MME", "PEU", "UF",
     "PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc",
 )  # fmt: skip
-SIMILARITIES = {"cos": similarity.cosine, "jacc": similarity.jaccard}
 
 
 class _Clock:
@@ -39,17 +38,28 @@ class _Clock:
         return value
 
 
+def conventions(envy_utility: str, epsilon: float, gamma: float) -> dict:
+    """The settled choices a result was computed with (docs/method.md#conventions)."""
+    return {
+        "envy_utility": envy_utility,
+        "epsilon": float(epsilon),
+        "gamma": float(gamma),
+        "uf_similarity": "raw",
+        "puf_similarity": "min-max",
+    }
+
+
 def evaluate(
     inputs: Inputs,
     k: int = 10,
     epsilon: float = 0.05,
     gamma: float = 1.0,
-    similarities: dict | None = None,
+    similarities: dict[str, similarity.Similarity] | None = None,
     block_size: int = 2048,
     device: str = "auto",
-    similarity_seconds: dict | None = None,
+    envy_utility: str = "precision",
 ) -> dict:
-    """The 18 measures (``KEYS``; floats, NaN allowed) and ``seconds``.
+    """The 18 measures (``KEYS``; floats, NaN allowed), ``seconds`` and ``conventions``.
 
     ``seconds`` has one entry per measure plus ``similarity-cos`` and ``similarity-jacc``.
     The six effectiveness measures come from one vectorised pass, and ME, MME and PEU from
@@ -57,11 +67,14 @@ def evaluate(
     exclude the cosine/Jaccard computation (reported on its own); UF includes building
     sim_UF (the mix, and the genre similarity unless it is given) when gamma < 1.
 
-    ``similarities``: optional precomputed ``{"cos": (m, m), "jacc": (m, m)}`` (and
-    ``"genre"``, 1 - JS, used by UF when gamma < 1) in the canonical user order (e.g. the
-    similarity files); the cos/jacc seconds are then taken from
-    ``similarity_seconds`` when given, else reported as 0. Missing ones are computed here,
-    one at a time, so that at most two (m, m) matrices are alive at once.
+    PUF reads the min-max normalised cosine and Jaccard, UF the raw Jaccard (mixed with the
+    genre similarity 1 - JS when gamma < 1). ``envy_utility``: ``precision`` (P@k, default)
+    or ``ideal`` (``fairness.envy``).
+
+    ``similarities``: optional precomputed :class:`userfair.similarity.Similarity` objects
+    ``{"cos", "jacc"}`` (and ``"genre"``, used by UF when gamma < 1) of ``inputs.users`` in
+    canonical order, e.g. the similarity files; their stored seconds are reported. Missing
+    ones are computed here, one at a time.
     gamma < 1 needs ``inputs.genres`` or a given ``"genre"`` similarity.
     """
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
@@ -69,9 +82,12 @@ def evaluate(
             f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
             "(--item-features on the command line)"
         )
+    if envy_utility not in fairness.ENVY_UTILITIES:
+        raise ValueError(
+            f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
+        )
     device = "cpu" if resolve(device) is None else device  # import torch once, untimed
     similarities = dict(similarities or {})
-    given_seconds = dict(similarity_seconds or {})
     clock = _Clock()
     scores: dict[str, float] = {}
     m = len(inputs.users)
@@ -95,6 +111,7 @@ def evaluate(
             epsilon=epsilon,
             block_size=block_size,
             device=device,
+            utility=envy_utility,
         )
     )
 
@@ -103,43 +120,36 @@ def evaluate(
     for kind, label in (("cos", "Cos"), ("jacc", "Jacc")):
         sim = similarities.pop(kind, None)
         if sim is None:
-            sim = clock.run(f"similarity-{kind}", SIMILARITIES[kind], rows, block_size)
-        else:
-            if sim.shape != (m, m):
-                raise ValueError(f"similarities[{kind!r}] must be ({m}, {m}), got {sim.shape}")
-            clock.seconds[f"similarity-{kind}"] = float(given_seconds.get(kind, 0.0))
+            log.info("computing similarity-%s ...", kind)
+            sim = similarity.compute(kind, rows, inputs.users, block_size=block_size)
+        elif sim.sim.shape != (m, m):
+            raise ValueError(f"similarities[{kind!r}] must be ({m}, {m}), got {sim.sim.shape}")
+        clock.seconds[f"similarity-{kind}"] = float(sim.seconds)
         for name in ("P", "NDCG"):
             key = f"PUF-{name}-{label}"
-            scores[key] = clock.run(key, fairness.puf, per_user[name], sim, **blocked)
+            scores[key] = clock.run(key, fairness.puf, per_user[name], sim.sim, **blocked)
         if kind == "jacc":
             scores["UF"] = clock.run(
-                "UF",
-                _uf,
-                inputs,
-                rows,
-                sim,
-                similarities.get("genre"),
-                gamma,
-                k,
-                block_size,
-                device,
+                "UF", _uf, inputs, rows, sim, similarities.get("genre"), gamma, k, **blocked
             )
         del sim
 
-    return {**{key: scores[key] for key in KEYS}, "seconds": clock.seconds}
+    return {
+        **{key: scores[key] for key in KEYS},
+        "seconds": clock.seconds,
+        "conventions": conventions(envy_utility, epsilon, gamma),
+    }
 
 
-def _uf(inputs: Inputs, rows, jaccard_sim, genre_sim, gamma, k, block_size, device) -> float:
-    """UF with sim_UF = gamma * Jaccard + (1 - gamma) * genre similarity (computed here
-    unless ``genre_sim`` is given)."""
-    if gamma == 1.0:
-        # min-max of an already min-max normalised matrix is itself: skip the copy.
-        sim_uf = jaccard_sim
-    else:
-        if genre_sim is None:
-            genre_sim = similarity.genre_similarity(rows, inputs.genres, block_size)
-        sim_uf = similarity.uf_similarity(jaccard_sim, genre_sim, gamma)
-        del genre_sim
+def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, block_size, device) -> float:
+    """UF with sim_UF = gamma * raw Jaccard + (1 - gamma) * genre similarity (computed here
+    unless ``genre`` is given)."""
+    genre_sim = None
+    if gamma < 1.0:
+        if genre is None:
+            genre = similarity.compute("genre", rows, inputs.users, inputs.genres, block_size)
+        genre_sim = genre.raw()
+    sim_uf = similarity.uf_similarity(jaccard.raw(), genre_sim, gamma)
     return fairness.uf(inputs.topk, inputs.train, sim_uf, k=k, block_size=block_size, device=device)
 
 
@@ -148,4 +158,5 @@ def as_json(result: dict) -> dict:
     return {
         **{key: float(result[key]) for key in KEYS},
         "seconds": {name: float(value) for name, value in result["seconds"].items()},
+        "conventions": dict(result["conventions"]),
     }

@@ -1,4 +1,4 @@
-"""The artificial experiments of SPEC §7 (Figs. 2-4 and the gamma appendix).
+"""The artificial experiments (Figs. 2-4 and the gamma appendix, docs/analyses.md).
 
 Each experiment returns a long, tidy frame (one measure value per row) that the workflow
 saves before any plotting. Every random choice comes from a ``numpy`` generator seeded by
@@ -33,6 +33,7 @@ class Settings:
     epsilon: float = 0.05
     block_size: int = 2048
     device: str = "cpu"
+    envy_utility: str = "precision"
 
 
 def split_inputs(train, test, item_features=None) -> Inputs:
@@ -76,7 +77,7 @@ def switched_count(share: float, m: int) -> int:
 def relevance_lists(
     relevant: sp.csr_matrix, train_rows: sp.csr_matrix, k: int, rng: np.random.Generator
 ) -> RelevanceLists:
-    """Build the lists of Fig. 2 (SPEC §7).
+    """Build the lists of Fig. 2 (docs/analyses.md#fig-2-varying-relevance).
 
     A user with more than k test items gets k of them at random; one with fewer gets all of
     them first, then random items that are neither relevant nor in its train history. The
@@ -114,10 +115,17 @@ def _sample_outside(
 def relevance_measures(
     topk: np.ndarray, inputs: Inputs, sim_jacc: np.ndarray, sim_uf: np.ndarray, settings: Settings
 ) -> dict[str, float]:
-    """P, NDCG and every Fair measure of one set of lists (PUF with Jaccard, SPEC §7)."""
+    """P, NDCG and every Fair measure of one set of lists: PUF with the normalised Jaccard
+    ``sim_jacc``, UF with the raw ``sim_uf``."""
     scores = effectiveness.per_user(topk, inputs.relevant, settings.k)
     envy = fairness.envy(
-        topk, inputs.relevant, settings.k, settings.epsilon, settings.block_size, settings.device
+        topk,
+        inputs.relevant,
+        settings.k,
+        settings.epsilon,
+        settings.block_size,
+        settings.device,
+        settings.envy_utility,
     )
     out = {"P": float(np.mean(scores["P"])), "NDCG": float(np.mean(scores["NDCG"]))}
     for name in ("P", "NDCG"):
@@ -137,7 +145,8 @@ def relevance_measures(
 def run_relevance(
     inputs: Inputs, sim_jacc: np.ndarray, sim_uf: np.ndarray, settings: Settings, seed: int
 ) -> pd.DataFrame:
-    """Fig. 2: columns share (of users with non-relevant lists), measure, value."""
+    """Fig. 2: columns share (of users with non-relevant lists), measure, value.
+    ``sim_jacc``: the normalised Jaccard (PUF); ``sim_uf``: UF's raw similarity."""
     lists = relevance_lists(
         inputs.relevant, inputs.train_of_evaluated(), settings.k, np.random.default_rng(seed)
     )
@@ -172,7 +181,8 @@ def sample_similarities(
 
 
 def min_max(values: np.ndarray) -> np.ndarray:
-    """(v - min) / (max - min); all zeros when every value is equal (SPEC §5)."""
+    """(v - min) / (max - min) of a vector of pair values; all zeros when every value is
+    equal (the vector form of ``similarity.min_max``)."""
     values = np.asarray(values, dtype=float)
     span = values.max() - values.min() if values.size else 0.0
     return np.zeros_like(values) if span == 0 else (values - values.min()) / span
@@ -200,11 +210,18 @@ def similarity_measures(
     sim: np.ndarray,
     scores: dict[str, np.ndarray],
     settings: Settings,
+    sim_uf: np.ndarray | None = None,
 ) -> dict[str, float]:
-    """The measures of Fig. 3 for one similarity matrix."""
+    """The measures of Fig. 3 for one similarity matrix ``sim``; UF reads ``sim_uf`` when
+    given (the dataset's raw Jaccard beside its normalised one), else ``sim``."""
     out = {f"SD-{name}": fairness.sd(scores[name]) for name in ("P", "NDCG")}
     out["UF"] = fairness.uf(
-        topk, inputs.train, sim, settings.k, settings.block_size, settings.device
+        topk,
+        inputs.train,
+        sim if sim_uf is None else sim_uf,
+        settings.k,
+        settings.block_size,
+        settings.device,
     )
     for name in ("P", "NDCG"):
         out[f"PUF-{name}"] = fairness.puf(scores[name], sim, settings.block_size, settings.device)
@@ -212,11 +229,16 @@ def similarity_measures(
 
 
 def run_similarity(
-    inputs: Inputs, sim_jacc: np.ndarray, weibull_shapes: list[float], settings: Settings, seed: int
+    inputs: Inputs,
+    jaccard: similarity.Similarity,
+    weibull_shapes: list[float],
+    settings: Settings,
+    seed: int,
 ) -> pd.DataFrame:
     """Fig. 3 on the model's real lists (``inputs.topk``): columns distribution, shape,
-    skewness, measure, value. The row with distribution 'observed' uses the dataset's own
-    Jaccard similarities (the vertical line of the figure)."""
+    skewness, measure, value. The sampled similarities serve PUF and UF alike. The rows with
+    distribution 'observed' use the dataset's own Jaccard (the vertical line of the figure):
+    normalised for PUF, raw for UF, as in Table 2."""
     rng = np.random.default_rng(seed)
     m = len(inputs.users)
     scores = effectiveness.per_user(inputs.topk, inputs.relevant, settings.k)
@@ -227,14 +249,23 @@ def run_similarity(
         pairs = sample_similarities(distribution, shape, pair_count(m), rng)
         rows += _similarity_rows(distribution, shape, pairs, inputs, scores, settings, m)
     rows += _similarity_rows(
-        "observed", np.nan, matrix_to_pairs(sim_jacc), inputs, scores, settings, m
+        "observed",
+        np.nan,
+        matrix_to_pairs(jaccard.sim),
+        inputs,
+        scores,
+        settings,
+        m,
+        sim_uf=jaccard.raw(),
     )
     return pd.DataFrame(rows, columns=["distribution", "shape", "skewness", "measure", "value"])
 
 
-def _similarity_rows(distribution, shape, pairs, inputs, scores, settings, m):
+def _similarity_rows(distribution, shape, pairs, inputs, scores, settings, m, sim_uf=None):
     skewness = float(skew(pairs)) if np.ptp(pairs) > 0 else 0.0
-    measures = similarity_measures(inputs.topk, inputs, pairs_to_matrix(pairs, m), scores, settings)
+    measures = similarity_measures(
+        inputs.topk, inputs, pairs_to_matrix(pairs, m), scores, settings, sim_uf
+    )
     return [(distribution, shape, skewness, name, float(value)) for name, value in measures.items()]
 
 
@@ -242,7 +273,7 @@ def _similarity_rows(distribution, shape, pairs, inputs, scores, settings, m):
 
 
 def assign_by_difference(pair_sims: np.ndarray, scores: np.ndarray, most_fair: bool) -> np.ndarray:
-    """Put the sorted similarities on the pairs sorted by |S(u) - S(v)| (SPEC §7).
+    """Put the sorted similarities on the pairs sorted by |S(u) - S(v)|.
 
     MostFair gives the highest similarity to the smallest difference, MostUnfair to the
     largest. Returns the pair values in upper-triangle order; ties keep pair order.
@@ -292,9 +323,14 @@ def run_extreme(
 
 
 def gamma_measures(
-    topk: np.ndarray, inputs: Inputs, sim_uf: np.ndarray, settings: Settings
+    topk: np.ndarray,
+    inputs: Inputs,
+    sim_uf: np.ndarray,
+    sim_puf: np.ndarray,
+    settings: Settings,
 ) -> dict[str, float]:
-    """UF and PUF (P, NDCG) with the UF similarity of one gamma."""
+    """UF with the raw sim_UF of one gamma, and PUF (P, NDCG) with its min-max normalised
+    form ``sim_puf``."""
     scores = effectiveness.per_user(topk, inputs.relevant, settings.k)
     out = {
         "UF": fairness.uf(
@@ -303,33 +339,40 @@ def gamma_measures(
     }
     for name in ("P", "NDCG"):
         out[f"PUF-{name}"] = fairness.puf(
-            scores[name], sim_uf, settings.block_size, settings.device
+            scores[name], sim_puf, settings.block_size, settings.device
         )
     return out
 
 
+def gamma_similarities(jaccard_raw, genre_sim, gamma, block_size):
+    """(sim_UF, its min-max normalised copy) of one gamma."""
+    sim_uf = similarity.uf_similarity(jaccard_raw, genre_sim, gamma)
+    return sim_uf, similarity.min_max(sim_uf, block_size)
+
+
 def run_gamma_models(
     runs: dict[str, Inputs],
-    sim_jacc: np.ndarray,
-    sim_genre: np.ndarray,
+    jaccard_raw: np.ndarray,
+    genre_sim: np.ndarray,
     gammas: list[float],
     settings: Settings,
 ) -> pd.DataFrame:
-    """Appendix, real runs: columns model, gamma, measure, value."""
+    """Appendix, real runs: columns model, gamma, measure, value. ``jaccard_raw`` is the
+    raw Jaccard, ``genre_sim`` 1 - JS."""
     rows = []
     for gamma in gammas:
-        sim_uf = similarity.uf_similarity(sim_jacc, sim_genre, gamma)
+        sims = gamma_similarities(jaccard_raw, genre_sim, gamma, settings.block_size)
         for model, inputs in runs.items():
             log.info("gamma %.2f: %s", gamma, model)
-            for measure, value in gamma_measures(inputs.topk, inputs, sim_uf, settings).items():
+            for measure, value in gamma_measures(inputs.topk, inputs, *sims, settings).items():
                 rows.append((model, float(gamma), measure, float(value)))
     return pd.DataFrame(rows, columns=["model", "gamma", "measure", "value"])
 
 
 def run_gamma_relevance(
     inputs: Inputs,
-    sim_jacc: np.ndarray,
-    sim_genre: np.ndarray,
+    jaccard_raw: np.ndarray,
+    genre_sim: np.ndarray,
     gammas: list[float],
     settings: Settings,
     seed: int,
@@ -340,21 +383,15 @@ def run_gamma_relevance(
     )
     rows = []
     for gamma in gammas:
-        sim_uf = similarity.uf_similarity(sim_jacc, sim_genre, gamma)
+        sims = gamma_similarities(jaccard_raw, genre_sim, gamma, settings.block_size)
         log.info("gamma %.2f on the relevance lists", gamma)
         for share in STEPS:
-            for measure, value in gamma_measures(lists.at(share), inputs, sim_uf, settings).items():
+            for measure, value in gamma_measures(lists.at(share), inputs, *sims, settings).items():
                 rows.append((float(share), float(gamma), measure, float(value)))
     return pd.DataFrame(rows, columns=["share", "gamma", "measure", "value"])
 
 
 # --- files ----------------------------------------------------------------------------
-
-
-def load_similarity(path, users: np.ndarray) -> tuple[np.ndarray, float]:
-    """(sim, seconds) of a similarity file whose users must be ``users`` in order."""
-    _, sim, seconds = similarity.load(path, expected_users=users)
-    return sim, seconds
 
 
 def save_table(frame: pd.DataFrame, dataset: str, path) -> None:

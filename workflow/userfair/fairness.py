@@ -1,4 +1,4 @@
-"""Fairness measures (SPEC §6); lower is fairer for all of them.
+"""Fairness measures (docs/method.md#fairness); lower is fairer for all of them.
 
 Pairwise measures work in row blocks of ``block_size`` users, so memory stays
 O(block_size * m) beyond the inputs. ``device`` chooses numpy/scipy or torch for the block
@@ -53,6 +53,22 @@ def _onehot(local: np.ndarray, r: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(m * k), local.ravel(), indptr), shape=(m, r))
 
 
+#: The utilities envy may use: P@k (the default) or |L & R_u| / min(k, |R_u|).
+ENVY_UTILITIES = ("precision", "ideal")
+
+
+def envy_denominators(relevant: sp.spmatrix, k: int, utility: str = "precision") -> np.ndarray:
+    """Per user, what |L & R_u| is divided by: k (``precision``, P@k) or min(k, |R_u|)
+    (``ideal``; 1 for a user without relevant items, whose counts are all 0)."""
+    if utility == "precision":
+        return np.full(relevant.shape[0], float(k))
+    if utility == "ideal":
+        denominator = np.minimum(relevant_counts(relevant), k).astype(np.float64)
+        denominator[denominator == 0] = 1.0
+        return denominator
+    raise ValueError(f"unknown envy utility {utility!r}; expected one of {ENVY_UTILITIES}")
+
+
 def envy(
     topk: np.ndarray,
     relevant: sp.spmatrix,
@@ -60,8 +76,10 @@ def envy(
     epsilon: float = 0.05,
     block_size: int = BLOCK_SIZE,
     device: str = "auto",
+    utility: str = "precision",
 ) -> dict[str, float]:
-    """ME, MME and PEU from the utilities phi_u(L_v) = |L_v & R_u| / min(k, |R_u|).
+    """ME, MME and PEU from the utilities phi_u(L_v) = |L_v & R_u| / d_u, with d_u = k
+    (``utility="precision"``, P@k) or min(k, |R_u|) (``"ideal"``).
 
     envy(u, v) = max(phi_u(L_v) - phi_u(L_u), 0). ME is the mean over ordered pairs
     u != v, MME the mean over u of max_{v != u} envy(u, v), PEU the share of users whose
@@ -70,13 +88,12 @@ def envy(
     """
     relevant = _backend.binary_csr(relevant)
     topk = validate_lists(topk, k, relevant.shape)
+    denominator = envy_denominators(relevant, k, utility)
     m = topk.shape[0]
     if m < 2:
         return {"ME": math.nan, "MME": math.nan, "PEU": math.nan}
     items, local = _recommended(topk)
     relevant_rec = relevant[:, items]  # only recommended items can be shared hits
-    denominator = np.minimum(relevant_counts(relevant), k)
-    denominator[denominator == 0] = 1.0  # no relevant item: every count is 0
     own_counts = hits(local, relevant_rec, k).sum(axis=1)
     own = own_counts / denominator
     target = _backend.resolve(device)
@@ -154,7 +171,8 @@ def uf(
 ) -> float:
     """log(sum over similar pairs of sim_UF * d_L) / log(m (m - 1) / 2).
 
-    Similar pairs: unordered pairs with sim_UF >= mean + SD of sim_UF over all pairs.
+    ``sim_uf`` is taken as it is (the workflow passes the raw Jaccard, or its mix with the
+    genre similarity, docs/method.md#uf). Similar pairs: unordered pairs with sim_UF >= mean + SD of sim_UF over all pairs.
     d_L(u, v) = (1/k^2) sum_{i in L_u, j in L_v} (1 - cos(x_i, x_j)) over the item
     columns x of the binarised ``train`` (all users); an item without train interaction
     has cosine 0 to everything. With s_u the sum of L_u's unit item columns,

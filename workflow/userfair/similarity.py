@@ -1,13 +1,16 @@
-"""User similarity of the evaluated users (SPEC §5 and the UF similarity of §6).
+"""User similarity of the evaluated users (docs/method.md#user-similarity) and UF's mix.
 
 Every function returns a dense (m, m) float64 symmetric matrix whose diagonal is 0 (a user
-is no pair with itself; measures ignore the diagonal). Cosine and Jaccard are min-max
-normalised over the unordered pairs of distinct users, 0 everywhere when all pairs are equal.
+is no pair with itself; measures ignore the diagonal). Cosine and Jaccard are raw or min-max
+normalised over the unordered pairs of distinct users (0 everywhere when all pairs are
+equal): PUF reads the normalised values, UF the raw ones.
 """
 
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,36 +34,43 @@ def _nonzero_pairs(rows, columns, degrees, formula, start, stop):
     return u * columns.shape[1] + v, np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
 
 
-def _pairwise(rows: sp.spmatrix, formula, block_size: int) -> np.ndarray:
-    """The (m, m) matrix of ``formula(intersections, deg_u, deg_v)``, min-max normalised.
+def _pairwise(rows: sp.spmatrix, formula, block_size: int, normalise: bool) -> np.ndarray:
+    """The (m, m) matrix of ``formula(intersections, deg_u, deg_v)`` over the pairs,
+    diagonal 0; min-max normalised in place when ``normalise``.
 
     ``formula`` must give 0 for an empty intersection (cosine and Jaccard do), so only the
-    nonzero intersections are computed: a first pass over the row blocks finds min and max,
-    a second recomputes each block and scatters its normalised values (memory: the result
+    nonzero intersections are computed, one sparse row block at a time (memory: the result
     plus one sparse block).
     """
     rows = binary_csr(rows)
     degrees = np.asarray(rows.sum(axis=1)).ravel()
     columns = rows.T.tocsr()
     m = rows.shape[0]
-    lo, hi, implicit_zero = np.inf, -np.inf, False
-    for start, stop in blocks(m, block_size):
-        _, values = _nonzero_pairs(rows, columns, degrees, formula, start, stop)
-        if len(values):
-            lo, hi = min(lo, values.min()), max(hi, values.max())
-        # pairs of this block without a common item have similarity 0
-        implicit_zero |= len(values) < (stop - start) * (m - 1)
-    if implicit_zero:
-        lo, hi = min(lo, 0.0), max(hi, 0.0)
     out = np.zeros((m, m), dtype=np.float64)
-    if m < 2 or hi == lo:
-        return out
     flat = out.reshape(-1)
     for start, stop in blocks(m, block_size):
         index, values = _nonzero_pairs(rows, columns, degrees, formula, start, stop)
-        flat[index] = (values - lo) / (hi - lo)
-    # an implicit zero normalises to (0 - lo) / (hi - lo) = 0, as lo = 0 whenever one exists
-    return out
+        flat[index] = values
+    return min_max(out, block_size, inplace=True) if normalise else out
+
+
+def pair_range(sim: np.ndarray, block_size: int = BLOCK_SIZE) -> tuple[float, float]:
+    """(min, max) of ``sim`` over the pairs (the off-diagonal entries); (0, 0) for m < 2."""
+    m = sim.shape[0]
+    if m < 2:
+        return 0.0, 0.0
+    lo, hi = np.inf, -np.inf
+    diagonal = np.arange(m)
+    for start, stop in blocks(m, block_size):
+        block = sim[start:stop]
+        rows = diagonal[start:stop]
+        saved = block[rows - start, rows].copy()
+        block[rows - start, rows] = np.inf
+        lo = min(lo, block.min())
+        block[rows - start, rows] = -np.inf
+        hi = max(hi, block.max())
+        block[rows - start, rows] = saved
+    return float(lo), float(hi)
 
 
 def min_max(sim: np.ndarray, block_size: int = BLOCK_SIZE, inplace: bool = False) -> np.ndarray:
@@ -70,38 +80,28 @@ def min_max(sim: np.ndarray, block_size: int = BLOCK_SIZE, inplace: bool = False
     """
     out = sim if inplace else np.array(sim, dtype=np.float64, copy=True)
     m = out.shape[0]
-    diagonal = np.arange(m)
-    if m < 2:
-        out[:] = 0.0
-        return out
-    lo, hi = np.inf, -np.inf
-    for start, stop in blocks(m, block_size):
-        block, rows = out[start:stop], diagonal[start:stop]
-        block[rows - start, rows] = np.inf
-        lo = min(lo, block.min())
-        block[rows - start, rows] = -np.inf
-        hi = max(hi, block.max())
-    if hi == lo:
+    lo, hi = pair_range(out, block_size)
+    if m < 2 or hi == lo:
         out[:] = 0.0
         return out
     for start, stop in blocks(m, block_size):
         block = out[start:stop]
         block -= lo
         block /= hi - lo
-    out[diagonal, diagonal] = 0.0
+    np.fill_diagonal(out, 0.0)
     return out
 
 
-def cosine(rows: sp.spmatrix, block_size: int = BLOCK_SIZE) -> np.ndarray:
+def cosine(rows: sp.spmatrix, block_size: int = BLOCK_SIZE, normalise: bool = True) -> np.ndarray:
     """|H_u & H_v| / sqrt(|H_u| |H_v|) of the binarised ``rows`` (0 for an empty row),
-    min-max normalised."""
-    return _pairwise(rows, lambda inter, du, dv: inter / np.sqrt(du * dv), block_size)
+    min-max normalised over the pairs unless ``normalise`` is False."""
+    return _pairwise(rows, lambda inter, du, dv: inter / np.sqrt(du * dv), block_size, normalise)
 
 
-def jaccard(rows: sp.spmatrix, block_size: int = BLOCK_SIZE) -> np.ndarray:
+def jaccard(rows: sp.spmatrix, block_size: int = BLOCK_SIZE, normalise: bool = True) -> np.ndarray:
     """|H_u & H_v| / |H_u | H_v| of the binarised ``rows`` (0 for two empty rows),
-    min-max normalised."""
-    return _pairwise(rows, lambda inter, du, dv: inter / (du + dv - inter), block_size)
+    min-max normalised over the pairs unless ``normalise`` is False."""
+    return _pairwise(rows, lambda inter, du, dv: inter / (du + dv - inter), block_size, normalise)
 
 
 def genre_distributions(rows: sp.spmatrix, genres: sp.spmatrix) -> np.ndarray:
@@ -125,7 +125,7 @@ def genre_similarity(
     rows: sp.spmatrix, genres: sp.spmatrix, block_size: int = BLOCK_SIZE
 ) -> np.ndarray:
     """1 - JS(g_u, g_v), the Jensen-Shannon divergence with base-2 logarithms (in [0, 1]),
-    of the users' genre distributions; not normalised (``uf_similarity`` does that)."""
+    of the users' genre distributions; not normalised (UF mixes it in as it is)."""
     if genres is None:
         raise ValueError("genre_similarity needs item genres (item_features)")
     dist = genre_distributions(rows, genres)
@@ -143,40 +143,105 @@ def genre_similarity(
 
 
 def uf_similarity(
-    jaccard_sim: np.ndarray, genre_sim: np.ndarray | None, gamma: float
+    jaccard_raw: np.ndarray, genre_sim: np.ndarray | None, gamma: float
 ) -> np.ndarray:
-    """sim_UF = gamma * jaccard_sim + (1 - gamma) * genre_sim, min-max normalised.
+    """sim_UF = gamma * jaccard_raw + (1 - gamma) * genre_sim, on the raw values.
 
-    ``jaccard_sim`` is the (already normalised) Jaccard matrix; ``genre_sim`` is
-    1 - JS and may be None only when gamma == 1.
+    ``jaccard_raw`` is the raw (not normalised) Jaccard; ``genre_sim`` is 1 - JS and may be
+    None only when gamma == 1, where ``jaccard_raw`` itself is returned (no copy). No min-max
+    normalisation: UF's threshold and weights are taken on these values
+    (docs/method.md#uf).
     """
     if not 0.0 <= gamma <= 1.0:
         raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
     if gamma == 1.0:
-        return min_max(jaccard_sim)
+        return jaccard_raw
     if genre_sim is None:
         raise ValueError(f"gamma={gamma} < 1 needs the genre similarity (item genres)")
-    if genre_sim.shape != jaccard_sim.shape:
-        raise ValueError(f"genre_sim {genre_sim.shape} != jaccard_sim {jaccard_sim.shape}")
-    mixed = gamma * jaccard_sim
+    if genre_sim.shape != jaccard_raw.shape:
+        raise ValueError(f"genre_sim {genre_sim.shape} != jaccard_raw {jaccard_raw.shape}")
+    mixed = gamma * jaccard_raw
     mixed += (1.0 - gamma) * genre_sim
-    return min_max(mixed, inplace=True)
+    return mixed
 
 
-def save(path: str | os.PathLike, users: np.ndarray, sim: np.ndarray, seconds: float) -> None:
-    """Write a similarity file: ``users`` (external ids), ``sim`` (m x m), ``seconds``."""
-    users = np.asarray(users).astype(str)
+#: The user similarities, by the name of their file (results/D/similarity/KIND.npz).
+KINDS = ("cos", "jacc", "genre")
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """One user similarity of the evaluated users, as stored and as the measures read it.
+
+    ``sim`` is (m, m), symmetric, diagonal 0: for ``cos`` and ``jacc`` min-max normalised
+    over the pairs (what PUF reads), for ``genre`` (1 - JS) as it is. ``lo`` and ``hi`` are
+    the raw minimum and maximum over the pairs that ``sim`` was normalised with (0 and 1 for
+    ``genre``), so :meth:`raw` gives the raw values back (what UF reads).
+    """
+
+    users: np.ndarray  # (m,) external ids of the evaluated users, canonical order
+    sim: np.ndarray
+    seconds: float = 0.0
+    lo: float = 0.0
+    hi: float = 1.0
+
+    def raw(self) -> np.ndarray:
+        """``lo + sim * (hi - lo)`` on the pairs, diagonal 0; ``sim`` itself (do not
+        modify it) when that map is the identity."""
+        if self.lo == 0.0 and self.hi == 1.0:
+            return self.sim
+        out = self.sim * (self.hi - self.lo)
+        out += self.lo
+        np.fill_diagonal(out, 0.0)
+        return out
+
+
+def compute(
+    kind: str,
+    rows: sp.spmatrix,
+    users: np.ndarray,
+    genres: sp.spmatrix | None = None,
+    block_size: int = BLOCK_SIZE,
+) -> Similarity:
+    """The similarity ``kind`` (one of :data:`KINDS`) of the evaluated users' train
+    ``rows``, timed (``seconds``: raw values, range and normalisation together)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown similarity {kind!r}; expected one of {KINDS}")
+    start = time.perf_counter()
+    if kind == "genre":
+        sim, lo, hi = genre_similarity(rows, genres, block_size), 0.0, 1.0
+    else:
+        raw = (cosine if kind == "cos" else jaccard)(rows, block_size, normalise=False)
+        lo, hi = pair_range(raw, block_size)
+        sim = min_max(raw, block_size, inplace=True)
+    seconds = time.perf_counter() - start
+    return Similarity(np.asarray(users).astype(str), sim, seconds, lo, hi)
+
+
+def save(path: str | os.PathLike, similarity: Similarity) -> None:
+    """Write a similarity file: ``users`` (external ids), ``sim`` (m x m), ``seconds``,
+    ``raw_min`` and ``raw_max``."""
+    users = np.asarray(similarity.users).astype(str)
+    sim = similarity.sim
     if sim.shape != (len(users), len(users)):
         raise ValueError(f"sim has shape {sim.shape}, expected {(len(users),) * 2}")
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as handle:
-            np.savez(handle, users=users, sim=sim, seconds=np.float64(seconds))
+            np.savez(
+                handle,
+                users=users,
+                sim=sim,
+                seconds=np.float64(similarity.seconds),
+                raw_min=np.float64(similarity.lo),
+                raw_max=np.float64(similarity.hi),
+            )
 
 
-def load(
-    path: str | os.PathLike, expected_users: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """(users, sim, seconds) of a file written by :func:`save`.
+FIELDS = ("users", "sim", "seconds", "raw_min", "raw_max")
+
+
+def load(path: str | os.PathLike, expected_users: np.ndarray | None = None) -> Similarity:
+    """The :class:`Similarity` of a file written by :func:`save`.
 
     With ``expected_users`` (e.g. ``Inputs.users``), a file whose users differ from them
     (another split, another order) is an InputError.
@@ -184,10 +249,14 @@ def load(
     if not os.path.isfile(path):
         raise InputError(f"{path}: file not found")
     with np.load(path, allow_pickle=False) as data:
-        for field in ("users", "sim", "seconds"):
+        for field in FIELDS:
             if field not in data.files:
-                raise InputError(f"{path}: missing field '{field}'")
-        users, sim, seconds = data["users"].astype(str), data["sim"], float(data["seconds"])
+                raise InputError(
+                    f"{path}: missing field '{field}' (a file of an older version: delete it "
+                    "and rerun the similarity rule)"
+                )
+        users, sim = data["users"].astype(str), data["sim"]
+        seconds, lo, hi = (float(data[f]) for f in ("seconds", "raw_min", "raw_max"))
     if sim.shape != (len(users), len(users)):
         raise InputError(f"{path}: field 'sim' has shape {sim.shape}, expected {(len(users),) * 2}")
     if expected_users is not None and not np.array_equal(
@@ -197,4 +266,4 @@ def load(
             f"{path}: field 'users' does not match the evaluated users of the split "
             f"({len(users)} stored, {len(expected_users)} expected, in canonical order)"
         )
-    return users, sim, seconds
+    return Similarity(users, sim, seconds, lo, hi)

@@ -1,4 +1,4 @@
-"""Tables 2 and 3 of the paper from the per-run measure files (SPEC §7).
+"""Tables 2 and 3 of the paper from the per-run measure files (docs/analyses.md).
 
 Also the one registry of measure names, groups and directions that the agreement and the
 figures use, so every artefact labels and orients a measure the same way.
@@ -6,6 +6,7 @@ figures use, so every artefact labels and orients a measure the same way.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -21,6 +22,8 @@ MEASURE_GROUPS = {"Eff": EFF, "Fair (existing)": FAIR_EXISTING, "Fair (PUF)": FA
 MEASURES = EFF + FAIR_EXISTING + FAIR_PUF
 FAIR = FAIR_EXISTING + FAIR_PUF
 SIMILARITY_TIMES = ["similarity-cos", "similarity-jacc"]
+#: The keys of a measures file's ``conventions`` (userfair.evaluate.conventions).
+CONVENTION_KEYS = ("envy_utility", "epsilon", "gamma", "uf_similarity", "puf_similarity")
 
 # The paper's short model names (Table 2 columns, figure labels).
 MODEL_LABELS = {
@@ -53,6 +56,12 @@ def check_measures(record: dict, source: str | os.PathLike) -> dict:
     seconds = record.get("seconds")
     if not isinstance(seconds, dict):
         raise InputError(f"{source}: field 'seconds' must be an object of per-measure seconds")
+    conventions = record.get("conventions")
+    if not isinstance(conventions, dict) or set(conventions) != set(CONVENTION_KEYS):
+        raise InputError(
+            f"{source}: field 'conventions' must be an object with keys {list(CONVENTION_KEYS)} "
+            "(a file of an older version: rerun its measures rule)"
+        )
     for measure in MEASURES:
         value = record[measure]
         if value is not None and not isinstance(value, (int, float)):
@@ -137,6 +146,29 @@ def _seconds(record: dict, key: str) -> float:
     return math.nan if value is None else float(value)
 
 
+def shared_conventions(records: dict[tuple[str, str], dict]) -> dict:
+    """The ``conventions`` every record was computed with; ValueError when they differ."""
+    distinct = {json.dumps(r["conventions"], sort_keys=True) for r in records.values()}
+    if len(distinct) != 1:
+        raise ValueError(f"the measure files were computed with different conventions: {distinct}")
+    return json.loads(distinct.pop())
+
+
+def conventions_caption(conventions: dict) -> str:
+    """One LaTeX sentence naming the conventions of Table 2 (docs/method.md#conventions)."""
+    utility = {
+        "precision": r"$|L \cap R_u| / k$ (P@$k$)",
+        "ideal": r"$|L \cap R_u| / \min(k, |R_u|)$",
+    }[conventions["envy_utility"]]
+    return (
+        f"Envy utility {utility}, PEU with $\\epsilon = {conventions['epsilon']:g}$; "
+        f"UF on the {conventions['uf_similarity']} similarity "
+        f"$\\gamma \\cdot \\mathrm{{Jacc}} + (1 - \\gamma)(1 - \\mathrm{{JS}})$ with "
+        f"$\\gamma = {conventions['gamma']:g}$; PUF on {conventions['puf_similarity']} "
+        "normalised similarities."
+    )
+
+
 def write_scores(records, datasets, models, csv_path, tex_path) -> pd.DataFrame:
     table, bold = table_scores(records, datasets, models)
     write_table(
@@ -146,7 +178,8 @@ def write_scores(records, datasets, models, csv_path, tex_path) -> pd.DataFrame:
         bold=bold,
         label="tab:scores",
         caption=r"Eff and Fair scores at $k$ for every recommender; the best score "
-        r"per measure in bold; Better says whether higher or lower is better.",
+        r"per measure in bold; Better says whether higher or lower is better. "
+        + conventions_caption(shared_conventions(records)),
     )
     return table
 
