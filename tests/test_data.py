@@ -1,5 +1,5 @@
 """The data stage's library: catalogue, raw readers, every preprocessing and split step
-(SPEC §2) on hand-made frames, statistics and Table 1."""
+on hand-made frames, statistics and Table 1."""
 
 from __future__ import annotations
 

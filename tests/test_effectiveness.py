@@ -1,4 +1,4 @@
-"""Effectiveness per user (SPEC §4): hand-worked values and the loop reference."""
+"""Effectiveness per user (docs/method.md#effectiveness): hand-worked values and the loop reference."""
 
 import math
 

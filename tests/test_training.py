@@ -1,5 +1,5 @@
 """Each of the seven models trains one epoch on a small ml-100k split and exports valid
-top-k lists whose effectiveness equals RecBole's own test metrics (SPEC §3-4)."""
+top-k lists whose effectiveness equals RecBole's own test metrics."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def exported(split_dir, training, tmp_path_factory):
 
 
 def effectiveness(lists: pd.DataFrame, test: pd.DataFrame, k: int) -> dict:
-    """HR, MRR, P, R, MAP, NDCG@k averaged over users, written from SPEC §4."""
+    """HR, MRR, P, R, MAP, NDCG@k averaged over users, written from docs/method.md#effectiveness."""
     relevant = test.groupby("user_id")["item_id"].apply(set).to_dict()
     totals = dict.fromkeys(["HR", "MRR", "P", "R", "MAP", "NDCG"], 0.0)
     for user, group in lists.sort_values("rank").groupby("user_id"):

@@ -1,4 +1,4 @@
-"""UserKNN against a hand computation on a tiny matrix (SPEC §3)."""
+"""UserKNN against a hand computation on a tiny matrix."""
 
 import numpy as np
 import pytest

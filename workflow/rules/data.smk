@@ -1,4 +1,4 @@
-# Data stage (SPEC §1-2): download -> preprocess -> split (+ genres) -> stats -> table_stats.
+# Data stage (docs/method.md#data): download -> preprocess -> split (+ genres) -> stats -> table_stats.
 
 from userfair import catalogue
 
@@ -48,7 +48,7 @@ rule preprocess:
         min_rating=config["preprocessing"]["min_rating"],
         core=config["preprocessing"]["core"],
     message:
-        "Deduplicate, binarise and 5-core {wildcards.dataset} (SPEC §2 steps 1-3)"
+        "Deduplicate, binarise and 5-core {wildcards.dataset} (steps 1-3)"
     script:
         "../scripts/preprocess.py"
 
@@ -74,7 +74,7 @@ rule split:
         test_share=config["preprocessing"]["test_share"],
         min_train=config["preprocessing"]["min_train_interactions"],
     message:
-        "Split {wildcards.dataset} 60/20/20 (SPEC §2 steps 4-5)"
+        "Split {wildcards.dataset} 60/20/20 (steps 4-5)"
     script:
         "../scripts/split.py"
 

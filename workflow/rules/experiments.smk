@@ -1,4 +1,4 @@
-# Artificial experiments (SPEC §7): each saves its table (parquet) before any plotting.
+# Artificial experiments (docs/method.md#analyses): each saves its table (parquet) before any plotting.
 # Every random choice is seeded from config `seed`.
 
 EXPERIMENTS_CONFIG = config["experiments"]

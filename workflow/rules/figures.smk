@@ -1,4 +1,4 @@
-# Figures (SPEC §7): PDF + PNG in one seaborn style. The style settings are params of
+# Figures (docs/method.md#analyses): PDF + PNG in one seaborn style. The style settings are params of
 # these rules only, so changing `plots:` (or the plotting scripts) reruns only figures.
 
 PLOT_STYLE = config["plots"]

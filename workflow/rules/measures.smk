@@ -1,4 +1,4 @@
-# Measures stage (SPEC §5-7): similarities once per dataset, every measure per dataset x
+# Measures stage (docs/method.md#user-similarity onwards): similarities once per dataset, every measure per dataset x
 # model, Tables 2-3 and the Kendall tau agreement behind Fig. 1.
 
 from userfair import catalogue
@@ -44,7 +44,7 @@ rule similarity:
     params:
         block_size=MEASURES_CONFIG["block_size"],
     message:
-        "User similarity {wildcards.kind} of {wildcards.dataset} (SPEC §5)"
+        "User similarity {wildcards.kind} of {wildcards.dataset}"
     script:
         "../scripts/similarity.py"
 

@@ -1,4 +1,4 @@
-# Models stage (SPEC §3): tune (one job per dataset x model x grid point) -> select -> topk.
+# Models stage (docs/method.md#recommenders): tune (one job per dataset x model x grid point) -> select -> topk.
 # The grid file is validated here, while the DAG is built, so an unknown model or grid key
 # fails before any training starts.
 

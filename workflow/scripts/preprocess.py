@@ -1,4 +1,4 @@
-"""Rule preprocess: SPEC §2 steps 1-3 on the raw interactions of one dataset."""
+"""Rule preprocess: steps 1-3 of docs/method.md#data on the raw interactions of one dataset."""
 
 from userfair import data
 from userfair.io import atomic_path

@@ -1,4 +1,4 @@
-"""Rule tune: train one grid point of one model (SPEC §3); writes valid.json and model.pth."""
+"""Rule tune: train one grid point of one model; writes valid.json and model.pth."""
 
 import logging
 

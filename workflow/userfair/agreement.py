@@ -1,4 +1,4 @@
-"""Agreement between measures (Fig. 1, SPEC §7): Kendall's tau-b between the model
+"""Agreement between measures (Fig. 1, docs/method.md#analyses): Kendall's tau-b between the model
 orderings that two measures give, per dataset.
 
 An ordering runs from the best model to the worst, so a measure where lower is better is

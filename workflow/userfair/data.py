@@ -1,4 +1,4 @@
-"""Reading raw datasets, preprocessing and splitting them (SPEC §2), and Table 1.
+"""Reading raw datasets, preprocessing and splitting them (docs/method.md#data), and Table 1.
 
 Frames of interactions have the columns ``user_id`` and ``item_id`` (external ids as
 strings or categoricals) and, where the dataset has them, ``rating`` and ``timestamp``.
@@ -204,7 +204,7 @@ def read_genres(name: str, path: str | os.PathLike) -> pd.DataFrame:
                          "genre": genre.str.split().str.join(" ")})
 
 
-# --- preprocessing (SPEC §2, steps 1-3) -------------------------------------------------------
+# --- preprocessing (steps 1-3) -------------------------------------------------------
 
 
 def drop_duplicates_keep_latest(frame: pd.DataFrame) -> pd.DataFrame:
@@ -239,7 +239,7 @@ def k_core(frame: pd.DataFrame, core: int) -> pd.DataFrame:
 
 
 def preprocess(frame: pd.DataFrame, *, min_rating: float, core: int) -> pd.DataFrame:
-    """Steps 1-3 of SPEC §2 in order; the result has user_id, item_id[, timestamp]."""
+    """Steps 1-3 of docs/method.md#data in order; the result has user_id, item_id[, timestamp]."""
     rows = len(frame)
     frame = drop_duplicates_keep_latest(frame)
     log.info("duplicates: %d of %d rows kept", len(frame), rows)
@@ -250,7 +250,7 @@ def preprocess(frame: pd.DataFrame, *, min_rating: float, core: int) -> pd.DataF
     return k_core(frame, core)
 
 
-# --- split (SPEC §2, steps 4-5) ---------------------------------------------------------------
+# --- split (steps 4-5) ---------------------------------------------------------------
 
 
 def split_sizes(n: int, valid_share: float, test_share: float) -> tuple[int, int, int]:

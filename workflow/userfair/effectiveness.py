@@ -1,4 +1,4 @@
-"""Per-user effectiveness at k with binary relevance (SPEC §4, RecBole's definitions)."""
+"""Per-user effectiveness at k with binary relevance (docs/method.md#effectiveness, RecBole's definitions)."""
 
 from __future__ import annotations
 

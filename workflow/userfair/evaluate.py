@@ -119,7 +119,8 @@ def evaluate(
     blocked = {"block_size": block_size, "device": device}
     for kind, label in (("cos", "Cos"), ("jacc", "Jacc")):
         sim = similarities.pop(kind, None)
-        if sim is None:
+        owned = sim is None  # computed here: UF may turn it into the raw values in place
+        if owned:
             log.info("computing similarity-%s ...", kind)
             sim = similarity.compute(kind, rows, inputs.users, block_size=block_size)
         elif sim.sim.shape != (m, m):
@@ -130,7 +131,7 @@ def evaluate(
             scores[key] = clock.run(key, fairness.puf, per_user[name], sim.sim, **blocked)
         if kind == "jacc":
             scores["UF"] = clock.run(
-                "UF", _uf, inputs, rows, sim, similarities.get("genre"), gamma, k, **blocked
+                "UF", _uf, inputs, rows, sim, similarities.get("genre"), gamma, k, owned, **blocked
             )
         del sim
 
@@ -141,15 +142,16 @@ def evaluate(
     }
 
 
-def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, block_size, device) -> float:
+def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, inplace, block_size, device) -> float:
     """UF with sim_UF = gamma * raw Jaccard + (1 - gamma) * genre similarity (computed here
-    unless ``genre`` is given)."""
+    unless ``genre`` is given); ``inplace``: restore the raw Jaccard in ``jaccard.sim``'s
+    memory (the caller is done with the normalised values)."""
     genre_sim = None
     if gamma < 1.0:
         if genre is None:
             genre = similarity.compute("genre", rows, inputs.users, inputs.genres, block_size)
         genre_sim = genre.raw()
-    sim_uf = similarity.uf_similarity(jaccard.raw(), genre_sim, gamma)
+    sim_uf = similarity.uf_similarity(jaccard.raw(inplace), genre_sim, gamma)
     return fairness.uf(inputs.topk, inputs.train, sim_uf, k=k, block_size=block_size, device=device)
 
 

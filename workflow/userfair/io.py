@@ -98,14 +98,14 @@ def write_table(frame: pd.DataFrame, csv_path, tex_path, *, bold=None, caption: 
                                    float_format=float_format))
 
 
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                    "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
                    "^": r"\textasciicircum{}"}
 
 
 def latex_escape(text: str) -> str:
     """``text`` with LaTeX's special characters escaped."""
-    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
+    return "".join(_LATEX_ESCAPES.get(char, char) for char in text)
 
 
 def _cell(value, float_format: str) -> str:

@@ -1,4 +1,4 @@
-"""Training, tuning and top-k export with RecBole (SPEC §3).
+"""Training, tuning and top-k export with RecBole (docs/method.md#recommenders).
 
 One grid point is trained by :func:`train_point` in its own working directory (RecBole
 writes logs, tensorboard files and checkpoints into the current directory); the winner is
@@ -35,7 +35,7 @@ from userfair.userknn import ItemKNN, UserKNN  # noqa: E402
 
 log = logging.getLogger(__name__)
 
-# RecBole metric names -> the keys of our files (SPEC §4).
+# RecBole metric names -> the keys of our files (docs/method.md#effectiveness).
 METRICS = {"hit": "HR", "mrr": "MRR", "precision": "P", "recall": "R", "map": "MAP",
            "ndcg": "NDCG"}
 RECBOLE_METRICS = ["Hit", "MRR", "Precision", "Recall", "MAP", "NDCG"]

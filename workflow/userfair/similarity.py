@@ -185,12 +185,14 @@ class Similarity:
     lo: float = 0.0
     hi: float = 1.0
 
-    def raw(self) -> np.ndarray:
+    def raw(self, inplace: bool = False) -> np.ndarray:
         """``lo + sim * (hi - lo)`` on the pairs, diagonal 0; ``sim`` itself (do not
-        modify it) when that map is the identity."""
+        modify it) when that map is the identity. ``inplace`` overwrites ``sim`` (no copy;
+        the object no longer holds the normalised values afterwards)."""
         if self.lo == 0.0 and self.hi == 1.0:
             return self.sim
-        out = self.sim * (self.hi - self.lo)
+        out = self.sim if inplace else self.sim.copy()
+        out *= self.hi - self.lo
         out += self.lo
         np.fill_diagonal(out, 0.0)
         return out

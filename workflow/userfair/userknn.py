@@ -1,4 +1,4 @@
-"""User-based KNN as a RecBole general recommender (RecBole has none; SPEC §3), and
+"""User-based KNN as a RecBole general recommender (RecBole has none), and
 RecBole's ItemKNN without its precomputed users x items score matrix.
 
 ``sim(u, v) = |H_u & H_v| / (sqrt(|H_u| |H_v|) + shrink)`` between the binarised train rows
