@@ -1,6 +1,6 @@
 """The ``userfair`` command: evaluate a top-k list against a split, outside the workflow.
 
-userfair evaluate --train TRAIN --test TEST --topk TOPK [--valid VALID] [--k 10]
+userfair evaluate --train TRAIN --test TEST --topk TOPK [--format auto] [--valid VALID] [--k 10]
                   [--epsilon 0.05] [--envy-utility {precision,ideal}]
                   [--item-features FILE] [--gamma 1.0] [--block-size 2048]
                   [--device auto] [--json] [-v]
@@ -35,7 +35,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--topk", required=True,
-        help="top-k lists: .parquet or tab-separated with user_id, item_id, rank (1-based)",
+        help="top-k lists: .parquet or text with user_id, item_id, rank (1-based); a TREC run; "
+        "or a user/item/score table (see --format)",
+    )  # fmt: skip
+    run.add_argument(
+        "--format", default="auto", choices=["auto", "native", "trec", "scores"],
+        help="format of --topk (auto: detected; trec: 'qid Q0 docid rank score tag', ranked "
+        "by score; scores: user, item, score, ranked by score, ties by item id)",
     )  # fmt: skip
     run.add_argument("--k", type=int, default=10, help="list length (default 10)")
     run.add_argument("--epsilon", type=float, default=0.05, help="PEU threshold (0.05)")
@@ -92,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         inputs = load_inputs(
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
-            valid=args.valid,
+            valid=args.valid, topk_format=args.format,
         )  # fmt: skip
         result = evaluate(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,

@@ -16,6 +16,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from userfair.io import InputError, read_inter
+from userfair.runfiles import read_run
 
 #: Columns of an item-feature file that may hold the genres (the first present one is used).
 GENRE_COLUMNS = ("genre", "genres", "class")
@@ -48,41 +49,6 @@ def _interactions(source, name: str) -> tuple[pd.DataFrame, str]:
         label = str(source)
         frame = read_inter(source)
     return frame[["user_id", "item_id"]].astype(str), label
-
-
-def _read_topk(source) -> tuple[pd.DataFrame, str]:
-    """The top-k table (user_id, item_id as str, rank as int) of a path or DataFrame."""
-    if isinstance(source, pd.DataFrame):
-        frame, label = source.copy(), "TOPK (DataFrame)"
-    else:
-        path = Path(source)
-        label = str(path)
-        if not path.is_file():
-            raise InputError(f"{label}: file not found")
-        if path.suffix == ".parquet":
-            frame = pd.read_parquet(path)
-        else:
-            frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-        frame.columns = [str(c).split(":")[0] for c in frame.columns]
-    for column in ("user_id", "item_id", "rank"):
-        if column not in frame.columns:
-            raise InputError(
-                f"{label}: missing column '{column}' (expected user_id, item_id, rank)"
-            )
-    ranks = pd.to_numeric(frame["rank"], errors="coerce")
-    if ranks.isna().any() or (ranks != np.floor(ranks)).any() or (ranks < 1).any():
-        bad = frame["rank"][ranks.isna() | (ranks != np.floor(ranks)) | (ranks < 1)].iloc[0]
-        raise InputError(f"{label}: field 'rank' must be an integer >= 1, got {bad!r}")
-    return (
-        pd.DataFrame(
-            {
-                "user_id": frame["user_id"].astype(str).to_numpy(),
-                "item_id": frame["item_id"].astype(str).to_numpy(),
-                "rank": ranks.astype(np.int64).to_numpy(),
-            }
-        ),
-        label,
-    )
 
 
 def _binary_matrix(rows: np.ndarray, cols: np.ndarray, shape) -> sp.csr_matrix:
@@ -177,12 +143,15 @@ def read_genres(path, items: np.ndarray) -> sp.csr_matrix:
     )
 
 
-def load_inputs(train, test, topk, k: int = 10, item_features=None, valid=None) -> Inputs:
+def load_inputs(
+    train, test, topk, k: int = 10, item_features=None, valid=None, topk_format: str = "auto"
+) -> Inputs:
     """Index a split and a top-k list.
 
     ``train``/``test``: paths of RecBole .inter files or DataFrames with user_id, item_id;
-    ``topk``: a .parquet or tab-separated path, or a DataFrame, with user_id, item_id, rank
-    (1-based; only the first k ranks of each user are used, users not in TEST are ignored);
+    ``topk``: a path or a DataFrame of the lists in one of the formats of
+    :mod:`userfair.runfiles` (``topk_format``: auto, native, trec, scores); only the first k
+    ranks of each user are used, users not in TEST are ignored;
     ``item_features``: a .item file with item_id and a genre column, or None;
     ``valid``: the validation split (path or DataFrame), or None. Its items join the item
     universe (a list may hold an item seen only in validation: RecBole ranks all items);
@@ -195,7 +164,7 @@ def load_inputs(train, test, topk, k: int = 10, item_features=None, valid=None) 
         raise ValueError(f"k must be >= 1, got {k}")
     train_frame, _ = _interactions(train, "TRAIN")
     test_frame, test_label = _interactions(test, "TEST")
-    topk_frame, topk_label = _read_topk(topk)
+    topk_frame, topk_label = read_run(topk, topk_format)
     if test_frame.empty:
         raise InputError(f"{test_label}: no interactions, so no user to evaluate")
 
