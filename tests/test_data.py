@@ -291,3 +291,65 @@ def test_ml100k_protocol_numbers():
     assert stats["test_users"] == 83 and (stats["train"], stats["valid"], stats["test"]) == (49015, 3107, 1519)
     train_times = splits["train"]["timestamp"].max()
     assert train_times <= splits["valid"]["timestamp"].min() <= splits["test"]["timestamp"].min()
+
+
+# --- the per-user split protocol --------------------------------------------------------------
+
+
+def test_ratio_split_counts_match_recbole_for_every_size():
+    from userfair import recbole_patches  # noqa: F401  (RecBole on current numpy)
+    from recbole.data.dataset import Dataset
+
+    sizes = np.arange(1, 60)
+    for ratios in ((0.6, 0.2, 0.2), (0.8, 0.1, 0.1)):
+        counts = data.ratio_split_counts(sizes, ratios)
+        for total, row in zip(sizes, counts):
+            # RecBole's own split points (the method does not use its instance)
+            expected = Dataset._calcu_split_ids(None, int(total), list(ratios))
+            assert list(np.cumsum(row)[:-1]) == expected, (total, ratios)
+    # hand-worked: 5 -> 3/1/1, 7 -> 5/1/1, 10 -> 6/2/2, 2 -> 1/0/1, 1 -> 1/0/0
+    by_size = dict(zip(sizes.tolist(), data.ratio_split_counts(sizes, (0.6, 0.2, 0.2)).tolist()))
+    assert by_size[5] == [3, 1, 1] and by_size[7] == [5, 1, 1] and by_size[10] == [6, 2, 2]
+    assert by_size[2] == [1, 0, 1] and by_size[1] == [1, 0, 0]
+
+
+def test_per_user_split_is_temporal_within_each_user():
+    # user a: 10 interactions at times 9..0 (file order reversed); user b: 5 at equal times
+    frame = pd.DataFrame({
+        "user_id": ["a"] * 10 + ["b"] * 5,
+        "item_id": [f"i{j}" for j in range(10)] + [f"j{j}" for j in range(5)],
+        "timestamp": [float(9 - j) for j in range(10)] + [1.0] * 5,
+    })
+    splits = data.make_splits(frame, temporal=True, seed=0, valid_share=0.2, test_share=0.2,
+                              min_train=5, protocol="per-user")
+    a = {name: part[part.user_id == "a"] for name, part in splits.items()}
+    assert a["train"]["timestamp"].max() < a["valid"]["timestamp"].min()
+    assert a["valid"]["timestamp"].max() < a["test"]["timestamp"].min()
+    assert [len(a[n]) for n in data.SPLITS] == [6, 2, 2]
+    b = {name: part[part.user_id == "b"]["item_id"].tolist() for name, part in splits.items()}
+    assert b == {"train": ["j0", "j1", "j2"], "valid": ["j3"], "test": ["j4"]}  # ties: file order
+    # no user is dropped afterwards, though b has only 3 < 5 train interactions
+    assert set(splits["test"]["user_id"]) == {"a", "b"}
+
+
+def test_per_user_random_split_is_seeded_and_covers_every_row():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"user_id": rng.choice(list("abcdefg"), 300),
+                          "item_id": [f"i{j}" for j in range(300)]})
+    first = data.split_per_user(frame, temporal=False, seed=3, valid_share=0.2, test_share=0.2)
+    again = data.split_per_user(frame, temporal=False, seed=3, valid_share=0.2, test_share=0.2)
+    other = data.split_per_user(frame, temporal=False, seed=4, valid_share=0.2, test_share=0.2)
+    assert all(first[n].equals(again[n]) for n in data.SPLITS)
+    assert not first["test"].equals(other["test"])
+    together = pd.concat(first.values())
+    assert sorted(together["item_id"]) == sorted(frame["item_id"])
+    for user, rows in frame.groupby("user_id"):
+        expected = data.ratio_split_counts([len(rows)], (0.6, 0.2, 0.2))[0].tolist()
+        assert [int((first[n].user_id == user).sum()) for n in data.SPLITS] == expected
+
+
+def test_unknown_protocol_is_an_error():
+    frame = pd.DataFrame({"user_id": ["a"], "item_id": ["i"]})
+    with pytest.raises(ValueError, match="unknown split protocol 'leave-one-out'"):
+        data.make_splits(frame, temporal=False, seed=0, valid_share=0.2, test_share=0.2,
+                         min_train=1, protocol="leave-one-out")

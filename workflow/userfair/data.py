@@ -277,6 +277,56 @@ def split_globally(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_shar
             "test": rows.iloc[n_train + n_valid:]}
 
 
+def ratio_split_counts(n: np.ndarray, ratios: tuple[float, float, float]) -> np.ndarray:
+    """(len(n), 3) train/valid/test counts of groups of sizes ``n``, as RecBole 1.2.1's own
+    ratio split computes them (``Dataset._calcu_split_ids``): valid and test get
+    ``int(ratio n)``, train the rest; then, while train keeps more than one interaction, a
+    part whose share ``ratio n`` lies strictly between 0 and 1 gets one interaction from train
+    (test first, then valid)."""
+    n = np.asarray(n, dtype=np.int64)
+    counts = np.zeros((len(n), 3), dtype=np.int64)
+    for i, total in enumerate(n):
+        cnt = [int(r * total) for r in ratios]
+        cnt[0] = total - sum(cnt[1:])
+        for j in range(1, len(ratios)):
+            if cnt[0] <= 1:
+                break
+            if 0 < ratios[-j] * total < 1:
+                cnt[-j] += 1
+                cnt[0] -= 1
+        counts[i] = cnt
+    return counts
+
+
+def split_per_user(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: float,
+                   test_share: float) -> dict[str, pd.DataFrame]:
+    """Each user's interactions into train/valid/test in the ratio
+    ``1 - valid_share - test_share : valid_share : test_share``, RecBole's ratio split: by
+    time when the dataset has timestamps (a stable sort, so equal timestamps keep file
+    order), else in an order drawn with ``seed``; the user's earliest go to train."""
+    users = pd.factorize(frame["user_id"].astype(str))[0]
+    if temporal:
+        within = np.argsort(np.argsort(frame["timestamp"].to_numpy(), kind="stable"),
+                            kind="stable")
+    else:
+        within = np.random.default_rng(seed).permutation(len(frame))
+    order = np.lexsort((within, users))
+    sizes = np.bincount(users)
+    ratios = (1.0 - valid_share - test_share, valid_share, test_share)
+    distinct, inverse = np.unique(sizes, return_inverse=True)
+    counts = ratio_split_counts(distinct, ratios)[inverse]  # (users, 3)
+    sorted_users = users[order]
+    position = np.arange(len(order)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    n_train = counts[sorted_users, 0]
+    n_valid = counts[sorted_users, 1]
+    part = np.where(position < n_train, 0, np.where(position < n_train + n_valid, 1, 2))
+    rows = frame.iloc[order]
+    return {name: rows[part == index] for index, name in enumerate(SPLITS)}
+
+
+PROTOCOLS = ("global", "per-user")
+
+
 def drop_users_with_few_train(splits: dict[str, pd.DataFrame],
                               min_train: int) -> dict[str, pd.DataFrame]:
     """Step 5: users with < ``min_train`` train interactions leave all three splits."""
@@ -286,15 +336,25 @@ def drop_users_with_few_train(splits: dict[str, pd.DataFrame],
 
 
 def make_splits(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: float,
-                test_share: float, min_train: int, label: str = "") -> dict[str, pd.DataFrame]:
-    """Steps 4-5; an error naming ``label`` when no user is left with test interactions."""
-    splits = split_globally(frame, temporal=temporal, seed=seed, valid_share=valid_share,
-                            test_share=test_share)
-    splits = drop_users_with_few_train(splits, min_train)
+                test_share: float, min_train: int, label: str = "",
+                protocol: str = "global") -> dict[str, pd.DataFrame]:
+    """Steps 4-5 of the ``global`` protocol (the paper's), or the ``per-user`` ratio split
+    (every user with a test interaction is evaluated: no user is dropped afterwards); an
+    error naming ``label`` when no user is left with test interactions."""
+    if protocol == "global":
+        splits = split_globally(frame, temporal=temporal, seed=seed, valid_share=valid_share,
+                                test_share=test_share)
+        splits = drop_users_with_few_train(splits, min_train)
+    elif protocol == "per-user":
+        splits = split_per_user(frame, temporal=temporal, seed=seed, valid_share=valid_share,
+                                test_share=test_share)
+    else:
+        raise ValueError(f"unknown split protocol {protocol!r}; expected one of {PROTOCOLS}")
     if splits["test"].empty:
-        raise InputError(f"{label or 'split'}: no test users are left (field 'user_id': no user "
-                         f"has both >= {min_train} train and >= 1 test interactions); the data "
-                         "is too small or too sparse for this split")
+        why = (f"no user has both >= {min_train} train and >= 1 test interactions"
+               if protocol == "global" else "no user has enough interactions for a test one")
+        raise InputError(f"{label or 'split'}: no test users are left (field 'user_id': {why}); "
+                         "the data is too small or too sparse for this split")
     return {name: part[[c for c in ("user_id", "item_id", "timestamp") if c in part]]
             for name, part in splits.items()}
 
