@@ -1,0 +1,139 @@
+"""The recommenders the workflow can train: every general recommender of RecBole 1.2.1 plus
+our UserKNN. The one registry of model names that the schema checks, the rules, the SLURM
+routing, the grids and the tables read.
+
+Light on purpose (no torch, no RecBole import): the model classes are found by reading the
+source of ``recbole.model.general_recommender`` and their hyper-parameters from RecBole's
+``properties/model/<Model>.yaml``, so Snakemake can check a config while it builds the DAG.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import functools
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from userfair.io import InputError
+
+# Training settings a grid may vary for every trainable model.
+TRAINING_KEYS = ("learning_rate", "weight_decay", "train_batch_size")
+# Our models (userfair.userknn): UserKNN, which RecBole lacks, and a batch-wise ItemKNN.
+OWN_MODELS = {"UserKNN": ("k", "shrink")}
+# The paper's short names for tables and figures; other models keep their own name.
+LABELS = {"UserKNN": "U-KNN", "ItemKNN": "I-KNN", "NeuMF": "NMF", "MultiVAE": "MVAE"}
+
+
+@dataclass(frozen=True)
+class Model:
+    """One recommender: whether it trains for epochs (RecBole's ``ModelType.TRADITIONAL``
+    models and UserKNN are built in one pass and never want a GPU) and the hyper-parameters
+    a grid may set (RecBole's own parameters of the model, plus the training keys for
+    trainable models)."""
+
+    name: str
+    trainable: bool
+    grid_keys: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return LABELS.get(self.name, self.name)
+
+    def gpus(self, device: str) -> int:
+        """GPUs a training or export job asks for: one for a trainable model unless the
+        training device is ``cpu``. The SLURM profile routes jobs by this number too."""
+        return int(self.trainable and device != "cpu")
+
+
+def _recbole_root() -> Path:
+    spec = importlib.util.find_spec("recbole")
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError("RecBole is not installed: the workflow's models need recbole==1.2.1")
+    return Path(spec.submodule_search_locations[0])
+
+
+def _general_recommenders(package: Path) -> dict[str, bool]:
+    """{class name: trainable} of the classes exported by the general_recommender package
+    that derive, directly or through another one, from GeneralRecommender; read from the
+    source. A class is traditional when it or a base sets ``type = ModelType.TRADITIONAL``."""
+    exported = set()
+    for node in ast.parse((package / "__init__.py").read_text()).body:
+        if isinstance(node, ast.ImportFrom):
+            exported |= {alias.asname or alias.name for alias in node.names}
+    classes = {}  # name -> (bases, traditional: True/False/None when the class does not say)
+    for path in sorted(package.glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                bases = [getattr(base, "id", getattr(base, "attr", None)) for base in node.bases]
+                says = None
+                for item in node.body:
+                    if isinstance(item, ast.Assign) and any(
+                        getattr(t, "id", None) == "type" for t in item.targets
+                    ):
+                        says = getattr(item.value, "attr", None) == "TRADITIONAL"
+                classes[node.name] = (bases, says)
+
+    @functools.cache
+    def traditional(name: str) -> bool | None:
+        """Whether ``name`` is a traditional general recommender; None if not one at all."""
+        if name == "GeneralRecommender":
+            return False
+        bases, says = classes.get(name, ((), None))
+        inherited = [traditional(base) for base in bases if base in classes or
+                     base == "GeneralRecommender"]
+        inherited = [value for value in inherited if value is not None]
+        if not inherited:
+            return None
+        return says if says is not None else inherited[0]
+
+    return {
+        name: not traditional(name)
+        for name in sorted(exported)
+        if name in classes and traditional(name) is not None
+    }
+
+
+def _recbole_keys(root: Path, name: str) -> tuple[str, ...]:
+    path = root / "properties" / "model" / f"{name}.yaml"
+    if not path.is_file():
+        return ()
+    return tuple(yaml.safe_load(path.read_text()) or {})
+
+
+@functools.cache
+def registry() -> dict[str, Model]:
+    """Every model the workflow can train, by name (sorted)."""
+    root = _recbole_root()
+    models = {}
+    for name, trainable in _general_recommenders(root / "model" / "general_recommender").items():
+        keys = _recbole_keys(root, name) + (TRAINING_KEYS if trainable else ())
+        models[name] = Model(name, trainable, tuple(dict.fromkeys(keys)))
+    for name, keys in OWN_MODELS.items():
+        models[name] = Model(name, False, keys)
+    return dict(sorted(models.items()))
+
+
+def names() -> tuple[str, ...]:
+    return tuple(registry())
+
+
+def get(name: str) -> Model:
+    """The registry entry of ``name``; an error naming close matches for an unknown one."""
+    try:
+        return registry()[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, names(), n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise InputError(
+            f"model '{name}' is not a RecBole 1.2.1 general recommender nor UserKNN{hint} "
+            f"(known: {', '.join(names())})"
+        ) from None
+
+
+def label(name: str) -> str:
+    """The short name of ``name`` in tables and figures (the paper's, where it has one)."""
+    return LABELS.get(name, name)
