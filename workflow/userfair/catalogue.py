@@ -28,8 +28,9 @@ class Dataset:
     """How one dataset is obtained and read.
 
     ``source`` is ``recbole-embedded`` (the ml-100k inside the recbole wheel),
-    ``recbole-archive`` (a RecBole atomic-file zip, downloaded from ``url``) or ``tenrec``
-    (a CSV the user places at ``default_path``). Column names are those of the raw file;
+    ``recbole-archive`` (a RecBole atomic-file zip, downloaded from ``url``), ``tenrec``
+    (a CSV the user places at ``default_path``) or ``custom`` (declared in the config's
+    ``custom_datasets``, see :func:`declare`). Column names are those of the raw file;
     ``item_columns`` and ``genre_columns`` list accepted names, the first present is used.
     """
 
@@ -44,6 +45,12 @@ class Dataset:
     url: str = ""
     default_path: str = ""
     mem_mb: int = 2000  # memory of the preprocess/split jobs (SLURM)
+    # How the raw file is read: RecBole atomic files, or a csv/tsv/parquet table.
+    format: str = "recbole"
+    separator: str | None = None  # text tables; None: the format's own (',' or tab)
+    feedback_equals: str | float = "1"  # a row is an interaction when feedback_column equals it
+    min_rating: float | None = None  # None: the config's preprocessing.min_rating
+    genre_separator: str = " "  # between the genres of one item in the genre column
 
     @property
     def temporal(self) -> bool:
@@ -78,10 +85,99 @@ CATALOGUE: dict[str, Dataset] = {
         url=f"{RECBOLE_URL}/MovieLens/ml-20m.zip", mem_mb=24000,
     ),
     "qk-video": Dataset(
-        "qk-video", "tenrec", feedback_column="share",
+        "qk-video", "tenrec", feedback_column="share", format="csv", feedback_equals=1,
         default_path=f"{RAW_DIR}/qk-video/QK-video.csv", mem_mb=32000,
     ),
 }
+
+FORMATS = ("recbole", "csv", "tsv", "parquet")
+#: The keys of one custom_datasets entry (config.schema.yaml describes each).
+CUSTOM_KEYS = ("path", "url", "sha256", "format", "separator", "columns", "genre_separator",
+               "min_rating", "feedback", "mem_mb")
+COLUMN_KEYS = ("user", "item", "rating", "timestamp", "genres")
+
+
+def declare(name: str, spec: dict) -> Dataset:
+    """The :class:`Dataset` of one ``custom_datasets`` entry; an InputError naming the
+    dataset and the key when the declaration is incomplete or contradicts itself."""
+    where = f"config custom_datasets.{name}"
+    if name in CATALOGUE:
+        raise InputError(f"{where}: '{name}' is a built-in dataset; choose another name")
+    spec = dict(spec or {})
+    unknown = sorted(set(spec) - set(CUSTOM_KEYS))
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {unknown} (allowed: {', '.join(CUSTOM_KEYS)})")
+    if bool(spec.get("path")) == bool(spec.get("url")):
+        raise InputError(f"{where}: give exactly one of 'path' (a local file or folder) and "
+                         "'url' (a download address)")
+    format = spec.get("format") or _format_of(spec.get("path") or spec.get("url"), where)
+    if format not in FORMATS:
+        raise InputError(f"{where}.format: {format!r} is not one of {', '.join(FORMATS)}")
+    columns = dict(spec.get("columns") or {})
+    unknown = sorted(set(columns) - set(COLUMN_KEYS))
+    if unknown:
+        raise InputError(f"{where}.columns: unknown key(s) {unknown} (allowed: "
+                         f"{', '.join(COLUMN_KEYS)})")
+    for key in ("user", "item"):
+        if not columns.get(key):
+            raise InputError(f"{where}.columns.{key}: required (the name of the file's {key} "
+                             "column)")
+    feedback = spec.get("feedback")
+    min_rating = spec.get("min_rating")
+    if feedback is not None and min_rating is not None:
+        raise InputError(f"{where}: 'min_rating' and 'feedback' exclude each other (an "
+                         "interaction is either a rating >= min_rating or a feedback value)")
+    if min_rating is not None and not columns.get("rating"):
+        raise InputError(f"{where}.columns.rating: required by min_rating (the ratings that "
+                         ">= min_rating become interactions)")
+    if columns.get("rating") and min_rating is None:
+        raise InputError(f"{where}.min_rating: columns.rating is named but min_rating is not "
+                         "set; set min_rating (ratings >= it become interactions) or drop "
+                         "columns.rating (every row is an interaction)")
+    if feedback is not None and (not isinstance(feedback, dict) or set(feedback) != {"column",
+                                                                                     "equals"}):
+        raise InputError(f"{where}.feedback: expected {{column: NAME, equals: VALUE}}, got "
+                         f"{feedback!r}")
+    separator = spec.get("separator")
+    if separator is not None and format in ("recbole", "parquet"):
+        raise InputError(f"{where}.separator: only text formats (csv, tsv) take a separator")
+    return Dataset(
+        name, "custom",
+        user_column=columns["user"], item_columns=(columns["item"],),
+        rating_column=columns.get("rating"), timestamp_column=columns.get("timestamp"),
+        genre_columns=(columns["genres"],) if columns.get("genres") else (),
+        feedback_column=feedback["column"] if feedback else None,
+        feedback_equals=feedback["equals"] if feedback else "1",
+        url=spec.get("url") or "", default_path=spec.get("path") or "",
+        mem_mb=int(spec.get("mem_mb") or 4000), format=format, separator=separator,
+        min_rating=None if min_rating is None else float(min_rating),
+        genre_separator=spec.get("genre_separator") or ("|" if format != "recbole" else " "),
+    )
+
+
+def _format_of(location: str, where: str) -> str:
+    """The format a file name implies: .csv, .tsv/.txt/.dat, .parquet, .inter/.zip/folder."""
+    suffixes = {".csv": "csv", ".tsv": "tsv", ".txt": "tsv", ".dat": "tsv",
+                ".parquet": "parquet", ".inter": "recbole", ".zip": "recbole"}
+    path = Path(location.split("?")[0])
+    if path.suffix.lower() in suffixes:
+        return suffixes[path.suffix.lower()]
+    if not path.suffix and Path(location).is_dir():
+        return "recbole"
+    raise InputError(f"{where}.format: cannot tell the format of {location!r} from its name; "
+                     f"set format to one of {', '.join(FORMATS)}")
+
+
+def resolve(name: str, custom_datasets: dict | None = None) -> Dataset:
+    """The dataset ``name``: a built-in one, or the declaration of ``custom_datasets``."""
+    if custom_datasets and name in custom_datasets:
+        return declare(name, custom_datasets[name])
+    return get(name)
+
+
+def names(custom_datasets: dict | None = None) -> list[str]:
+    """Every dataset name a config may list: the built-ins, then the declared ones."""
+    return list(CATALOGUE) + [n for n in (custom_datasets or {}) if n not in CATALOGUE]
 
 
 def get(name: str) -> Dataset:
@@ -90,7 +186,8 @@ def get(name: str) -> Dataset:
         return CATALOGUE[name]
     except KeyError:
         raise InputError(
-            f"dataset '{name}' is not in the catalogue; known datasets: {', '.join(CATALOGUE)}"
+            f"dataset '{name}' is not in the catalogue; known datasets: {', '.join(CATALOGUE)} "
+            "(or declare it under custom_datasets, docs/your-data.md)"
         ) from None
 
 
@@ -101,41 +198,51 @@ def options_of(name: str, dataset_options: dict | None) -> dict:
             "path": given.get("path", "")}
 
 
-def download_url(name: str, dataset_options: dict | None = None) -> str:
-    """The configured address of ``name``'s archive, else the catalogue's."""
-    return options_of(name, dataset_options)["url"] or get(name).url
+def _dataset(dataset: str | Dataset) -> Dataset:
+    return dataset if isinstance(dataset, Dataset) else get(dataset)
 
 
-def downloaded_archive(name: str) -> str:
-    """Where the ``download`` rule puts ``name``'s archive."""
-    return f"{RAW_DIR}/{name}/{name}.zip"
+def download_url(dataset: str | Dataset, dataset_options: dict | None = None) -> str:
+    """The configured address of the dataset's raw file, else the catalogue's."""
+    dataset = _dataset(dataset)
+    return options_of(dataset.name, dataset_options)["url"] or dataset.url
 
 
-def raw_source(name: str, dataset_options: dict | None = None) -> str:
-    """The raw file, folder or archive that preprocessing reads for ``name``.
+def downloaded_archive(dataset: str | Dataset) -> str:
+    """Where the ``download`` rule puts the dataset's raw file: ``NAME.zip`` for RecBole
+    archives, ``NAME.<format>`` for a declared table."""
+    dataset = _dataset(dataset)
+    suffix = "zip" if dataset.format == "recbole" else dataset.format
+    return f"{RAW_DIR}/{dataset.name}/{dataset.name}.{suffix}"
 
-    A configured ``path`` wins; qk-video defaults to its placed CSV; the others to the
-    archive the ``download`` rule writes.
+
+def raw_source(dataset: str | Dataset, dataset_options: dict | None = None) -> str:
+    """The raw file, folder or archive that preprocessing reads for the dataset.
+
+    A configured ``path`` wins (for a declared dataset: its ``path``); qk-video defaults to
+    its placed CSV; the others to the file the ``download`` rule writes.
     """
-    dataset = get(name)
-    path = options_of(name, dataset_options)["path"]
+    dataset = _dataset(dataset)
+    path = options_of(dataset.name, dataset_options)["path"]
     if path:
         return path
-    if dataset.source == "tenrec":
+    if dataset.source == "tenrec" or dataset.default_path:
         return dataset.default_path
-    return downloaded_archive(name)
+    return downloaded_archive(dataset)
 
 
-def needs_download(name: str, dataset_options: dict | None = None) -> bool:
-    """True when the workflow fetches ``name`` itself (no ``path`` and not Tenrec)."""
-    return get(name).source != "tenrec" and not options_of(name, dataset_options)["path"]
+def needs_download(dataset: str | Dataset, dataset_options: dict | None = None) -> bool:
+    """True when the workflow fetches the dataset itself (no ``path`` and not Tenrec)."""
+    dataset = _dataset(dataset)
+    return (dataset.source != "tenrec" and not dataset.default_path
+            and not options_of(dataset.name, dataset_options)["path"])
 
 
-def tracked_raw_input(name: str, dataset_options: dict | None = None) -> list[str]:
+def tracked_raw_input(dataset: str | Dataset, dataset_options: dict | None = None) -> list[str]:
     """The raw source as a rule input: when a rule makes it or it exists. Otherwise none, so
     the DAG still resolves and the job fails with a message saying where the file comes from."""
-    source = raw_source(name, dataset_options)
-    if needs_download(name, dataset_options) or Path(source).exists():
+    source = raw_source(dataset, dataset_options)
+    if needs_download(dataset, dataset_options) or Path(source).exists():
         return [source]
     return []
 

@@ -36,13 +36,17 @@ NO_GENRE = "(no genres listed)"
 
 
 class RawSource:
-    """A folder of RecBole atomic files or a zip archive holding them."""
+    """A folder of RecBole atomic files, a zip archive holding them, or one .inter file."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         if self.path.is_dir():
             self.names = sorted(p.name for p in self.path.iterdir() if p.is_file())
             self.archive = None
+        elif self.path.is_file() and self.path.suffix in (".inter", ".item"):
+            # a single atomic file: its folder, restricted to it
+            self.names = [self.path.name]
+            self.path, self.archive = self.path.parent, None
         elif zipfile.is_zipfile(self.path):
             with zipfile.ZipFile(self.path) as archive:
                 self.names = [n for n in archive.namelist()
@@ -105,7 +109,7 @@ def _read_atomic(source: RawSource, member: str, fields: dict[str, str],
     header = _atomic_header(source, member)
     cells = [header[name] for name in fields]
     # numbers are read as text and parsed below, so that a bad value is reported by name
-    dtypes = {cell: (str if name in numeric else "category")
+    dtypes = {cell: ("category" if name in ("user_id", "item_id") else str)
               for cell, name in zip(cells, fields.values())}
     with source.open(member) as handle:
         frame = pd.read_csv(handle, sep="\t", usecols=cells, dtype=dtypes, quoting=csv.QUOTE_NONE,
@@ -127,73 +131,156 @@ def _to_number(column: pd.Series, label: str, field: str) -> pd.Series:
     return values.astype("float64")
 
 
-def read_interactions(name: str, path: str | os.PathLike) -> pd.DataFrame:
-    """The raw interactions of dataset ``name`` from ``path`` (a folder, zip or, for
-    qk-video, the Tenrec CSV), in file order with a 0-based RangeIndex."""
-    dataset = catalogue.get(name)
-    if dataset.source == "tenrec":
-        return read_tenrec(dataset, path)
-    if not Path(path).exists():
-        raise InputError(f"{path}: not found (the raw files of {name}; config "
-                         f"dataset_options.{name}.path)")
-    source = RawSource(path)
-    member = source.member(name, ".inter")
-    label = source.label(member)
-    header = _atomic_header(source, member)
-    fields = {_require(header, (dataset.user_column,), label): "user_id",
-              _require(header, dataset.item_columns, label): "item_id"}
-    numeric = []
-    for column, ours in ((dataset.rating_column, "rating"), (dataset.timestamp_column, "timestamp")):
+def read_interactions(dataset: str | Dataset, path: str | os.PathLike) -> pd.DataFrame:
+    """The raw interactions of ``dataset`` (a catalogue name or a declared :class:`Dataset`)
+    from ``path`` (a folder, zip or ``.inter`` file of RecBole atomic files, or a csv/tsv/
+    parquet table), in file order with a 0-based RangeIndex: ``user_id``, ``item_id`` and,
+    where the dataset has them, ``rating`` and ``timestamp``. A feedback column keeps only
+    the rows where it equals the declared value."""
+    dataset = dataset if isinstance(dataset, Dataset) else catalogue.get(dataset)
+    table = _Table(dataset, path)
+    fields = {table.column(dataset.user_column, "user"): "user_id",
+              table.column(dataset.item_columns, "item"): "item_id"}
+    for column, ours, key in ((dataset.rating_column, "rating", "rating"),
+                              (dataset.timestamp_column, "timestamp", "timestamp"),
+                              (dataset.feedback_column, "feedback", "feedback.column")):
         if column:
-            fields[_require(header, (column,), label)] = ours
-            numeric.append(ours)
-    log.info("reading columns %s of %s", ", ".join(fields), label)
-    frame = _read_atomic(source, member, fields, tuple(numeric))
-    log.info("read %d interactions from %s", len(frame), label)
+            fields[table.column(column, key)] = ours
+    frame = _keep_feedback(table.read(fields), dataset, table.label)
+    for name, column in (("rating", dataset.rating_column),
+                         ("timestamp", dataset.timestamp_column)):
+        if name in frame:
+            frame[name] = _to_number(frame[name], table.label, column)
+    log.info("read %d interactions from %s", len(frame), table.label)
     return frame.reset_index(drop=True)
 
 
-def read_tenrec(dataset: Dataset, path: str | os.PathLike) -> pd.DataFrame:
-    """QK-video.csv: the rows whose ``share`` column is 1, as (user_id, item_id)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pacsv
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: not found. " + catalogue.tenrec_help(path))
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        header = handle.readline().rstrip("\r\n").split(",")
-    wanted = [dataset.user_column, dataset.item_columns[0], dataset.feedback_column]
-    for column in wanted:
-        if column not in header:
-            raise InputError(f"{path}: missing column '{column}' (header: {','.join(header)})")
-    reader = pacsv.open_csv(path, convert_options=pacsv.ConvertOptions(
-        include_columns=wanted,
-        column_types={wanted[0]: pa.string(), wanted[1]: pa.string(), wanted[2]: pa.string()}))
-    kept, rows = [], 0
-    for batch in reader:
-        rows += batch.num_rows
-        mask = pc.equal(pc.utf8_trim_whitespace(batch.column(2)), "1")
-        kept.append(batch.filter(mask).select([0, 1]))
-        if rows % 10_000_000 < batch.num_rows:
-            log.info("read %d rows of %s", rows, path)
-    table = pa.Table.from_batches(kept, schema=pa.schema(
-        [(wanted[0], pa.string()), (wanted[1], pa.string())]))
-    frame = table.to_pandas()
-    frame.columns = ["user_id", "item_id"]
-    frame = frame.astype("category")
-    log.info("read %d rows of %s; %d with %s == 1", rows, path, len(frame), wanted[2])
-    return frame.reset_index(drop=True)
+def _path_key(dataset: Dataset) -> str:
+    """The config key that names the dataset's raw file, for error messages."""
+    if dataset.source == "custom":
+        return f"custom_datasets.{dataset.name}.path"
+    return f"dataset_options.{dataset.name}.path"
 
 
-def read_genres(name: str, path: str | os.PathLike) -> pd.DataFrame:
-    """(item_id, genre) of dataset ``name``: genres space-separated, as in its .item file."""
-    dataset = catalogue.get(name)
+class _Table:
+    """The raw interactions file of a dataset, whatever its format: its header, and its
+    columns read as text in file order."""
+
+    def __init__(self, dataset: Dataset, path: str | os.PathLike):
+        self.dataset, self.path = dataset, Path(path)
+        if not self.path.exists():
+            if dataset.source == "tenrec":
+                raise InputError(f"{path}: not found. " + catalogue.tenrec_help(path))
+            raise InputError(f"{path}: not found (the raw files of {dataset.name}; config "
+                             f"{_path_key(dataset)})")
+        self.separator = None
+        if dataset.format == "recbole":
+            self.source = RawSource(path)
+            self.member = self.source.member(dataset.name, ".inter")
+            self.label = self.source.label(self.member)
+            self.header = _atomic_header(self.source, self.member)
+            return
+        self.label = str(self.path)
+        if not self.path.is_file():
+            raise InputError(f"{path}: expected a {dataset.format} file, found a folder")
+        if dataset.format == "parquet":
+            import pyarrow.parquet as pq
+
+            names = pq.read_schema(self.path).names
+        else:
+            self.separator = dataset.separator or ("\t" if dataset.format == "tsv" else ",")
+            with open(self.path, encoding="utf-8", errors="replace") as handle:
+                first = handle.readline().rstrip("\r\n")
+            names = [cell.strip().strip('"') for cell in first.split(self.separator)]
+        self.header = {name: name for name in names}
+
+    def column(self, names: str | tuple[str, ...], key: str) -> str:
+        """The first of ``names`` in the header; an InputError naming the file, the column
+        and, for a declared dataset, its config key (and a likely wrong separator)."""
+        names = (names,) if isinstance(names, str) else tuple(names)
+        try:
+            return _require(self.header, names, self.label)
+        except InputError as error:
+            if self.dataset.source != "custom":
+                raise
+            message = f"{error} (config custom_datasets.{self.dataset.name}.columns.{key})"
+            if key.startswith("feedback"):
+                message = message.replace(".columns.feedback.column", ".feedback.column")
+            if self.separator is not None and len(self.header) == 1:
+                message += (f"; the header is one field when split on {self.separator!r}: is "
+                            f"custom_datasets.{self.dataset.name}.separator right?")
+            raise InputError(message) from None
+
+    def read(self, fields: dict[str, str]) -> pd.DataFrame:
+        """The columns ``fields`` (raw name -> our name) as text/categoricals, file order."""
+        log.info("reading columns %s of %s", ", ".join(fields), self.label)
+        if self.dataset.format == "recbole":
+            return _read_atomic(self.source, self.member, fields, ())
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+        import pyarrow.parquet as pq
+
+        if self.dataset.format == "parquet":
+            frame = pq.read_table(self.path, columns=list(fields)).to_pandas()
+        else:
+            reader = pacsv.open_csv(
+                self.path,
+                parse_options=pacsv.ParseOptions(delimiter=self.separator),
+                convert_options=pacsv.ConvertOptions(
+                    include_columns=list(fields),
+                    column_types={name: pa.string() for name in fields}),
+            )
+            batches, rows = [], 0
+            for batch in reader:
+                rows += batch.num_rows
+                batches.append(batch)
+                if rows % 10_000_000 < batch.num_rows:
+                    log.info("read %d rows of %s", rows, self.label)
+            frame = pa.Table.from_batches(batches, schema=reader.schema).to_pandas()
+        frame = frame[list(fields)]
+        frame.columns = list(fields.values())
+        for name in frame.columns:
+            if name in ("user_id", "item_id"):
+                frame[name] = frame[name].astype(str).astype("category")
+        return frame
+
+
+def _keep_feedback(frame: pd.DataFrame, dataset: Dataset, label: str) -> pd.DataFrame:
+    """The rows whose feedback column equals ``dataset.feedback_equals`` (numerically when
+    that is a number), without the column; ``frame`` itself when there is none."""
+    if "feedback" not in frame:
+        return frame
+    wanted = dataset.feedback_equals
+    values = frame["feedback"].astype(str).str.strip()
+    if isinstance(wanted, (int, float)) and not isinstance(wanted, bool):
+        keep = _to_number(values, label, dataset.feedback_column) == float(wanted)
+    else:
+        keep = values == str(wanted)
+    log.info("%s: %d of %d rows have %s == %s", label, int(keep.sum()), len(frame),
+             dataset.feedback_column, wanted)
+    return frame[keep.to_numpy()].drop(columns="feedback")
+
+
+def read_genres(dataset: str | Dataset, path: str | os.PathLike) -> pd.DataFrame:
+    """(item_id, genre) of ``dataset``: genres space-separated, as in its .item file. A
+    declared dataset's genres come from its genre column in the interactions file (the
+    first row of each item), split on its ``genre_separator``; spaces inside a genre name
+    become '_'."""
+    dataset = dataset if isinstance(dataset, Dataset) else catalogue.get(dataset)
     if not dataset.has_genres:
-        raise InputError(f"dataset '{name}' has no item genres")
+        raise InputError(f"dataset '{dataset.name}' has no item genres")
+    if dataset.source == "custom":
+        table = _Table(dataset, path)
+        fields = {table.column(dataset.item_columns, "item"): "item_id",
+                  table.column(dataset.genre_columns, "genres"): "genre"}
+        frame = table.read(fields).drop_duplicates("item_id", keep="first")
+        genres = frame["genre"].astype(str).str.split(dataset.genre_separator, regex=False)
+        joined = genres.map(lambda parts: " ".join(p.strip().replace(" ", "_") for p in parts
+                                                   if p.strip() and p.strip() != NO_GENRE))
+        return pd.DataFrame({"item_id": frame["item_id"].astype(str).to_numpy(),
+                             "genre": joined.to_numpy()})
     source = RawSource(path)
-    member = source.member(name, ".item")
+    member = source.member(dataset.name, ".item")
     label = source.label(member)
     header = _atomic_header(source, member)
     fields = {_require(header, ("item_id",), label): "item_id",
