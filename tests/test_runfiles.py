@@ -85,7 +85,8 @@ def test_detection(tmp_path, split):
         ("u i 1 2\n", "auto", r"no header naming user/item columns and 4 fields"),
         ("u Q0 i 1 high run\n", "auto", r"field 'score \(the 5th field\)' must be numeric"),
         ("u Q0 i 1\n", "trec", r"a TREC run has 6 fields per line .*found 4"),
-        ("user\titem\tvalue\nu\ti\t1\n", "auto", r"missing column 'score'.*'prediction'"),
+        ("user\titem\tvalue\nu\ti\t1\n", "auto", r"missing column 'rank'.*'prediction'"),
+        ("user\titem\tvalue\nu\ti\t1\n", "scores", r"missing column 'score'.*'prediction'"),
         ("user_id\titem_id\trank\nu\ti\tfirst\n", "auto", r"field 'rank' must be an integer"),
     ],
 )

@@ -49,6 +49,11 @@ def read_run(source, format: str = "auto") -> tuple[pd.DataFrame, str]:
         frame = _read_table(path, label)
     frame.columns = [str(c).split(":")[0] for c in frame.columns]
     if format == "auto":
+        if "rank" not in frame.columns and not set(SCORE_COLUMNS) & set(frame.columns):
+            raise InputError(
+                f"{label}: missing column 'rank' (lists need user_id, item_id, rank; a score "
+                f"table needs one of {list(SCORE_COLUMNS)}; found {list(frame.columns)})"
+            )
         format = "native" if "rank" in frame.columns else "scores"
     if format == "native":
         return _native(frame, label), label
