@@ -1,4 +1,30 @@
 """Individual user fairness in recommender systems: the measures of the PUF paper and the
-pieces of the workflow that reproduces it. Pure functions; no Snakemake inside."""
+pieces of the workflow that reproduces it.
+
+The measures (:func:`userfair.evaluate_frames`, ``userfair.inputs``, ``userfair.evaluate``,
+``userfair.effectiveness``, ``userfair.similarity``, ``userfair.fairness`` and the
+``userfair evaluate`` command) need only numpy, scipy, pandas, pyarrow and numba; torch is
+optional (``device="cuda"`` or ``"torch-cpu"``; ``"auto"`` falls back to numpy without it).
+The workflow's modules (``data``, ``download``, ``recommenders``, ``userknn``,
+``recbole_patches``, ``grids``, ``plots``, ...) need the ``workflow`` extra and are imported
+only when used. No module imports Snakemake: the workflow's rules call these functions.
+
+``import userfair`` imports nothing beyond this file.
+"""
 
 __version__ = "0.1.0"
+
+__all__ = ["evaluate_frames", "__version__"]
+
+
+def __getattr__(name: str):
+    # Lazy: `import userfair` stays free of numpy/pandas until the API is used.
+    if name == "evaluate_frames":
+        from userfair.frames import evaluate_frames
+
+        return evaluate_frames
+    raise AttributeError(f"module 'userfair' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -25,7 +25,13 @@ def resolve(device: str):
         except ImportError:
             return None
         return torch.device("cuda") if torch.cuda.is_available() else None
-    import torch
+    try:
+        import torch
+    except ImportError as error:
+        raise ValueError(
+            f"device={device!r} needs torch, which is not installed "
+            "(pip install 'userfair[gpu]'); device='cpu' or 'auto' runs on numpy"
+        ) from error
 
     if device == "cuda" and not torch.cuda.is_available():
         raise ValueError("device='cuda' but torch sees no CUDA device")

@@ -14,8 +14,6 @@ import logging
 import math
 import sys
 
-from userfair.io import InputError
-
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -92,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(message)s",
         stream=sys.stderr,
     )
+    # Imported here, not at the top: `userfair --help` stays free of numpy and pandas.
     from userfair.evaluate import evaluate
     from userfair.inputs import load_inputs
+    from userfair.io import InputError
 
     try:
         inputs = load_inputs(

@@ -103,36 +103,54 @@ def _topk_matrix(
     return item_index[order].reshape(len(users), k).astype(np.int64)
 
 
-def read_genres(path, items: np.ndarray) -> sp.csr_matrix:
-    """(n, g) binary item-genre matrix from a RecBole .item file.
+def _genre_tokens(value) -> list[str]:
+    """Tokens of one genre cell: a space-separated string, a list of tokens, or missing."""
+    if isinstance(value, str):
+        return value.split()
+    if value is None or (isinstance(value, float) and value != value):  # None or NaN
+        return []
+    return [str(token) for token in value]
 
-    The genre column is the first of ``GENRE_COLUMNS`` present (a space-separated
-    token_seq). Items of ``items`` absent from the file get no genre.
+
+def read_genres(source, items: np.ndarray) -> sp.csr_matrix:
+    """(n, g) binary item-genre matrix from a RecBole .item file or a DataFrame.
+
+    The genre column is the first of ``GENRE_COLUMNS`` present: in a file a space-separated
+    token_seq, in a DataFrame space-separated strings or lists of tokens. Items of
+    ``items`` absent from the source get no genre.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: file not found")
-    header = path.open().readline().rstrip("\n").split("\t")
-    names = [h.split(":")[0] for h in header]
+    if isinstance(source, pd.DataFrame):
+        label, names = "ITEM_FEATURES (DataFrame)", [str(c) for c in source.columns]
+        header = names
+    else:
+        path = Path(source)
+        label = str(path)
+        if not path.is_file():
+            raise InputError(f"{path}: file not found")
+        header = path.open().readline().rstrip("\n").split("\t")
+        names = [h.split(":")[0] for h in header]
     if "item_id" not in names:
-        raise InputError(f"{path}: missing column 'item_id' in header {header!r}")
+        raise InputError(f"{label}: missing column 'item_id' in header {header!r}")
     column = next((c for c in GENRE_COLUMNS if c in names), None)
     if column is None:
         raise InputError(
-            f"{path}: no genre column; expected one of {list(GENRE_COLUMNS)} in {header!r}"
+            f"{label}: no genre column; expected one of {list(GENRE_COLUMNS)} in {header!r}"
         )
-    frame = pd.read_csv(
-        path,
-        sep="\t",
-        header=0,
-        names=names,
-        usecols=["item_id", column],
-        dtype=str,
-        keep_default_na=False,
-        quoting=3,
-    )
+    if isinstance(source, pd.DataFrame):
+        frame = source[["item_id", column]].assign(item_id=source["item_id"].astype(str))
+    else:
+        frame = pd.read_csv(
+            path,
+            sep="\t",
+            header=0,
+            names=names,
+            usecols=["item_id", column],
+            dtype=str,
+            keep_default_na=False,
+            quoting=3,
+        )
     frame = frame[frame["item_id"].isin(items)]
-    tokens = frame[column].str.split()
+    tokens = frame[column].map(_genre_tokens)
     pairs = frame.assign(genre=tokens).explode("genre").dropna(subset=["genre"])
     pairs = pairs[pairs["genre"] != ""]
     vocabulary = np.unique(pairs["genre"].to_numpy().astype(str))
@@ -152,7 +170,7 @@ def load_inputs(
     ``topk``: a path or a DataFrame of the lists in one of the formats of
     :mod:`userfair.runfiles` (``topk_format``: auto, native, trec, scores); only the first k
     ranks of each user are used, users not in TEST are ignored;
-    ``item_features``: a .item file with item_id and a genre column, or None;
+    ``item_features``: a .item file or a DataFrame with item_id and a genre column, or None;
     ``valid``: the validation split (path or DataFrame), or None. Its items join the item
     universe (a list may hold an item seen only in validation: RecBole ranks all items);
     its interactions are used nowhere else.

@@ -1,0 +1,388 @@
+"""userfair as a package: the declared dependency ranges against the lock, what the library
+imports, the sdist and the wheel, the DataFrame API, and (slow) the wheel installed with only
+its declared dependencies into a fresh virtual environment."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import math
+import subprocess
+import sys
+import tarfile
+import time
+import tomllib
+import zipfile
+from email.parser import Parser
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+import userfair
+from conftest import REPO
+from measures_data import random_split, write_item_file
+from test_envs import imports_of, requirement_pins
+from userfair.cli import main
+from userfair.evaluate import KEYS, evaluate
+from userfair.inputs import load_inputs, read_genres
+from userfair.io import InputError, write_inter
+
+LIBRARY = REPO / "workflow" / "userfair"
+PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+#: The modules of the measures and of `userfair evaluate` (``_kernels``: imported by UF).
+MEASURES = ["cli", "frames", "evaluate", "inputs", "_kernels"]
+#: Must never be imported by the measures.
+WORKFLOW_ONLY = ["torch", "recbole", "snakemake", "matplotlib", "seaborn", "requests", "faiss"]
+
+
+def declared(extra: str | None = None) -> list[Requirement]:
+    texts = PROJECT["dependencies"] if extra is None else PROJECT["optional-dependencies"][extra]
+    return [Requirement(text) for text in texts]
+
+
+@functools.cache
+def distributions_of(module: str) -> set[str]:
+    return {canonicalize_name(d) for d in _packages().get(module, [module])}
+
+
+@functools.cache
+def _packages() -> dict[str, list[str]]:
+    return packages_distributions()
+
+
+def close(a: float, b: float, tol: float = 1e-12) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=tol, abs_tol=tol)
+
+
+# --- declared dependencies ----------------------------------------------------------------
+
+
+def test_extras_are_gpu_and_workflow_and_torch_is_optional():
+    assert set(PROJECT["optional-dependencies"]) == {"gpu", "workflow"}
+    core = {canonicalize_name(r.name) for r in declared()}
+    assert core == {"numpy", "scipy", "pandas", "pyarrow", "numba"}
+    assert [r.name for r in declared("gpu")] == ["torch"]
+
+
+@pytest.mark.parametrize("extra", [None, "gpu", "workflow"])
+def test_lock_satisfies_declared_ranges(extra):
+    """Every package the library declares is pinned in requirements.txt (torch: in
+    scripts/setup-venv.sh) at a version inside the declared range."""
+    pins = requirement_pins()
+    for req in declared(extra):
+        name = canonicalize_name(req.name)
+        assert req.marker is None and not req.extras, req
+        assert req.specifier, f"{req}: no version range"
+        assert name in pins, f"{req}: not pinned in requirements.txt"
+        assert req.specifier.contains(Version(pins[name]), prereleases=True), (
+            f"{req}: the lock pins {name}=={pins[name]}, outside the range"
+        )
+
+
+def module_level_closure(names: list[str]) -> set[str]:
+    """Top-level third-party modules imported when the userfair modules ``names`` are
+    imported (module level only, following userfair's own imports)."""
+    todo, seen, found = [LIBRARY / f"{n}.py" for n in names], set(), set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in imports_of(path):
+            if name.startswith("userfair."):
+                todo.append(LIBRARY / f"{name.split('.')[1]}.py")
+            elif name != "userfair" and name.split(".")[0] not in sys.stdlib_module_names:
+                found.add(name.split(".")[0])
+    return found
+
+
+def every_import(path: Path) -> set[str]:
+    """Top-level modules a file imports anywhere (functions included), stdlib excluded."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return {n for n in names if n not in sys.stdlib_module_names and n != "userfair"}
+
+
+def test_measures_import_only_core_dependencies():
+    core = {canonicalize_name(r.name) for r in declared()}
+    gaps = {m: distributions_of(m) for m in module_level_closure(MEASURES)
+            if not distributions_of(m) & core}
+    assert not gaps, f"the measures import modules of undeclared packages: {gaps}"
+
+
+def test_every_library_import_is_declared():
+    allowed = {canonicalize_name(r.name) for extra in (None, "gpu", "workflow")
+               for r in declared(extra)}
+    gaps = [f"{path.name}: {module}" for path in sorted(LIBRARY.glob("*.py"))
+            for module in every_import(path) if not distributions_of(module) & allowed]
+    assert not gaps, gaps
+
+
+def run_python(code: str, python: str | Path = sys.executable, **kwargs):
+    proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                          timeout=300, **kwargs)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stdout
+
+
+FOOTPRINT = """
+import json, sys
+found = lambda names: sorted(n for n in names if n in sys.modules)
+import userfair
+bare = found(["numpy", "pandas", "scipy", "numba"])
+from userfair.cli import main
+try:
+    main(["evaluate", "--help"])
+except SystemExit:
+    pass
+help_ = found(["numpy", "pandas", "scipy", "numba"])
+import userfair.frames, userfair.evaluate, userfair.inputs, userfair.effectiveness
+import userfair.similarity, userfair.fairness, userfair._kernels
+measures = found(%r)
+print(json.dumps({"bare": bare, "help": help_, "measures": measures}), file=sys.stderr)
+"""
+
+
+def test_import_footprint():
+    """`import userfair` and `userfair evaluate --help` load no numpy/pandas; the measures'
+    modules load none of the workflow's packages (even where they are installed)."""
+    proc = subprocess.run([sys.executable, "-c", FOOTPRINT % WORKFLOW_ONLY],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    found = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert found == {"bare": [], "help": [], "measures": []}, found
+
+
+NO_TORCH = """
+import sys
+sys.modules["torch"] = None  # `import torch` now raises ImportError, as where it is absent
+sys.path.insert(0, %r)
+import json
+from measures_data import random_split
+from userfair import evaluate_frames
+from userfair._backend import resolve
+train, test, topk, _ = random_split(2)
+auto = evaluate_frames(train, test, topk, device="auto")
+cpu = evaluate_frames(train, test, topk, device="cpu")
+message = ""
+try:
+    resolve("torch-cpu")
+except ValueError as error:
+    message = str(error)
+print(json.dumps({"same": all(auto[k] == cpu[k] or auto[k] != auto[k] for k in cpu
+                              if k != "seconds"), "message": message}))
+"""
+
+
+def test_auto_device_falls_back_to_numpy_without_torch():
+    out = json.loads(run_python(NO_TORCH % str(REPO / "tests")).strip().splitlines()[-1])
+    assert out["same"]
+    assert "needs torch" in out["message"] and "userfair[gpu]" in out["message"]
+
+
+# --- the DataFrame API --------------------------------------------------------------------
+
+
+@pytest.fixture()
+def frames_and_files(tmp_path):
+    """A split with a validation split whose item appears in a list, item genres, and the
+    same data written as the workflow's files."""
+    train, test, topk, item_genres = random_split(11)
+    valid = pd.DataFrame({"user_id": ["u003", "u007"], "item_id": ["v000", "i001"]})
+    last = topk.index[(topk.user_id == "u004") & (topk["rank"] == 10)]
+    topk.loc[last, "item_id"] = "v000"  # an item known only from the validation split
+    genres = pd.DataFrame({"item_id": sorted(item_genres),
+                           "genre": [" ".join(sorted(item_genres[i])) for i in sorted(item_genres)]})
+    write_inter(train, tmp_path / "d.train.inter")
+    write_inter(valid, tmp_path / "d.valid.inter")
+    write_inter(test, tmp_path / "d.test.inter")
+    topk.to_parquet(tmp_path / "topk.parquet")
+    write_item_file(tmp_path / "d.item", item_genres)
+    return {"train": train, "test": test, "topk": topk, "valid": valid, "genres": genres,
+            "item_genres": item_genres, "path": tmp_path}
+
+
+def file_args(path: Path, *extra: str) -> list[str]:
+    return ["evaluate", "--train", str(path / "d.train.inter"), "--test",
+            str(path / "d.test.inter"), "--valid", str(path / "d.valid.inter"), "--topk",
+            str(path / "topk.parquet"), "--item-features", str(path / "d.item"), "--json",
+            *extra]
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.5])
+def test_evaluate_frames_equals_the_file_route(frames_and_files, capsys, gamma):
+    data = frames_and_files
+    code = main(file_args(data["path"], "--gamma", str(gamma), "--device", "cpu", "--k", "8"))
+    assert code == 0
+    from_files = json.loads(capsys.readouterr().out)
+    from_frames = userfair.evaluate_frames(
+        data["train"], data["test"], data["topk"], valid=data["valid"],
+        item_features=data["genres"], k=8, gamma=gamma, device="cpu",
+    )  # fmt: skip
+    assert list(from_frames)[:18] == list(KEYS) and "seconds" in from_frames
+    for key in KEYS:
+        assert close(from_frames[key], from_files[key]), (key, from_frames[key], from_files[key])
+
+
+def test_item_features_as_a_dataframe(frames_and_files):
+    data = frames_and_files
+    inputs = load_inputs(data["train"], data["test"], data["topk"], valid=data["valid"])
+    from_file = read_genres(data["path"] / "d.item", inputs.items)
+    as_strings = read_genres(data["genres"], inputs.items)
+    as_lists = read_genres(
+        pd.DataFrame({"item_id": list(data["item_genres"]),
+                      "genres": [sorted(g) or None for g in data["item_genres"].values()]}),
+        inputs.items,
+    )
+    for matrix in (as_strings, as_lists):
+        assert matrix.shape == from_file.shape and (matrix != from_file).nnz == 0
+    with pytest.raises(InputError, match=r"ITEM_FEATURES \(DataFrame\): no genre column"):
+        read_genres(pd.DataFrame({"item_id": ["i001"], "tags": ["a"]}), inputs.items)
+    with pytest.raises(InputError, match="missing column 'item_id'"):
+        read_genres(pd.DataFrame({"genre": ["a"]}), inputs.items)
+
+
+def test_evaluate_frames_forwards_options_and_reports_bad_input(frames_and_files):
+    data = frames_and_files
+    frames = (data["train"], data["test"], data["topk"])
+    inputs = load_inputs(*frames, valid=data["valid"])
+    expected = evaluate(inputs, epsilon=0.2, block_size=5, device="cpu")
+    got = userfair.evaluate_frames(*frames, valid=data["valid"], epsilon=0.2, block_size=5,
+                                   device="cpu")
+    assert all(close(got[key], expected[key]) for key in KEYS)
+    with pytest.raises(TypeError):
+        userfair.evaluate_frames(*frames, valid=data["valid"], no_such_option=1)
+    with pytest.raises(InputError, match=r"TOPK \(DataFrame\): field 'item_id'"):
+        userfair.evaluate_frames(*frames)  # v000 is known only from the validation split
+    with pytest.raises(ValueError, match="genres"):
+        userfair.evaluate_frames(*frames, valid=data["valid"], gamma=0.5)
+
+
+# --- the sdist and the wheel --------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def dists(tmp_path_factory) -> dict[str, Path]:
+    """The sdist built from the repository and the wheel built from the sdist (as
+    `python -m build` does), with this environment's setuptools and no network."""
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])",
+         str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    (sdist,) = out.glob("userfair-*.tar.gz")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "-q", "-w", str(out), str(sdist)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    (wheel,) = out.glob("userfair-*.whl")
+    return {"sdist": sdist, "wheel": wheel}
+
+
+def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
+    version = userfair.__version__
+    modules = sorted(p.name for p in LIBRARY.glob("*.py"))
+    assert dists["sdist"].name == f"userfair-{version}.tar.gz"
+    with tarfile.open(dists["sdist"]) as sdist:
+        names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
+    root_files = {"README.md", "LICENSE", "CHANGELOG.md", "pyproject.toml", "PKG-INFO"}
+    assert root_files <= names, root_files - names
+    assert {f"workflow/userfair/{m}" for m in modules} <= names
+    assert not any(n.startswith(("tests/", "config/", "Snakefile")) for n in names)
+
+    with zipfile.ZipFile(dists["wheel"]) as wheel:
+        names = set(wheel.namelist())
+        info = f"userfair-{version}.dist-info"
+        metadata = Parser().parsestr(wheel.read(f"{info}/METADATA").decode())
+        entry_points = wheel.read(f"{info}/entry_points.txt").decode()
+    assert {f"userfair/{m}" for m in modules} <= names
+    assert f"{info}/licenses/LICENSE" in names
+    assert metadata["Version"] == version and metadata["License-Expression"] == "MIT"
+    assert metadata["Description-Content-Type"] == "text/markdown"
+    requires = {str(Requirement(r)) for r in metadata.get_all("Requires-Dist")}
+    wanted = {str(r) for r in declared()}
+    wanted |= {f'{r}; extra == "{extra}"' for extra in ("gpu", "workflow")
+               for r in declared(extra)}
+    assert requires == wanted
+    assert "userfair = userfair.cli:main" in entry_points
+
+
+# --- the wheel in a fresh virtual environment (slow: pip resolves the dependencies) -------
+
+
+@pytest.fixture(scope="session")
+def fresh_venv(dists, tmp_path_factory) -> Path:
+    """A new virtual environment holding the wheel and only what it declares: no torch,
+    RecBole or Snakemake. pip resolves the ranges from the package index (its cache makes
+    later runs fast); this needs the index to be reachable."""
+    root = tmp_path_factory.mktemp("fresh-venv")
+    # This environment's pip installs into the new one (--python): no ensurepip, and no
+    # .pyc compilation of numpy/scipy/pandas up front (the slow part on a busy machine).
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")],
+                   check=True, timeout=300)
+    python = root / "venv" / "bin" / "python"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install",
+         "--disable-pip-version-check", "--no-compile", "-q", str(dists["wheel"])],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert proc.returncode == 0, f"pip install of the wheel failed:\n{proc.stderr[-6000:]}"
+    return root / "venv"
+
+
+@pytest.mark.slow
+def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_and_files):
+    python, command = fresh_venv / "bin" / "python", fresh_venv / "bin" / "userfair"
+    absent = run_python(
+        "import importlib.util as u; print([m for m in %r if u.find_spec(m)])" % WORKFLOW_ONLY,
+        python,
+    )  # fmt: skip
+    assert absent.strip() == "[]", f"the fresh environment holds {absent}"
+    installed = run_python("import userfair, os; print(os.path.dirname(userfair.__file__))",
+                           python, cwd=fresh_venv)
+    assert Path(installed.strip()).is_relative_to(fresh_venv), installed
+
+    start = time.perf_counter()
+    proc = subprocess.run([str(command), "evaluate", "--help"], capture_output=True, text=True)
+    print(f"userfair evaluate --help without torch: {time.perf_counter() - start:.3f} s")
+    assert proc.returncode == 0 and "--topk" in proc.stdout, proc.stderr
+
+    # Default device (auto: numpy without torch), UF through numba, genres from the .item file.
+    data = frames_and_files
+    proc = subprocess.run([str(command), *file_args(data["path"], "--gamma", "0.5")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    printed = json.loads(proc.stdout)
+    here = evaluate(
+        load_inputs(data["train"], data["test"], data["topk"], valid=data["valid"],
+                    item_features=data["path"] / "d.item"),
+        gamma=0.5, device="cpu",
+    )  # fmt: skip
+    assert list(printed)[:18] == list(KEYS)
+    for key in KEYS:
+        assert close(printed[key], here[key]), (key, printed[key], here[key])
+
+    proc = subprocess.run([str(command), *file_args(data["path"], "--device", "torch-cpu")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2 and "needs torch" in proc.stderr, proc.stderr[-4000:]
+
+    footprint = subprocess.run([str(python), "-c", FOOTPRINT % WORKFLOW_ONLY],
+                               capture_output=True, text=True, timeout=300)
+    assert footprint.returncode == 0, footprint.stderr[-4000:]
+    found = json.loads(footprint.stderr.strip().splitlines()[-1])
+    assert found == {"bare": [], "help": [], "measures": []}, found
