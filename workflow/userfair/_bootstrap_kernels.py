@@ -1,8 +1,8 @@
 """Compiled loops (numba) of the bootstrap (``userfair.uncertainty``): the two steps that
 are not matrix products, because each resample selects different entries.
 
-- envy: each user's max envy over the *other users present* in a resample, found as the
-  first present user among its envy candidates sorted by envy, descending;
+- MME, PEU: each user's max envy over the *other users present* in a resample, found as
+  the first present user among its envy candidates sorted by envy, descending;
 - UF: the sum over the pairs above a resample's own threshold, a prefix of the candidate
   pairs sorted by similarity, descending.
 
@@ -17,49 +17,38 @@ import numpy as np
 
 
 @numba.njit(cache=True, parallel=True)
-def envy_resamples(
+def max_envy_resamples(
     indptr: np.ndarray, columns: np.ndarray, values: np.ndarray, weights: np.ndarray,
     epsilon: float,
 ):
     """Per resample b (rows of ``weights``, (B, m) multiplicities):
 
-    - ``total[b]``  = sum over u != v of w_u w_v envy(u, v);
     - ``max_sum[b]`` = sum over u of w_u * (max envy of u over the users v != u with w_v > 0);
     - ``above[b]``  = sum over u of w_u * [that max envy > epsilon].
 
     Row u of the CSR (``indptr``, ``columns``, ``values``) holds u's positive envies, sorted
     by value descending, never u itself: the first present column is u's max envy (0 when
-    none is present, since envy >= 0).
+    none is present, since envy >= 0); most users find it within a few entries.
     """
     resamples, m = weights.shape
-    total = np.zeros(resamples)
     max_sum = np.zeros(resamples)
     above = np.zeros(resamples)
     for b in numba.prange(resamples):
         w = weights[b]
-        row_total_sum, row_max_sum, row_above = 0.0, 0.0, 0.0
+        row_max_sum, row_above = 0.0, 0.0
         for u in range(m):
             wu = w[u]
             if wu == 0:
                 continue
-            best = 0.0
-            found = False
-            envy_sum = 0.0
             for p in range(indptr[u], indptr[u + 1]):
-                wv = w[columns[p]]
-                if wv > 0:
-                    if not found:
-                        best = values[p]
-                        found = True
-                    envy_sum += wv * values[p]
-            row_total_sum += wu * envy_sum
-            row_max_sum += wu * best
-            if best > epsilon:
-                row_above += wu
-        total[b] = row_total_sum
+                if w[columns[p]] > 0:
+                    row_max_sum += np.float64(wu) * values[p]
+                    if values[p] > epsilon:
+                        row_above += wu
+                    break
         max_sum[b] = row_max_sum
         above[b] = row_above
-    return total, max_sum, above
+    return max_sum, above
 
 
 @numba.njit(cache=True, parallel=True)
@@ -83,6 +72,6 @@ def threshold_prefix_sums(
         for j in range(n):
             if similarity[j] < threshold:
                 break
-            total += w[first[j]] * w[second[j]] * values[j]
+            total += np.float64(w[first[j]]) * w[second[j]] * values[j]
         out[b] = total
     return out

@@ -20,6 +20,7 @@ Typical use (one dataset, several models, paired by the same weights)::
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 
 import numpy as np
@@ -122,6 +123,15 @@ def bootstrap(
     target = _backend.resolve(device)
     sims = _similarities(inputs, similarities, gamma, block_size)
     resamples = weights.shape[0]
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name):
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[name] = now - clock
+        clock = now
+
     w = weights.astype(np.float64)
     total = w.sum(axis=1)  # N
     ordered = total**2 - (w**2).sum(axis=1)  # ordered pairs of distinct users' copies
@@ -134,6 +144,7 @@ def bootstrap(
         for name in ("P", "NDCG"):
             out[f"SD-{name}"] = _weighted_sd(per_user[name], w, total)
             out[f"Gini-{name}"] = _weighted_gini(per_user[name], weights, total)
+    lap("effectiveness, SD, Gini")
 
     has_pairs = ordered > 0
     envy = _envy(inputs.topk, inputs.relevant, k, envy_utility, block_size, weights, epsilon)
@@ -141,6 +152,7 @@ def bootstrap(
         out["ME"] = np.where(has_pairs, envy[0] / ordered, np.nan)
         out["MME"] = np.where(has_pairs, envy[1] / total, np.nan)
         out["PEU"] = np.where(has_pairs, envy[2] / total, np.nan)
+    lap("ME, MME, PEU")
 
     sim_uf = similarity.uf_similarity(
         sims["jacc"].raw(), sims["genre"].raw() if gamma < 1.0 else None, gamma
@@ -159,10 +171,12 @@ def bootstrap(
         offset = sums[4] / ordered
         variance = np.maximum(sums[5] / ordered - offset**2, 0.0)
         thresholds = np.where(ordered >= 4, shift + offset + np.sqrt(variance), np.nan)
-    out["UF"] = _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size)
+    lap("PUF and UF thresholds (matrix products)")
+    out["UF"] = _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size, lap)
 
     frame = pd.DataFrame({key: out[key] for key in KEYS}, columns=list(KEYS))
     frame.index = pd.RangeIndex(resamples, name="resample")
+    frame.attrs["seconds"] = seconds  # wall seconds of each step, for the benchmark
     return frame
 
 
@@ -241,62 +255,78 @@ def envy_candidates(
 
 
 def _envy(topk, relevant, k, utility, block_size, weights, epsilon):
-    """Per resample: sum of w_u w_v envy(u, v), sum of w_u max-envy_u, and the weight of
-    the users whose max envy exceeds ``epsilon``."""
+    """Per resample: sum of w_u w_v envy(u, v) (a sparse matrix product, E W^T), sum of
+    w_u max-envy_u, and the weight of the users whose max envy exceeds ``epsilon``."""
     from userfair import _bootstrap_kernels, _kernels
 
     candidates = envy_candidates(topk, relevant, k, utility, block_size)
+    w_t = np.ascontiguousarray(weights.T, dtype=np.float64)  # (m, B)
+    total = np.einsum("ub,ub->b", candidates @ w_t, w_t)
     _kernels.use_job_cores()
-    return _bootstrap_kernels.envy_resamples(
+    max_sum, above = _bootstrap_kernels.max_envy_resamples(
         candidates.indptr.astype(np.int64), candidates.indices.astype(np.int64),
-        candidates.data, weights, float(epsilon),
+        candidates.data, weights.astype(np.int32), float(epsilon),
     )  # fmt: skip
+    return total, max_sum, above
 
 
 def _pair_rows(per_user, sims, sim_uf, shift):
-    """A function of (start, stop) giving the rows start:stop of the six symmetric pair
-    matrices (zero diagonal) whose weighted sums the bootstrap needs: sim * |S_u - S_v|
-    for the four PUF variants, then (sim_UF - shift) and its square."""
+    """A function filling ``out[c]`` ((stop - start, m - start)) with the rows start:stop,
+    columns start:m of the six symmetric pair matrices whose weighted sums the bootstrap
+    needs: sim * |S_u - S_v| for the four PUF variants, then (sim_UF - shift) and its
+    square (diagonal 0: no pair of a user with itself)."""
     cos, jacc = sims["cos"].sim, sims["jacc"].sim
     precision, ndcg = per_user["P"], per_user["NDCG"]
 
-    def rows(start, stop):
-        gap_p = np.abs(precision[start:stop, None] - precision[None, :])
-        gap_n = np.abs(ndcg[start:stop, None] - ndcg[None, :])
-        centred = sim_uf[start:stop] - shift
-        diagonal = np.arange(start, stop)
-        centred[diagonal - start, diagonal] = 0.0  # no pair of a user with itself
-        return (
-            cos[start:stop] * gap_p, jacc[start:stop] * gap_p,
-            cos[start:stop] * gap_n, jacc[start:stop] * gap_n,
-            centred, centred * centred,
-        )  # fmt: skip
+    def rows(start, stop, out):
+        b, n = stop - start, cos.shape[0] - start
+        gap = np.empty((b, n))
+        for s, (first, second) in zip((precision, ndcg), ((0, 1), (2, 3))):
+            np.subtract(s[start:stop, None], s[None, start:], out=gap)
+            np.abs(gap, out=gap)
+            np.multiply(cos[start:stop, start:], gap, out=out[first])
+            np.multiply(jacc[start:stop, start:], gap, out=out[second])
+        centred = out[4]
+        np.subtract(sim_uf[start:stop, start:], shift, out=centred)
+        centred[np.arange(b), np.arange(b)] = 0.0
+        np.multiply(centred, centred, out=out[5])
 
     return rows
 
 
 def _pair_sums(w, rows_of, count, m, block_size, target) -> np.ndarray:
     """(count, B): sum over u, v of w_u w_v M_c[u, v] for each of the ``count`` symmetric
-    matrices M_c, from row blocks M_c[start:stop] (= columns, by symmetry): per block
-    (M_c[block] @ W^T) * W[:, block]^T, summed over the block's users."""
+    matrices M_c (zero diagonal), = 2 sum over u < v. Per row block I: the block's upper
+    part M_c[I, v > u] (columns from the block's first row on, the lower triangle of its
+    diagonal square zeroed), all c stacked into one matrix product with W[:, start:]^T,
+    times W[:, I]^T, summed over the block's users."""
     resamples = w.shape[0]
-    rows = max(1, min(block_size, PAIR_BLOCK_ENTRIES // max(m, 1)))
+    rows = max(1, min(block_size, PAIR_BLOCK_ENTRIES // max(count * m, 1)))
+    flat = np.empty(count * min(rows, m) * m)
+    w_t = np.ascontiguousarray(w.T)  # (m, B)
     if target is None:
-        w_t = np.ascontiguousarray(w.T)  # (m, B)
         sums = np.zeros((count, resamples))
-        for start, stop in _backend.blocks(m, rows):
-            for c, block in enumerate(rows_of(start, stop)):
-                sums[c] += np.einsum("ub,ub->b", block @ w_t, w_t[start:stop])
-        return sums
-    import torch
+    else:
+        import torch
 
-    w_t = _backend.to_torch(w.T, target)
-    sums = torch.zeros((count, resamples), dtype=torch.float64, device=target)
+        w_device = _backend.to_torch(w_t, target)
+        sums = torch.zeros((count, resamples), dtype=torch.float64, device=target)
     for start, stop in _backend.blocks(m, rows):
-        for c, block in enumerate(rows_of(start, stop)):
-            product = _backend.to_torch(block, target) @ w_t
-            sums[c] += (product * w_t[start:stop]).sum(dim=0)
-    return sums.cpu().numpy()
+        b, n = stop - start, m - start
+        block = flat[: count * b * n].reshape(count, b, n)  # contiguous
+        rows_of(start, stop, block)
+        lower = np.tril_indices(b)
+        block[:, lower[0], lower[1]] = 0.0  # keep the pairs v > u only
+        block = block.reshape(count * b, n)
+        if target is None:
+            product = (block @ w_t[start:]).reshape(count, b, resamples)
+            sums += np.einsum("cub,ub->cb", product, w_t[start:stop])
+        else:
+            product = (_backend.to_torch(block, target) @ w_device[start:])
+            product = product.reshape(count, b, resamples)
+            sums += (product * w_device[start:stop][None]).sum(dim=1)
+    sums = sums if target is None else sums.cpu().numpy()
+    return 2.0 * sums
 
 
 def uf_candidates(
@@ -344,7 +374,7 @@ def uf_candidates(
     return first[order], second[order], s[order], value[order]
 
 
-def _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size) -> np.ndarray:
+def _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size, lap) -> np.ndarray:
     """log(sum over the resampled pairs above each resample's threshold of
     w_u w_v sim_UF k^2 d_L / k^2) / log(P_w); NaN as in docs/method.md#uf."""
     valid = np.isfinite(thresholds)
@@ -357,14 +387,16 @@ def _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size) -> np.ndarr
     first, second, s, value = uf_candidates(
         inputs.topk, inputs.train, sim_uf, lowest, k, block_size
     )
+    lap("UF candidate pairs")
     _kernels.use_job_cores()
     totals = _bootstrap_kernels.threshold_prefix_sums(
-        first, second, s, value, weights, thresholds
+        first, second, s, value, weights.astype(np.int32), thresholds
     ) / (k * k)
     pairs = ordered / 2.0
     with np.errstate(divide="ignore", invalid="ignore"):
         ok = valid & (totals > 0) & (pairs >= 2)
         result[ok] = np.log(totals[ok]) / np.log(pairs[ok])
+    lap("UF sums")
     return result
 
 
