@@ -140,6 +140,19 @@ def test_a_model_compared_with_itself(split):
     assert (table[["low", "high"]] == 0).all().all()
 
 
+def test_rounding_differences_count_as_zero():
+    """Two models equal up to summation order must not differ significantly."""
+    a = pd.DataFrame({"UF": np.linspace(0.4, 0.5, 50), "P": np.linspace(0.1, 0.2, 50)})
+    b = a.copy()
+    b["UF"] *= 1 + 1e-15  # rounding of another summation order, always the same sign
+    b["P"] += 1e-3
+    table = uncertainty.compare(a, b, {"UF": 0.45, "P": 0.15}, {"UF": 0.45 * (1 + 1e-15),
+                                                                "P": 0.151})  # fmt: skip
+    assert table.loc["UF", "difference"] == 0 and table.loc["UF", "p"] == 1
+    assert table.loc["P", "difference"] == pytest.approx(1e-3)
+    assert table.loc["P", "p"] == pytest.approx(2 / 51)
+
+
 def planted_split(seed=0, m=40, subgroup=12):
     """Lists A give every user 5 hits in 10; lists B differ only for a subgroup of users,
     whose lists hold no hit: an unfair subgroup among similar users."""

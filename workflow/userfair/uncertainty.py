@@ -33,6 +33,9 @@ from userfair.evaluate import KEYS
 from userfair.inputs import Inputs
 from userfair.similarity import BLOCK_SIZE
 
+#: Paired differences within this relative distance of the values are rounding and count
+#: as exactly 0 (docs/method.md#uncertainty).
+ROUNDING = 1e-12
 #: Entries of one (rows, m) block of a pair matrix in the matrix products (32 MiB float64).
 PAIR_BLOCK_ENTRIES = 1 << 22
 
@@ -443,6 +446,15 @@ def p_value(differences) -> float:
     return float(min(1.0, 2.0 * min(below, above)))
 
 
+def _difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """b - a, with differences within ``ROUNDING`` of max(|a|, |b|) set to 0 (two models
+    that agree on a measure but sum in another order must not look different)."""
+    d = b - a
+    with np.errstate(invalid="ignore"):
+        d[np.abs(d) <= ROUNDING * np.maximum(np.abs(a), np.abs(b))] = 0.0
+    return d
+
+
 def compare(
     frame_a: pd.DataFrame,
     frame_b: pd.DataFrame,
@@ -451,7 +463,8 @@ def compare(
     level: float = 0.95,
 ) -> pd.DataFrame:
     """Paired comparison of two models resampled with the same weights: per measure
-    (index ``measure``) the ``difference`` B - A of the point estimates, the percentile
+    (index ``measure``) the ``difference`` B - A of the point estimates (differences within
+    ``ROUNDING`` relative count as 0, here and per resample), the percentile
     interval (``low``, ``high``) of the resampled differences, the two-sided bootstrap
     ``p`` (:func:`p_value`) and ``resamples`` (the number of finite resampled
     differences)."""
@@ -460,12 +473,14 @@ def compare(
         raise ValueError("compare needs two bootstrap frames of the same resamples and measures")
     rows = []
     for measure in frame_a.columns:
-        d = frame_b[measure].to_numpy(np.float64) - frame_a[measure].to_numpy(np.float64)
+        a = frame_a[measure].to_numpy(np.float64)
+        d = _difference(a, frame_b[measure].to_numpy(np.float64))
         low, high = _percentile(d, level)
         rows.append(
             {
                 "measure": measure,
-                "difference": float(point_b[measure]) - float(point_a[measure]),
+                "difference": float(_difference(np.array([float(point_a[measure])]),
+                                                np.array([float(point_b[measure])]))[0]),  # fmt: skip
                 "low": low,
                 "high": high,
                 "p": p_value(d),
