@@ -97,6 +97,22 @@ def test_degenerate_resamples_give_nan_pair_measures(split):
         assert close(frame.loc[1, key], expected[key]), key
 
 
+@pytest.mark.parametrize("users", [["a"], ["a", "b"]])
+def test_one_or_two_users_give_nan_not_errors(users):
+    train = pd.DataFrame({"user_id": ["a", "a", "b"], "item_id": ["1", "2", "3"]})
+    test = pd.DataFrame({"user_id": users, "item_id": ["3"] * len(users)})
+    topk = pd.DataFrame({"user_id": [u for u in users for _ in range(2)],
+                         "item_id": ["1", "3"] * len(users), "rank": [1, 2] * len(users)})  # fmt: skip
+    inputs = load_inputs(train, test, topk, k=2)
+    weights = uncertainty.resample_weights(len(users), 6, seed=0)
+    frame = uncertainty.bootstrap(inputs, np.vstack([np.ones(len(users), int), weights]), k=2,
+                                  device="cpu")  # fmt: skip
+    point = evaluate(inputs, k=2, device="cpu")
+    for key in KEYS:
+        assert close(frame.loc[0, key], point[key]), key
+    assert frame["UF"].isna().all() and (frame["P"] == 0.5).all()
+
+
 def test_paths_and_blocks_agree(split):
     inputs = split[0]
     weights = uncertainty.resample_weights(len(inputs.users), 5, seed=3)
