@@ -54,6 +54,8 @@ def test_every_resample_equals_the_materialised_loop(split, utility, gamma):
         inputs, weights, k=K, gamma=gamma, envy_utility=utility, device="cpu", block_size=6
     )
     assert list(frame.columns) == list(KEYS) and frame.index.name == "resample"
+    assert frame.attrs["conventions"]["envy_utility"] == utility
+    assert frame.attrs["conventions"]["gamma"] == gamma
     cos, jacc = ref.cosine(train_sets), ref.jaccard(train_sets)
     sim_uf = ref.jaccard_raw(train_sets)
     if gamma < 1:

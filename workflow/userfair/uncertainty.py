@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from userfair import _backend, effectiveness, fairness, similarity
 from userfair.effectiveness import hits, validate_lists
-from userfair.evaluate import KEYS
+from userfair.evaluate import KEYS, conventions
 from userfair.inputs import Inputs
 from userfair.similarity import BLOCK_SIZE
 
@@ -105,7 +105,8 @@ def bootstrap(
     (docs/method.md#uncertainty): means, SD and Gini weighted; pair measures over the
     pairs of distinct copies of distinct users (P_w = (N^2 - sum w^2) / 2 unordered pairs);
     PUF on the dataset's normalised similarities; UF on the raw sim_UF with the threshold
-    of the resampled pairs. All-ones weights give ``evaluate``'s values.
+    of the resampled pairs. All-ones weights give ``evaluate``'s values. ``frame.attrs``
+    holds ``conventions`` (as ``evaluate``'s) and the ``seconds`` of each step.
 
     ``similarities``: as in ``evaluate`` (``cos``, ``jacc``, ``genre`` for gamma < 1);
     missing ones are computed here. ``device``: the pair matrix products on numpy
@@ -180,6 +181,7 @@ def bootstrap(
     frame = pd.DataFrame({key: out[key] for key in KEYS}, columns=list(KEYS))
     frame.index = pd.RangeIndex(resamples, name="resample")
     frame.attrs["seconds"] = seconds  # wall seconds of each step, for the benchmark
+    frame.attrs["conventions"] = conventions(envy_utility, epsilon, gamma)
     return frame
 
 
