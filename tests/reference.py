@@ -164,3 +164,56 @@ def puf(scores, sim):
     m = len(scores)
     total = sum(s * abs(scores[u] - scores[v]) for (u, v), s in sim.items())
     return 2 * total / (m * (m - 1))
+
+
+def resampled(weights, lists, relevant, all_train, cos, jacc, sim_uf, k=10, epsilon=0.05,
+              utility="precision"):
+    """All 18 measures of a bootstrap resample, on the population materialised from the
+    multiplicities ``weights`` (docs/method.md#uncertainty): user u appears weights[u]
+    times, each copy a distinct user; a pair made of a user and its own copy is left out;
+    the similarities are the dataset's, {(u, v): value} over the original users u < v
+    (``cos``, ``jacc`` normalised for PUF, ``sim_uf`` raw for UF), not recomputed."""
+    origin = [u for u, w in enumerate(weights) for _ in range(w)]
+    n = len(origin)
+    copy_lists = [lists[u] for u in origin]
+    copy_relevant = [relevant[u] for u in origin]
+    eff = effectiveness(copy_lists, copy_relevant, k)
+    out = {name: sum(values) / n for name, values in eff.items()}
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n) if origin[i] != origin[j]]
+
+    def pair_value(sim, i, j):
+        u, v = sorted((origin[i], origin[j]))
+        return sim[u, v]
+
+    for name in ("P", "NDCG"):
+        out[f"SD-{name}"] = sd(eff[name])
+        out[f"Gini-{name}"] = gini(eff[name])
+        for label, sim in (("Cos", cos), ("Jacc", jacc)):
+            total = sum(pair_value(sim, i, j) * abs(eff[name][i] - eff[name][j])
+                        for i, j in pairs)  # fmt: skip
+            out[f"PUF-{name}-{label}"] = total / len(pairs) if pairs else math.nan
+
+    def phi(i, ranked):
+        rel = copy_relevant[i]
+        denominator = k if utility == "precision" else min(k, len(rel))
+        return len(set(ranked[:k]) & rel) / denominator if denominator else 0.0
+
+    total, max_envy = 0.0, []
+    for i in range(n):
+        own = phi(i, copy_lists[i])
+        worst = None
+        for j in range(n):
+            if origin[j] != origin[i]:
+                e = max(phi(i, copy_lists[j]) - own, 0.0)
+                total += e
+                worst = e if worst is None else max(worst, e)
+        max_envy.append(worst)
+    if pairs:
+        out["ME"] = total / (2 * len(pairs))
+        out["MME"] = sum(max_envy) / n
+        out["PEU"] = sum(1 for e in max_envy if e > epsilon) / n
+    else:
+        out["ME"] = out["MME"] = out["PEU"] = math.nan
+    copy_sim = {(i, j): pair_value(sim_uf, i, j) for i, j in pairs}
+    out["UF"] = uf(copy_lists, all_train, copy_sim, k) if len(pairs) >= 2 else math.nan
+    return out

@@ -3,7 +3,10 @@
 userfair evaluate --train TRAIN --test TEST --topk TOPK [--format auto] [--valid VALID] [--k 10]
                   [--epsilon 0.05] [--envy-utility {precision,ideal}]
                   [--item-features FILE] [--gamma 1.0] [--block-size 2048]
-                  [--device auto] [--json] [-v]
+                  [--device auto] [--resamples 0] [--level 0.95] [--seed 0]
+                  [--json] [-v]
+userfair compare  --train TRAIN --test TEST --topk A --topk B [evaluate's options]
+                  [--resamples 1000]
 """
 
 from __future__ import annotations
@@ -63,7 +66,34 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    run.add_argument(
+        "--resamples", type=int, default=0,
+        help="bootstrap resamples of the evaluated users: adds percentile intervals (0: none)",
+    )  # fmt: skip
+    run.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
+    run.add_argument("--seed", type=int, default=0, help="seed of the resamples (0)")
+    _compare_parser(commands, run)
     return parser
+
+
+def _compare_parser(commands, evaluate_parser) -> None:
+    """``userfair compare``: evaluate's options (shared, as argparse's ``parents`` shares
+    them), with --topk given twice and 1000 resamples by default."""
+    paired = commands.add_parser(
+        "compare",
+        help="paired bootstrap comparison of two top-k lists on the same split",
+        description="Differences B - A of every measure between two top-k lists of the same "
+        "split, each with a percentile interval and a two-sided bootstrap p-value; both "
+        "lists are resampled with the same users (docs/method.md#uncertainty).",
+    )
+    paired.add_argument(
+        "--topk", required=True, action="append",
+        help="top-k lists A, then B (--topk A --topk B), as for evaluate",
+    )  # fmt: skip
+    paired.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
+    for action in evaluate_parser._actions:
+        if action.dest not in ("help", "topk", "resamples"):
+            paired._add_action(action)
 
 
 def format_table(result: dict) -> str:
@@ -90,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(message)s",
         stream=sys.stderr,
     )
+    if args.command == "compare":
+        return _compare(args)
+    if args.resamples != 0:
+        return _evaluate_with_intervals(args)
     # Imported here, not at the top: `userfair --help` stays free of numpy and pandas.
     from userfair.evaluate import evaluate
     from userfair.inputs import load_inputs
@@ -112,6 +146,135 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(format_table(result))
     return 0
+
+
+def _measure_options(args) -> dict:
+    return {
+        "k": args.k, "epsilon": args.epsilon, "gamma": args.gamma,
+        "block_size": args.block_size, "device": args.device, "envy_utility": args.envy_utility,
+    }  # fmt: skip
+
+
+def _check_bootstrap(args, least: int) -> None:
+    if args.resamples < least:
+        raise ValueError(f"--resamples must be >= {least}, got {args.resamples}")
+    if not 0.0 < args.level < 1.0:
+        raise ValueError(f"--level must lie in (0, 1), got {args.level}")
+
+
+def _bootstrapped(args, topk_paths: list[str]):
+    """Inputs, point estimates and bootstrap frames of each top-k file, on the same
+    similarities and the same resampled users."""
+    from userfair import uncertainty
+    from userfair.evaluate import evaluate
+    from userfair.inputs import load_inputs
+
+    options = _measure_options(args)
+    runs = []
+    sims = weights = None
+    for path in topk_paths:
+        inputs = load_inputs(
+            args.train, args.test, path, k=args.k, item_features=args.item_features,
+            valid=args.valid, topk_format=args.format,
+        )  # fmt: skip
+        if sims is None:
+            sims = uncertainty.dataset_similarities(inputs, args.gamma, args.block_size)
+            weights = uncertainty.resample_weights(len(inputs.users), args.resamples, args.seed)
+        point = evaluate(inputs, similarities=sims, **options)
+        frame = uncertainty.bootstrap(inputs, weights, similarities=sims, **options)
+        runs.append((point, frame))
+    return runs
+
+
+def _evaluate_with_intervals(args) -> int:
+    """``evaluate --resamples N``: the point estimates plus percentile intervals."""
+    from userfair import uncertainty
+    from userfair.evaluate import KEYS
+    from userfair.io import InputError
+
+    try:
+        _check_bootstrap(args, least=1)
+        [(result, frame)] = _bootstrapped(args, [args.topk])
+    except (InputError, ValueError) as error:
+        print(f"userfair: error: {error}", file=sys.stderr)
+        return 2
+    found = uncertainty.intervals(frame, args.level)
+    result["intervals"] = {key: [found[key][0], found[key][1]] for key in KEYS}
+    result["resamples"] = args.resamples
+    result["level"] = args.level
+    result["seed"] = args.seed
+    if args.json:
+        print(json.dumps(result, indent=2, allow_nan=True))
+        return 0
+    lines = [f"{'measure':<16} {'value':>10} {'low':>10} {'high':>10} {'seconds':>9}"]
+    for key in KEYS:
+        low, high = result["intervals"][key]
+        cells = " ".join(f"{_number(x):>10}" for x in (result[key], low, high))
+        lines.append(f"{key:<16} {cells} {result['seconds'].get(key, 0.0):>9.3f}")
+    for name in ("similarity-cos", "similarity-jacc"):
+        lines.append(f"{name:<16} {'':>32} {result['seconds'][name]:>9.3f}")
+    lines.append(_bootstrap_line(args))
+    lines.append(_conventions_line(result))
+    print("\n".join(lines))
+    return 0
+
+
+def _compare(args) -> int:
+    """``userfair compare``: paired bootstrap differences B - A of every measure."""
+    from userfair import uncertainty
+    from userfair.evaluate import KEYS
+    from userfair.io import InputError
+
+    try:
+        if len(args.topk) != 2:
+            raise ValueError(f"compare needs exactly two --topk files, got {len(args.topk)}")
+        _check_bootstrap(args, least=1)
+        (point_a, frame_a), (point_b, frame_b) = _bootstrapped(args, args.topk)
+    except (InputError, ValueError) as error:
+        print(f"userfair: error: {error}", file=sys.stderr)
+        return 2
+    table = uncertainty.compare(frame_a, frame_b, point_a, point_b, args.level)
+    if args.json:
+        fields = ("difference", "low", "high", "p")
+        record = {
+            "measures": {
+                key: {field: float(table.loc[key, field]) for field in fields} for key in KEYS
+            },
+            "resamples": args.resamples,
+            "level": args.level,
+            "seed": args.seed,
+            "a": {"topk": str(args.topk[0]), "values": {key: point_a[key] for key in KEYS}},
+            "b": {"topk": str(args.topk[1]), "values": {key: point_b[key] for key in KEYS}},
+            "conventions": point_a["conventions"],
+        }
+        print(json.dumps(record, indent=2, allow_nan=True))
+        return 0
+    header = ("A", "B", "B-A", "low", "high", "p")
+    lines = [f"{'measure':<16} " + " ".join(f"{h:>10}" for h in header)]
+    for key in KEYS:
+        row = table.loc[key]
+        values = (point_a[key], point_b[key], row["difference"], row["low"], row["high"])
+        cells = " ".join(f"{_number(x):>10}" for x in values)
+        lines.append(f"{key:<16} {cells} {_number(row['p'], 4):>10}")
+    lines.append(_bootstrap_line(args) + " (paired: the same users for A and B)")
+    lines.append(_conventions_line(point_a))
+    print("\n".join(lines))
+    return 0
+
+
+def _number(value: float, digits: int = 6) -> str:
+    return "nan" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _bootstrap_line(args) -> str:
+    return (
+        f"intervals: {args.level:g} percentile bootstrap over the evaluated users, "
+        f"{args.resamples} resamples, seed {args.seed}"
+    )
+
+
+def _conventions_line(result: dict) -> str:
+    return "conventions: " + ", ".join(f"{k}={v}" for k, v in result["conventions"].items())
 
 
 if __name__ == "__main__":
