@@ -219,3 +219,56 @@ def test_undefined_measure_row_has_no_bold_and_dashes(tmp_path):
     tables.write_scores(records, ["d"], MODELS, tmp_path / "s.csv", tmp_path / "s.tex")
     row = next(line for line in (tmp_path / "s.tex").read_text().splitlines() if "Gini-P" in line)
     assert row.count("--") == len(MODELS) and r"\textbf" not in row
+
+
+def _summary(models=MODELS, datasets=("ml-100k",)):
+    rng = np.random.default_rng(4)
+    rows = []
+    for dataset in datasets:
+        for model in models:
+            for measure in tables.MEASURES:
+                value = float(rng.random())
+                rows.append((dataset, model, measure, value, value - 0.1, value + 0.05))
+    return pd.DataFrame(rows, columns=["dataset", "model", "measure", "value", "low", "high"])
+
+
+def test_scores_ci_table(tmp_path):
+    summary = _summary()
+    summary.loc[(summary.model == "NCL") & (summary.measure == "UF"), ["low", "high"]] = np.nan
+    conventions = evaluate.conventions("precision", 0.05, 1.0)
+    frame = tables.write_scores_ci(
+        summary, ["ml-100k"], MODELS, tmp_path / "c.csv", tmp_path / "c.tex", conventions,
+        0.95, 1000,
+    )
+    row = summary[(summary.model == "BPR") & (summary.measure == "PEU")].iloc[0]
+    assert frame.loc["PEU", ["BPR", "BPR low", "BPR high"]].tolist() == pytest.approx(
+        [row.value, row.low, row.high]
+    )
+    tex = (tmp_path / "c.tex").read_text()
+    assert f"{row.value:.4f} [{row.low:.4f}, {row.high:.4f}]" in tex
+    uf = summary[(summary.model == "NCL") & (summary.measure == "UF")].iloc[0]
+    assert f" {uf.value:.4f} " in tex or f"{{{uf.value:.4f}}}" in tex  # no interval: value
+    assert r"95\% percentile intervals over 1,000 bootstrap resamples" in tex
+    assert "Envy utility" in tex and tex.count(r"\textbf{") >= len(tables.MEASURES)
+
+
+def test_intervals_and_agreement_with_intervals_figures(tmp_path):
+    style = plots.Style(dpi=60)
+    plots.intervals_figure(_summary(), tables.FAIR, MODELS, style, tmp_path / "i.pdf",
+                           tmp_path / "i.png")  # fmt: skip
+    assert (tmp_path / "i.pdf").stat().st_size > 0 and (tmp_path / "i.png").stat().st_size > 0
+    long = tables.scores_frame(_records(("d",)))
+    agreement = agreement_long(long)
+    intervals = agreement.assign(low=agreement["tau"] - 0.5, high=agreement["tau"] + 0.5)
+    intervals["excludes_zero"] = (intervals["low"] > 0) | (intervals["high"] < 0)
+    plots.agreement_figure(agreement, tables.MEASURES, style, tmp_path / "a.pdf",
+                           tmp_path / "a.png", intervals=intervals)  # fmt: skip
+    assert (tmp_path / "a.png").stat().st_size > 0
+    texts = plots._tau_annotations(intervals, tables.MEASURES)
+    a, b = tables.MEASURES.index("P"), tables.MEASURES.index("NDCG")
+    tau = intervals.set_index(["measure_a", "measure_b"]).loc[("P", "NDCG")]
+    assert texts[a, b].startswith(f"{tau['tau']:.2f}") and "[" in texts[a, b]
+    assert texts[a, a] == ""
+    with pytest.raises(ValueError, match="tau intervals: missing columns"):
+        plots.agreement_figure(agreement, tables.MEASURES, style, tmp_path / "x.pdf",
+                               tmp_path / "x.png", intervals=agreement)  # fmt: skip

@@ -95,11 +95,43 @@ def _percent(share: pd.Series) -> pd.Series:
 # --- Fig. 1 ----------------------------------------------------------------------------
 
 
+def _tau_annotations(part: pd.DataFrame, measures: list[str]) -> np.ndarray:
+    """Cell texts 'tau' and, below, '[low, high]' with a star when the interval excludes 0."""
+    wide = part.set_index(["measure_a", "measure_b"])
+    texts = np.full((len(measures), len(measures)), "", dtype=object)
+    for i, first in enumerate(measures):
+        for j, second in enumerate(measures):
+            if (first, second) not in wide.index or i == j:
+                continue
+            row = wide.loc[(first, second)]
+            if not np.isfinite(row["tau"]):
+                texts[i, j] = "nan"
+                continue
+            star = "*" if bool(row["excludes_zero"]) else ""
+            texts[i, j] = f"{row['tau']:.2f}{star}\n[{row['low']:.1f},{row['high']:.1f}]"
+    return texts
+
+
 def agreement_figure(
-    agreement: pd.DataFrame, measures: list[str], style: Style, pdf_path, png_path
+    agreement: pd.DataFrame,
+    measures: list[str],
+    style: Style,
+    pdf_path,
+    png_path,
+    intervals: pd.DataFrame | None = None,
 ) -> None:
-    """Annotated Kendall tau-b heatmap, one panel per dataset; |tau| >= 0.9 is boxed."""
+    """Annotated Kendall tau-b heatmap, one panel per dataset; |tau| >= 0.9 is boxed.
+
+    With ``intervals`` (``uncertainty.tau_intervals`` per dataset: dataset, measure_a,
+    measure_b, tau, low, high, excludes_zero) every cell also shows the bootstrap interval
+    of tau and a star when that interval excludes 0."""
     _check_columns(agreement, ["dataset", "measure_a", "measure_b", "tau"], "agreement")
+    if intervals is not None:
+        _check_columns(
+            intervals,
+            ["dataset", "measure_a", "measure_b", "tau", "low", "high", "excludes_zero"],
+            "tau intervals",
+        )
     style.apply()
     datasets = list(dict.fromkeys(agreement["dataset"]))
     side = 2 * style.column_width_in
@@ -109,6 +141,10 @@ def agreement_figure(
         matrix = part.pivot(index="measure_a", columns="measure_b", values="tau").reindex(
             index=measures, columns=measures
         )
+        annot, fmt, size = True, ".2f", 4.5
+        if intervals is not None:
+            annot = _tau_annotations(intervals[intervals["dataset"] == dataset], measures)
+            fmt, size = "", 2.6
         sns.heatmap(
             matrix,
             ax=ax,
@@ -117,15 +153,17 @@ def agreement_figure(
             center=0,
             cmap="vlag",
             square=True,
-            annot=True,
-            fmt=".2f",
-            annot_kws={"fontsize": 4.5},
+            annot=annot,
+            fmt=fmt,
+            annot_kws={"fontsize": size},
             cbar_kws={"label": "Kendall's $\\tau_b$", "shrink": 0.6},
         )
         for i, j in zip(*np.nonzero(np.abs(matrix.to_numpy()) >= EQUIVALENT)):
             if i != j:
                 ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, lw=0.8, ec="black"))
-        ax.set(title=f"{dataset} (boxed: |$\\tau$| ≥ {EQUIVALENT})", xlabel="", ylabel="")
+        title = f"{dataset} (boxed: |$\\tau$| ≥ {EQUIVALENT}"
+        title += "; *: interval excludes 0)" if intervals is not None else ")"
+        ax.set(title=title, xlabel="", ylabel="")
         ax.tick_params(labelsize=6)
     save(fig, pdf_path, png_path, style)
 
@@ -339,4 +377,43 @@ def gamma_relevance_figure(gamma: pd.DataFrame, style: Style, pdf_path, png_path
             ax.set(xlabel="", ylabel="score" if col == 0 else "", xticks=[0, 50, 100])
     _gamma_legend(fig, axes)
     fig.supxlabel(PERCENT_LABEL)
+    save(fig, pdf_path, png_path, style)
+
+
+# --- bootstrap intervals -----------------------------------------------------------------
+
+
+def intervals_figure(
+    summary: pd.DataFrame, measures: list[str], models: list[str], style: Style, pdf_path, png_path
+) -> None:
+    """Every measure of ``measures`` per model with its bootstrap interval: one panel per
+    (dataset, measure), models on the x axis, the point estimate as a dot and the
+    percentile interval as a bar. ``summary``: dataset, model, measure, value, low, high."""
+    _check_columns(summary, ["dataset", "model", "measure", "value", "low", "high"], "summary")
+    style.apply()
+    datasets = list(dict.fromkeys(summary["dataset"]))
+    panels = [(d, m) for d in datasets for m in measures]
+    ncols = min(4, len(measures))
+    nrows = -(-len(panels) // ncols)
+    width = style.column_width_in
+    fig, axes = plt.subplots(
+        nrows, ncols, squeeze=False, layout="constrained", figsize=(width * ncols * 0.75,
+                                                                    width * 0.6 * nrows)
+    )
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    labels = [model_label(m) for m in models]
+    for ax, (dataset, measure) in zip(axes.flat, panels):
+        part = summary[(summary["dataset"] == dataset) & (summary["measure"] == measure)]
+        part = part.set_index("model").reindex(models)
+        x = np.arange(len(models))
+        value = part["value"].to_numpy(dtype=float)
+        errors = np.vstack([value - part["low"].to_numpy(dtype=float),
+                            part["high"].to_numpy(dtype=float) - value])
+        ax.errorbar(x, value, yerr=np.abs(errors), fmt="o", ms=3, capsize=2, lw=0.8)
+        ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=6)
+        ax.set_xlim(-0.5, len(models) - 0.5)
+        ax.tick_params(axis="y", labelsize=6)
+        title = measure if len(datasets) == 1 else f"{dataset}: {measure}"
+        ax.set_title(title, fontsize=7)
     save(fig, pdf_path, png_path, style)

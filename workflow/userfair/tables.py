@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from .io import InputError, read_json, write_table
+from .io import InputError, atomic_path, read_json, to_booktabs, write_table
 
 EFF = ["HR", "MRR", "P", "MAP", "R", "NDCG"]
 FAIR_EXISTING = ["SD-P", "SD-NDCG", "Gini-P", "Gini-NDCG", "ME", "MME", "PEU", "UF"]
@@ -205,3 +205,68 @@ def read_measure_files(paths: list, datasets: list[str], models: list[str]) -> d
     if len(paths) != len(keys):
         raise ValueError(f"{len(paths)} measure files for {len(keys)} dataset x model runs")
     return {key: check_measures(read_json(path), path) for key, path in zip(keys, paths)}
+
+
+def table_scores_ci(
+    summary: pd.DataFrame, datasets: list[str], models: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Table 2 with bootstrap intervals, from ``uncertainty.summary`` frames stacked with a
+    ``dataset`` column. Returns (the CSV frame: per model its value, low and high; the
+    LaTeX frame: per model 'value [low, high]'; the bold mask of the LaTeX frame, best
+    value per row as in Table 2)."""
+    indexed = summary.set_index(["dataset", "measure", "model"])
+    csv_rows, tex_rows, values = [], [], []
+    for dataset in datasets:
+        for group, measures in MEASURE_GROUPS.items():
+            for measure in measures:
+                better = "higher" if higher_is_better(measure) else "lower"
+                cells, texts, row_values = [], [], []
+                for model in models:
+                    value, low, high = (
+                        float(indexed.loc[(dataset, measure, model), field])
+                        for field in ("value", "low", "high")
+                    )
+                    cells += [value, low, high]
+                    texts.append(_with_interval(value, low, high))
+                    row_values.append(value)
+                csv_rows.append([dataset, group, measure, better, *cells])
+                tex_rows.append([dataset, group, measure, better, *texts])
+                values.append(row_values)
+    labels = [model_label(m) for m in models]
+    head = ["Dataset", "Group", "Measure", "Better"]
+    csv_columns = head + [f"{label}{suffix}" for label in labels
+                          for suffix in ("", " low", " high")]  # fmt: skip
+    csv_frame = pd.DataFrame(csv_rows, columns=csv_columns).set_index("Measure")
+    tex_frame = pd.DataFrame(tex_rows, columns=head + labels).set_index("Measure")
+    best = best_mask(pd.DataFrame(values, columns=labels), tex_frame.index.to_series())
+    labels_mask = pd.DataFrame(False, index=best.index, columns=["Dataset", "Group", "Better"])
+    bold = pd.concat([labels_mask, best], axis=1)
+    bold.index = tex_frame.index
+    return csv_frame, tex_frame, bold
+
+
+def _with_interval(value: float, low: float, high: float) -> str:
+    if not math.isfinite(value):
+        return "--"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"{value:.4f}"
+    return f"{value:.4f} [{low:.4f}, {high:.4f}]"
+
+
+def write_scores_ci(
+    summary, datasets, models, csv_path, tex_path, conventions: dict, level: float,
+    resamples: int,
+) -> pd.DataFrame:
+    """Table 2 with intervals as CSV (value, low, high per model) and booktabs LaTeX."""
+    csv_frame, tex_frame, bold = table_scores_ci(summary, datasets, models)
+    with atomic_path(csv_path) as tmp:
+        csv_frame.to_csv(tmp)
+    caption = (
+        rf"Eff and Fair scores at $k$ with {100 * level:g}\% percentile intervals over "
+        f"{resamples:,} bootstrap resamples of the evaluated users (the same resamples for "
+        "every model of a dataset); the best score per measure in bold. "
+        + conventions_caption(conventions)
+    )
+    with atomic_path(tex_path) as tmp:
+        tmp.write_text(to_booktabs(tex_frame, bold=bold, caption=caption, label="tab:scores-ci"))
+    return csv_frame
