@@ -137,8 +137,9 @@ def main() -> None:
     print(f"QK-video-sized input: {m} evaluated users, {len(inputs.items)} items, k = {K}")
     print(f"machine: {info['machine']}; load before: {info['load_before']}")
 
-    uncertainty.bootstrap(inputs, uncertainty.resample_weights(m, 4, 99), similarities=sims,
-                          k=K, device=args.device)  # fmt: skip  (warm-up)
+    uncertainty.bootstrap(
+        inputs, uncertainty.resample_weights(m, 4, 99), similarities=sims, k=K, device=args.device
+    )  # fmt: skip  (warm-up)
     start = time.perf_counter()
     weights = uncertainty.resample_weights(m, args.resamples, args.seed)
     frame = uncertainty.bootstrap(inputs, weights, similarities=sims, k=K, device=args.device)

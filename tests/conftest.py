@@ -42,8 +42,9 @@ def make_workdir(path: Path) -> Path:
     return path
 
 
-def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 1800,
-              env: dict | None = None) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, *args: str, check: bool = True, timeout: float = 1800, env: dict | None = None
+) -> subprocess.CompletedProcess:
     """Run the real `snakemake` of this environment in ``workdir``; output is captured."""
     proc = subprocess.run(
         [str(BIN / "snakemake"), *args],

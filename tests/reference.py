@@ -166,8 +166,9 @@ def puf(scores, sim):
     return 2 * total / (m * (m - 1))
 
 
-def resampled(weights, lists, relevant, all_train, cos, jacc, sim_uf, k=10, epsilon=0.05,
-              utility="precision"):
+def resampled(
+    weights, lists, relevant, all_train, cos, jacc, sim_uf, k=10, epsilon=0.05, utility="precision"
+):
     """All 18 measures of a bootstrap resample, on the population materialised from the
     multiplicities ``weights`` (docs/method.md#uncertainty): user u appears weights[u]
     times, each copy a distinct user; a pair made of a user and its own copy is left out;

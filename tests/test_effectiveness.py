@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import reference as ref
-from measures_data import python_views, random_split
 from userfair import effectiveness
 from userfair.inputs import load_inputs
+
+import reference as ref
+from measures_data import python_views, random_split
 
 
 def test_hand_worked_user():

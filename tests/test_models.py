@@ -10,10 +10,11 @@ from userfair.io import InputError
 
 
 def test_registry_matches_recbole_classes():
-    from userfair import recbole_patches  # noqa: F401  (RecBole on current numpy)
     import recbole.model.general_recommender as general
     from recbole.model.abstract_recommender import GeneralRecommender
     from recbole.utils import ModelType
+
+    from userfair import recbole_patches  # noqa: F401  (RecBole on current numpy)
 
     classes = {
         name: cls

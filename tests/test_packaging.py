@@ -25,13 +25,14 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 import userfair
-from conftest import REPO
-from measures_data import random_split, write_item_file
-from test_envs import imports_of, requirement_pins
 from userfair.cli import main
 from userfair.evaluate import KEYS, evaluate
 from userfair.inputs import load_inputs, read_genres
 from userfair.io import InputError, write_inter
+
+from conftest import REPO
+from measures_data import random_split, write_item_file
+from test_envs import imports_of, requirement_pins
 
 LIBRARY = REPO / "workflow" / "userfair"
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -115,22 +116,31 @@ def every_import(path: Path) -> set[str]:
 
 def test_measures_import_only_core_dependencies():
     core = {canonicalize_name(r.name) for r in declared()}
-    gaps = {m: distributions_of(m) for m in module_level_closure(MEASURES)
-            if not distributions_of(m) & core}
+    gaps = {
+        m: distributions_of(m)
+        for m in module_level_closure(MEASURES)
+        if not distributions_of(m) & core
+    }
     assert not gaps, f"the measures import modules of undeclared packages: {gaps}"
 
 
 def test_every_library_import_is_declared():
-    allowed = {canonicalize_name(r.name) for extra in (None, "gpu", "workflow")
-               for r in declared(extra)}
-    gaps = [f"{path.name}: {module}" for path in sorted(LIBRARY.glob("*.py"))
-            for module in every_import(path) if not distributions_of(module) & allowed]
+    allowed = {
+        canonicalize_name(r.name) for extra in (None, "gpu", "workflow") for r in declared(extra)
+    }
+    gaps = [
+        f"{path.name}: {module}"
+        for path in sorted(LIBRARY.glob("*.py"))
+        for module in every_import(path)
+        if not distributions_of(module) & allowed
+    ]
     assert not gaps, gaps
 
 
 def run_python(code: str, python: str | Path = sys.executable, **kwargs):
-    proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
-                          timeout=300, **kwargs)
+    proc = subprocess.run(
+        [str(python), "-c", code], capture_output=True, text=True, timeout=300, **kwargs
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc.stdout
 
@@ -156,8 +166,12 @@ print(json.dumps({"bare": bare, "help": help_, "measures": measures}), file=sys.
 def test_import_footprint():
     """`import userfair` and `userfair evaluate --help` load no numpy/pandas; the measures'
     modules load none of the workflow's packages (even where they are installed)."""
-    proc = subprocess.run([sys.executable, "-c", FOOTPRINT % WORKFLOW_ONLY],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", FOOTPRINT % WORKFLOW_ONLY],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     found = json.loads(proc.stderr.strip().splitlines()[-1])
     assert found == {"bare": [], "help": [], "measures": []}, found
@@ -201,22 +215,44 @@ def frames_and_files(tmp_path):
     valid = pd.DataFrame({"user_id": ["u003", "u007"], "item_id": ["v000", "i001"]})
     last = topk.index[(topk.user_id == "u004") & (topk["rank"] == 10)]
     topk.loc[last, "item_id"] = "v000"  # an item known only from the validation split
-    genres = pd.DataFrame({"item_id": sorted(item_genres),
-                           "genre": [" ".join(sorted(item_genres[i])) for i in sorted(item_genres)]})
+    genres = pd.DataFrame(
+        {
+            "item_id": sorted(item_genres),
+            "genre": [" ".join(sorted(item_genres[i])) for i in sorted(item_genres)],
+        }
+    )
     write_inter(train, tmp_path / "d.train.inter")
     write_inter(valid, tmp_path / "d.valid.inter")
     write_inter(test, tmp_path / "d.test.inter")
     topk.to_parquet(tmp_path / "topk.parquet")
     write_item_file(tmp_path / "d.item", item_genres)
-    return {"train": train, "test": test, "topk": topk, "valid": valid, "genres": genres,
-            "item_genres": item_genres, "path": tmp_path}
+    return {
+        "train": train,
+        "test": test,
+        "topk": topk,
+        "valid": valid,
+        "genres": genres,
+        "item_genres": item_genres,
+        "path": tmp_path,
+    }
 
 
 def file_args(path: Path, *extra: str) -> list[str]:
-    return ["evaluate", "--train", str(path / "d.train.inter"), "--test",
-            str(path / "d.test.inter"), "--valid", str(path / "d.valid.inter"), "--topk",
-            str(path / "topk.parquet"), "--item-features", str(path / "d.item"), "--json",
-            *extra]
+    return [
+        "evaluate",
+        "--train",
+        str(path / "d.train.inter"),
+        "--test",
+        str(path / "d.test.inter"),
+        "--valid",
+        str(path / "d.valid.inter"),
+        "--topk",
+        str(path / "topk.parquet"),
+        "--item-features",
+        str(path / "d.item"),
+        "--json",
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize("gamma", [1.0, 0.5])
@@ -240,8 +276,12 @@ def test_item_features_as_a_dataframe(frames_and_files):
     from_file = read_genres(data["path"] / "d.item", inputs.items)
     as_strings = read_genres(data["genres"], inputs.items)
     as_lists = read_genres(
-        pd.DataFrame({"item_id": list(data["item_genres"]),
-                      "genres": [sorted(g) or None for g in data["item_genres"].values()]}),
+        pd.DataFrame(
+            {
+                "item_id": list(data["item_genres"]),
+                "genres": [sorted(g) or None for g in data["item_genres"].values()],
+            }
+        ),
         inputs.items,
     )
     for matrix in (as_strings, as_lists):
@@ -257,8 +297,9 @@ def test_evaluate_frames_forwards_options_and_reports_bad_input(frames_and_files
     frames = (data["train"], data["test"], data["topk"])
     inputs = load_inputs(*frames, valid=data["valid"])
     expected = evaluate(inputs, epsilon=0.2, block_size=5, device="cpu")
-    got = userfair.evaluate_frames(*frames, valid=data["valid"], epsilon=0.2, block_size=5,
-                                   device="cpu")
+    got = userfair.evaluate_frames(
+        *frames, valid=data["valid"], epsilon=0.2, block_size=5, device="cpu"
+    )
     assert all(close(got[key], expected[key]) for key in KEYS)
     with pytest.raises(TypeError):
         userfair.evaluate_frames(*frames, valid=data["valid"], no_such_option=1)
@@ -316,8 +357,7 @@ def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
     assert metadata["Description-Content-Type"] == "text/markdown"
     requires = {str(Requirement(r)) for r in metadata.get_all("Requires-Dist")}
     wanted = {str(r) for r in declared()}
-    wanted |= {f'{r}; extra == "{extra}"' for extra in ("gpu", "workflow")
-               for r in declared(extra)}
+    wanted |= {f'{r}; extra == "{extra}"' for extra in ("gpu", "workflow") for r in declared(extra)}
     assert requires == wanted
     assert "userfair = userfair.cli:main" in entry_points
 
@@ -333,8 +373,9 @@ def fresh_venv(dists, tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("fresh-venv")
     # This environment's pip installs into the new one (--python): no ensurepip, and no
     # .pyc compilation of numpy/scipy/pandas up front (the slow part on a busy machine).
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")],
-                   check=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True, timeout=300
+    )
     python = root / "venv" / "bin" / "python"
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install",
@@ -353,8 +394,9 @@ def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_
         python,
     )  # fmt: skip
     assert absent.strip() == "[]", f"the fresh environment holds {absent}"
-    installed = run_python("import userfair, os; print(os.path.dirname(userfair.__file__))",
-                           python, cwd=fresh_venv)
+    installed = run_python(
+        "import userfair, os; print(os.path.dirname(userfair.__file__))", python, cwd=fresh_venv
+    )
     assert Path(installed.strip()).is_relative_to(fresh_venv), installed
 
     start = time.perf_counter()
@@ -364,8 +406,12 @@ def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_
 
     # Default device (auto: numpy without torch), UF through numba, genres from the .item file.
     data = frames_and_files
-    proc = subprocess.run([str(command), *file_args(data["path"], "--gamma", "0.5")],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(command), *file_args(data["path"], "--gamma", "0.5")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     printed = json.loads(proc.stdout)
     here = evaluate(
@@ -377,12 +423,17 @@ def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_
     for key in KEYS:
         assert close(printed[key], here[key]), (key, printed[key], here[key])
 
-    proc = subprocess.run([str(command), *file_args(data["path"], "--device", "torch-cpu")],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(command), *file_args(data["path"], "--device", "torch-cpu")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 2 and "needs torch" in proc.stderr, proc.stderr[-4000:]
 
-    footprint = subprocess.run([str(python), "-c", FOOTPRINT % WORKFLOW_ONLY],
-                               capture_output=True, text=True, timeout=300)
+    footprint = subprocess.run(
+        [str(python), "-c", FOOTPRINT % WORKFLOW_ONLY], capture_output=True, text=True, timeout=300
+    )
     assert footprint.returncode == 0, footprint.stderr[-4000:]
     found = json.loads(footprint.stderr.strip().splitlines()[-1])
     assert found == {"bare": [], "help": [], "measures": []}, found

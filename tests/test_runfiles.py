@@ -8,12 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from measures_data import random_split
 from userfair.cli import main
 from userfair.evaluate import KEYS, evaluate
 from userfair.inputs import load_inputs
 from userfair.io import InputError, write_inter
 from userfair.runfiles import read_run
+
+from measures_data import random_split
 
 
 @pytest.fixture()

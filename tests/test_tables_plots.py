@@ -237,8 +237,14 @@ def test_scores_ci_table(tmp_path):
     summary.loc[(summary.model == "NCL") & (summary.measure == "UF"), ["low", "high"]] = np.nan
     conventions = evaluate.conventions("precision", 0.05, 1.0)
     frame = tables.write_scores_ci(
-        summary, ["ml-100k"], MODELS, tmp_path / "c.csv", tmp_path / "c.tex", conventions,
-        0.95, 1000,
+        summary,
+        ["ml-100k"],
+        MODELS,
+        tmp_path / "c.csv",
+        tmp_path / "c.tex",
+        conventions,
+        0.95,
+        1000,
     )
     row = summary[(summary.model == "BPR") & (summary.measure == "PEU")].iloc[0]
     assert frame.loc["PEU", ["BPR", "BPR low", "BPR high"]].tolist() == pytest.approx(

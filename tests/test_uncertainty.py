@@ -9,14 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import reference as ref
-from measures_data import python_views, random_split, write_item_file
 from userfair import agreement, uncertainty
 from userfair.cli import main
 from userfair.evaluate import KEYS, evaluate
 from userfair.inputs import load_inputs
 from userfair.io import write_inter
 from userfair.tables import MEASURES
+
+import reference as ref
+from measures_data import python_views, random_split, write_item_file
 
 K = 10
 
@@ -68,7 +69,12 @@ def test_every_resample_equals_the_materialised_loop(split, utility, gamma):
             list(w), lists, relevant, all_train, cos, jacc, sim_uf, K, utility=utility
         )
         for key in KEYS:
-            assert close(frame.loc[b, key], expected[key]), (b, key, frame.loc[b, key], expected[key])
+            assert close(frame.loc[b, key], expected[key]), (
+                b,
+                key,
+                frame.loc[b, key],
+                expected[key],
+            )
 
 
 @pytest.mark.parametrize("utility", ["precision", "ideal"])

@@ -8,9 +8,10 @@ import shutil
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, make_workdir, snakemake
 
 from userfair.tables import MEASURES
+
+from conftest import REPO, make_workdir, snakemake
 
 MODELS = ["UserKNN", "ItemKNN", "BPR"]  # >= 3 so that Kendall tau says something
 FIGURES = ["agreement", "relevance", "similarity", "extreme", "gamma_models", "gamma_relevance"]

@@ -4,5 +4,9 @@ from userfair.download import fetch
 from userfair.joblog import job_log
 
 with job_log(snakemake):
-    fetch(snakemake.wildcards.dataset, snakemake.output[0], url=snakemake.params.url,
-          sha256=snakemake.params.sha256)
+    fetch(
+        snakemake.wildcards.dataset,
+        snakemake.output[0],
+        url=snakemake.params.url,
+        sha256=snakemake.params.sha256,
+    )

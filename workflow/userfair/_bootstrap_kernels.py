@@ -18,7 +18,10 @@ import numpy as np
 
 @numba.njit(cache=True, parallel=True)
 def max_envy_resamples(
-    indptr: np.ndarray, columns: np.ndarray, values: np.ndarray, weights: np.ndarray,
+    indptr: np.ndarray,
+    columns: np.ndarray,
+    values: np.ndarray,
+    weights: np.ndarray,
     epsilon: float,
 ):
     """Per resample b (rows of ``weights``, (B, m) multiplicities):
@@ -53,8 +56,12 @@ def max_envy_resamples(
 
 @numba.njit(cache=True, parallel=True)
 def threshold_prefix_sums(
-    first: np.ndarray, second: np.ndarray, similarity: np.ndarray, values: np.ndarray,
-    weights: np.ndarray, thresholds: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    similarity: np.ndarray,
+    values: np.ndarray,
+    weights: np.ndarray,
+    thresholds: np.ndarray,
 ) -> np.ndarray:
     """Per resample b: sum over the candidate pairs j with ``similarity[j] >= thresholds[b]``
     of w_b[first[j]] * w_b[second[j]] * values[j]. The pairs are sorted by ``similarity``

@@ -67,33 +67,61 @@ RECBOLE_URL = "https://recbole.s3-accelerate.amazonaws.com/ProcessedDatasets"
 
 CATALOGUE: dict[str, Dataset] = {
     "ml-100k": Dataset(
-        "ml-100k", "recbole-embedded", rating_column="rating", timestamp_column="timestamp",
+        "ml-100k",
+        "recbole-embedded",
+        rating_column="rating",
+        timestamp_column="timestamp",
         genre_columns=("class",),
     ),
     "lastfm": Dataset(
-        "lastfm", "recbole-archive", item_columns=("artist_id", "item_id"),
+        "lastfm",
+        "recbole-archive",
+        item_columns=("artist_id", "item_id"),
         url=f"{RECBOLE_URL}/LastFM/lastfm.zip",
     ),
     "ml-10m": Dataset(
-        "ml-10m", "recbole-archive", rating_column="rating", timestamp_column="timestamp",
+        "ml-10m",
+        "recbole-archive",
+        rating_column="rating",
+        timestamp_column="timestamp",
         genre_columns=("genre", "class", "type", "genres"),
-        url=f"{RECBOLE_URL}/MovieLens/ml-10m.zip", mem_mb=12000,
+        url=f"{RECBOLE_URL}/MovieLens/ml-10m.zip",
+        mem_mb=12000,
     ),
     "ml-20m": Dataset(
-        "ml-20m", "recbole-archive", rating_column="rating", timestamp_column="timestamp",
+        "ml-20m",
+        "recbole-archive",
+        rating_column="rating",
+        timestamp_column="timestamp",
         genre_columns=("genre", "class", "type", "genres"),
-        url=f"{RECBOLE_URL}/MovieLens/ml-20m.zip", mem_mb=24000,
+        url=f"{RECBOLE_URL}/MovieLens/ml-20m.zip",
+        mem_mb=24000,
     ),
     "qk-video": Dataset(
-        "qk-video", "tenrec", feedback_column="share", format="csv", feedback_equals=1,
-        default_path=f"{RAW_DIR}/qk-video/QK-video.csv", mem_mb=32000,
+        "qk-video",
+        "tenrec",
+        feedback_column="share",
+        format="csv",
+        feedback_equals=1,
+        default_path=f"{RAW_DIR}/qk-video/QK-video.csv",
+        mem_mb=32000,
     ),
 }
 
 FORMATS = ("recbole", "csv", "tsv", "parquet")
 #: The keys of one custom_datasets entry (config.schema.yaml describes each).
-CUSTOM_KEYS = ("path", "url", "sha256", "format", "separator", "columns", "genre_separator",
-               "min_rating", "feedback", "mem_mb")
+CUSTOM_KEYS = (
+    "path",
+    "url",
+    "sha256",
+    "format",
+    "separator",
+    "columns",
+    "genre_separator",
+    "min_rating",
+    "feedback",
+    "mem_mb",
+)
 COLUMN_KEYS = ("user", "item", "rating", "timestamp", "genres")
 
 
@@ -108,48 +136,66 @@ def declare(name: str, spec: dict) -> Dataset:
     if unknown:
         raise InputError(f"{where}: unknown key(s) {unknown} (allowed: {', '.join(CUSTOM_KEYS)})")
     if bool(spec.get("path")) == bool(spec.get("url")):
-        raise InputError(f"{where}: give exactly one of 'path' (a local file or folder) and "
-                         "'url' (a download address)")
+        raise InputError(
+            f"{where}: give exactly one of 'path' (a local file or folder) and "
+            "'url' (a download address)"
+        )
     format = spec.get("format") or _format_of(spec.get("path") or spec.get("url"), where)
     if format not in FORMATS:
         raise InputError(f"{where}.format: {format!r} is not one of {', '.join(FORMATS)}")
     columns = dict(spec.get("columns") or {})
     unknown = sorted(set(columns) - set(COLUMN_KEYS))
     if unknown:
-        raise InputError(f"{where}.columns: unknown key(s) {unknown} (allowed: "
-                         f"{', '.join(COLUMN_KEYS)})")
+        raise InputError(
+            f"{where}.columns: unknown key(s) {unknown} (allowed: {', '.join(COLUMN_KEYS)})"
+        )
     for key in ("user", "item"):
         if not columns.get(key):
-            raise InputError(f"{where}.columns.{key}: required (the name of the file's {key} "
-                             "column)")
+            raise InputError(
+                f"{where}.columns.{key}: required (the name of the file's {key} column)"
+            )
     feedback = spec.get("feedback")
     min_rating = spec.get("min_rating")
     if feedback is not None and min_rating is not None:
-        raise InputError(f"{where}: 'min_rating' and 'feedback' exclude each other (an "
-                         "interaction is either a rating >= min_rating or a feedback value)")
+        raise InputError(
+            f"{where}: 'min_rating' and 'feedback' exclude each other (an "
+            "interaction is either a rating >= min_rating or a feedback value)"
+        )
     if min_rating is not None and not columns.get("rating"):
-        raise InputError(f"{where}.columns.rating: required by min_rating (the ratings that "
-                         ">= min_rating become interactions)")
+        raise InputError(
+            f"{where}.columns.rating: required by min_rating (the ratings that "
+            ">= min_rating become interactions)"
+        )
     if columns.get("rating") and min_rating is None:
-        raise InputError(f"{where}.min_rating: columns.rating is named but min_rating is not "
-                         "set; set min_rating (ratings >= it become interactions) or drop "
-                         "columns.rating (every row is an interaction)")
-    if feedback is not None and (not isinstance(feedback, dict) or set(feedback) != {"column",
-                                                                                     "equals"}):
-        raise InputError(f"{where}.feedback: expected {{column: NAME, equals: VALUE}}, got "
-                         f"{feedback!r}")
+        raise InputError(
+            f"{where}.min_rating: columns.rating is named but min_rating is not "
+            "set; set min_rating (ratings >= it become interactions) or drop "
+            "columns.rating (every row is an interaction)"
+        )
+    if feedback is not None and (
+        not isinstance(feedback, dict) or set(feedback) != {"column", "equals"}
+    ):
+        raise InputError(
+            f"{where}.feedback: expected {{column: NAME, equals: VALUE}}, got {feedback!r}"
+        )
     separator = spec.get("separator")
     if separator is not None and format in ("recbole", "parquet"):
         raise InputError(f"{where}.separator: only text formats (csv, tsv) take a separator")
     return Dataset(
-        name, "custom",
-        user_column=columns["user"], item_columns=(columns["item"],),
-        rating_column=columns.get("rating"), timestamp_column=columns.get("timestamp"),
+        name,
+        "custom",
+        user_column=columns["user"],
+        item_columns=(columns["item"],),
+        rating_column=columns.get("rating"),
+        timestamp_column=columns.get("timestamp"),
         genre_columns=(columns["genres"],) if columns.get("genres") else (),
         feedback_column=feedback["column"] if feedback else None,
         feedback_equals=feedback["equals"] if feedback else "1",
-        url=spec.get("url") or "", default_path=spec.get("path") or "",
-        mem_mb=int(spec.get("mem_mb") or 4000), format=format, separator=separator,
+        url=spec.get("url") or "",
+        default_path=spec.get("path") or "",
+        mem_mb=int(spec.get("mem_mb") or 4000),
+        format=format,
+        separator=separator,
         min_rating=None if min_rating is None else float(min_rating),
         genre_separator=spec.get("genre_separator") or ("|" if format != "recbole" else " "),
     )
@@ -157,15 +203,24 @@ def declare(name: str, spec: dict) -> Dataset:
 
 def _format_of(location: str, where: str) -> str:
     """The format a file name implies: .csv, .tsv/.txt/.dat, .parquet, .inter/.zip/folder."""
-    suffixes = {".csv": "csv", ".tsv": "tsv", ".txt": "tsv", ".dat": "tsv",
-                ".parquet": "parquet", ".inter": "recbole", ".zip": "recbole"}
+    suffixes = {
+        ".csv": "csv",
+        ".tsv": "tsv",
+        ".txt": "tsv",
+        ".dat": "tsv",
+        ".parquet": "parquet",
+        ".inter": "recbole",
+        ".zip": "recbole",
+    }
     path = Path(location.split("?")[0])
     if path.suffix.lower() in suffixes:
         return suffixes[path.suffix.lower()]
     if not path.suffix and Path(location).is_dir():
         return "recbole"
-    raise InputError(f"{where}.format: cannot tell the format of {location!r} from its name; "
-                     f"set format to one of {', '.join(FORMATS)}")
+    raise InputError(
+        f"{where}.format: cannot tell the format of {location!r} from its name; "
+        f"set format to one of {', '.join(FORMATS)}"
+    )
 
 
 def resolve(name: str, custom_datasets: dict | None = None) -> Dataset:
@@ -194,8 +249,11 @@ def get(name: str) -> Dataset:
 def options_of(name: str, dataset_options: dict | None) -> dict:
     """The config's ``dataset_options`` of ``name`` with every key present (empty = unset)."""
     given = (dataset_options or {}).get(name) or {}
-    return {"url": given.get("url", ""), "sha256": given.get("sha256", ""),
-            "path": given.get("path", "")}
+    return {
+        "url": given.get("url", ""),
+        "sha256": given.get("sha256", ""),
+        "path": given.get("path", ""),
+    }
 
 
 def _dataset(dataset: str | Dataset) -> Dataset:
@@ -234,8 +292,11 @@ def raw_source(dataset: str | Dataset, dataset_options: dict | None = None) -> s
 def needs_download(dataset: str | Dataset, dataset_options: dict | None = None) -> bool:
     """True when the workflow fetches the dataset itself (no ``path`` and not Tenrec)."""
     dataset = _dataset(dataset)
-    return (dataset.source != "tenrec" and not dataset.default_path
-            and not options_of(dataset.name, dataset_options)["path"])
+    return (
+        dataset.source != "tenrec"
+        and not dataset.default_path
+        and not options_of(dataset.name, dataset_options)["path"]
+    )
 
 
 def tracked_raw_input(dataset: str | Dataset, dataset_options: dict | None = None) -> list[str]:

@@ -49,12 +49,15 @@ class RawSource:
             self.path, self.archive = self.path.parent, None
         elif zipfile.is_zipfile(self.path):
             with zipfile.ZipFile(self.path) as archive:
-                self.names = [n for n in archive.namelist()
-                              if not n.endswith("/") and "__MACOSX" not in n]
+                self.names = [
+                    n for n in archive.namelist() if not n.endswith("/") and "__MACOSX" not in n
+                ]
             self.archive = self.path
         elif self.path.exists():
-            raise InputError(f"{self.path}: expected a folder of RecBole atomic files or a zip "
-                             "archive of them, found neither (not a zip, or a truncated one)")
+            raise InputError(
+                f"{self.path}: expected a folder of RecBole atomic files or a zip "
+                "archive of them, found neither (not a zip, or a truncated one)"
+            )
         else:
             raise InputError(f"{self.path}: not found")
 
@@ -98,22 +101,33 @@ def _require(header: dict[str, str], names: tuple[str, ...], label: str) -> str:
     for name in names:
         if name in header:
             return name
-    raise InputError(f"{label}: missing column '{' or '.join(names)}' "
-                     f"(header: {' '.join(header.values())})")
+    raise InputError(
+        f"{label}: missing column '{' or '.join(names)}' (header: {' '.join(header.values())})"
+    )
 
 
-def _read_atomic(source: RawSource, member: str, fields: dict[str, str],
-                 numeric: tuple[str, ...]) -> pd.DataFrame:
+def _read_atomic(
+    source: RawSource, member: str, fields: dict[str, str], numeric: tuple[str, ...]
+) -> pd.DataFrame:
     """Read the atomic-file columns ``fields`` (raw name -> our name) of ``member``."""
     label = source.label(member)
     header = _atomic_header(source, member)
     cells = [header[name] for name in fields]
     # numbers are read as text and parsed below, so that a bad value is reported by name
-    dtypes = {cell: ("category" if name in ("user_id", "item_id") else str)
-              for cell, name in zip(cells, fields.values())}
+    dtypes = {
+        cell: ("category" if name in ("user_id", "item_id") else str)
+        for cell, name in zip(cells, fields.values())
+    }
     with source.open(member) as handle:
-        frame = pd.read_csv(handle, sep="\t", usecols=cells, dtype=dtypes, quoting=csv.QUOTE_NONE,
-                            keep_default_na=False, encoding_errors="replace")
+        frame = pd.read_csv(
+            handle,
+            sep="\t",
+            usecols=cells,
+            dtype=dtypes,
+            quoting=csv.QUOTE_NONE,
+            keep_default_na=False,
+            encoding_errors="replace",
+        )
     frame = frame[cells]
     frame.columns = list(fields.values())
     for name in numeric:
@@ -126,8 +140,10 @@ def _to_number(column: pd.Series, label: str, field: str) -> pd.Series:
     bad = values.isna()
     if bad.any():
         row = int(np.argmax(bad.to_numpy()))
-        raise InputError(f"{label}: column '{field}' must be numeric; data row {row + 1} "
-                         f"holds {column.iloc[row]!r}")
+        raise InputError(
+            f"{label}: column '{field}' must be numeric; data row {row + 1} "
+            f"holds {column.iloc[row]!r}"
+        )
     return values.astype("float64")
 
 
@@ -139,16 +155,22 @@ def read_interactions(dataset: str | Dataset, path: str | os.PathLike) -> pd.Dat
     the rows where it equals the declared value."""
     dataset = dataset if isinstance(dataset, Dataset) else catalogue.get(dataset)
     table = _Table(dataset, path)
-    fields = {table.column(dataset.user_column, "user"): "user_id",
-              table.column(dataset.item_columns, "item"): "item_id"}
-    for column, ours, key in ((dataset.rating_column, "rating", "rating"),
-                              (dataset.timestamp_column, "timestamp", "timestamp"),
-                              (dataset.feedback_column, "feedback", "feedback.column")):
+    fields = {
+        table.column(dataset.user_column, "user"): "user_id",
+        table.column(dataset.item_columns, "item"): "item_id",
+    }
+    for column, ours, key in (
+        (dataset.rating_column, "rating", "rating"),
+        (dataset.timestamp_column, "timestamp", "timestamp"),
+        (dataset.feedback_column, "feedback", "feedback.column"),
+    ):
         if column:
             fields[table.column(column, key)] = ours
     frame = _keep_feedback(table.read(fields), dataset, table.label)
-    for name, column in (("rating", dataset.rating_column),
-                         ("timestamp", dataset.timestamp_column)):
+    for name, column in (
+        ("rating", dataset.rating_column),
+        ("timestamp", dataset.timestamp_column),
+    ):
         if name in frame:
             frame[name] = _to_number(frame[name], table.label, column)
     log.info("read %d interactions from %s", len(frame), table.label)
@@ -171,8 +193,9 @@ class _Table:
         if not self.path.exists():
             if dataset.source == "tenrec":
                 raise InputError(f"{path}: not found. " + catalogue.tenrec_help(path))
-            raise InputError(f"{path}: not found (the raw files of {dataset.name}; config "
-                             f"{_path_key(dataset)})")
+            raise InputError(
+                f"{path}: not found (the raw files of {dataset.name}; config {_path_key(dataset)})"
+            )
         self.separator = None
         if dataset.format == "recbole":
             self.source = RawSource(path)
@@ -207,8 +230,10 @@ class _Table:
             if key.startswith("feedback"):
                 message = message.replace(".columns.feedback.column", ".feedback.column")
             if self.separator is not None and len(self.header) == 1:
-                message += (f"; the header is one field when split on {self.separator!r}: is "
-                            f"custom_datasets.{self.dataset.name}.separator right?")
+                message += (
+                    f"; the header is one field when split on {self.separator!r}: is "
+                    f"custom_datasets.{self.dataset.name}.separator right?"
+                )
             raise InputError(message) from None
 
     def read(self, fields: dict[str, str]) -> pd.DataFrame:
@@ -228,7 +253,8 @@ class _Table:
                 parse_options=pacsv.ParseOptions(delimiter=self.separator),
                 convert_options=pacsv.ConvertOptions(
                     include_columns=list(fields),
-                    column_types={name: pa.string() for name in fields}),
+                    column_types={name: pa.string() for name in fields},
+                ),
             )
             batches, rows = [], 0
             for batch in reader:
@@ -256,8 +282,14 @@ def _keep_feedback(frame: pd.DataFrame, dataset: Dataset, label: str) -> pd.Data
         keep = _to_number(values, label, dataset.feedback_column) == float(wanted)
     else:
         keep = values == str(wanted)
-    log.info("%s: %d of %d rows have %s == %s", label, int(keep.sum()), len(frame),
-             dataset.feedback_column, wanted)
+    log.info(
+        "%s: %d of %d rows have %s == %s",
+        label,
+        int(keep.sum()),
+        len(frame),
+        dataset.feedback_column,
+        wanted,
+    )
     return frame[keep.to_numpy()].drop(columns="feedback")
 
 
@@ -271,24 +303,33 @@ def read_genres(dataset: str | Dataset, path: str | os.PathLike) -> pd.DataFrame
         raise InputError(f"dataset '{dataset.name}' has no item genres")
     if dataset.source == "custom":
         table = _Table(dataset, path)
-        fields = {table.column(dataset.item_columns, "item"): "item_id",
-                  table.column(dataset.genre_columns, "genres"): "genre"}
+        fields = {
+            table.column(dataset.item_columns, "item"): "item_id",
+            table.column(dataset.genre_columns, "genres"): "genre",
+        }
         frame = table.read(fields).drop_duplicates("item_id", keep="first")
         genres = frame["genre"].astype(str).str.split(dataset.genre_separator, regex=False)
-        joined = genres.map(lambda parts: " ".join(p.strip().replace(" ", "_") for p in parts
-                                                   if p.strip() and p.strip() != NO_GENRE))
-        return pd.DataFrame({"item_id": frame["item_id"].astype(str).to_numpy(),
-                             "genre": joined.to_numpy()})
+        joined = genres.map(
+            lambda parts: " ".join(
+                p.strip().replace(" ", "_") for p in parts if p.strip() and p.strip() != NO_GENRE
+            )
+        )
+        return pd.DataFrame(
+            {"item_id": frame["item_id"].astype(str).to_numpy(), "genre": joined.to_numpy()}
+        )
     source = RawSource(path)
     member = source.member(dataset.name, ".item")
     label = source.label(member)
     header = _atomic_header(source, member)
-    fields = {_require(header, ("item_id",), label): "item_id",
-              _require(header, dataset.genre_columns, label): "genre"}
+    fields = {
+        _require(header, ("item_id",), label): "item_id",
+        _require(header, dataset.genre_columns, label): "genre",
+    }
     frame = _read_atomic(source, member, fields, ())
     genre = frame["genre"].astype(str).str.replace(NO_GENRE, "", regex=False)
-    return pd.DataFrame({"item_id": frame["item_id"].astype(str),
-                         "genre": genre.str.split().str.join(" ")})
+    return pd.DataFrame(
+        {"item_id": frame["item_id"].astype(str), "genre": genre.str.split().str.join(" ")}
+    )
 
 
 # --- preprocessing (steps 1-3) -------------------------------------------------------
@@ -347,8 +388,9 @@ def split_sizes(n: int, valid_share: float, test_share: float) -> tuple[int, int
     return n - n_valid - n_test, n_valid, n_test
 
 
-def split_globally(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: float,
-                   test_share: float) -> dict[str, pd.DataFrame]:
+def split_globally(
+    frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: float, test_share: float
+) -> dict[str, pd.DataFrame]:
     """Step 4: all interactions, not per user, into train/valid/test.
 
     Temporal: a stable sort by timestamp of the frame in file order (ties keep file
@@ -360,8 +402,11 @@ def split_globally(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_shar
         order = np.random.default_rng(seed).permutation(len(frame))
     n_train, n_valid, _ = split_sizes(len(frame), valid_share, test_share)
     rows = frame.iloc[order]
-    return {"train": rows.iloc[:n_train], "valid": rows.iloc[n_train:n_train + n_valid],
-            "test": rows.iloc[n_train + n_valid:]}
+    return {
+        "train": rows.iloc[:n_train],
+        "valid": rows.iloc[n_train : n_train + n_valid],
+        "test": rows.iloc[n_train + n_valid :],
+    }
 
 
 def ratio_split_counts(n: np.ndarray, ratios: tuple[float, float, float]) -> np.ndarray:
@@ -385,16 +430,16 @@ def ratio_split_counts(n: np.ndarray, ratios: tuple[float, float, float]) -> np.
     return counts
 
 
-def split_per_user(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: float,
-                   test_share: float) -> dict[str, pd.DataFrame]:
+def split_per_user(
+    frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: float, test_share: float
+) -> dict[str, pd.DataFrame]:
     """Each user's interactions into train/valid/test in the ratio
     ``1 - valid_share - test_share : valid_share : test_share``, RecBole's ratio split: by
     time when the dataset has timestamps (a stable sort, so equal timestamps keep file
     order), else in an order drawn with ``seed``; the user's earliest go to train."""
     users = pd.factorize(frame["user_id"].astype(str))[0]
     if temporal:
-        within = np.argsort(np.argsort(frame["timestamp"].to_numpy(), kind="stable"),
-                            kind="stable")
+        within = np.argsort(np.argsort(frame["timestamp"].to_numpy(), kind="stable"), kind="stable")
     else:
         within = np.random.default_rng(seed).permutation(len(frame))
     order = np.lexsort((within, users))
@@ -414,42 +459,64 @@ def split_per_user(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_shar
 PROTOCOLS = ("global", "per-user")
 
 
-def drop_users_with_few_train(splits: dict[str, pd.DataFrame],
-                              min_train: int) -> dict[str, pd.DataFrame]:
+def drop_users_with_few_train(
+    splits: dict[str, pd.DataFrame], min_train: int
+) -> dict[str, pd.DataFrame]:
     """Step 5: users with < ``min_train`` train interactions leave all three splits."""
     counts = splits["train"]["user_id"].astype(str).value_counts()
     kept = set(counts.index[counts >= min_train])
     return {name: part[part["user_id"].astype(str).isin(kept)] for name, part in splits.items()}
 
 
-def make_splits(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: float,
-                test_share: float, min_train: int, label: str = "",
-                protocol: str = "global") -> dict[str, pd.DataFrame]:
+def make_splits(
+    frame: pd.DataFrame,
+    *,
+    temporal: bool,
+    seed: int,
+    valid_share: float,
+    test_share: float,
+    min_train: int,
+    label: str = "",
+    protocol: str = "global",
+) -> dict[str, pd.DataFrame]:
     """Steps 4-5 of the ``global`` protocol (the paper's), or the ``per-user`` ratio split
     (every user with a test interaction is evaluated: no user is dropped afterwards); an
     error naming ``label`` when no user is left with test interactions."""
     if protocol == "global":
-        splits = split_globally(frame, temporal=temporal, seed=seed, valid_share=valid_share,
-                                test_share=test_share)
+        splits = split_globally(
+            frame, temporal=temporal, seed=seed, valid_share=valid_share, test_share=test_share
+        )
         splits = drop_users_with_few_train(splits, min_train)
     elif protocol == "per-user":
-        splits = split_per_user(frame, temporal=temporal, seed=seed, valid_share=valid_share,
-                                test_share=test_share)
+        splits = split_per_user(
+            frame, temporal=temporal, seed=seed, valid_share=valid_share, test_share=test_share
+        )
     else:
         raise ValueError(f"unknown split protocol {protocol!r}; expected one of {PROTOCOLS}")
     if splits["test"].empty:
-        why = (f"no user has both >= {min_train} train and >= 1 test interactions"
-               if protocol == "global" else "no user has enough interactions for a test one")
-        raise InputError(f"{label or 'split'}: no test users are left (field 'user_id': {why}); "
-                         "the data is too small or too sparse for this split")
-    return {name: part[[c for c in ("user_id", "item_id", "timestamp") if c in part]]
-            for name, part in splits.items()}
+        why = (
+            f"no user has both >= {min_train} train and >= 1 test interactions"
+            if protocol == "global"
+            else "no user has enough interactions for a test one"
+        )
+        raise InputError(
+            f"{label or 'split'}: no test users are left (field 'user_id': {why}); "
+            "the data is too small or too sparse for this split"
+        )
+    return {
+        name: part[[c for c in ("user_id", "item_id", "timestamp") if c in part]]
+        for name, part in splits.items()
+    }
 
 
 def as_written(part: pd.DataFrame) -> pd.DataFrame:
     """Interactions as written to files: string ids, integral timestamps as integers."""
-    out = pd.DataFrame({"user_id": part["user_id"].astype(str).to_numpy(),
-                        "item_id": part["item_id"].astype(str).to_numpy()})
+    out = pd.DataFrame(
+        {
+            "user_id": part["user_id"].astype(str).to_numpy(),
+            "item_id": part["item_id"].astype(str).to_numpy(),
+        }
+    )
     if "timestamp" in part:
         stamps = part["timestamp"].to_numpy()
         integral = len(stamps) and np.all(np.mod(stamps, 1) == 0)
@@ -463,8 +530,9 @@ def as_written(part: pd.DataFrame) -> pd.DataFrame:
 def split_item_genres(genres: pd.DataFrame, splits: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """The genres of the items in the split (in the .item file's order; an item that the
     .item file lacks gets no genre)."""
-    items = pd.unique(np.concatenate([part["item_id"].astype(str).to_numpy()
-                                      for part in splits.values()]))
+    items = pd.unique(
+        np.concatenate([part["item_id"].astype(str).to_numpy() for part in splits.values()])
+    )
     genres = genres.drop_duplicates("item_id", keep="first")
     known = genres[genres["item_id"].isin(set(items))]
     missing = sorted(set(items) - set(known["item_id"]))
@@ -491,8 +559,13 @@ def dataset_stats(preprocessed: pd.DataFrame, splits: dict[str, pd.DataFrame]) -
     items = int(preprocessed["item_id"].astype(str).nunique())
     interactions = len(preprocessed)
     sparsity = 100.0 * (1.0 - interactions / (users * items)) if users and items else float("nan")
-    stats = {"users": users, "items": items, "interactions": interactions, "sparsity": sparsity,
-             "test_users": int(splits["test"]["user_id"].astype(str).nunique())}
+    stats = {
+        "users": users,
+        "items": items,
+        "interactions": interactions,
+        "sparsity": sparsity,
+        "test_users": int(splits["test"]["user_id"].astype(str).nunique()),
+    }
     stats.update({name: len(splits[name]) for name in SPLITS})
     assert tuple(stats) == STATS_KEYS
     return stats
@@ -500,10 +573,16 @@ def dataset_stats(preprocessed: pd.DataFrame, splits: dict[str, pd.DataFrame]) -
 
 # Column titles of Table 1 (no '#': the booktabs writer does not escape it).
 TABLE1_COLUMNS = {
-    "users": "users", "test_users": "test users", "items": "items",
-    "interactions": "interactions", "sparsity": "sparsity (%)",
-    "train": "train", "valid": "valid", "test": "test",
-    "split_users": "users in split", "split_items": "items in split",
+    "users": "users",
+    "test_users": "test users",
+    "items": "items",
+    "interactions": "interactions",
+    "sparsity": "sparsity (%)",
+    "train": "train",
+    "valid": "valid",
+    "test": "test",
+    "split_users": "users in split",
+    "split_items": "items in split",
 }
 
 

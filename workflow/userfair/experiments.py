@@ -17,8 +17,8 @@ import scipy.sparse as sp
 from scipy.stats import skew
 
 from . import effectiveness, fairness, similarity
-from .io import atomic_path, read_inter
 from .inputs import Inputs, load_inputs
+from .io import atomic_path, read_inter
 
 log = logging.getLogger(__name__)
 

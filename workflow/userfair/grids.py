@@ -31,19 +31,43 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {
     "UserKNN": ("k", "shrink"),
     "ItemKNN": ("k", "shrink"),
     "BPR": ("embedding_size",) + TRAINING_KEYS,
-    "MultiVAE": ("mlp_hidden_size", "latent_dimension", "dropout_prob", "anneal_cap",
-                 "total_anneal_steps") + TRAINING_KEYS,
-    "NGCF": ("embedding_size", "hidden_size_list", "node_dropout", "message_dropout",
-             "reg_weight") + TRAINING_KEYS,
+    "MultiVAE": (
+        "mlp_hidden_size",
+        "latent_dimension",
+        "dropout_prob",
+        "anneal_cap",
+        "total_anneal_steps",
+    )
+    + TRAINING_KEYS,
+    "NGCF": ("embedding_size", "hidden_size_list", "node_dropout", "message_dropout", "reg_weight")
+    + TRAINING_KEYS,
     "NeuMF": ("mf_embedding_size", "mlp_embedding_size", "mlp_hidden_size", "dropout_prob")
     + TRAINING_KEYS,
-    "NCL": ("embedding_size", "n_layers", "reg_weight", "ssl_temp", "ssl_reg", "hyper_layers",
-            "alpha", "proto_reg", "num_clusters", "m_step", "warm_up_step") + TRAINING_KEYS,
+    "NCL": (
+        "embedding_size",
+        "n_layers",
+        "reg_weight",
+        "ssl_temp",
+        "ssl_reg",
+        "hyper_layers",
+        "alpha",
+        "proto_reg",
+        "num_clusters",
+        "m_step",
+        "warm_up_step",
+    )
+    + TRAINING_KEYS,
 }
 
 # The config's ``training`` keys that every training job receives (the rest are resources).
-TRAINING_SETTINGS = ("epochs", "stopping_step", "device", "train_batch_size",
-                     "eval_batch_size", "threads")
+TRAINING_SETTINGS = (
+    "epochs",
+    "stopping_step",
+    "device",
+    "train_batch_size",
+    "eval_batch_size",
+    "threads",
+)
 
 # Models without training: one pass builds the similarity, no epochs, no early stopping.
 NON_TRAINABLE = ("UserKNN", "ItemKNN")
@@ -65,8 +89,7 @@ def validate_grid(grid: dict, models: list[str], *, label: str = "grid") -> None
     non-empty list, or a configured model missing from the grid."""
     for model, params in grid.items():
         if model not in MODEL_KEYS:
-            raise InputError(
-                f"{label}: unknown model '{model}' (known: {', '.join(MODEL_KEYS)})")
+            raise InputError(f"{label}: unknown model '{model}' (known: {', '.join(MODEL_KEYS)})")
         if params is None:
             continue
         if not isinstance(params, dict):
@@ -75,16 +98,19 @@ def validate_grid(grid: dict, models: list[str], *, label: str = "grid") -> None
             if key not in MODEL_KEYS[model]:
                 raise InputError(
                     f"{label}: model '{model}': unknown grid key '{key}' "
-                    f"(allowed: {', '.join(MODEL_KEYS[model])})")
+                    f"(allowed: {', '.join(MODEL_KEYS[model])})"
+                )
             if not isinstance(values, list) or not values:
                 raise InputError(
                     f"{label}: model '{model}', key '{key}': expected a non-empty list of "
-                    f"values, got {values!r}")
+                    f"values, got {values!r}"
+                )
             text = [v for v in values if isinstance(v, str)]
             if text:
                 raise InputError(
                     f"{label}: model '{model}', key '{key}': {text[0]!r} is text, expected a "
-                    "number (YAML reads 1e-5 as text: write 1.0e-5 or 0.00001)")
+                    "number (YAML reads 1e-5 as text: write 1.0e-5 or 0.00001)"
+                )
     missing = [m for m in models if m not in grid]
     if missing:
         raise InputError(f"{label}: no grid for configured model(s) {', '.join(missing)}")
@@ -114,8 +140,7 @@ def point_params(points: dict[str, list[dict]], model: str, point) -> dict:
 
 def point_files(points: dict[str, list[dict]], dataset: str, model: str, name: str) -> list[str]:
     """``results/{dataset}/models/{model}/grid/{P}/{name}`` of every grid point P."""
-    return [f"results/{dataset}/models/{model}/grid/{p}/{name}"
-            for p in range(len(points[model]))]
+    return [f"results/{dataset}/models/{model}/grid/{p}/{name}" for p in range(len(points[model]))]
 
 
 def gpus(model: str, device: str) -> int:
@@ -131,9 +156,16 @@ def select_best(records: list[dict], *, label: str = "grid") -> tuple[pd.DataFra
     for i, record in enumerate(records):
         if "NDCG" not in record.get("valid", {}):
             raise InputError(f"{label}: grid point {i}: valid.json has no 'valid' -> 'NDCG'")
-    rows = [{"point": i, "params": json.dumps(r["params"], sort_keys=True), **r["valid"],
-             "best_epoch": r.get("best_epoch"), "seconds": r.get("seconds")}
-            for i, r in enumerate(records)]
+    rows = [
+        {
+            "point": i,
+            "params": json.dumps(r["params"], sort_keys=True),
+            **r["valid"],
+            "best_epoch": r.get("best_epoch"),
+            "seconds": r.get("seconds"),
+        }
+        for i, r in enumerate(records)
+    ]
     table = pd.DataFrame(rows)
     winner = int(np.argmax(table["NDCG"].to_numpy()))  # argmax: first maximum
     return table, {**records[winner], "point": winner}

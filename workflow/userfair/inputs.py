@@ -209,7 +209,13 @@ def load_inputs(
         train=train_matrix,
         train_rows=np.searchsorted(train_users, users).astype(np.int64),
         relevant=relevant,
-        topk=_topk_matrix(topk_frame, topk_label, users, items, k,
-                          "TRAIN and TEST" if valid is None else "TRAIN, VALID and TEST"),
+        topk=_topk_matrix(
+            topk_frame,
+            topk_label,
+            users,
+            items,
+            k,
+            "TRAIN and TEST" if valid is None else "TRAIN, VALID and TEST",
+        ),
         genres=None if item_features is None else read_genres(item_features, items),
     )

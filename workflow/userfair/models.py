@@ -83,8 +83,9 @@ def _general_recommenders(package: Path) -> dict[str, bool]:
         if name == "GeneralRecommender":
             return False
         bases, says = classes.get(name, ((), None))
-        inherited = [traditional(base) for base in bases if base in classes or
-                     base == "GeneralRecommender"]
+        inherited = [
+            traditional(base) for base in bases if base in classes or base == "GeneralRecommender"
+        ]
         inherited = [value for value in inherited if value is not None]
         if not inherited:
             return None

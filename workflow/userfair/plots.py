@@ -397,10 +397,13 @@ def intervals_figure(
     nrows = -(-len(panels) // ncols)
     width = style.column_width_in
     fig, axes = plt.subplots(
-        nrows, ncols, squeeze=False, layout="constrained", figsize=(width * ncols * 0.75,
-                                                                    width * 0.6 * nrows)
+        nrows,
+        ncols,
+        squeeze=False,
+        layout="constrained",
+        figsize=(width * ncols * 0.75, width * 0.6 * nrows),
     )
-    for ax in axes.flat[len(panels):]:
+    for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     labels = [model_label(m) for m in models]
     for ax, (dataset, measure) in zip(axes.flat, panels):
@@ -408,8 +411,9 @@ def intervals_figure(
         part = part.set_index("model").reindex(models)
         x = np.arange(len(models))
         value = part["value"].to_numpy(dtype=float)
-        errors = np.vstack([value - part["low"].to_numpy(dtype=float),
-                            part["high"].to_numpy(dtype=float) - value])
+        errors = np.vstack(
+            [value - part["low"].to_numpy(dtype=float), part["high"].to_numpy(dtype=float) - value]
+        )
         ax.errorbar(x, value, yerr=np.abs(errors), fmt="o", ms=3, capsize=2, lw=0.8)
         ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=6)
         ax.set_xlim(-0.5, len(models) - 0.5)

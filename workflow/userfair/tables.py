@@ -254,7 +254,13 @@ def _with_interval(value: float, low: float, high: float) -> str:
 
 
 def write_scores_ci(
-    summary, datasets, models, csv_path, tex_path, conventions: dict, level: float,
+    summary,
+    datasets,
+    models,
+    csv_path,
+    tex_path,
+    conventions: dict,
+    level: float,
     resamples: int,
 ) -> pd.DataFrame:
     """Table 2 with intervals as CSV (value, low, high per model) and booktabs LaTeX."""

@@ -163,9 +163,7 @@ def bootstrap(
     )
     shift = float(sim_uf.sum() / (m * (m - 1))) if m > 1 else 0.0  # full-data mean sim_UF
     puf_names = ("PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc")
-    sums = _pair_sums(
-        w, _pair_rows(per_user, sims, sim_uf, shift), 6, m, block_size, target
-    )
+    sums = _pair_sums(w, _pair_rows(per_user, sims, sim_uf, shift), 6, m, block_size, target)
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, row in zip(puf_names, sums[:4]):
             out[name] = np.where(has_pairs, row / ordered, np.nan)
@@ -327,7 +325,7 @@ def _pair_sums(w, rows_of, count, m, block_size, target) -> np.ndarray:
             product = (block @ w_t[start:]).reshape(count, b, resamples)
             sums += np.einsum("cub,ub->cb", product, w_t[start:stop])
         else:
-            product = (_backend.to_torch(block, target) @ w_device[start:])
+            product = _backend.to_torch(block, target) @ w_device[start:]
             product = product.reshape(count, b, resamples)
             sums += (product * w_device[start:stop][None]).sum(dim=1)
     sums = sums if target is None else sums.cpu().numpy()
@@ -335,7 +333,11 @@ def _pair_sums(w, rows_of, count, m, block_size, target) -> np.ndarray:
 
 
 def uf_candidates(
-    topk: np.ndarray, train: sp.spmatrix, sim_uf: np.ndarray, lowest: float, k: int = 10,
+    topk: np.ndarray,
+    train: sp.spmatrix,
+    sim_uf: np.ndarray,
+    lowest: float,
+    k: int = 10,
     block_size: int = BLOCK_SIZE,
 ):
     """The pairs u < v with sim_UF >= ``lowest``, sorted by sim_UF descending (stable):
@@ -481,8 +483,11 @@ def compare(
         rows.append(
             {
                 "measure": measure,
-                "difference": float(_difference(np.array([float(point_a[measure])]),
-                                                np.array([float(point_b[measure])]))[0]),  # fmt: skip
+                "difference": float(
+                    _difference(
+                        np.array([float(point_a[measure])]), np.array([float(point_b[measure])])
+                    )[0]
+                ),  # fmt: skip
                 "low": low,
                 "high": high,
                 "p": p_value(d),
@@ -523,8 +528,10 @@ def _same_resamples(frames: Mapping[str, pd.DataFrame]) -> pd.Index:
 
 
 def summary(
-    frames: Mapping[str, pd.DataFrame], points: Mapping[str, Mapping[str, float]],
-    level: float = 0.95, measures=KEYS,
+    frames: Mapping[str, pd.DataFrame],
+    points: Mapping[str, Mapping[str, float]],
+    level: float = 0.95,
+    measures=KEYS,
 ) -> pd.DataFrame:
     """One row per (model, measure): the point estimate ``value`` and the percentile
     interval ``low``, ``high`` of its resamples."""
@@ -539,8 +546,11 @@ def summary(
 
 
 def significance(
-    frames: Mapping[str, pd.DataFrame], points: Mapping[str, Mapping[str, float]],
-    level: float = 0.95, measures=KEYS, alpha: float | None = None,
+    frames: Mapping[str, pd.DataFrame],
+    points: Mapping[str, Mapping[str, float]],
+    level: float = 0.95,
+    measures=KEYS,
+    alpha: float | None = None,
 ) -> pd.DataFrame:
     """Every pair of models (in the order given, A before B) for every measure:
     ``compare``'s difference B - A, interval and p, plus ``p_holm`` (Holm over the model
@@ -588,8 +598,10 @@ def _tau_b(values: np.ndarray) -> np.ndarray:
 
 
 def tau_intervals(
-    frames: Mapping[str, pd.DataFrame], points: Mapping[str, Mapping[str, float]],
-    level: float = 0.95, measures=None,
+    frames: Mapping[str, pd.DataFrame],
+    points: Mapping[str, Mapping[str, float]],
+    level: float = 0.95,
+    measures=None,
 ) -> pd.DataFrame:
     """Kendall tau-b between the model orderings of every pair of measures (Fig. 1,
     ``agreement``'s conventions: lower-is-better measures negated, NaN models left out),
@@ -605,12 +617,15 @@ def tau_intervals(
     _same_resamples(frames)
     models = list(frames)
     resampled = np.stack(
-        [np.stack([oriented(m, frames[model][m].to_numpy()) for m in measures], axis=1)
-         for model in models], axis=1,
+        [
+            np.stack([oriented(m, frames[model][m].to_numpy()) for m in measures], axis=1)
+            for model in models
+        ],
+        axis=1,
     )  # fmt: skip  (B, models, measures)
-    full = np.array(
-        [[oriented(m, [points[model][m]])[0] for m in measures] for model in models]
-    )[None]
+    full = np.array([[oriented(m, [points[model][m]])[0] for m in measures] for model in models])[
+        None
+    ]
     tau_full = _tau_b(full)[0]
     tau_resampled = _tau_b(resampled)
     rows = []
