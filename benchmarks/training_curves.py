@@ -18,8 +18,14 @@ the valid NDCG@k. Datasets:
 ``--horizon H`` trains H epochs without early stopping instead (RecBole's training is
 seeded, so the first epochs of a long run are those of a short one) and replays the
 configured stopping rule on the recorded curve: the table then also tells how much better
-the model gets when trained longer. Results: ``curves.csv`` (one row per epoch),
-``summary.csv`` and ``summary.md`` in ``--out`` (git-ignored), and the table on stdout.
+the model gets when trained longer; ``--replay DIR`` replays another (epochs, stopping_step)
+on the curves of such a run without training. Results: ``curves.csv`` (one row per epoch:
+train loss, valid NDCG@k), ``summary.csv`` and ``summary.md`` in ``--out`` (git-ignored),
+and the table on stdout. Summary columns: best and stop epoch (0-based, as RecBole logs
+them), valid NDCG@k of the best epoch, ``rising_at_stop`` (the epoch budget, not early
+stopping, ended the run within half a patience window of its best epoch), the trend of the
+valid curve and the fall of the train loss over the last stopping_step + 1 epochs, and with
+a horizon its best epoch and ``gain_after_stop`` (its best over the rule's best, minus 1).
 """
 
 from __future__ import annotations
@@ -142,17 +148,15 @@ def summarise(record: dict, epochs: int, stopping_step: int, trainable: bool) ->
         "stop_epoch": stop_epoch if trainable else None,
         "epochs_run": stop_epoch + 1,
         "valid_NDCG": scores[best_epoch],
-        # Budget-limited: the best epoch is among the last `stopping_step` of the budget.
-        "at_budget": trainable and stop_epoch == epochs - 1
-        and best_epoch > stop_epoch - stopping_step,
-        # Still rising when stopped: the valid curve over the last stopping_step + 1 epochs
-        # trends upwards, or the train loss fell by more than 2% over them.
+        # Trend of the valid curve over the last stopping_step + 1 epochs trained, and how
+        # much the train loss fell over them.
         "valid_slope_at_stop": slope(tail["valid_NDCG"].to_numpy()),
         "loss_drop_at_stop": float(1 - tail["train_loss"].iloc[-1] / tail["train_loss"].iloc[0])
         if len(tail) > 1 and tail["train_loss"].iloc[0] else 0.0,
+        # Still rising when stopped: the budget ended the run within half a patience window
+        # of its best epoch (early stopping always ends stopping_step + 1 epochs after it).
+        "rising_at_stop": bool(trainable and stop_epoch - best_epoch < (stopping_step + 1) / 2),
     }
-    row["rising_at_stop"] = bool(trainable and (row["at_budget"]
-                                                or row["valid_slope_at_stop"] > 0))
     if len(scores) > stop_epoch + 1:  # a longer horizon was trained
         horizon_best = int(np.argmax(scores))
         row.update({"horizon_epochs": len(scores), "horizon_best_epoch": horizon_best,
@@ -233,8 +237,8 @@ def main(argv=None) -> int:
                        **summarise(record, epochs, stopping_step, trainable),
                        "epochs_trained": len(record["curve"]), "seconds": round(seconds, 1)}
                 rows.append(row)
-                curves += [{"dataset": name, "model": model, "point": point, **entry}
-                           for entry in record["curve"]]
+                curves += [{"dataset": name, "model": model, "point": point,
+                            "params": row["params"], **entry} for entry in record["curve"]]
                 print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
                                for k, v in row.items()), flush=True)
                 pd.DataFrame(curves).to_csv(out / "curves.csv", index=False)
@@ -249,9 +253,8 @@ def main(argv=None) -> int:
 def replay(folder: Path, models: list[str], datasets: list[str], epochs: int,
            stopping_step: int) -> list[dict]:
     """The summary rows of the stopping rule (epochs, stopping_step) replayed on the curves
-    of an earlier --horizon run (its grid points' params from its summary.csv)."""
+    of an earlier --horizon run."""
     curves = pd.read_csv(folder / "curves.csv")
-    before = pd.read_csv(folder / "summary.csv").set_index(["dataset", "model", "point"])
     rows = []
     for (name, model, point), curve in curves.groupby(["dataset", "model", "point"], sort=False):
         if model not in models or name not in datasets:
@@ -259,13 +262,16 @@ def replay(folder: Path, models: list[str], datasets: list[str], epochs: int,
         record = {"curve": curve.sort_values("epoch").to_dict("records")}
         trainable = model not in grids.NON_TRAINABLE
         rows.append({"dataset": name, "model": model, "point": point,
-                     "params": before.loc[(name, model, point), "params"],
+                     "params": curve["params"].iloc[0] if "params" in curve else "",
                      **summarise(record, epochs, stopping_step, trainable),
                      "epochs_trained": len(curve)})
     return rows
 
 
 def report(summary: pd.DataFrame, out: Path, header: str) -> int:
+    for column in ("best_epoch", "stop_epoch", "horizon_best_epoch", "horizon_epochs"):
+        if column in summary:
+            summary[column] = summary[column].astype("Int64")
     summary.to_csv(out / "summary.csv", index=False)
     table = summary.to_markdown(index=False, floatfmt=".4f")
     (out / "summary.md").write_text(f"{header}\n\n{table}\n")

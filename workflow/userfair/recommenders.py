@@ -51,7 +51,7 @@ class Training:
     userfair.grids.TRAINING_SETTINGS, plus the top-level seed and k."""
 
     epochs: int = 30
-    stopping_step: int = 5
+    stopping_step: int = 10
     device: str = "auto"
     train_batch_size: int = 2048
     eval_batch_size: int = 409600
