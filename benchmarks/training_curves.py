@@ -186,7 +186,8 @@ def main(argv=None) -> int:
                         "rule on its curves.csv instead of training")
     parser.add_argument("--synthetic-seed", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=ROOT / "results" / "benchmarks" / "training_curves")
+    parser.add_argument("--out", type=Path,
+                        default=ROOT / "results" / "benchmarks" / "training_curves")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     warnings.filterwarnings("ignore", category=FutureWarning)  # RecBole on pandas 2
