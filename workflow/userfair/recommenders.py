@@ -50,7 +50,7 @@ class Training:
     userfair.grids.TRAINING_SETTINGS, plus the top-level seed and k."""
 
     epochs: int = 30
-    stopping_step: int = 5
+    stopping_step: int = 10
     device: str = "auto"
     train_batch_size: int = 2048
     eval_batch_size: int = 409600
@@ -186,7 +186,10 @@ def train_point(
     model: str, params: dict, data_dir, dataset: str, workdir, training: Training
 ) -> dict:
     """Train one grid point with early stopping on valid NDCG@k; keep its best checkpoint as
-    ``workdir/model.pth``. Returns the record written to valid.json."""
+    ``workdir/model.pth``. Returns the record written to valid.json: params, the valid
+    metrics of the best epoch, ``best_epoch``, ``stop_epoch`` (the last epoch trained,
+    0-based like RecBole's log) and ``curve``, one entry per epoch with its train loss and
+    valid NDCG@k."""
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir = Path(data_dir).resolve()
@@ -194,8 +197,19 @@ def train_point(
     with contextlib.chdir(workdir):
         run = prepare(model, params, data_dir, dataset, workdir, training)
         log.info("training %s %s on %s (device %s)", model, params, dataset, run.config["device"])
+        curve = []
+
+        def record_epoch(epoch: int, valid_score: float) -> None:
+            curve.append(
+                {
+                    "epoch": int(epoch),
+                    "train_loss": float(run.trainer.train_loss_dict[epoch]),
+                    "valid_NDCG": float(valid_score),
+                }
+            )
+
         best_score, best_result = run.trainer.fit(
-            run.train, run.valid, saved=True, show_progress=False
+            run.train, run.valid, saved=True, show_progress=False, callback_fn=record_epoch
         )
         saved = Path(run.trainer.saved_model_file)
         if not saved.is_file():
@@ -207,8 +221,10 @@ def train_point(
         "params": params,
         "valid": external_metrics(best_result, training.k),
         "best_epoch": int(epoch),
+        "stop_epoch": curve[-1]["epoch"] if curve else None,
         "seconds": time.perf_counter() - started,
         "device": str(run.config["device"]),
+        "curve": curve,
     }
 
 
