@@ -250,7 +250,7 @@ def test_missing_tenrec_file_says_where_to_get_it(tmp_path):
 def test_genres_of_the_split_items(tmp_path):
     write_atomic(tmp_path / "ml-20m.item", "item_id:token\tmovie_title:token_seq\tgenre:token_seq",
                  ["1\tA\tAction Drama", "2\tB\t(no genres listed)", "3\tC\tComedy"])
-    genres = data.read_genres("ml-20m", tmp_path)
+    genres = data.read_item_genres("ml-20m", tmp_path)
     splits = {"train": frame([("u", "2"), ("u", "1")], columns=("user_id", "item_id")),
               "valid": frame([("u", "9")], columns=("user_id", "item_id")),
               "test": frame([], columns=("user_id", "item_id"))}
@@ -260,7 +260,7 @@ def test_genres_of_the_split_items(tmp_path):
     assert (tmp_path / "out.item").read_text().splitlines() == [
         "item_id:token\tgenre:token_seq", "1\tAction Drama", "2\t", "9\t"]
     with pytest.raises(InputError, match="has no item genres"):
-        data.read_genres("lastfm", tmp_path)
+        data.read_item_genres("lastfm", tmp_path)
 
 
 # --- statistics ------------------------------------------------------------------------------

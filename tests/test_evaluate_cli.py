@@ -18,7 +18,8 @@ from measures_data import python_views, random_split, write_item_file
 from test_similarity import pairs_of
 from userfair import similarity
 from userfair.cli import main
-from userfair.evaluate import KEYS, evaluate
+from userfair.evaluate import evaluate
+from userfair.measures import NAMES as KEYS
 from userfair.inputs import load_inputs
 from userfair.io import InputError, write_inter
 

@@ -9,6 +9,7 @@ import pytest
 from userfair import evaluate, plots, tables
 from userfair.agreement import agreement_long
 from userfair.io import InputError
+from userfair.measures import FAIR, NAMES
 
 MODELS = ["UserKNN", "BPR", "NCL"]
 
@@ -18,8 +19,8 @@ def _records(datasets=("ml-100k", "lastfm")):
     records = {}
     for dataset in datasets:
         for i, model in enumerate(MODELS):
-            record = {m: float(rng.random()) for m in tables.MEASURES}
-            record["seconds"] = {m: float(i + 1) for m in tables.FAIR}
+            record = {m: float(rng.random()) for m in NAMES}
+            record["seconds"] = {m: float(i + 1) for m in FAIR}
             record["seconds"].update({"similarity-cos": 2.0, "similarity-jacc": 4.0})
             record["conventions"] = evaluate.conventions("precision", 0.05, 1.0)
             records[(dataset, model)] = record
@@ -48,15 +49,15 @@ def test_scores_table_files(tmp_path):
     table = tables.write_scores(
         records, ["ml-100k", "lastfm"], MODELS, tmp_path / "s.csv", tmp_path / "s.tex"
     )
-    assert len(table) == 2 * len(tables.MEASURES)
+    assert len(table) == 2 * len(NAMES)
     csv = pd.read_csv(tmp_path / "s.csv", index_col=0)
     assert csv.loc[csv["Dataset"] == "lastfm", "NCL"].tolist() == pytest.approx(
-        [records[("lastfm", "NCL")][m] for m in tables.MEASURES]
+        [records[("lastfm", "NCL")][m] for m in NAMES]
     )
     tex = (tmp_path / "s.tex").read_text()
     assert r"\toprule" in tex and r"\textbf{" in tex
     # every row has exactly one or more bold cells among the model columns
-    assert tex.count(r"\textbf{") >= 2 * len(tables.MEASURES)
+    assert tex.count(r"\textbf{") >= 2 * len(NAMES)
     # the caption names the conventions
     assert r"Envy utility $|L \cap R_u| / k$ (P@$k$)" in tex
     assert r"$\epsilon = 0.05$" in tex and r"$\gamma = 1$" in tex
@@ -121,7 +122,7 @@ def _relevance_frame(datasets=("ml-100k",)):
 
 def test_agreement_figure(tmp_path):
     long = agreement_long(tables.scores_frame(_records(("a", "b", "c"))))
-    plots.agreement_figure(long, tables.MEASURES, STYLE, tmp_path / "a.pdf", tmp_path / "a.png")
+    plots.agreement_figure(long, STYLE, tmp_path / "a.pdf", tmp_path / "a.png")
     _assert_figure_files(tmp_path / "a.pdf", tmp_path / "a.png")
 
 
@@ -199,13 +200,14 @@ def test_figure_input_missing_column_is_an_error(tmp_path):
 
 def test_read_measure_files(tmp_path):
     records = _records(("d",))
-    paths = []
-    for model in MODELS:
+    paths = {}
+    for model in reversed(MODELS):  # matched by name, not by position
         path = tmp_path / f"{model}.json"
         path.write_text(json.dumps(records[("d", model)]))
-        paths.append(path)
+        paths[f"d/{model}"] = path
     assert tables.read_measure_files(paths, ["d"], MODELS) == records
-    with pytest.raises(ValueError, match="3 measure files for 6"):
+    assert list(tables.read_measure_files(paths, ["d"], MODELS)) == [("d", m) for m in MODELS]
+    with pytest.raises(ValueError, match="no measures file named 'e/UserKNN'"):
         tables.read_measure_files(paths, ["d", "e"], MODELS)
 
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from conftest import REPO, make_workdir, snakemake
 
-from userfair.tables import MEASURES
+from userfair.measures import NAMES
 
 MODELS = ["UserKNN", "ItemKNN", "BPR"]  # >= 3 so that Kendall tau says something
 FIGURES = ["agreement", "relevance", "similarity", "extreme", "gamma_models", "gamma_relevance"]
@@ -76,7 +76,7 @@ def test_every_deliverable_is_built(workflow_run):
         assert (results / "tables" / f"{table}.csv").stat().st_size > 0
         assert r"\toprule" in (results / "tables" / f"{table}.tex").read_text()
     scores = pd.read_csv(results / "tables" / "scores.csv", index_col=0)
-    assert list(scores.index) == MEASURES
+    assert list(scores.index) == list(NAMES)
     assert list(scores.columns[3:]) == ["U-KNN", "I-KNN", "BPR"]
     for name in FIGURES:
         assert (results / "figures" / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
@@ -85,7 +85,7 @@ def test_every_deliverable_is_built(workflow_run):
         frame = pd.read_parquet(results / "ml-100k" / "experiments" / f"{name}.parquet")
         assert len(frame) and frame["dataset"].eq("ml-100k").all()
     agreement = pd.read_csv(results / "tables" / "agreement.csv")
-    assert len(agreement) == len(MEASURES) ** 2
+    assert len(agreement) == len(NAMES) ** 2
     # experiments.model NCL is not trained here: the first model's lists stand in, logged
     log = (results / "logs" / "exp_similarity" / "ml-100k.log").read_text()
     assert "using the lists of UserKNN" in log

@@ -64,10 +64,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def format_table(result: dict) -> str:
     """A readable two-column table of the measures and their seconds."""
-    from userfair.evaluate import KEYS
+    from userfair.measures import NAMES
 
     lines = [f"{'measure':<16} {'value':>10} {'seconds':>9}"]
-    for key in KEYS:
+    for key in NAMES:
         value = result[key]
         text = "nan" if math.isnan(value) else f"{value:.6f}"
         lines.append(f"{key:<16} {text:>10} {result['seconds'].get(key, 0.0):>9.3f}")

@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import catalogue
 from .catalogue import Dataset
-from .io import InputError, atomic_path
+from .io import InputError, atomic_path, parse_atomic_header
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +82,10 @@ class RawSource:
 
 
 def _atomic_header(source: RawSource, member: str) -> dict[str, str]:
-    """Map the field names of an atomic file to their header cells ('name:type')."""
+    """The header of an atomic file inside ``source`` (``userfair.io.parse_atomic_header``)."""
     with source.open(member) as handle:
         first = io.TextIOWrapper(handle, encoding="utf-8", errors="replace").readline()
-    cells = first.rstrip("\r\n").split("\t")
-    return {cell.split(":")[0]: cell for cell in cells}
+    return parse_atomic_header(first)
 
 
 def _require(header: dict[str, str], names: tuple[str, ...], label: str) -> str:
@@ -187,7 +186,7 @@ def read_tenrec(dataset: Dataset, path: str | os.PathLike) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def read_genres(name: str, path: str | os.PathLike) -> pd.DataFrame:
+def read_item_genres(name: str, path: str | os.PathLike) -> pd.DataFrame:
     """(item_id, genre) of dataset ``name``: genres space-separated, as in its .item file."""
     dataset = catalogue.get(name)
     if not dataset.has_genres:
@@ -351,7 +350,8 @@ def dataset_stats(preprocessed: pd.DataFrame, splits: dict[str, pd.DataFrame]) -
     return stats
 
 
-# Column titles of Table 1 (no '#': the booktabs writer does not escape it).
+# Column titles of Table 1 (plain words: the CSV keeps them as they are; the LaTeX writer,
+# userfair.io.to_booktabs, escapes every title and cell).
 TABLE1_COLUMNS = {
     "users": "users", "test_users": "test users", "items": "items",
     "interactions": "interactions", "sparsity": "sparsity (%)",

@@ -8,14 +8,14 @@ Everything downstream is index arrays and scipy.sparse matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from userfair.io import InputError, read_inter
+from userfair.io import InputError, read_atomic_header, read_inter
 
 #: Columns of an item-feature file that may hold the genres (the first present one is used).
 GENRE_COLUMNS = ("genre", "genres", "class")
@@ -137,17 +137,14 @@ def _topk_matrix(
     return item_index[order].reshape(len(users), k).astype(np.int64)
 
 
-def read_genres(path, items: np.ndarray) -> sp.csr_matrix:
+def read_genre_matrix(path, items: np.ndarray) -> sp.csr_matrix:
     """(n, g) binary item-genre matrix from a RecBole .item file.
 
     The genre column is the first of ``GENRE_COLUMNS`` present (a space-separated
     token_seq). Items of ``items`` absent from the file get no genre.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: file not found")
-    header = path.open().readline().rstrip("\n").split("\t")
-    names = [h.split(":")[0] for h in header]
+    fields = read_atomic_header(path)
+    header, names = list(fields.values()), list(fields)
     if "item_id" not in names:
         raise InputError(f"{path}: missing column 'item_id' in header {header!r}")
     column = next((c for c in GENRE_COLUMNS if c in names), None)
@@ -224,5 +221,19 @@ def load_inputs(train, test, topk, k: int = 10, item_features=None, valid=None) 
         relevant=relevant,
         topk=_topk_matrix(topk_frame, topk_label, users, items, k,
                           "TRAIN and TEST" if valid is None else "TRAIN, VALID and TEST"),
-        genres=None if item_features is None else read_genres(item_features, items),
+        genres=None if item_features is None else read_genre_matrix(item_features, items),
     )
+
+
+def load_split_inputs(train, test, item_features=None) -> Inputs:
+    """The :class:`Inputs` of a split alone, for work that needs no model's lists (the
+    similarity files, Figs. 2 and 4): ``topk`` is an empty (m, 0) array, so any measure
+    that reads it fails loudly instead of using a placeholder."""
+    test_frame = read_inter(test) if not isinstance(test, pd.DataFrame) else test
+    users = np.unique(test_frame["user_id"].astype(str).to_numpy())
+    first_items = test_frame.astype({"user_id": str, "item_id": str}).drop_duplicates("user_id")
+    placeholder = pd.DataFrame(
+        {"user_id": first_items["user_id"], "item_id": first_items["item_id"], "rank": 1}
+    )
+    inputs = load_inputs(train, test_frame, placeholder, k=1, item_features=item_features)
+    return replace(inputs, topk=np.empty((len(users), 0), dtype=np.int64))

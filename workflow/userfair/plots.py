@@ -21,6 +21,7 @@ import seaborn as sns  # noqa: E402
 
 from .agreement import EQUIVALENT  # noqa: E402
 from .io import atomic_path  # noqa: E402
+from .measures import NAMES  # noqa: E402
 from .tables import model_label  # noqa: E402
 
 PERCENT_LABEL = "% users with zero relevance"
@@ -96,9 +97,10 @@ def _percent(share: pd.Series) -> pd.Series:
 
 
 def agreement_figure(
-    agreement: pd.DataFrame, measures: list[str], style: Style, pdf_path, png_path
+    agreement: pd.DataFrame, style: Style, pdf_path, png_path, measures=NAMES
 ) -> None:
-    """Annotated Kendall tau-b heatmap, one panel per dataset; |tau| >= 0.9 is boxed."""
+    """Annotated Kendall tau-b heatmap, one panel per dataset, ``measures`` in registry
+    order; |tau| >= 0.9 is boxed."""
     _check_columns(agreement, ["dataset", "measure_a", "measure_b", "tau"], "agreement")
     style.apply()
     datasets = list(dict.fromkeys(agreement["dataset"]))
@@ -107,7 +109,7 @@ def agreement_figure(
     for ax, dataset in zip(axes.flat, datasets):
         part = agreement[agreement["dataset"] == dataset]
         matrix = part.pivot(index="measure_a", columns="measure_b", values="tau").reindex(
-            index=measures, columns=measures
+            index=list(measures), columns=list(measures)
         )
         sns.heatmap(
             matrix,
