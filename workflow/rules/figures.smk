@@ -2,8 +2,11 @@
 # style settings are params of these rules only, so changing `plots:` (or the plotting
 # scripts) reruns only figures.
 
-# The plotting library is an input of every figure, so editing it reruns the figures only.
-PLOTTING_CODE = "workflow/userfair/plots.py"
+# The plotting library is an input of every figure, so editing it reruns the figures only
+# (found beside the Snakefile, whatever the working directory).
+PLOTTING_CODE = os.path.relpath(
+    os.path.join(workflow.basedir, "workflow/userfair/plots.py")
+)
 
 
 rule fig_agreement:
