@@ -24,7 +24,7 @@ SIMILARITY_KINDS = ["cos", "jacc", "genre"]
 # The configured datasets whose raw files carry item genres (they get D.item, the genre
 # similarity and the gamma experiment).
 GENRE_DATASETS = [d for d in DATASETS if catalogue.get(d).has_genres]
-# Datasets the download rule can fetch (qk-video is never downloaded: docs/data.md).
+# Datasets that `download` can fetch; qk-video is never downloaded (docs/data.md).
 DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec"]
 # Every grid point of every configured model (config `grid`), checked here so that an
 # unknown model or grid key fails before any job starts.
@@ -102,7 +102,9 @@ def temporal_split(wildcards):
 
 def split_folder(wildcards):
     """The folder of the dataset's split files (RecBole's data_path)."""
-    return os.path.dirname(expand(rules.split.output.train, dataset=wildcards.dataset)[0])
+    return os.path.dirname(
+        expand(rules.split.output.train, dataset=wildcards.dataset)[0]
+    )
 
 
 def training_mem_mb(wildcards):
@@ -197,10 +199,43 @@ def per_run(template):
 
     def named(wildcards):
         return {
-            f"{d}/{m}": template.format(dataset=d, model=m) for d in DATASETS for m in MODELS
+            f"{d}/{m}": template.format(dataset=d, model=m)
+            for d in DATASETS
+            for m in MODELS
         }
 
     return named
+
+
+def grid_point_folder(wildcards, output):
+    """The working directory of one grid point's training (RecBole writes into it)."""
+    return os.path.dirname(output.valid)
+
+
+def export_folder(wildcards, output):
+    """The working directory of the top-k export."""
+    return os.path.join(os.path.dirname(output.topk), "export")
+
+
+def point_params(wildcards):
+    """The hyper-parameters of the job's grid point."""
+    return grids.point_params(GRID_POINTS, wildcards.model, wildcards.point)
+
+
+# The lists of Fig. 3 come from experiments.model; when it is not trained, the first
+# configured model stands in (the rule's log says so).
+EXPERIMENT_MODEL = (
+    config["experiments"]["model"]
+    if config["experiments"]["model"] in MODELS
+    else MODELS[0]
+)
+
+
+def experiment_model_topk(wildcards):
+    """The top-k lists of the similarity experiment's model on the job's dataset."""
+    return expand(
+        rules.topk.output.topk, dataset=wildcards.dataset, model=EXPERIMENT_MODEL
+    )[0]
 
 
 # --- each stage's targets ---------------------------------------------------------------

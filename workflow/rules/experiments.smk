@@ -1,19 +1,6 @@
 # Artificial experiments (docs/analyses.md, docs/method.md#analyses): each saves its table
 # (parquet) before any plotting. Every random choice is seeded from config `seed`.
 
-# The lists of Fig. 3 come from experiments.model; when it is not trained, the first
-# configured model stands in (the rule's log says so).
-EXPERIMENT_MODEL = (
-    config["experiments"]["model"]
-    if config["experiments"]["model"] in MODELS
-    else MODELS[0]
-)
-
-
-def experiment_model_topk(wildcards):
-    """The top-k lists of the similarity experiment's model on the job's dataset."""
-    return expand(rules.topk.output.topk, dataset=wildcards.dataset, model=EXPERIMENT_MODEL)[0]
-
 
 rule exp_relevance:
     input:

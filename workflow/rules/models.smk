@@ -2,21 +2,6 @@
 # model x grid point) -> select -> topk. The grid is loaded and checked in common.smk.
 
 
-def grid_point_folder(wildcards, output):
-    """The working directory of one grid point's training (RecBole writes into it)."""
-    return os.path.dirname(output.valid)
-
-
-def export_folder(wildcards, output):
-    """The working directory of the top-k export."""
-    return os.path.join(os.path.dirname(output.topk), "export")
-
-
-def point_params(wildcards):
-    """The hyper-parameters of the job's grid point."""
-    return grids.point_params(GRID_POINTS, wildcards.model, wildcards.point)
-
-
 rule tune:
     input:
         rules.split.output,
