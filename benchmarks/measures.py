@@ -125,10 +125,11 @@ def part_a(device: str, block_size: int) -> dict:
 
 def part_b(device: str, block_size: int, users: int = 1000) -> dict:
     sys.path.insert(0, str(ROOT / "tests"))
-    import reference as ref
-    from measures_data import python_views
     from userfair import effectiveness, fairness, similarity
     from userfair.inputs import load_inputs
+
+    import reference as ref
+    from measures_data import python_views
 
     train, test, topk = synthetic(users, seed=1)
     inputs = load_inputs(train, test, topk, k=K)

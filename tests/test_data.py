@@ -35,8 +35,9 @@ def test_catalogue_rejects_unknown_dataset():
 
 
 def test_catalogue_urls_equal_recboles_own():
-    urls = yaml.safe_load((recbole_ml100k_dir().parents[1] / "properties" / "dataset"
-                           / "url.yaml").read_text())
+    urls = yaml.safe_load(
+        (recbole_ml100k_dir().parents[1] / "properties" / "dataset" / "url.yaml").read_text()
+    )
     for name, dataset in catalogue.CATALOGUE.items():
         if dataset.source == "recbole-archive":
             assert dataset.url == urls[name]
@@ -46,14 +47,20 @@ def test_raw_source_prefers_configured_path():
     assert catalogue.raw_source("lastfm", {}) == "resources/raw/lastfm/lastfm.zip"
     assert catalogue.raw_source("lastfm", {"lastfm": {"path": "/d/lastfm"}}) == "/d/lastfm"
     assert catalogue.raw_source("qk-video", None) == "resources/raw/qk-video/QK-video.csv"
-    assert catalogue.download_url("ml-20m", {"ml-20m": {"url": "http://x/y.zip"}}) == "http://x/y.zip"
+    assert (
+        catalogue.download_url("ml-20m", {"ml-20m": {"url": "http://x/y.zip"}}) == "http://x/y.zip"
+    )
     assert catalogue.needs_download("ml-10m", {}) and not catalogue.needs_download("qk-video", {})
     assert not catalogue.needs_download("ml-10m", {"ml-10m": {"path": "/x.zip"}})
     assert catalogue.tracked_raw_input("qk-video", {"qk-video": {"path": "/no/such.csv"}}) == []
 
 
 def test_catalogue_protocol_of_each_dataset():
-    assert [n for n, d in catalogue.CATALOGUE.items() if d.temporal] == ["ml-100k", "ml-10m", "ml-20m"]
+    assert [n for n, d in catalogue.CATALOGUE.items() if d.temporal] == [
+        "ml-100k",
+        "ml-10m",
+        "ml-20m",
+    ]
     assert not catalogue.get("lastfm").has_genres and catalogue.get("ml-10m").has_genres
 
 
@@ -61,8 +68,16 @@ def test_catalogue_protocol_of_each_dataset():
 
 
 def test_duplicates_keep_the_most_recent_and_file_order():
-    raw = frame([("u1", "i1", 5, 30), ("u1", "i1", 1, 10), ("u2", "i1", 4, 5),
-                 ("u1", "i2", 2, 7), ("u1", "i2", 4, 7), ("u1", "i1", 3, 20)])
+    raw = frame(
+        [
+            ("u1", "i1", 5, 30),
+            ("u1", "i1", 1, 10),
+            ("u2", "i1", 4, 5),
+            ("u1", "i2", 2, 7),
+            ("u1", "i2", 4, 7),
+            ("u1", "i1", 3, 20),
+        ]
+    )
     out = data.drop_duplicates_keep_latest(raw)
     # (u1, i1): timestamp 30 wins although it comes first; (u1, i2): equal times -> the later row
     assert out.index.tolist() == [0, 2, 4]
@@ -120,8 +135,10 @@ def test_split_sizes_are_floor_of_shares(n):
 def test_temporal_split_is_stable_on_ties():
     # ten rows, timestamps with ties; file order breaks them
     stamps = [5, 1, 3, 3, 1, 9, 3, 7, 7, 2]
-    raw = frame([(f"u{k}", f"i{k}", stamp) for k, stamp in enumerate(stamps)],
-                columns=("user_id", "item_id", "timestamp"))
+    raw = frame(
+        [(f"u{k}", f"i{k}", stamp) for k, stamp in enumerate(stamps)],
+        columns=("user_id", "item_id", "timestamp"),
+    )
     parts = data.split_globally(raw, temporal=True, seed=0, valid_share=0.2, test_share=0.2)
     order = [r for part in ("train", "valid", "test") for r in parts[part].index]
     assert order == [1, 4, 9, 2, 3, 6, 0, 7, 8, 5]
@@ -159,14 +176,25 @@ def test_split_with_no_test_users_is_an_error():
     raw = frame([("a", f"i{k}", k) for k in range(10)], columns=("user_id", "item_id", "timestamp"))
     raw.loc[8:, "user_id"] = "late"  # only a user with no train interactions reaches test
     with pytest.raises(InputError, match="pre.parquet: no test users.*'user_id'"):
-        data.make_splits(raw, temporal=True, seed=0, valid_share=0.2, test_share=0.2,
-                         min_train=5, label="pre.parquet")
+        data.make_splits(
+            raw,
+            temporal=True,
+            seed=0,
+            valid_share=0.2,
+            test_share=0.2,
+            min_train=5,
+            label="pre.parquet",
+        )
 
 
 def test_as_written_keeps_integral_timestamps_as_integers():
     part = frame([("1", "2", 881250949.0)], columns=("user_id", "item_id", "timestamp"))
     out = data.as_written(part)
-    assert out["timestamp"].dtype == np.int64 and out.columns.tolist() == ["user_id", "item_id", "timestamp"]
+    assert out["timestamp"].dtype == np.int64 and out.columns.tolist() == [
+        "user_id",
+        "item_id",
+        "timestamp",
+    ]
 
 
 # --- raw readers -----------------------------------------------------------------------------
@@ -179,9 +207,12 @@ def write_atomic(path: Path, header: str, rows: list[str]) -> Path:
 
 
 def test_read_interactions_from_a_folder_and_a_zip(tmp_path):
-    rows = ['1\t10\t4\t100', '2\t"quoted"\t2\t90']
-    inter = write_atomic(tmp_path / "dir" / "ml-10m.inter",
-                         "user_id:token\titem_id:token\trating:float\ttimestamp:float", rows)
+    rows = ["1\t10\t4\t100", '2\t"quoted"\t2\t90']
+    inter = write_atomic(
+        tmp_path / "dir" / "ml-10m.inter",
+        "user_id:token\titem_id:token\trating:float\ttimestamp:float",
+        rows,
+    )
     archive = tmp_path / "ml-10m.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.write(inter, arcname="ml-10m/ml-10m.inter")
@@ -193,18 +224,27 @@ def test_read_interactions_from_a_folder_and_a_zip(tmp_path):
 
 
 def test_lastfm_reads_artist_id_as_item(tmp_path):
-    write_atomic(tmp_path / "lastfm.inter", "user_id:token\tartist_id:token\tweight:float\ttag_value:token_seq",
-                 ["2\t51\t13883\trock pop", "2\t52\t11690\t"])
+    write_atomic(
+        tmp_path / "lastfm.inter",
+        "user_id:token\tartist_id:token\tweight:float\ttag_value:token_seq",
+        ["2\t51\t13883\trock pop", "2\t52\t11690\t"],
+    )
     out = data.read_interactions("lastfm", tmp_path)
-    assert out.columns.tolist() == ["user_id", "item_id"] and pairs(out) == [("2", "51"), ("2", "52")]
+    assert out.columns.tolist() == ["user_id", "item_id"] and pairs(out) == [
+        ("2", "51"),
+        ("2", "52"),
+    ]
 
 
-@pytest.mark.parametrize("header, field", [
-    ("user_id:token\titem_id:token\ttimestamp:float", "rating"),
-    ("user_id:token\titem_id:token\trating:float", "timestamp"),
-    ("uid:token\titem_id:token\trating:float\ttimestamp:float", "user_id"),
-    ("user_id:token\tmovie:token\trating:float\ttimestamp:float", "item_id"),
-])
+@pytest.mark.parametrize(
+    "header, field",
+    [
+        ("user_id:token\titem_id:token\ttimestamp:float", "rating"),
+        ("user_id:token\titem_id:token\trating:float", "timestamp"),
+        ("uid:token\titem_id:token\trating:float\ttimestamp:float", "user_id"),
+        ("user_id:token\tmovie:token\trating:float\ttimestamp:float", "item_id"),
+    ],
+)
 def test_missing_column_is_named_with_the_file(tmp_path, header, field):
     write_atomic(tmp_path / "ml-20m.inter", header, ["1\t2\t3"])
     with pytest.raises(InputError, match=rf"ml-20m.inter: missing column '{field}'"):
@@ -212,9 +252,14 @@ def test_missing_column_is_named_with_the_file(tmp_path, header, field):
 
 
 def test_non_numeric_rating_is_named(tmp_path):
-    write_atomic(tmp_path / "ml-20m.inter", "user_id:token\titem_id:token\trating:float\ttimestamp:float",
-                 ["1\t2\t4\t5", "1\t3\tgood\t6"])
-    with pytest.raises(InputError, match=r"ml-20m.inter: column 'rating' must be numeric; data row 2"):
+    write_atomic(
+        tmp_path / "ml-20m.inter",
+        "user_id:token\titem_id:token\trating:float\ttimestamp:float",
+        ["1\t2\t4\t5", "1\t3\tgood\t6"],
+    )
+    with pytest.raises(
+        InputError, match=r"ml-20m.inter: column 'rating' must be numeric; data row 2"
+    ):
         data.read_interactions("ml-20m", tmp_path)
 
 
@@ -233,32 +278,48 @@ def test_bad_sources_are_named(tmp_path):
 
 def test_tenrec_keeps_shares(tmp_path):
     csv_path = tmp_path / "QK-video.csv"
-    csv_path.write_text("user_id,item_id,click,follow,like,share,video_category,watching_times,gender,age\n"
-                        "1,10,1,0,0,1,2,1,1,3\n1,11,1,0,0,0,2,1,1,3\n2,10,1,0,1,1,2,1,2,4\n")
+    csv_path.write_text(
+        "user_id,item_id,click,follow,like,share,video_category,watching_times,gender,age\n"
+        "1,10,1,0,0,1,2,1,1,3\n1,11,1,0,0,0,2,1,1,3\n2,10,1,0,1,1,2,1,2,4\n"
+    )
     out = data.read_interactions("qk-video", csv_path)
-    assert pairs(out) == [("1", "10"), ("2", "10")] and out.columns.tolist() == ["user_id", "item_id"]
+    assert pairs(out) == [("1", "10"), ("2", "10")] and out.columns.tolist() == [
+        "user_id",
+        "item_id",
+    ]
     csv_path.write_text("user_id,item_id,click\n1,10,1\n")
     with pytest.raises(InputError, match="QK-video.csv: missing column 'share'"):
         data.read_interactions("qk-video", csv_path)
 
 
 def test_missing_tenrec_file_says_where_to_get_it(tmp_path):
-    with pytest.raises(InputError, match="(?s)QK-video.csv: not found.*Tenrec.*licence.*dataset_options"):
+    with pytest.raises(
+        InputError, match="(?s)QK-video.csv: not found.*Tenrec.*licence.*dataset_options"
+    ):
         data.read_interactions("qk-video", tmp_path / "QK-video.csv")
 
 
 def test_genres_of_the_split_items(tmp_path):
-    write_atomic(tmp_path / "ml-20m.item", "item_id:token\tmovie_title:token_seq\tgenre:token_seq",
-                 ["1\tA\tAction Drama", "2\tB\t(no genres listed)", "3\tC\tComedy"])
+    write_atomic(
+        tmp_path / "ml-20m.item",
+        "item_id:token\tmovie_title:token_seq\tgenre:token_seq",
+        ["1\tA\tAction Drama", "2\tB\t(no genres listed)", "3\tC\tComedy"],
+    )
     genres = data.read_item_genres("ml-20m", tmp_path)
-    splits = {"train": frame([("u", "2"), ("u", "1")], columns=("user_id", "item_id")),
-              "valid": frame([("u", "9")], columns=("user_id", "item_id")),
-              "test": frame([], columns=("user_id", "item_id"))}
+    splits = {
+        "train": frame([("u", "2"), ("u", "1")], columns=("user_id", "item_id")),
+        "valid": frame([("u", "9")], columns=("user_id", "item_id")),
+        "test": frame([], columns=("user_id", "item_id")),
+    }
     out = data.split_item_genres(genres, splits)
     assert out.values.tolist() == [["1", "Action Drama"], ["2", ""], ["9", ""]]
     data.write_item_genres(out, tmp_path / "out.item")
     assert (tmp_path / "out.item").read_text().splitlines() == [
-        "item_id:token\tgenre:token_seq", "1\tAction Drama", "2\t", "9\t"]
+        "item_id:token\tgenre:token_seq",
+        "1\tAction Drama",
+        "2\t",
+        "9\t",
+    ]
     with pytest.raises(InputError, match="has no item genres"):
         data.read_item_genres("lastfm", tmp_path)
 
@@ -271,11 +332,20 @@ def test_stats_and_table1():
     splits = {"train": pre.iloc[:2], "valid": pre.iloc[2:3], "test": pre.iloc[3:]}
     stats = data.dataset_stats(pre, splits)
     assert tuple(stats) == data.STATS_KEYS
-    assert stats == {"users": 3, "items": 3, "interactions": 4,
-                     "sparsity": pytest.approx(100 * (1 - 4 / 9)), "test_users": 1,
-                     "train": 2, "valid": 1, "test": 1}
+    assert stats == {
+        "users": 3,
+        "items": 3,
+        "interactions": 4,
+        "sparsity": pytest.approx(100 * (1 - 4 / 9)),
+        "test_users": 1,
+        "train": 2,
+        "valid": 1,
+        "test": 1,
+    }
     table = data.table1({"toy": {**stats, **data.split_counts(splits)}})
-    assert table.loc["toy", "users in split"] == 3 and table.loc["toy", "sparsity (%)"] == pytest.approx(55.5556, abs=1e-4)
+    assert table.loc["toy", "users in split"] == 3 and table.loc[
+        "toy", "sparsity (%)"
+    ] == pytest.approx(55.5556, abs=1e-4)
     with pytest.raises(InputError, match="missing field"):
         data.table1({"toy": stats})
 
@@ -284,10 +354,15 @@ def test_ml100k_protocol_numbers():
     """The whole protocol on the embedded ml-100k; numbers recorded in docs/data.md."""
     raw = data.read_interactions("ml-100k", recbole_ml100k_dir())
     pre = data.preprocess(raw, min_rating=3, core=5)
-    splits = data.make_splits(pre, temporal=True, seed=2024, valid_share=0.2, test_share=0.2,
-                              min_train=5)
+    splits = data.make_splits(
+        pre, temporal=True, seed=2024, valid_share=0.2, test_share=0.2, min_train=5
+    )
     stats = data.dataset_stats(pre, splits)
     assert (stats["users"], stats["items"], stats["interactions"]) == (943, 1203, 81697)
-    assert stats["test_users"] == 83 and (stats["train"], stats["valid"], stats["test"]) == (49015, 3107, 1519)
+    assert stats["test_users"] == 83 and (stats["train"], stats["valid"], stats["test"]) == (
+        49015,
+        3107,
+        1519,
+    )
     train_times = splits["train"]["timestamp"].max()
     assert train_times <= splits["valid"]["timestamp"].min() <= splits["test"]["timestamp"].min()

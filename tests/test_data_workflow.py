@@ -70,12 +70,19 @@ def test_default_config_builds_the_data_stage(tmp_path):
     # temporal: every train interaction is no later than every valid one, and so on
     stamps = [splits[name]["timestamp"].to_numpy() for name in data.SPLITS]
     assert stamps[0].max() <= stamps[1].min() and stamps[1].max() <= stamps[2].min()
-    genres = pd.read_csv(workdir / "results" / "ml-100k" / "data" / "ml-100k.item", sep="\t",
-                         dtype=str, keep_default_na=False)
+    genres = pd.read_csv(
+        workdir / "results" / "ml-100k" / "data" / "ml-100k.item",
+        sep="\t",
+        dtype=str,
+        keep_default_na=False,
+    )
     assert genres.columns.tolist() == ["item_id:token", "genre:token_seq"]
     split_items = set(pd.concat(splits.values())["item_id"])
     assert set(genres["item_id:token"]) == split_items
-    assert genres.set_index("item_id:token").loc["1", "genre:token_seq"] == "Animation Children's Comedy"
+    assert (
+        genres.set_index("item_id:token").loc["1", "genre:token_seq"]
+        == "Animation Children's Comedy"
+    )
     for rule in ("download", "preprocess", "split", "stats", "genres"):
         assert (workdir / "results" / "logs" / rule / "ml-100k.log").is_file()
     # a second run has nothing to do
@@ -143,6 +150,9 @@ def test_paper_config_resolves_the_dag_for_all_four_datasets(tmp_path):
     for dataset in ("lastfm", "ml-10m", "ml-20m"):
         assert f"resources/raw/{dataset}/{dataset}.zip" in out
     assert "qk-video.zip" not in out
-    counts = dict(line.split()[:2] for line in out.splitlines()
-                  if line.split()[:1] and line.split()[0] in ("download", "preprocess", "split"))
+    counts = dict(
+        line.split()[:2]
+        for line in out.splitlines()
+        if line.split()[:1] and line.split()[0] in ("download", "preprocess", "split")
+    )
     assert counts == {"download": "3", "preprocess": "4", "split": "4"}

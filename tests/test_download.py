@@ -27,7 +27,7 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
     def do_GET(self):  # noqa: N802 (http.server's name)
         if self.path.startswith("/cut/"):
-            body = (Path(self.directory) / self.path[len("/cut/"):]).read_bytes()
+            body = (Path(self.directory) / self.path[len("/cut/") :]).read_bytes()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -63,7 +63,8 @@ def server(tmp_path_factory):
     (root / "corrupt.zip").write_bytes(b"PK\x03\x04 definitely not a complete zip archive")
     (root / "truncated.zip").write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     httpd = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(root))
+    )
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}", root
@@ -84,12 +85,15 @@ def test_download_good_archive_with_sha256(server, tmp_path):
     assert leftovers(dest.parent) == ["lastfm.zip"]
 
 
-@pytest.mark.parametrize("name, error, message", [
-    ("corrupt.zip", InputError, "not a zip archive, or a truncated one"),
-    ("truncated.zip", InputError, "not a zip archive, or a truncated one"),
-    ("cut/lastfm.zip", download.DownloadError, "download failed|truncated"),
-    ("missing.zip", download.DownloadError, "HTTP 404"),
-])
+@pytest.mark.parametrize(
+    "name, error, message",
+    [
+        ("corrupt.zip", InputError, "not a zip archive, or a truncated one"),
+        ("truncated.zip", InputError, "not a zip archive, or a truncated one"),
+        ("cut/lastfm.zip", download.DownloadError, "download failed|truncated"),
+        ("missing.zip", download.DownloadError, "HTTP 404"),
+    ],
+)
 def test_bad_downloads_leave_nothing(server, tmp_path, name, error, message):
     base, _ = server
     dest = tmp_path / "raw" / "lastfm.zip"
@@ -120,10 +124,12 @@ def test_ml100k_is_copied_from_recbole_without_network(tmp_path):
 
 def run_lastfm(workdir: Path, url: str, check: bool = True):
     make_workdir(workdir)
-    (workdir / "run.yaml").write_text(yaml.safe_dump(
-        {"datasets": ["lastfm"], "dataset_options": {"lastfm": {"url": url}}}))
-    return snakemake(workdir, "table_stats", "--cores", "1", "--configfile", "run.yaml",
-                     check=check)
+    (workdir / "run.yaml").write_text(
+        yaml.safe_dump({"datasets": ["lastfm"], "dataset_options": {"lastfm": {"url": url}}})
+    )
+    return snakemake(
+        workdir, "table_stats", "--cores", "1", "--configfile", "run.yaml", check=check
+    )
 
 
 @pytest.mark.slow

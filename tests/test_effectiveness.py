@@ -1,4 +1,5 @@
-"""Effectiveness per user (docs/method.md#effectiveness): hand-worked values and the loop reference."""
+"""Effectiveness per user (docs/method.md#effectiveness): hand-worked values and the loop
+reference."""
 
 import math
 
@@ -6,11 +7,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import reference as ref
-from measures_data import python_views, random_split
 from userfair import effectiveness
 from userfair.inputs import load_inputs
 from userfair.measures import EFF
+
+import reference as ref
+from measures_data import python_views, random_split
 
 
 def test_hand_worked_user():

@@ -1,7 +1,7 @@
 """The conda envs, the rule files and the profiles: env files pinned version for version like
 requirements.txt, closed under dependencies, and enough for the scripts of their rules; every
-rule with conda:, log: and resources:; `snakemake --lint` and `snakefmt --check` clean; every
-profile key commented."""
+rule with conda:, log: and resources:; `snakemake --lint`, `snakefmt --check`, `ruff check`
+and `ruff format --check` clean; every profile key commented."""
 
 from __future__ import annotations
 
@@ -91,8 +91,12 @@ def test_env_python_is_the_tested_one(env):
 def test_env_pins_are_closed_under_dependencies(env):
     pins = env_pins(env)
     code = set(pins) - DATA_ONLY.get(env, set())
-    missing = {f"{name} needs {dep}" for name in code for dep in runtime_requirements(name)
-               if dep not in pins and dep not in NOT_INSTALLED}
+    missing = {
+        f"{name} needs {dep}"
+        for name in code
+        for dep in runtime_requirements(name)
+        if dep not in pins and dep not in NOT_INSTALLED
+    }
     assert not missing, f"envs/{env} lacks pins: {sorted(missing)}"
 
 
@@ -103,7 +107,7 @@ def rule_blocks() -> dict[str, tuple[Path, str]]:
         text = path.read_text()
         starts = list(re.finditer(r"^(?:rule|checkpoint) (\w+):", text, re.M))
         for start in starts:
-            body = text[start.end():]
+            body = text[start.end() :]
             end = re.search(r"^\S", body, re.M)
             blocks[start.group(1)] = (path, body[: end.start() if end else None])
     return blocks
@@ -130,7 +134,8 @@ def test_every_rule_has_conda_log_resources_and_script():
             gaps.append(f"{rule}: log: {log} (wanted under results/logs/{rule}/)")
         resources = re.search(r"^    resources:\n((?:        .+\n)+)", block, re.M)
         if not resources or not {"mem_mb", "runtime"} <= set(
-                re.findall(r"^\s+(\w+)=", resources.group(1), re.M)):
+            re.findall(r"^\s+(\w+)=", resources.group(1), re.M)
+        ):
             gaps.append(f"{rule}: resources: without mem_mb and runtime")
         if directive(block, "script") is None:
             gaps.append(f"{rule}: no script:")
@@ -203,16 +208,44 @@ def test_env_of_each_rule_provides_what_its_script_imports():
 
 
 def test_lint_reports_nothing():
-    proc = subprocess.run([str(BIN / "snakemake"), "--lint"], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [str(BIN / "snakemake"), "--lint"], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Lints for" not in output, output[-8000:]
+
+
+def test_ruff_lint_passes():
+    """ruff, configured in pyproject.toml ([tool.ruff]), finds nothing in the Python code."""
+    proc = subprocess.run(
+        [str(BIN / "ruff"), "check", "--output-format", "concise", "."],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-8000:]
+
+
+def test_ruff_format_check_passes():
+    proc = subprocess.run(
+        [str(BIN / "ruff"), "format", "--check", "--diff", "."],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-8000:]
 
 
 def test_snakefmt_check_passes():
     proc = subprocess.run(
         [str(BIN / "snakefmt"), "--check", "--diff", "Snakefile", "workflow/rules"],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-8000:]
 
 
@@ -220,8 +253,11 @@ def test_snakefmt_check_passes():
 def test_every_profile_key_is_commented(profile):
     lines = (REPO / "profiles" / profile / "config.yaml").read_text().splitlines()
     yaml.safe_load("\n".join(lines))
-    uncommented = [line for i, line in enumerate(lines)
-                   if re.match(r"^\s*[\w-]+:", line) and not lines[i - 1].lstrip().startswith("#")]
+    uncommented = [
+        line
+        for i, line in enumerate(lines)
+        if re.match(r"^\s*[\w-]+:", line) and not lines[i - 1].lstrip().startswith("#")
+    ]
     assert not uncommented, f"profiles/{profile}: keys without a comment above: {uncommented}"
 
 

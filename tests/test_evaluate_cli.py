@@ -13,15 +13,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import reference as ref
-from measures_data import python_views, random_split, write_item_file
-from test_similarity import pairs_of
 from userfair import similarity
 from userfair.cli import main
 from userfair.evaluate import evaluate
-from userfair.measures import NAMES as KEYS
 from userfair.inputs import load_inputs
 from userfair.io import InputError, write_inter
+from userfair.measures import NAMES as KEYS
+
+import reference as ref
+from measures_data import python_views, random_split, write_item_file
 
 K = 10
 
@@ -79,7 +79,9 @@ def test_precomputed_similarities_give_the_same_scores(split_files, tmp_path):
     rows = inputs.train_of_evaluated()
     for kind in ("cos", "jacc"):  # through the files, as the workflow does
         similarity.save(tmp_path / f"{kind}.npz", similarity.compute(kind, rows, inputs.users))
-    given = {kind: similarity.load(tmp_path / f"{kind}.npz", inputs.users) for kind in ("cos", "jacc")}
+    given = {
+        kind: similarity.load(tmp_path / f"{kind}.npz", inputs.users) for kind in ("cos", "jacc")
+    }
     given["cos"] = dataclasses.replace(given["cos"], seconds=2.5)
     computed = evaluate(inputs, device="cpu")
     reused = evaluate(inputs, similarities=given, device="torch-cpu")
@@ -135,8 +137,16 @@ def test_canonical_order_and_train_rows(split_files):
 
 def cli_args(path, topk_path, *extra: str) -> list[str]:
     """argv of `userfair evaluate` on the split files of ``path`` and ``topk_path``."""
-    return ["evaluate", "--train", str(path / "d.train.inter"), "--test",
-            str(path / "d.test.inter"), "--topk", str(topk_path), *extra]
+    return [
+        "evaluate",
+        "--train",
+        str(path / "d.train.inter"),
+        "--test",
+        str(path / "d.test.inter"),
+        "--topk",
+        str(topk_path),
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["tsv", "parquet"])

@@ -108,9 +108,7 @@ def test_relevance_experiment_ends_are_fair():
     assert wide["P"].is_monotonic_decreasing
     # each step's measures are those of evaluate() on the same lists (envy on P@k, UF on
     # the raw Jaccard, PUF on the normalised one)
-    lists = experiments.relevance_lists(
-        inputs.relevant, rows, K, np.random.default_rng(3)
-    ).at(0.5)
+    lists = experiments.relevance_lists(inputs.relevant, rows, K, np.random.default_rng(3)).at(0.5)
     stored = similarity.compute("jacc", rows, inputs.users)
     direct = evaluate.evaluate(
         dataclasses.replace(inputs, topk=lists), k=K, similarities={"jacc": stored}, device="cpu"
@@ -139,9 +137,11 @@ def test_pairs_round_trip_and_shape_check():
 
 
 def test_sampled_similarities_are_normalised_seeded_and_skewed():
-    draw = lambda d, s, seed: experiments.sample_similarities(
-        d, s, 5000, np.random.default_rng(seed)
-    )
+    def draw(distribution, shape, seed):
+        return experiments.sample_similarities(
+            distribution, shape, 5000, np.random.default_rng(seed)
+        )
+
     for dist, shape in (("weibull", 0.5), ("weibull", 50), ("normal", None)):
         values = draw(dist, shape, 0)
         assert values.min() == 0.0 and values.max() == 1.0
@@ -200,9 +200,7 @@ def test_gamma_experiments(tmp_path):
     rows = inputs.train_of_evaluated()
     jacc = similarity.compute("jacc", rows, inputs.users)
     genre = similarity.genre_similarity(rows, inputs.genres)
-    models = experiments.run_gamma_models(
-        {"A": inputs}, jacc.raw(), genre, [0, 0.5, 1], SETTINGS
-    )
+    models = experiments.run_gamma_models({"A": inputs}, jacc.raw(), genre, [0, 0.5, 1], SETTINGS)
     assert set(models["gamma"]) == {0, 0.5, 1} and set(models["model"]) == {"A"}
     by_gamma = models.pivot(index="gamma", columns="measure", values="value")
     for gamma in (0, 0.5, 1):  # UF on the raw mix, PUF on its min-max form, as evaluate()
@@ -224,9 +222,7 @@ def test_gamma_experiments(tmp_path):
     assert by_gamma.loc[1, "PUF-NDCG"] == pytest.approx(reference["PUF-NDCG-Jacc"], rel=1e-9)
     # gamma changes the similarity, so PUF changes
     assert models.pivot(index="gamma", columns="measure", values="value")["PUF-P"].nunique() > 1
-    relevance = experiments.run_gamma_relevance(
-        inputs, jacc.raw(), genre, [0, 1], SETTINGS, seed=3
-    )
+    relevance = experiments.run_gamma_relevance(inputs, jacc.raw(), genre, [0, 1], SETTINGS, seed=3)
     assert len(relevance) == 2 * len(experiments.STEPS) * 3
     ends = relevance[
         relevance["share"].isin([0.0, 1.0]) & relevance["measure"].str.startswith("PUF")

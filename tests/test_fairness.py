@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import reference as ref
-from measures_data import python_views, random_split
 from test_similarity import pairs_of
 from userfair import effectiveness, fairness, similarity
 from userfair.inputs import load_inputs
+
+import reference as ref
+from measures_data import python_views, random_split
 
 DEVICES = ["cpu", "torch-cpu"]
 

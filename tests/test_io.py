@@ -30,11 +30,13 @@ def test_atomic_path_renames_on_success(tmp_path):
 
 
 def test_inter_round_trip_keeps_external_ids_as_strings(tmp_path):
-    frame = pd.DataFrame({"user_id": ["007", "12"], "item_id": ["a", "0042"],
-                          "timestamp": [3.0, 1.0]})
+    frame = pd.DataFrame(
+        {"user_id": ["007", "12"], "item_id": ["a", "0042"], "timestamp": [3.0, 1.0]}
+    )
     write_inter(frame, tmp_path / "x.inter")
-    assert (tmp_path / "x.inter").read_text().splitlines()[0] == \
-        "user_id:token\titem_id:token\ttimestamp:float"
+    assert (tmp_path / "x.inter").read_text().splitlines()[
+        0
+    ] == "user_id:token\titem_id:token\ttimestamp:float"
     pd.testing.assert_frame_equal(read_inter(tmp_path / "x.inter"), frame)
 
 
@@ -46,9 +48,10 @@ def test_read_inter_names_the_file_and_the_missing_column(tmp_path):
 
 
 def test_booktabs_keeps_column_types_escapes_text_and_bolds():
-    frame = pd.DataFrame({"#users": [943, 10], "sparsity %": [92.8, float("nan")],
-                          "name": ["a_b", "x&y"]},
-                         index=pd.Index(["ml-100k", "q"], name="dataset"))
+    frame = pd.DataFrame(
+        {"#users": [943, 10], "sparsity %": [92.8, float("nan")], "name": ["a_b", "x&y"]},
+        index=pd.Index(["ml-100k", "q"], name="dataset"),
+    )
     bold = pd.DataFrame(False, index=frame.index, columns=frame.columns)
     bold.iloc[0, 1] = True
     tex = to_booktabs(frame, bold=bold, float_format="{:.2f}")

@@ -9,8 +9,9 @@ from userfair.joblog import job_log
 
 
 def job(tmp_path):
-    return SimpleNamespace(log=[str(tmp_path / "job.log")], rule="split",
-                           wildcards={"dataset": "ml-100k"})
+    return SimpleNamespace(
+        log=[str(tmp_path / "job.log")], rule="split", wildcards={"dataset": "ml-100k"}
+    )
 
 
 def test_messages_go_to_the_log_without_colour_codes(tmp_path):

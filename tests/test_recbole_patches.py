@@ -25,8 +25,11 @@ def test_config_builds_on_numpy2(tmp_path):
     """Config.compatibility_settings assigned np.float_ (gone in numpy 2)."""
     from recbole.config import Config
 
-    config = Config(model="BPR", dataset="anything",
-                    config_dict={"data_path": str(tmp_path), "show_progress": False})
+    config = Config(
+        model="BPR",
+        dataset="anything",
+        config_dict={"data_path": str(tmp_path), "show_progress": False},
+    )
     assert config["model"] == "BPR"
 
 
@@ -35,7 +38,8 @@ def test_recbole_metrics_use_the_restored_float_alias():
     from recbole.evaluator.metrics import MRR
 
     result = MRR({"topk": [3], "metric_decimal_place": 6}).metric_info(
-        np.array([[False, True, False], [False, False, False]]))
+        np.array([[False, True, False], [False, False, False]])
+    )
     np.testing.assert_allclose(result, [[0, 0.5, 0.5], [0, 0, 0]])
     assert result.dtype == np.float64
 
@@ -86,7 +90,9 @@ def test_apply_is_idempotent():
 
 def test_training_never_imports_ray_or_quick_start():
     """recbole.quick_start imports ray (not installed); the project does not use it."""
-    code = ("import sys, userfair.recommenders; "
-            "bad = [m for m in ('ray', 'recbole.quick_start') if m in sys.modules]; "
-            "assert not bad, bad")
+    code = (
+        "import sys, userfair.recommenders; "
+        "bad = [m for m in ('ray', 'recbole.quick_start') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

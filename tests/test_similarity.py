@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import reference as ref
-from measures_data import python_views, random_split, write_item_file
 from userfair import similarity
 from userfair.inputs import load_inputs
 from userfair.io import InputError
+
+import reference as ref
+from measures_data import python_views, random_split, write_item_file
 
 
 def pairs_of(matrix):

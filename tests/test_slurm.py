@@ -29,8 +29,10 @@ RUN_LIMIT_S = 300  # snakemake ignores SIGTERM while the plugin waits: `timeout 
 
 # The tiny run: two models (one neural, which asks for a GPU), one grid point each, 1 epoch.
 DATASET = "ml-100k"
-MODELS = {"UserKNN": {"k": [50], "shrink": [0.0]},
-          "BPR": {"learning_rate": [0.005], "embedding_size": [16]}}
+MODELS = {
+    "UserKNN": {"k": [50], "shrink": [0.0]},
+    "BPR": {"learning_rate": [0.005], "embedding_size": [16]},
+}
 NEURAL = {"BPR"}
 # Deterministic outputs of the stages sent through SLURM, compared with a local run.
 TARGETS = [
@@ -40,20 +42,25 @@ TARGETS = [
     f"results/{DATASET}/data/{DATASET}.item",
     f"results/{DATASET}/data/stats.json",
     "results/tables/stats.csv",
-    *(f"results/{DATASET}/models/{model}/{name}" for model in MODELS
-      for name in ("topk.parquet", "recbole_test.json")),
+    *(
+        f"results/{DATASET}/models/{model}/{name}"
+        for model in MODELS
+        for name in ("topk.parquet", "recbole_test.json")
+    ),
     *(f"results/{DATASET}/similarity/{kind}.npz" for kind in ("cos", "jacc")),
     *(f"results/{DATASET}/measures/{model}.json" for model in MODELS),
 ]
 TIMINGS = "seconds"  # the one field of .json/.npz outputs that differs between runs
 SUBMITTED = re.compile(
-    r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/(?:([^/]+)/)?\d+\.log\)")
+    r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/(?:([^/]+)/)?\d+\.log\)"
+)
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
 
 
 def cluster(command: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(CLUSTER_SCRIPT), command], capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        ["bash", str(CLUSTER_SCRIPT), command], capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.fixture(scope="session")
@@ -77,37 +84,58 @@ def write_tiny_config(workdir: Path, tiny_dir: Path) -> Path:
     grid = workdir / "grid.yaml"
     grid.write_text(yaml.safe_dump(MODELS, sort_keys=False))
     path = workdir / "tiny.yaml"
-    path.write_text(yaml.safe_dump({
-        "dataset_options": {DATASET: {"path": str(tiny_dir)}},
-        "datasets": [DATASET],
-        "models": list(MODELS),
-        "grid": str(grid),
-        "training": {"epochs": 1},
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "dataset_options": {DATASET: {"path": str(tiny_dir)}},
+                "datasets": [DATASET],
+                "models": list(MODELS),
+                "grid": str(grid),
+                "training": {"epochs": 1},
+            }
+        )
+    )
     return path
 
 
 def run_snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     proc = subprocess.run(
         ["timeout", "-k", "10", str(RUN_LIMIT_S), str(BIN / "snakemake"), *args],
-        cwd=workdir, capture_output=True, text=True,
-        env={**os.environ, "USERFAIR_SLURM_ACCOUNT": ACCOUNT,
-             "USERFAIR_SLURM_PARTITION": PARTITION, "USERFAIR_SLURM_GPU_PARTITION": GPU_PARTITION},
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "USERFAIR_SLURM_ACCOUNT": ACCOUNT,
+            "USERFAIR_SLURM_PARTITION": PARTITION,
+            "USERFAIR_SLURM_GPU_PARTITION": GPU_PARTITION,
+        },
     )
     assert proc.returncode == 0, (
         f"snakemake {' '.join(args)} failed ({proc.returncode}; 124 = timed out)\n"
-        f"--- stderr ---\n{proc.stderr[-12000:]}")
+        f"--- stderr ---\n{proc.stderr[-12000:]}"
+    )
     return proc
 
 
 def sacct_rows(job_ids: list[str]) -> dict[str, dict[str, str]]:
     out = subprocess.run(
-        ["sacct", "-X", "-n", "-P", "-j", ",".join(job_ids),
-         "-o", "JobID,State,Account,Partition,ExitCode,AllocTRES"],
-        capture_output=True, text=True, check=True).stdout
+        [
+            "sacct",
+            "-X",
+            "-n",
+            "-P",
+            "-j",
+            ",".join(job_ids),
+            "-o",
+            "JobID,State,Account,Partition,ExitCode,AllocTRES",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     rows = [line.split("|") for line in out.splitlines() if line]
-    return {r[0]: dict(zip(["state", "account", "partition", "exit", "tres"], r[1:]))
-            for r in rows}
+    return {r[0]: dict(zip(["state", "account", "partition", "exit", "tres"], r[1:])) for r in rows}
 
 
 def assert_same_file(local: Path, remote: Path) -> None:
@@ -123,8 +151,9 @@ def assert_same_file(local: Path, remote: Path) -> None:
         a, b = json.loads(local.read_text()), json.loads(remote.read_text())
         assert a.keys() == b.keys(), remote
         # compared as JSON text, so that NaN scores (Gini, UF) count as equal
-        same = [json.dumps({k: v for k, v in d.items() if k != TIMINGS}, sort_keys=True)
-                for d in (a, b)]
+        same = [
+            json.dumps({k: v for k, v in d.items() if k != TIMINGS}, sort_keys=True) for d in (a, b)
+        ]
         assert same[0] == same[1], f"{remote} differs from {local}"
     else:
         assert local.read_bytes() == remote.read_bytes(), f"{remote} differs from {local}"
@@ -134,12 +163,19 @@ def assert_same_file(local: Path, remote: Path) -> None:
 def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluster):
     local = make_workdir(tmp_path / "local")
     on_slurm = make_workdir(tmp_path / "slurm")
-    local_log = run_snakemake(local, *TARGETS, "--cores", "2",
-                              "--configfile", str(write_tiny_config(local, tiny_ml100k))).stderr
+    local_log = run_snakemake(
+        local, *TARGETS, "--cores", "2", "--configfile", str(write_tiny_config(local, tiny_ml100k))
+    ).stderr
     slurm_log = run_snakemake(
-        on_slurm, *TARGETS, "--profile", "profiles/slurm",
-        "--slurm-init-seconds-before-status-checks", "2",
-        "--configfile", str(write_tiny_config(on_slurm, tiny_ml100k))).stderr
+        on_slurm,
+        *TARGETS,
+        "--profile",
+        "profiles/slurm",
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+        "--configfile",
+        str(write_tiny_config(on_slurm, tiny_ml100k)),
+    ).stderr
 
     # Every job of the local plan was submitted to SLURM, none ran on the submit host.
     submitted = SUBMITTED.findall(slurm_log)
@@ -158,8 +194,11 @@ def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluste
         row = rows[slurm_id]
         wants_gpu = rule in {"tune", "topk"} and job.split("_")[1] in NEURAL
         assert (row["state"], row["account"], row["partition"], row["exit"]) == (
-            "COMPLETED", ACCOUNT, GPU_PARTITION if wants_gpu else PARTITION, "0:0"), (
-            rule, job, row)
+            "COMPLETED",
+            ACCOUNT,
+            GPU_PARTITION if wants_gpu else PARTITION,
+            "0:0",
+        ), (rule, job, row)
         assert ("gres/gpu=1" in row["tres"]) == wants_gpu, (rule, job, row)
 
     for target in TARGETS:
@@ -176,8 +215,9 @@ def test_cluster_script_says_why_a_machine_cannot_host_slurm():
 
 
 def test_cluster_daemons_listen_on_loopback_only(slurm_cluster):
-    listening = subprocess.run(["ss", "-H", "-ltnp"], capture_output=True, text=True,
-                               check=True).stdout.splitlines()
+    listening = subprocess.run(
+        ["ss", "-H", "-ltnp"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     daemons = ("slurmctld", "slurmd", "slurmdbd", "mariadbd", "munged")
     sockets = {(d, line.split()[3]) for line in listening for d in daemons if f'"{d}"' in line}
     assert {d for d, _ in sockets} == {"slurmctld", "slurmd", "slurmdbd"}, sockets

@@ -27,8 +27,11 @@ def split_dir(tiny_ml100k, tmp_path_factory):
     frame = frame.sample(frac=1.0, random_state=7).reset_index(drop=True)
     n_valid = n_test = len(frame) // 5
     n_train = len(frame) - n_valid - n_test
-    parts = {"train": frame.iloc[:n_train], "valid": frame.iloc[n_train:n_train + n_valid],
-             "test": frame.iloc[n_train + n_valid:]}
+    parts = {
+        "train": frame.iloc[:n_train],
+        "valid": frame.iloc[n_train : n_train + n_valid],
+        "test": frame.iloc[n_train + n_valid :],
+    }
     counts = parts["train"]["user_id"].value_counts()
     keep = set(counts[counts >= 5].index)
     out = tmp_path_factory.mktemp("split")
@@ -55,11 +58,18 @@ def exported(split_dir, training, tmp_path_factory):
         if model not in cache:
             work = tmp_path_factory.mktemp(model)
             params = PARAMS.get(model, {})
-            record = recommenders.train_point(model, params, split_dir, DATASET,
-                                              work / "grid" / "0", training)
+            record = recommenders.train_point(
+                model, params, split_dir, DATASET, work / "grid" / "0", training
+            )
             lists, test = recommenders.export_topk(
-                model, params, work / "grid" / "0" / "model.pth", split_dir, DATASET,
-                work / "export", training)
+                model,
+                params,
+                work / "grid" / "0" / "model.pth",
+                split_dir,
+                DATASET,
+                work / "export",
+                training,
+            )
             record["checkpoint"] = str(work / "grid" / "0" / "model.pth")
             cache[model] = (lists, test, record)
         return cache[model]
@@ -87,8 +97,7 @@ def effectiveness(lists: pd.DataFrame, test: pd.DataFrame, k: int) -> dict:
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_lists_are_k_distinct_unseen_items_for_exactly_the_test_users(model, exported,
-                                                                     split_dir):
+def test_lists_are_k_distinct_unseen_items_for_exactly_the_test_users(model, exported, split_dir):
     lists, _, record = exported(model)
     splits = {s: read_inter(split_dir / f"{DATASET}.{s}.inter") for s in ("train", "valid", "test")}
     assert list(lists.columns) == ["user_id", "item_id", "rank", "score"]
@@ -126,8 +135,15 @@ def test_two_cpu_runs_give_identical_lists(model, exported, split_dir, training,
     first, _, _ = exported(model)
     params = PARAMS.get(model, {})
     recommenders.train_point(model, params, split_dir, DATASET, tmp_path / "grid", training)
-    again, _ = recommenders.export_topk(model, params, tmp_path / "grid" / "model.pth",
-                                           split_dir, DATASET, tmp_path / "export", training)
+    again, _ = recommenders.export_topk(
+        model,
+        params,
+        tmp_path / "grid" / "model.pth",
+        split_dir,
+        DATASET,
+        tmp_path / "export",
+        training,
+    )
     pd.testing.assert_frame_equal(first, again, check_exact=True)
 
 
@@ -137,10 +153,18 @@ def test_export_uses_the_checkpoint_not_a_fresh_model(exported, split_dir, train
 
     lists, _, _ = exported("BPR")
     other = recommenders.Training(**{**training.__dict__, "epochs": 3, "seed": 5})
-    recommenders.train_point("BPR", {"learning_rate": 0.01}, split_dir, DATASET,
-                             tmp_path / "other", other)
-    swapped, _ = recommenders.export_topk("BPR", {}, tmp_path / "other" / "model.pth",
-                                             split_dir, DATASET, tmp_path / "export", training)
+    recommenders.train_point(
+        "BPR", {"learning_rate": 0.01}, split_dir, DATASET, tmp_path / "other", other
+    )
+    swapped, _ = recommenders.export_topk(
+        "BPR",
+        {},
+        tmp_path / "other" / "model.pth",
+        split_dir,
+        DATASET,
+        tmp_path / "export",
+        training,
+    )
     assert not lists["item_id"].equals(swapped["item_id"])
 
 
@@ -154,8 +178,9 @@ def test_recbole_evaluate_reloads_our_checkpoint(exported, split_dir, training, 
     _, test, record = exported("BPR")
     with contextlib.chdir(tmp_path):
         run = recommenders.prepare("BPR", {}, split_dir, DATASET, tmp_path, training)
-        result = run.trainer.evaluate(run.test, load_best_model=True,
-                                      model_file=record["checkpoint"])
+        result = run.trainer.evaluate(
+            run.test, load_best_model=True, model_file=record["checkpoint"]
+        )
     assert recommenders.external_metrics(result, K) == pytest.approx(test, abs=1e-9)
 
 
@@ -169,8 +194,9 @@ def test_batchwise_itemknn_scores_equal_recboles_itemknn(split_dir, training, tm
     from userfair import recommenders
 
     with contextlib.chdir(tmp_path):
-        run = recommenders.prepare("ItemKNN", {"k": 20, "shrink": 1.0}, split_dir, DATASET,
-                                   tmp_path, training)
+        run = recommenders.prepare(
+            "ItemKNN", {"k": 20, "shrink": 1.0}, split_dir, DATASET, tmp_path, training
+        )
     assert isinstance(run.model, recommenders.ItemKNN)
     reference = RecBoleItemKNN(run.config, run.train.dataset)
     users = torch.arange(1, run.dataset.user_num)
@@ -178,16 +204,18 @@ def test_batchwise_itemknn_scores_equal_recboles_itemknn(split_dir, training, tm
     theirs = reference.full_sort_predict({reference.USER_ID: users})
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-7)
     pairs = {run.model.USER_ID: users[:50], run.model.ITEM_ID: torch.arange(1, 51)}
-    np.testing.assert_allclose(run.model.predict(pairs).numpy(),
-                               reference.predict(pairs).numpy(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(
+        run.model.predict(pairs).numpy(), reference.predict(pairs).numpy(), rtol=1e-5, atol=1e-7
+    )
 
 
 def test_ncl_with_as_many_clusters_as_users_is_a_clear_error(split_dir, training, tmp_path):
     from userfair import recommenders
 
     with pytest.raises(InputError, match="num_clusters=100000 must be below the number of users"):
-        recommenders.train_point("NCL", {"num_clusters": 100000}, split_dir, DATASET,
-                                 tmp_path, training)
+        recommenders.train_point(
+            "NCL", {"num_clusters": 100000}, split_dir, DATASET, tmp_path, training
+        )
 
 
 def test_missing_split_names_the_file(training, tmp_path):

@@ -5,9 +5,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, make_workdir, snakemake
 from userfair import grids, tuning
 from userfair.io import InputError
+
+from conftest import REPO, make_workdir, snakemake
 
 ALL = list(grids.MODEL_KEYS)
 
@@ -54,15 +55,18 @@ def test_empty_model_grid_is_one_point_of_defaults():
     assert grids.grid_points({"BPR": None}, "BPR") == [{}]
 
 
-@pytest.mark.parametrize("grid, message", [
-    ({"SASRec": {"learning_rate": [0.1]}}, "unknown model 'SASRec'"),
-    ({"BPR": {"embeding_size": [8]}}, "unknown grid key 'embeding_size'"),
-    ({"UserKNN": {"learning_rate": [0.1]}}, "unknown grid key 'learning_rate'"),
-    ({"BPR": {"embedding_size": 8}}, "expected a non-empty list"),
-    ({"BPR": {"embedding_size": []}}, "expected a non-empty list"),
-    ({"BPR": [1, 2]}, "expected a mapping"),
-    (yaml.safe_load("BPR: {learning_rate: [1e-3]}"), "'1e-3' is text, expected a number"),
-])
+@pytest.mark.parametrize(
+    "grid, message",
+    [
+        ({"SASRec": {"learning_rate": [0.1]}}, "unknown model 'SASRec'"),
+        ({"BPR": {"embeding_size": [8]}}, "unknown grid key 'embeding_size'"),
+        ({"UserKNN": {"learning_rate": [0.1]}}, "unknown grid key 'learning_rate'"),
+        ({"BPR": {"embedding_size": 8}}, "expected a non-empty list"),
+        ({"BPR": {"embedding_size": []}}, "expected a non-empty list"),
+        ({"BPR": [1, 2]}, "expected a mapping"),
+        (yaml.safe_load("BPR: {learning_rate: [1e-3]}"), "'1e-3' is text, expected a number"),
+    ],
+)
 def test_bad_grids_are_clear_errors(grid, message):
     with pytest.raises(InputError, match=message):
         grids.validate_grid(grid, ["BPR"], label="g.yaml")
@@ -79,8 +83,7 @@ def test_missing_grid_file_names_the_file(tmp_path):
 
 
 def record(ndcg, **params):
-    return {"params": params, "valid": {"HR": 1.0, "NDCG": ndcg}, "best_epoch": 1,
-            "seconds": 0.5}
+    return {"params": params, "valid": {"HR": 1.0, "NDCG": ndcg}, "best_epoch": 1, "seconds": 0.5}
 
 
 def test_select_best_takes_the_best_valid_ndcg_and_the_first_of_ties():
@@ -97,16 +100,23 @@ def test_select_best_rejects_a_record_without_ndcg():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("grid, message", [
-    ({"UserKNN": {"k": [5]}, "BPR": {"embeding_size": [8]}}, "unknown grid key 'embeding_size'"),
-    ({"UserKNN": {"k": [5]}, "GRU4Rec": {}}, "unknown model 'GRU4Rec'"),
-])
+@pytest.mark.parametrize(
+    "grid, message",
+    [
+        (
+            {"UserKNN": {"k": [5]}, "BPR": {"embeding_size": [8]}},
+            "unknown grid key 'embeding_size'",
+        ),
+        ({"UserKNN": {"k": [5]}, "GRU4Rec": {}}, "unknown model 'GRU4Rec'"),
+    ],
+)
 def test_workflow_rejects_a_bad_grid_before_any_job(tmp_path, grid, message):
     work = make_workdir(tmp_path / "run")
     grid_file = tmp_path / "grid.yaml"
     grid_file.write_text(yaml.safe_dump(grid))
-    proc = snakemake(work, "--cores", "1", "--config", f"grid={grid_file}",
-                     "models=[UserKNN,BPR]", check=False)
+    proc = snakemake(
+        work, "--cores", "1", "--config", f"grid={grid_file}", "models=[UserKNN,BPR]", check=False
+    )
     assert proc.returncode != 0
     assert message in proc.stdout + proc.stderr
     assert not (work / "results").exists()

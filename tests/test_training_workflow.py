@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import make_workdir, snakemake
 from userfair.io import read_inter
+
+from conftest import make_workdir, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -61,6 +62,13 @@ def test_topk_covers_exactly_the_test_users(run, model):
 
 
 def test_a_second_run_has_nothing_to_do(run):
-    proc = snakemake(run, "results/ml-100k/models/BPR/topk.parquet", "--cores", "1", "-n",
-                     "--configfile", "test-config.yaml")
+    proc = snakemake(
+        run,
+        "results/ml-100k/models/BPR/topk.parquet",
+        "--cores",
+        "1",
+        "-n",
+        "--configfile",
+        "test-config.yaml",
+    )
     assert "Nothing to be done" in proc.stdout + proc.stderr

@@ -8,12 +8,15 @@ from userfair._backend import binary_csr
 from userfair.userknn import neighbour_weights, scores
 
 # 4 users x 5 items. |H| = 3, 2, 2, 1.
-X = np.array([
-    [1, 1, 1, 0, 0],
-    [1, 1, 0, 0, 0],
-    [0, 0, 1, 1, 0],
-    [0, 0, 0, 0, 1],
-], dtype=float)
+X = np.array(
+    [
+        [1, 1, 1, 0, 0],
+        [1, 1, 0, 0, 0],
+        [0, 0, 1, 1, 0],
+        [0, 0, 0, 0, 1],
+    ],
+    dtype=float,
+)
 
 
 def hand_cosine():
@@ -21,12 +24,14 @@ def hand_cosine():
     c01 = 2 / np.sqrt(3 * 2)
     c02 = 1 / np.sqrt(3 * 2)
     c12 = 0.0
-    return np.array([
-        [0, c01, c02, 0],
-        [c01, 0, c12, 0],
-        [c02, c12, 0, 0],
-        [0, 0, 0, 0],
-    ])
+    return np.array(
+        [
+            [0, c01, c02, 0],
+            [c01, 0, c12, 0],
+            [c02, c12, 0, 0],
+            [0, 0, 0, 0],
+        ]
+    )
 
 
 def test_all_neighbours_equal_cosine():
@@ -92,7 +97,8 @@ def test_model_predict_and_full_sort_agree_with_the_hand_scores():
     model.weights = neighbour_weights(model.interactions, k=1)
     c = hand_cosine()
     pairs = {"user_id": torch.tensor([0, 0, 2, 3]), "item_id": torch.tensor([0, 3, 1, 4])}
-    np.testing.assert_allclose(model.predict(pairs).numpy(),
-                               [c[0, 1] * 1, 0.0, c[2, 0] * 1, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(
+        model.predict(pairs).numpy(), [c[0, 1] * 1, 0.0, c[2, 0] * 1, 0.0], rtol=1e-6
+    )
     full = model.full_sort_predict({"user_id": torch.tensor([1, 2])}).numpy().reshape(2, 5)
     np.testing.assert_allclose(full, [c[1, 0] * X[0], c[2, 0] * X[0]], rtol=1e-6)

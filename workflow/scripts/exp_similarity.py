@@ -11,7 +11,7 @@ with job_log(snakemake):
     p = snakemake.params
     if p.model != p.requested_model:
         logging.warning(
-            "experiments.model %s is not among the configured models; using " "the lists of %s",
+            "experiments.model %s is not among the configured models; using the lists of %s",
             p.requested_model,
             p.model,
         )

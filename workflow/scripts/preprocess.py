@@ -6,7 +6,6 @@ from userfair.joblog import job_log
 
 with job_log(snakemake):
     raw = data.read_interactions(snakemake.wildcards.dataset, snakemake.params.source)
-    frame = data.preprocess(raw, min_rating=snakemake.params.min_rating,
-                            core=snakemake.params.core)
+    frame = data.preprocess(raw, min_rating=snakemake.params.min_rating, core=snakemake.params.core)
     with atomic_path(snakemake.output[0]) as tmp:
         data.as_written(frame).to_parquet(tmp, index=False)

@@ -13,5 +13,6 @@ with job_log(snakemake):
     with atomic_path(snakemake.output.tuning) as tmp:
         table.to_csv(tmp, sep="\t", index=False)
     write_json(best, snakemake.output.best)
-    logging.info("best point %d: %s (valid NDCG %.6f)", best["point"], best["params"],
-                 best["valid"]["NDCG"])
+    logging.info(
+        "best point %d: %s (valid NDCG %.6f)", best["point"], best["params"], best["valid"]["NDCG"]
+    )

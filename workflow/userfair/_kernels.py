@@ -51,8 +51,13 @@ def pair_threshold(sim: np.ndarray) -> float:
 
 @numba.njit(cache=True, parallel=True)
 def item_cosines(
-    column_ptr: np.ndarray, column_users: np.ndarray, column_values: np.ndarray,
-    row_ptr: np.ndarray, row_items: np.ndarray, row_values: np.ndarray, r: int,
+    column_ptr: np.ndarray,
+    column_users: np.ndarray,
+    column_values: np.ndarray,
+    row_ptr: np.ndarray,
+    row_items: np.ndarray,
+    row_values: np.ndarray,
+    r: int,
 ) -> np.ndarray:
     """Dense (r, r) cosines of r items from their unit columns, given both as CSC (item ->
     users) and CSR (user -> items): cos(i, j) = sum over users w of x_i[w] x_j[w]. Each

@@ -18,8 +18,8 @@ TENREC_HELP = (
     "QK-video.csv is part of Tenrec (Yuan et al., NeurIPS 2022; "
     "https://github.com/yuangh-x/2022-NIPS-Tenrec), which its authors distribute under a "
     "CC BY-NC 4.0 licence; the workflow never downloads it. Obtain it as that page says, then "
-    "put QK-video.csv at {path} or set 'dataset_options: {{qk-video: {{path: /your/QK-video.csv}}}}' "
-    "in the config."
+    "put QK-video.csv at {path} or set "
+    "'dataset_options: {{qk-video: {{path: /your/QK-video.csv}}}}' in the config."
 )
 
 
@@ -60,26 +60,42 @@ RECBOLE_URL = "https://recbole.s3-accelerate.amazonaws.com/ProcessedDatasets"
 
 CATALOGUE: dict[str, Dataset] = {
     "ml-100k": Dataset(
-        "ml-100k", "recbole-embedded", rating_column="rating", timestamp_column="timestamp",
+        "ml-100k",
+        "recbole-embedded",
+        rating_column="rating",
+        timestamp_column="timestamp",
         genre_columns=("class",),
     ),
     "lastfm": Dataset(
-        "lastfm", "recbole-archive", item_columns=("artist_id", "item_id"),
+        "lastfm",
+        "recbole-archive",
+        item_columns=("artist_id", "item_id"),
         url=f"{RECBOLE_URL}/LastFM/lastfm.zip",
     ),
     "ml-10m": Dataset(
-        "ml-10m", "recbole-archive", rating_column="rating", timestamp_column="timestamp",
+        "ml-10m",
+        "recbole-archive",
+        rating_column="rating",
+        timestamp_column="timestamp",
         genre_columns=("genre", "class", "type", "genres"),
-        url=f"{RECBOLE_URL}/MovieLens/ml-10m.zip", mem_mb=12000,
+        url=f"{RECBOLE_URL}/MovieLens/ml-10m.zip",
+        mem_mb=12000,
     ),
     "ml-20m": Dataset(
-        "ml-20m", "recbole-archive", rating_column="rating", timestamp_column="timestamp",
+        "ml-20m",
+        "recbole-archive",
+        rating_column="rating",
+        timestamp_column="timestamp",
         genre_columns=("genre", "class", "type", "genres"),
-        url=f"{RECBOLE_URL}/MovieLens/ml-20m.zip", mem_mb=24000,
+        url=f"{RECBOLE_URL}/MovieLens/ml-20m.zip",
+        mem_mb=24000,
     ),
     "qk-video": Dataset(
-        "qk-video", "tenrec", feedback_column="share",
-        default_path=f"{RAW_DIR}/qk-video/QK-video.csv", mem_mb=32000,
+        "qk-video",
+        "tenrec",
+        feedback_column="share",
+        default_path=f"{RAW_DIR}/qk-video/QK-video.csv",
+        mem_mb=32000,
     ),
 }
 
@@ -97,8 +113,11 @@ def get(name: str) -> Dataset:
 def options_of(name: str, dataset_options: dict | None) -> dict:
     """The config's ``dataset_options`` of ``name`` with every key present (empty = unset)."""
     given = (dataset_options or {}).get(name) or {}
-    return {"url": given.get("url", ""), "sha256": given.get("sha256", ""),
-            "path": given.get("path", "")}
+    return {
+        "url": given.get("url", ""),
+        "sha256": given.get("sha256", ""),
+        "path": given.get("path", ""),
+    }
 
 
 def download_url(name: str, dataset_options: dict | None = None) -> str:

@@ -73,9 +73,7 @@ def format_table(result: dict) -> str:
         lines.append(f"{key:<16} {text:>10} {result['seconds'].get(key, 0.0):>9.3f}")
     for name in ("similarity-cos", "similarity-jacc"):
         lines.append(f"{name:<16} {'':>10} {result['seconds'][name]:>9.3f}")
-    lines.append(
-        "conventions: " + ", ".join(f"{k}={v}" for k, v in result["conventions"].items())
-    )
+    lines.append("conventions: " + ", ".join(f"{k}={v}" for k, v in result["conventions"].items()))
     return "\n".join(lines)
 
 

@@ -45,12 +45,15 @@ class RawSource:
             self.archive = None
         elif zipfile.is_zipfile(self.path):
             with zipfile.ZipFile(self.path) as archive:
-                self.names = [n for n in archive.namelist()
-                              if not n.endswith("/") and "__MACOSX" not in n]
+                self.names = [
+                    n for n in archive.namelist() if not n.endswith("/") and "__MACOSX" not in n
+                ]
             self.archive = self.path
         elif self.path.exists():
-            raise InputError(f"{self.path}: expected a folder of RecBole atomic files or a zip "
-                             "archive of them, found neither (not a zip, or a truncated one)")
+            raise InputError(
+                f"{self.path}: expected a folder of RecBole atomic files or a zip "
+                "archive of them, found neither (not a zip, or a truncated one)"
+            )
         else:
             raise InputError(f"{self.path}: not found")
 
@@ -93,22 +96,32 @@ def _require(header: dict[str, str], names: tuple[str, ...], label: str) -> str:
     for name in names:
         if name in header:
             return name
-    raise InputError(f"{label}: missing column '{' or '.join(names)}' "
-                     f"(header: {' '.join(header.values())})")
+    raise InputError(
+        f"{label}: missing column '{' or '.join(names)}' (header: {' '.join(header.values())})"
+    )
 
 
-def _read_atomic(source: RawSource, member: str, fields: dict[str, str],
-                 numeric: tuple[str, ...]) -> pd.DataFrame:
+def _read_atomic(
+    source: RawSource, member: str, fields: dict[str, str], numeric: tuple[str, ...]
+) -> pd.DataFrame:
     """Read the atomic-file columns ``fields`` (raw name -> our name) of ``member``."""
     label = source.label(member)
     header = _atomic_header(source, member)
     cells = [header[name] for name in fields]
     # numbers are read as text and parsed below, so that a bad value is reported by name
-    dtypes = {cell: (str if name in numeric else "category")
-              for cell, name in zip(cells, fields.values())}
+    dtypes = {
+        cell: (str if name in numeric else "category") for cell, name in zip(cells, fields.values())
+    }
     with source.open(member) as handle:
-        frame = pd.read_csv(handle, sep="\t", usecols=cells, dtype=dtypes, quoting=csv.QUOTE_NONE,
-                            keep_default_na=False, encoding_errors="replace")
+        frame = pd.read_csv(
+            handle,
+            sep="\t",
+            usecols=cells,
+            dtype=dtypes,
+            quoting=csv.QUOTE_NONE,
+            keep_default_na=False,
+            encoding_errors="replace",
+        )
     frame = frame[cells]
     frame.columns = list(fields.values())
     for name in numeric:
@@ -121,8 +134,10 @@ def _to_number(column: pd.Series, label: str, field: str) -> pd.Series:
     bad = values.isna()
     if bad.any():
         row = int(np.argmax(bad.to_numpy()))
-        raise InputError(f"{label}: column '{field}' must be numeric; data row {row + 1} "
-                         f"holds {column.iloc[row]!r}")
+        raise InputError(
+            f"{label}: column '{field}' must be numeric; data row {row + 1} "
+            f"holds {column.iloc[row]!r}"
+        )
     return values.astype("float64")
 
 
@@ -133,16 +148,22 @@ def read_interactions(name: str, path: str | os.PathLike) -> pd.DataFrame:
     if dataset.source == "tenrec":
         return read_tenrec(dataset, path)
     if not Path(path).exists():
-        raise InputError(f"{path}: not found (the raw files of {name}; config "
-                         f"dataset_options.{name}.path)")
+        raise InputError(
+            f"{path}: not found (the raw files of {name}; config dataset_options.{name}.path)"
+        )
     source = RawSource(path)
     member = source.member(name, ".inter")
     label = source.label(member)
     header = _atomic_header(source, member)
-    fields = {_require(header, (dataset.user_column,), label): "user_id",
-              _require(header, dataset.item_columns, label): "item_id"}
+    fields = {
+        _require(header, (dataset.user_column,), label): "user_id",
+        _require(header, dataset.item_columns, label): "item_id",
+    }
     numeric = []
-    for column, ours in ((dataset.rating_column, "rating"), (dataset.timestamp_column, "timestamp")):
+    for column, ours in (
+        (dataset.rating_column, "rating"),
+        (dataset.timestamp_column, "timestamp"),
+    ):
         if column:
             fields[_require(header, (column,), label)] = ours
             numeric.append(ours)
@@ -167,9 +188,13 @@ def read_tenrec(dataset: Dataset, path: str | os.PathLike) -> pd.DataFrame:
     for column in wanted:
         if column not in header:
             raise InputError(f"{path}: missing column '{column}' (header: {','.join(header)})")
-    reader = pacsv.open_csv(path, convert_options=pacsv.ConvertOptions(
-        include_columns=wanted,
-        column_types={wanted[0]: pa.string(), wanted[1]: pa.string(), wanted[2]: pa.string()}))
+    reader = pacsv.open_csv(
+        path,
+        convert_options=pacsv.ConvertOptions(
+            include_columns=wanted,
+            column_types={wanted[0]: pa.string(), wanted[1]: pa.string(), wanted[2]: pa.string()},
+        ),
+    )
     kept, rows = [], 0
     for batch in reader:
         rows += batch.num_rows
@@ -177,8 +202,9 @@ def read_tenrec(dataset: Dataset, path: str | os.PathLike) -> pd.DataFrame:
         kept.append(batch.filter(mask).select([0, 1]))
         if rows % 10_000_000 < batch.num_rows:
             log.info("read %d rows of %s", rows, path)
-    table = pa.Table.from_batches(kept, schema=pa.schema(
-        [(wanted[0], pa.string()), (wanted[1], pa.string())]))
+    table = pa.Table.from_batches(
+        kept, schema=pa.schema([(wanted[0], pa.string()), (wanted[1], pa.string())])
+    )
     frame = table.to_pandas()
     frame.columns = ["user_id", "item_id"]
     frame = frame.astype("category")
@@ -195,12 +221,15 @@ def read_item_genres(name: str, path: str | os.PathLike) -> pd.DataFrame:
     member = source.member(name, ".item")
     label = source.label(member)
     header = _atomic_header(source, member)
-    fields = {_require(header, ("item_id",), label): "item_id",
-              _require(header, dataset.genre_columns, label): "genre"}
+    fields = {
+        _require(header, ("item_id",), label): "item_id",
+        _require(header, dataset.genre_columns, label): "genre",
+    }
     frame = _read_atomic(source, member, fields, ())
     genre = frame["genre"].astype(str).str.replace(NO_GENRE, "", regex=False)
-    return pd.DataFrame({"item_id": frame["item_id"].astype(str),
-                         "genre": genre.str.split().str.join(" ")})
+    return pd.DataFrame(
+        {"item_id": frame["item_id"].astype(str), "genre": genre.str.split().str.join(" ")}
+    )
 
 
 # --- preprocessing (steps 1-3) -------------------------------------------------------
@@ -259,8 +288,9 @@ def split_sizes(n: int, valid_share: float, test_share: float) -> tuple[int, int
     return n - n_valid - n_test, n_valid, n_test
 
 
-def split_globally(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: float,
-                   test_share: float) -> dict[str, pd.DataFrame]:
+def split_globally(
+    frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: float, test_share: float
+) -> dict[str, pd.DataFrame]:
     """Step 4: all interactions, not per user, into train/valid/test.
 
     Temporal: a stable sort by timestamp of the frame in file order (ties keep file
@@ -272,36 +302,57 @@ def split_globally(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_shar
         order = np.random.default_rng(seed).permutation(len(frame))
     n_train, n_valid, _ = split_sizes(len(frame), valid_share, test_share)
     rows = frame.iloc[order]
-    return {"train": rows.iloc[:n_train], "valid": rows.iloc[n_train:n_train + n_valid],
-            "test": rows.iloc[n_train + n_valid:]}
+    return {
+        "train": rows.iloc[:n_train],
+        "valid": rows.iloc[n_train : n_train + n_valid],
+        "test": rows.iloc[n_train + n_valid :],
+    }
 
 
-def drop_users_with_few_train(splits: dict[str, pd.DataFrame],
-                              min_train: int) -> dict[str, pd.DataFrame]:
+def drop_users_with_few_train(
+    splits: dict[str, pd.DataFrame], min_train: int
+) -> dict[str, pd.DataFrame]:
     """Step 5: users with < ``min_train`` train interactions leave all three splits."""
     counts = splits["train"]["user_id"].astype(str).value_counts()
     kept = set(counts.index[counts >= min_train])
     return {name: part[part["user_id"].astype(str).isin(kept)] for name, part in splits.items()}
 
 
-def make_splits(frame: pd.DataFrame, *, temporal: bool, seed: int, valid_share: float,
-                test_share: float, min_train: int, label: str = "") -> dict[str, pd.DataFrame]:
+def make_splits(
+    frame: pd.DataFrame,
+    *,
+    temporal: bool,
+    seed: int,
+    valid_share: float,
+    test_share: float,
+    min_train: int,
+    label: str = "",
+) -> dict[str, pd.DataFrame]:
     """Steps 4-5; an error naming ``label`` when no user is left with test interactions."""
-    splits = split_globally(frame, temporal=temporal, seed=seed, valid_share=valid_share,
-                            test_share=test_share)
+    splits = split_globally(
+        frame, temporal=temporal, seed=seed, valid_share=valid_share, test_share=test_share
+    )
     splits = drop_users_with_few_train(splits, min_train)
     if splits["test"].empty:
-        raise InputError(f"{label or 'split'}: no test users are left (field 'user_id': no user "
-                         f"has both >= {min_train} train and >= 1 test interactions); the data "
-                         "is too small or too sparse for this split")
-    return {name: part[[c for c in ("user_id", "item_id", "timestamp") if c in part]]
-            for name, part in splits.items()}
+        raise InputError(
+            f"{label or 'split'}: no test users are left (field 'user_id': no user "
+            f"has both >= {min_train} train and >= 1 test interactions); the data "
+            "is too small or too sparse for this split"
+        )
+    return {
+        name: part[[c for c in ("user_id", "item_id", "timestamp") if c in part]]
+        for name, part in splits.items()
+    }
 
 
 def as_written(part: pd.DataFrame) -> pd.DataFrame:
     """Interactions as written to files: string ids, integral timestamps as integers."""
-    out = pd.DataFrame({"user_id": part["user_id"].astype(str).to_numpy(),
-                        "item_id": part["item_id"].astype(str).to_numpy()})
+    out = pd.DataFrame(
+        {
+            "user_id": part["user_id"].astype(str).to_numpy(),
+            "item_id": part["item_id"].astype(str).to_numpy(),
+        }
+    )
     if "timestamp" in part:
         stamps = part["timestamp"].to_numpy()
         integral = len(stamps) and np.all(np.mod(stamps, 1) == 0)
@@ -315,8 +366,9 @@ def as_written(part: pd.DataFrame) -> pd.DataFrame:
 def split_item_genres(genres: pd.DataFrame, splits: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """The genres of the items in the split (in the .item file's order; an item that the
     .item file lacks gets no genre)."""
-    items = pd.unique(np.concatenate([part["item_id"].astype(str).to_numpy()
-                                      for part in splits.values()]))
+    items = pd.unique(
+        np.concatenate([part["item_id"].astype(str).to_numpy() for part in splits.values()])
+    )
     genres = genres.drop_duplicates("item_id", keep="first")
     known = genres[genres["item_id"].isin(set(items))]
     missing = sorted(set(items) - set(known["item_id"]))
@@ -343,8 +395,13 @@ def dataset_stats(preprocessed: pd.DataFrame, splits: dict[str, pd.DataFrame]) -
     items = int(preprocessed["item_id"].astype(str).nunique())
     interactions = len(preprocessed)
     sparsity = 100.0 * (1.0 - interactions / (users * items)) if users and items else float("nan")
-    stats = {"users": users, "items": items, "interactions": interactions, "sparsity": sparsity,
-             "test_users": int(splits["test"]["user_id"].astype(str).nunique())}
+    stats = {
+        "users": users,
+        "items": items,
+        "interactions": interactions,
+        "sparsity": sparsity,
+        "test_users": int(splits["test"]["user_id"].astype(str).nunique()),
+    }
     stats.update({name: len(splits[name]) for name in SPLITS})
     assert tuple(stats) == STATS_KEYS
     return stats
@@ -353,10 +410,16 @@ def dataset_stats(preprocessed: pd.DataFrame, splits: dict[str, pd.DataFrame]) -
 # Column titles of Table 1 (plain words: the CSV keeps them as they are; the LaTeX writer,
 # userfair.io.to_booktabs, escapes every title and cell).
 TABLE1_COLUMNS = {
-    "users": "users", "test_users": "test users", "items": "items",
-    "interactions": "interactions", "sparsity": "sparsity (%)",
-    "train": "train", "valid": "valid", "test": "test",
-    "split_users": "users in split", "split_items": "items in split",
+    "users": "users",
+    "test_users": "test users",
+    "items": "items",
+    "interactions": "interactions",
+    "sparsity": "sparsity (%)",
+    "train": "train",
+    "valid": "valid",
+    "test": "test",
+    "split_users": "users in split",
+    "split_items": "items in split",
 }
 
 

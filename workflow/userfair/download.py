@@ -42,15 +42,18 @@ def check_sha256(path: str | os.PathLike, expected: str, label: str) -> None:
         return
     actual = sha256_of(path)
     if actual != expected.lower():
-        raise InputError(f"{label}: sha256 is {actual}, expected {expected} (config "
-                         "dataset_options.<dataset>.sha256); the file is corrupt or changed")
+        raise InputError(
+            f"{label}: sha256 is {actual}, expected {expected} (config "
+            "dataset_options.<dataset>.sha256); the file is corrupt or changed"
+        )
 
 
 def check_zip(path: str | os.PathLike, label: str) -> None:
     """Raise InputError naming ``label`` unless ``path`` is a complete, readable zip archive."""
     if not zipfile.is_zipfile(path):
-        raise InputError(f"{label}: not a zip archive, or a truncated one (no zip central "
-                         "directory found)")
+        raise InputError(
+            f"{label}: not a zip archive, or a truncated one (no zip central directory found)"
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             bad_member = archive.testzip()
@@ -74,8 +77,9 @@ def download(url: str, dest: str | os.PathLike, sha256: str = "", timeout: float
         except DownloadError as error:
             raise DownloadError(f"{dest}: {error}") from None
         if expected is not None and received != expected:
-            raise DownloadError(f"{dest}: {url}: received {received} of {expected} bytes "
-                                "(truncated)")
+            raise DownloadError(
+                f"{dest}: {url}: received {received} of {expected} bytes (truncated)"
+            )
         check_sha256(part, sha256, f"{dest} (downloaded from {url})")
         check_zip(part, f"{dest} (downloaded from {url})")
         os.replace(part, dest)
@@ -94,10 +98,18 @@ def _stream(url: str, part: Path, timeout: float) -> tuple[int, int | None]:
             length = response.headers.get("Content-Length")
             expected = int(length) if length and length.isdigit() else None
             received = 0
-            with open(part, "wb") as handle, tqdm(
-                total=expected, unit="B", unit_scale=True, desc=part.name[: -len(".part")],
-                file=_LogLines(), mininterval=5, ascii=True,
-            ) as progress:
+            with (
+                open(part, "wb") as handle,
+                tqdm(
+                    total=expected,
+                    unit="B",
+                    unit_scale=True,
+                    desc=part.name[: -len(".part")],
+                    file=_LogLines(),
+                    mininterval=5,
+                    ascii=True,
+                ) as progress,
+            ):
                 for block in response.iter_content(CHUNK_BYTES):
                     handle.write(block)
                     received += len(block)
@@ -124,8 +136,10 @@ def recbole_ml100k_dir() -> Path:
     try:
         import recbole
     except ImportError:
-        raise InputError("ml-100k is copied from the installed recbole package, which is "
-                         "not installed in this environment") from None
+        raise InputError(
+            "ml-100k is copied from the installed recbole package, which is "
+            "not installed in this environment"
+        ) from None
     return Path(recbole.__file__).parent / "dataset_example" / "ml-100k"
 
 

@@ -1,4 +1,5 @@
-"""Per-user effectiveness at k with binary relevance (docs/method.md#effectiveness, RecBole's definitions)."""
+"""Per-user effectiveness at k with binary relevance (docs/method.md#effectiveness,
+RecBole's definitions)."""
 
 from __future__ import annotations
 

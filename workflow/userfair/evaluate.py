@@ -53,7 +53,8 @@ def evaluate(
     device: str = "auto",
     envy_utility: str = "precision",
 ) -> dict:
-    """The 18 measures (``userfair.measures.NAMES``; floats, NaN allowed), ``seconds`` and ``conventions``.
+    """The 18 measures (``userfair.measures.NAMES``; floats, NaN allowed), ``seconds`` and
+    ``conventions``.
 
     ``seconds`` has one entry per measure plus ``similarity-cos`` and ``similarity-jacc``.
     The six effectiveness measures come from one vectorised pass, and ME, MME and PEU from
@@ -87,9 +88,7 @@ def evaluate(
     m = len(inputs.users)
     log.info("evaluating %d users, %d items, k=%d, device=%s", m, len(inputs.items), k, device)
 
-    per_user = clock.run(
-        EFF, effectiveness.per_user, inputs.topk, inputs.relevant, k
-    )
+    per_user = clock.run(EFF, effectiveness.per_user, inputs.topk, inputs.relevant, k)
     for name in EFF:
         scores[name] = float(per_user[name].mean()) if m else float("nan")
     for name in ("P", "NDCG"):

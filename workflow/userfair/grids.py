@@ -28,14 +28,32 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {
     "UserKNN": ("k", "shrink"),
     "ItemKNN": ("k", "shrink"),
     "BPR": ("embedding_size",) + TRAINING_KEYS,
-    "MultiVAE": ("mlp_hidden_size", "latent_dimension", "dropout_prob", "anneal_cap",
-                 "total_anneal_steps") + TRAINING_KEYS,
-    "NGCF": ("embedding_size", "hidden_size_list", "node_dropout", "message_dropout",
-             "reg_weight") + TRAINING_KEYS,
+    "MultiVAE": (
+        "mlp_hidden_size",
+        "latent_dimension",
+        "dropout_prob",
+        "anneal_cap",
+        "total_anneal_steps",
+    )
+    + TRAINING_KEYS,
+    "NGCF": ("embedding_size", "hidden_size_list", "node_dropout", "message_dropout", "reg_weight")
+    + TRAINING_KEYS,
     "NeuMF": ("mf_embedding_size", "mlp_embedding_size", "mlp_hidden_size", "dropout_prob")
     + TRAINING_KEYS,
-    "NCL": ("embedding_size", "n_layers", "reg_weight", "ssl_temp", "ssl_reg", "hyper_layers",
-            "alpha", "proto_reg", "num_clusters", "m_step", "warm_up_step") + TRAINING_KEYS,
+    "NCL": (
+        "embedding_size",
+        "n_layers",
+        "reg_weight",
+        "ssl_temp",
+        "ssl_reg",
+        "hyper_layers",
+        "alpha",
+        "proto_reg",
+        "num_clusters",
+        "m_step",
+        "warm_up_step",
+    )
+    + TRAINING_KEYS,
 }
 
 # Models without training: one pass builds the similarity, no epochs, no early stopping.
@@ -58,8 +76,7 @@ def validate_grid(grid: dict, models: list[str], *, label: str = "grid") -> None
     non-empty list, or a configured model missing from the grid."""
     for model, params in grid.items():
         if model not in MODEL_KEYS:
-            raise InputError(
-                f"{label}: unknown model '{model}' (known: {', '.join(MODEL_KEYS)})")
+            raise InputError(f"{label}: unknown model '{model}' (known: {', '.join(MODEL_KEYS)})")
         if params is None:
             continue
         if not isinstance(params, dict):
@@ -68,16 +85,19 @@ def validate_grid(grid: dict, models: list[str], *, label: str = "grid") -> None
             if key not in MODEL_KEYS[model]:
                 raise InputError(
                     f"{label}: model '{model}': unknown grid key '{key}' "
-                    f"(allowed: {', '.join(MODEL_KEYS[model])})")
+                    f"(allowed: {', '.join(MODEL_KEYS[model])})"
+                )
             if not isinstance(values, list) or not values:
                 raise InputError(
                     f"{label}: model '{model}', key '{key}': expected a non-empty list of "
-                    f"values, got {values!r}")
+                    f"values, got {values!r}"
+                )
             text = [v for v in values if isinstance(v, str)]
             if text:
                 raise InputError(
                     f"{label}: model '{model}', key '{key}': {text[0]!r} is text, expected a "
-                    "number (YAML reads 1e-5 as text: write 1.0e-5 or 0.00001)")
+                    "number (YAML reads 1e-5 as text: write 1.0e-5 or 0.00001)"
+                )
     missing = [m for m in models if m not in grid]
     if missing:
         raise InputError(f"{label}: no grid for configured model(s) {', '.join(missing)}")
@@ -103,5 +123,3 @@ def point_params(points: dict[str, list[dict]], model: str, point) -> dict:
     if not 0 <= index < len(points[model]):
         raise InputError(f"model {model} has {len(points[model])} grid points, no point {point}")
     return points[model][index]
-
-

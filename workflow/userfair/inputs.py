@@ -219,8 +219,14 @@ def load_inputs(train, test, topk, k: int = 10, item_features=None, valid=None) 
         train=train_matrix,
         train_rows=np.searchsorted(train_users, users).astype(np.int64),
         relevant=relevant,
-        topk=_topk_matrix(topk_frame, topk_label, users, items, k,
-                          "TRAIN and TEST" if valid is None else "TRAIN, VALID and TEST"),
+        topk=_topk_matrix(
+            topk_frame,
+            topk_label,
+            users,
+            items,
+            k,
+            "TRAIN and TEST" if valid is None else "TRAIN, VALID and TEST",
+        ),
         genres=None if item_features is None else read_genre_matrix(item_features, items),
     )
 

@@ -111,8 +111,16 @@ def read_stacked_parquet(paths) -> pd.DataFrame:
     return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
 
 
-def write_table(frame: pd.DataFrame, csv_path, tex_path, *, bold=None, caption: str = "",
-                label: str = "", float_format: str = "{:.4f}") -> None:
+def write_table(
+    frame: pd.DataFrame,
+    csv_path,
+    tex_path,
+    *,
+    bold=None,
+    caption: str = "",
+    label: str = "",
+    float_format: str = "{:.4f}",
+) -> None:
     """Write ``frame`` as CSV and as a booktabs LaTeX table.
 
     ``bold`` is an optional boolean frame of the same shape: True cells are set in bold.
@@ -120,13 +128,23 @@ def write_table(frame: pd.DataFrame, csv_path, tex_path, *, bold=None, caption: 
     with atomic_path(csv_path) as tmp:
         frame.to_csv(tmp)
     with atomic_path(tex_path) as tmp:
-        tmp.write_text(to_booktabs(frame, bold=bold, caption=caption, label=label,
-                                   float_format=float_format))
+        tmp.write_text(
+            to_booktabs(frame, bold=bold, caption=caption, label=label, float_format=float_format)
+        )
 
 
-_LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                   "^": r"\textasciicircum{}"}
+_LATEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -146,8 +164,14 @@ def _cell(value, float_format: str) -> str:
     return latex_escape(str(value))
 
 
-def to_booktabs(frame: pd.DataFrame, *, bold=None, caption: str = "", label: str = "",
-                float_format: str = "{:.4f}") -> str:
+def to_booktabs(
+    frame: pd.DataFrame,
+    *,
+    bold=None,
+    caption: str = "",
+    label: str = "",
+    float_format: str = "{:.4f}",
+) -> str:
     """A LaTeX table (booktabs rules) of ``frame`` with its index as the first column.
 
     Cells keep their column's type (integers get thousands separators, floats
@@ -161,8 +185,12 @@ def to_booktabs(frame: pd.DataFrame, *, bold=None, caption: str = "", label: str
         lines.append(rf"\caption{{{caption}}}")
     if label:
         lines.append(rf"\label{{{label}}}")
-    lines += [r"\begin{tabular}{l" + "r" * len(frame.columns) + "}", r"\toprule",
-              " & ".join(_cell(c, float_format) for c in cols) + r" \\", r"\midrule"]
+    lines += [
+        r"\begin{tabular}{l" + "r" * len(frame.columns) + "}",
+        r"\toprule",
+        " & ".join(_cell(c, float_format) for c in cols) + r" \\",
+        r"\midrule",
+    ]
     columns = [frame.iloc[:, j].tolist() for j in range(frame.shape[1])]  # keeps each dtype
     for i, index in enumerate(frame.index):
         cells = []

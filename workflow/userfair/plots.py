@@ -1,4 +1,5 @@
-"""Figures of docs/method.md#analyses in one seaborn style (config ``plots:``), each saved as PDF and PNG.
+"""Figures of docs/method.md#analyses in one seaborn style (config ``plots:``), each saved
+as PDF and PNG.
 
 Every function takes the tidy frames written by the experiment and agreement rules and the
 style settings, and returns nothing but files. Legends sit outside the panels, clear of the

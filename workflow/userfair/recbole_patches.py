@@ -77,8 +77,10 @@ def apply() -> None:
     _compatibility_settings(None)
     if not hasattr(sp.dok_matrix, "_update"):
         if not hasattr(sp.dok_matrix((1, 1)), "_dict"):
-            raise RuntimeError(f"scipy {scipy.__version__}: dok_matrix has neither _update "
-                               "nor _dict; RecBole's graph models cannot be patched")
+            raise RuntimeError(
+                f"scipy {scipy.__version__}: dok_matrix has neither _update "
+                "nor _dict; RecBole's graph models cannot be patched"
+            )
         sp.dok_matrix._update = _dok_update
     if not isinstance(trainer.torch, _TrustedCheckpointTorch):
         trainer.torch = _TrustedCheckpointTorch(torch)

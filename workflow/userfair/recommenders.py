@@ -2,9 +2,9 @@
 
 One grid point is trained by :func:`train_point` in its own working directory (RecBole
 writes logs, tensorboard files and checkpoints into the current directory); the winner is
-chosen by :func:`userfair.tuning.select_best`; :func:`export_topk` reloads the winner's checkpoint and
-writes the top-k lists exactly as RecBole's full-sort test evaluation ranks them, together
-with RecBole's own test metrics.
+chosen by :func:`userfair.tuning.select_best`; :func:`export_topk` reloads the winner's
+checkpoint and writes the top-k lists exactly as RecBole's full-sort test evaluation ranks
+them, together with RecBole's own test metrics.
 """
 
 from __future__ import annotations
@@ -36,8 +36,7 @@ from userfair.userknn import ItemKNN, UserKNN  # noqa: E402
 log = logging.getLogger(__name__)
 
 # RecBole metric names -> the keys of our files (docs/method.md#effectiveness).
-METRICS = {"hit": "HR", "mrr": "MRR", "precision": "P", "recall": "R", "map": "MAP",
-           "ndcg": "NDCG"}
+METRICS = {"hit": "HR", "mrr": "MRR", "precision": "P", "recall": "R", "map": "MAP", "ndcg": "NDCG"}
 RECBOLE_METRICS = ["Hit", "MRR", "Precision", "Recall", "MAP", "NDCG"]
 SPLITS = ("train", "valid", "test")
 CHECKPOINT = "model.pth"
@@ -105,8 +104,9 @@ def link_split(data_dir: str | os.PathLike, dataset: str, workdir: Path) -> Path
     return data_path
 
 
-def recbole_settings(model: str, params: dict, data_path: Path, workdir: Path,
-                     training: Training) -> dict:
+def recbole_settings(
+    model: str, params: dict, data_path: Path, workdir: Path, training: Training
+) -> dict:
     """The RecBole config_dict of one run: benchmark split files, user/item columns only,
     full-sort evaluation at k, early stopping on valid NDCG@k, seeded and reproducible."""
     k = training.k
@@ -156,29 +156,36 @@ class Run:
     trainer: object
 
 
-def prepare(model: str, params: dict, data_dir, dataset: str, workdir: Path,
-            training: Training) -> Run:
+def prepare(
+    model: str, params: dict, data_dir, dataset: str, workdir: Path, training: Training
+) -> Run:
     """Build config, dataset, dataloaders, a fresh model and its trainer (cwd = workdir)."""
     torch.set_num_threads(training.threads)
     data_path = link_split(data_dir, dataset, workdir)
     cls = model_class(model)
-    config = Config(model=cls, dataset=recbole_name(dataset),
-                    config_dict=recbole_settings(model, params, data_path, workdir, training))
+    config = Config(
+        model=cls,
+        dataset=recbole_name(dataset),
+        config_dict=recbole_settings(model, params, data_path, workdir, training),
+    )
     init_seed(config["seed"], config["reproducibility"])
     data = create_dataset(config)
     log.info("%s", data)
     train, valid, test = data_preparation(config, data)
     if model == "NCL" and config["num_clusters"] >= data.user_num - 1:
-        raise InputError(f"{model}: num_clusters={config['num_clusters']} must be below the "
-                         f"number of users ({data.user_num - 1}) of {dataset}")
+        raise InputError(
+            f"{model}: num_clusters={config['num_clusters']} must be below the "
+            f"number of users ({data.user_num - 1}) of {dataset}"
+        )
     init_seed(config["seed"], config["reproducibility"])
     net = cls(config, train.dataset).to(config["device"])
     trainer = get_trainer(config["MODEL_TYPE"], config["model"])(config, net)
     return Run(config, data, train, valid, test, net, trainer)
 
 
-def train_point(model: str, params: dict, data_dir, dataset: str, workdir,
-                training: Training) -> dict:
+def train_point(
+    model: str, params: dict, data_dir, dataset: str, workdir, training: Training
+) -> dict:
     """Train one grid point with early stopping on valid NDCG@k; keep its best checkpoint as
     ``workdir/model.pth``. Returns the record written to valid.json."""
     workdir = Path(workdir).resolve()
@@ -187,10 +194,10 @@ def train_point(model: str, params: dict, data_dir, dataset: str, workdir,
     started = time.perf_counter()
     with contextlib.chdir(workdir):
         run = prepare(model, params, data_dir, dataset, workdir, training)
-        log.info("training %s %s on %s (device %s)", model, params, dataset,
-                 run.config["device"])
-        best_score, best_result = run.trainer.fit(run.train, run.valid, saved=True,
-                                                  show_progress=False)
+        log.info("training %s %s on %s (device %s)", model, params, dataset, run.config["device"])
+        best_score, best_result = run.trainer.fit(
+            run.train, run.valid, saved=True, show_progress=False
+        )
         saved = Path(run.trainer.saved_model_file)
         if not saved.is_file():
             raise RuntimeError(f"{model}: RecBole wrote no checkpoint at {saved}")
@@ -220,20 +227,25 @@ def _ranked_lists(run: Run, k: int) -> pd.DataFrame:
             if torch.isinf(top_scores).any():
                 raise ValueError(f"a test user has fewer than k={k} candidate items")
             users = interaction[uid].cpu().numpy()
-            parts.append(pd.DataFrame({
-                "user_id": np.repeat(data.id2token(uid, users), k),
-                "item_id": data.id2token(iid, top_items.cpu().numpy().ravel()),
-                "rank": np.tile(np.arange(1, k + 1), len(users)),
-                "score": top_scores.cpu().numpy().ravel().astype(np.float64),
-            }))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "user_id": np.repeat(data.id2token(uid, users), k),
+                        "item_id": data.id2token(iid, top_items.cpu().numpy().ravel()),
+                        "rank": np.tile(np.arange(1, k + 1), len(users)),
+                        "score": top_scores.cpu().numpy().ravel().astype(np.float64),
+                    }
+                )
+            )
     lists = pd.concat(parts, ignore_index=True)
     lists["user_id"] = lists["user_id"].astype(str)
     lists["item_id"] = lists["item_id"].astype(str)
     return lists.sort_values(["user_id", "rank"], kind="stable").reset_index(drop=True)
 
 
-def export_topk(model: str, params: dict, checkpoint, data_dir, dataset: str, workdir,
-                training: Training) -> tuple[pd.DataFrame, dict]:
+def export_topk(
+    model: str, params: dict, checkpoint, data_dir, dataset: str, workdir, training: Training
+) -> tuple[pd.DataFrame, dict]:
     """Reload a trained grid point from its checkpoint (no retraining; KNN models rebuild
     their neighbourhoods from the same train split) and return (lists, RecBole test metrics)."""
     workdir = Path(workdir).resolve()

@@ -21,9 +21,16 @@ def select_best(records: list[dict], *, label: str = "grid") -> tuple[pd.DataFra
     for i, record in enumerate(records):
         if "NDCG" not in record.get("valid", {}):
             raise InputError(f"{label}: grid point {i}: valid.json has no 'valid' -> 'NDCG'")
-    rows = [{"point": i, "params": json.dumps(r["params"], sort_keys=True), **r["valid"],
-             "best_epoch": r.get("best_epoch"), "seconds": r.get("seconds")}
-            for i, r in enumerate(records)]
+    rows = [
+        {
+            "point": i,
+            "params": json.dumps(r["params"], sort_keys=True),
+            **r["valid"],
+            "best_epoch": r.get("best_epoch"),
+            "seconds": r.get("seconds"),
+        }
+        for i, r in enumerate(records)
+    ]
     table = pd.DataFrame(rows)
     winner = int(np.argmax(table["NDCG"].to_numpy()))  # argmax: first maximum
     return table, {**records[winner], "point": winner}

@@ -58,8 +58,10 @@ def neighbour_weights(interactions: sp.spmatrix, k: int, shrink: float = 0.0) ->
         log.info("UserKNN: neighbours of users %d..%d of %d", start, stop - 1, n_users)
     if not rows:
         return sp.csr_matrix((n_users, n_users))
-    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                         shape=(n_users, n_users))
+    return sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+        shape=(n_users, n_users),
+    )
 
 
 def scores(weights: sp.csr_matrix, interactions: sp.csr_matrix, users: np.ndarray) -> np.ndarray:
