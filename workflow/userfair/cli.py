@@ -3,7 +3,7 @@
 userfair evaluate --train TRAIN --test TEST --topk TOPK [--valid VALID] [--k 10]
                   [--epsilon 0.05] [--envy-utility {precision,ideal}]
                   [--item-features FILE] [--gamma 1.0] [--block-size 2048]
-                  [--device auto] [--json] [-v]
+                  [--device {auto,cpu,cuda,torch-cpu}] [--json] [-v]
 """
 
 from __future__ import annotations
