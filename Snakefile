@@ -1,7 +1,10 @@
 # The PUF workflow: raw data -> every table and figure of the paper.
 # Run: snakemake --cores N   (see README.md; the profile in profiles/default is loaded by itself)
+# Try it on tiny data first: config/README.md ("A first run").
 
 from snakemake.utils import min_version, validate
+
+from userfair.schema import check_config
 
 min_version("9.0")
 
@@ -9,13 +12,18 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+# A bad value stops the run here, naming its key (e.g. measures.gamma, datasets[0]); then
+# the schema's defaults fill every key the config leaves out.
+check_config(config, workflow.source_path("config/config.schema.yaml"))
 validate(config, "config/config.schema.yaml")
 
 
-# Each rule file appends the files its stage delivers to TARGETS; `all` builds them.
-TARGETS = []
+report: "workflow/report/workflow.rst"
 
 
+# common.smk is the contract between the stages; each stage file reads only its names and
+# the outputs of earlier stages (rules.RULE.output). The order of the includes is the
+# order of the stages.
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
@@ -27,4 +35,8 @@ include: "workflow/rules/figures.smk"
 rule all:
     default_target: True
     input:
-        TARGETS,
+        data_targets(),
+        model_targets(),
+        measure_targets(),
+        experiment_targets(),
+        figure_targets(),

@@ -43,9 +43,13 @@ EPSILON = 0.05
 
 def machine() -> dict:
     model = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-         if line.startswith("model name")), platform.processor(),
-    )  # fmt: skip
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     import numba
     import scipy
 
@@ -66,14 +70,15 @@ def load() -> str:
 def naive(inputs, sims, sim_uf, weights_row) -> dict[str, float]:
     """The 18 measures of one resample on its materialised population (copy pairs out)."""
     from userfair import _kernels, effectiveness, fairness
-    from userfair.evaluate import KEYS
+    from userfair.measures import EFF
+    from userfair.measures import NAMES as KEYS
 
     origin = np.repeat(np.arange(len(inputs.users)), weights_row)
     n = len(origin)
     topk, relevant = inputs.topk[origin], inputs.relevant[origin]
     out = {}
     per_user = effectiveness.per_user(topk, relevant, K)
-    for name in effectiveness.MEASURES:
+    for name in EFF:
         out[name] = float(per_user[name].mean())
     for name in ("P", "NDCG"):
         out[f"SD-{name}"] = fairness.sd(per_user[name])
@@ -106,8 +111,15 @@ def naive(inputs, sims, sim_uf, weights_row) -> dict[str, float]:
     uf_sim[~distinct] = -np.inf  # never similar
     unit = fairness._unit_columns(inputs.train, items)
     rows_csr = unit.tocsr()
-    item_cos = _kernels.item_cosines(unit.indptr, unit.indices, unit.data, rows_csr.indptr,
-                                     rows_csr.indices, rows_csr.data, len(items))  # fmt: skip
+    item_cos = _kernels.item_cosines(
+        unit.indptr,
+        unit.indices,
+        unit.data,
+        rows_csr.indptr,
+        rows_csr.indices,
+        rows_csr.data,
+        len(items),
+    )
     total = _kernels.similar_pairs_distance(uf_sim, mean + sd, local, item_cos, K) / K**2
     out["UF"] = float(np.log(total) / np.log(ordered / 2)) if total > 0 else float("nan")
     return {key: out[key] for key in KEYS}
@@ -124,8 +136,9 @@ def main() -> None:
 
     from measures import QK, synthetic
     from userfair import _kernels, similarity, uncertainty
-    from userfair.evaluate import KEYS, evaluate
+    from userfair.evaluate import evaluate
     from userfair.inputs import load_inputs
+    from userfair.measures import NAMES as KEYS
 
     _kernels.use_job_cores()
     info = {"machine": machine(), "load_before": load()}
@@ -145,8 +158,10 @@ def main() -> None:
     frame = uncertainty.bootstrap(inputs, weights, similarities=sims, k=K, device=args.device)
     fast = time.perf_counter() - start
     info["load_after_fast"] = load()
-    print(f"fast: {args.resamples} resamples of all 18 measures in {fast:.2f} s "
-          f"({1000 * fast / args.resamples:.1f} ms per resample); load {info['load_after_fast']}")  # fmt: skip
+    print(
+        f"fast: {args.resamples} resamples of all 18 measures in {fast:.2f} s "
+        f"({1000 * fast / args.resamples:.1f} ms per resample); load {info['load_after_fast']}"
+    )
     for step, seconds in frame.attrs["seconds"].items():
         print(f"    {step:<42} {seconds:7.2f} s")
 
@@ -162,23 +177,33 @@ def main() -> None:
     info["load_after_naive"] = load()
     naive_mean = float(np.mean(per_resample))
     extrapolated = naive_mean * args.resamples
-    print(f"naive: {args.naive} resamples, {naive_mean:.3f} s per resample "
-          f"(min {min(per_resample):.3f}, max {max(per_resample):.3f}); "
-          f"{args.resamples} extrapolated: {extrapolated:.0f} s; load {info['load_after_naive']}")  # fmt: skip
+    print(
+        f"naive: {args.naive} resamples, {naive_mean:.3f} s per resample "
+        f"(min {min(per_resample):.3f}, max {max(per_resample):.3f}); "
+        f"{args.resamples} extrapolated: {extrapolated:.0f} s; load {info['load_after_naive']}"
+    )
     print(f"ratio naive / fast: {extrapolated / fast:.0f}x")
     start = time.perf_counter()
     evaluate(inputs, k=K, similarities=sims, device=args.device)
     once = time.perf_counter() - start
-    print(f"lower bound of any recompute-per-resample route: evaluate() on the full data "
-          f"(similarities given) {once:.3f} s, x {args.resamples} = {once * args.resamples:.0f} s "
-          f"({once * args.resamples / fast:.0f}x the fast route)")  # fmt: skip
+    print(
+        f"lower bound of any recompute-per-resample route: evaluate() on the full data "
+        f"(similarities given) {once:.3f} s, x {args.resamples} = {once * args.resamples:.0f} s "
+        f"({once * args.resamples / fast:.0f}x the fast route)"
+    )
     print(f"largest relative difference fast vs naive over {args.naive} resamples: {worst:.1e}")
     info.update(
-        users=m, items=len(inputs.items), resamples=args.resamples, fast_s=fast,
-        fast_steps=frame.attrs["seconds"], naive_per_resample_s=per_resample,
-        naive_extrapolated_s=extrapolated, ratio=extrapolated / fast, max_rel_diff=worst,
+        users=m,
+        items=len(inputs.items),
+        resamples=args.resamples,
+        fast_s=fast,
+        fast_steps=frame.attrs["seconds"],
+        naive_per_resample_s=per_resample,
+        naive_extrapolated_s=extrapolated,
+        ratio=extrapolated / fast,
+        max_rel_diff=worst,
         evaluate_once_s=once,
-    )  # fmt: skip
+    )
     if args.json:
         args.json.write_text(json.dumps(info, indent=2) + "\n")
 

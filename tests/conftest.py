@@ -4,15 +4,13 @@ helper that runs the real Snakemake workflow in a temporary directory."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from userfair.download import recbole_ml100k_dir
+from userfair.testdata import write_tiny_ml100k
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -20,16 +18,10 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture(scope="session")
 def tiny_ml100k(tmp_path_factory) -> Path:
-    """A folder with ml-100k.inter/.item restricted to the first 120 users (about 14k
-    ratings): the ml-100k format, small enough for 1-epoch training in seconds. Point a
-    config at it with ``dataset_options: {ml-100k: {path: <folder>}}``."""
-    src = recbole_ml100k_dir()
-    out = tmp_path_factory.mktemp("tiny-ml-100k")
-    inter = pd.read_csv(src / "ml-100k.inter", sep="\t", dtype=str)
-    inter = inter[inter["user_id:token"].astype(int) <= 120]
-    inter.to_csv(out / "ml-100k.inter", sep="\t", index=False)
-    shutil.copy(src / "ml-100k.item", out / "ml-100k.item")
-    return out
+    """The tiny ml-100k of .test/ (userfair.testdata: the first 120 users, about 14k
+    ratings) in a folder; point a config at it with
+    ``dataset_options: {ml-100k: {path: <folder>}}``."""
+    return write_tiny_ml100k(tmp_path_factory.mktemp("tiny-ml-100k"))
 
 
 def make_workdir(path: Path) -> Path:

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from userfair import agreement
-from userfair.tables import MEASURES, scores_frame
+from userfair.measures import NAMES as MEASURES
+from userfair.tables import scores_frame
 
 
 def test_identical_orderings_give_one():

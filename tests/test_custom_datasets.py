@@ -1,7 +1,6 @@
 """Datasets declared in the config (custom_datasets): every format, column names, feedback
 rules, genres, and every incomplete or contradicting declaration as a clear error."""
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -47,7 +46,7 @@ def test_csv_with_other_column_names_separator_and_rating_threshold(tmp_path):
     assert frame["rating"].tolist() == RATINGS["stars"].tolist()
     kept = data.preprocess(frame, min_rating=dataset.min_rating, core=1)
     assert kept["item_id"].astype(str).tolist() == ["m1", "m1", "m3"]  # ratings >= 3.5
-    genres = data.read_genres(dataset, path)
+    genres = data.read_item_genres(dataset, path)
     assert dict(zip(genres.item_id, genres.genre)) == {
         "m1": "Action Sci_Fi",
         "m2": "Drama",

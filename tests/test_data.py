@@ -305,7 +305,7 @@ def test_genres_of_the_split_items(tmp_path):
         "item_id:token\tmovie_title:token_seq\tgenre:token_seq",
         ["1\tA\tAction Drama", "2\tB\t(no genres listed)", "3\tC\tComedy"],
     )
-    genres = data.read_genres("ml-20m", tmp_path)
+    genres = data.read_item_genres("ml-20m", tmp_path)
     splits = {
         "train": frame([("u", "2"), ("u", "1")], columns=("user_id", "item_id")),
         "valid": frame([("u", "9")], columns=("user_id", "item_id")),
@@ -321,7 +321,7 @@ def test_genres_of_the_split_items(tmp_path):
         "9\t",
     ]
     with pytest.raises(InputError, match="has no item genres"):
-        data.read_genres("lastfm", tmp_path)
+        data.read_item_genres("lastfm", tmp_path)
 
 
 # --- statistics ------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Effectiveness per user (docs/method.md#effectiveness): hand-worked values and the loop reference."""
+"""Effectiveness per user (docs/method.md#effectiveness): hand-worked values and the loop
+reference."""
 
 import math
 
@@ -8,6 +9,7 @@ import scipy.sparse as sp
 
 from userfair import effectiveness
 from userfair.inputs import load_inputs
+from userfair.measures import EFF
 
 import reference as ref
 from measures_data import python_views, random_split
@@ -59,5 +61,5 @@ def test_matches_loop_reference(seed, k):
     lists, relevant, _, _ = python_views(inputs, train, test, topk, k=k)
     expected = ref.effectiveness(lists, relevant, k=k)
     got = effectiveness.per_user(inputs.topk, inputs.relevant, k=k)
-    for name in effectiveness.MEASURES:
+    for name in EFF:
         np.testing.assert_allclose(got[name], expected[name], rtol=1e-9, atol=1e-12)

@@ -1,7 +1,7 @@
 """The conda envs, the rule files and the profiles: env files pinned version for version like
 requirements.txt, closed under dependencies, and enough for the scripts of their rules; every
-rule with conda:, log: and resources:; `snakemake --lint` and `snakefmt --check` clean; every
-profile key commented."""
+rule with conda:, log: and resources:; `snakemake --lint`, `snakefmt --check`, `ruff check`
+and `ruff format --check` clean; every profile key commented."""
 
 from __future__ import annotations
 
@@ -213,6 +213,29 @@ def test_lint_reports_nothing():
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Lints for" not in output, output[-8000:]
+
+
+def test_ruff_lint_passes():
+    """ruff, configured in pyproject.toml ([tool.ruff]), finds nothing in the Python code."""
+    proc = subprocess.run(
+        [str(BIN / "ruff"), "check", "--output-format", "concise", "."],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-8000:]
+
+
+def test_ruff_format_check_passes():
+    proc = subprocess.run(
+        [str(BIN / "ruff"), "format", "--check", "--diff", "."],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-8000:]
 
 
 def test_snakefmt_check_passes():

@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from test_similarity import pairs_of
 from userfair import similarity
 from userfair.cli import main
-from userfair.evaluate import KEYS, evaluate
+from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
 from userfair.io import InputError, write_inter
+from userfair.measures import NAMES as KEYS
 
 import reference as ref
 from measures_data import python_views, random_split, write_item_file

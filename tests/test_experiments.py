@@ -8,8 +8,8 @@ import pytest
 from scipy.stats import skew
 
 from userfair import effectiveness, evaluate, experiments, fairness, similarity
-from userfair.inputs import load_inputs
-from userfair.io import InputError
+from userfair.inputs import load_inputs, load_split_inputs
+from userfair.io import InputError, read_stacked_parquet, write_dataset_parquet
 
 K = 5
 SETTINGS = experiments.Settings(k=K, epsilon=0.05, block_size=7, device="cpu")
@@ -137,9 +137,11 @@ def test_pairs_round_trip_and_shape_check():
 
 
 def test_sampled_similarities_are_normalised_seeded_and_skewed():
-    draw = lambda d, s, seed: experiments.sample_similarities(
-        d, s, 5000, np.random.default_rng(seed)
-    )
+    def draw(distribution, shape, seed):
+        return experiments.sample_similarities(
+            distribution, shape, 5000, np.random.default_rng(seed)
+        )
+
     for dist, shape in (("weibull", 0.5), ("weibull", 50), ("normal", None)):
         values = draw(dist, shape, 0)
         assert values.min() == 0.0 and values.max() == 1.0
@@ -149,7 +151,7 @@ def test_sampled_similarities_are_normalised_seeded_and_skewed():
     assert abs(skew(draw("normal", None, 0))) < 0.2
     with pytest.raises(ValueError, match="unknown distribution"):
         draw("beta", 1, 0)
-    np.testing.assert_array_equal(experiments.min_max(np.full(4, 2.0)), np.zeros(4))
+    np.testing.assert_array_equal(experiments.min_max_vector(np.full(4, 2.0)), np.zeros(4))
 
 
 def test_similarity_experiment():
@@ -228,7 +230,7 @@ def test_gamma_experiments(tmp_path):
     assert np.allclose(ends["value"], 0.0)
 
 
-def test_split_inputs_match_load_inputs_without_lists():
+def test_load_split_inputs_match_load_inputs_without_lists():
     inputs = _inputs()
     # rebuild the split frames from the matrices
     rows, cols = inputs.train.nonzero()
@@ -236,7 +238,7 @@ def test_split_inputs_match_load_inputs_without_lists():
     train = pd.DataFrame({"user_id": train_users[rows], "item_id": inputs.items[cols]})
     r_rows, r_cols = inputs.relevant.nonzero()
     test = pd.DataFrame({"user_id": inputs.users[r_rows], "item_id": inputs.items[r_cols]})
-    split = experiments.split_inputs(train, test)
+    split = load_split_inputs(train, test)
     np.testing.assert_array_equal(split.users, inputs.users)
     assert (split.train_of_evaluated() != inputs.train_of_evaluated()).nnz == 0
     assert (split.relevant != inputs.relevant).nnz == 0
@@ -256,9 +258,9 @@ def test_similarity_file_of_other_users_is_an_input_error(tmp_path):
 
 def test_experiment_tables_round_trip(tmp_path):
     frame = pd.DataFrame({"share": [0.0, 0.1], "measure": ["P", "P"], "value": [1.0, 0.9]})
-    experiments.save_table(frame, "d1", tmp_path / "a.parquet")
-    experiments.save_table(frame, "d2", tmp_path / "b.parquet")
-    both = experiments.load_tables([tmp_path / "a.parquet", tmp_path / "b.parquet"])
+    write_dataset_parquet(frame, "d1", tmp_path / "a.parquet")
+    write_dataset_parquet(frame, "d2", tmp_path / "b.parquet")
+    both = read_stacked_parquet([tmp_path / "a.parquet", tmp_path / "b.parquet"])
     assert list(both.columns) == ["dataset", "share", "measure", "value"]
     assert both["dataset"].tolist() == ["d1", "d1", "d2", "d2"]
     assert not list(tmp_path.glob(".*.part"))

@@ -26,9 +26,10 @@ from packaging.version import Version
 
 import userfair
 from userfair.cli import main
-from userfair.evaluate import KEYS, evaluate
-from userfair.inputs import load_inputs, read_genres
+from userfair.evaluate import evaluate
+from userfair.inputs import load_inputs, read_genre_matrix
 from userfair.io import InputError, write_inter
+from userfair.measures import NAMES as KEYS
 
 from conftest import REPO
 from measures_data import random_split, write_item_file
@@ -273,9 +274,9 @@ def test_evaluate_frames_equals_the_file_route(frames_and_files, capsys, gamma):
 def test_item_features_as_a_dataframe(frames_and_files):
     data = frames_and_files
     inputs = load_inputs(data["train"], data["test"], data["topk"], valid=data["valid"])
-    from_file = read_genres(data["path"] / "d.item", inputs.items)
-    as_strings = read_genres(data["genres"], inputs.items)
-    as_lists = read_genres(
+    from_file = read_genre_matrix(data["path"] / "d.item", inputs.items)
+    as_strings = read_genre_matrix(data["genres"], inputs.items)
+    as_lists = read_genre_matrix(
         pd.DataFrame(
             {
                 "item_id": list(data["item_genres"]),
@@ -287,9 +288,9 @@ def test_item_features_as_a_dataframe(frames_and_files):
     for matrix in (as_strings, as_lists):
         assert matrix.shape == from_file.shape and (matrix != from_file).nnz == 0
     with pytest.raises(InputError, match=r"ITEM_FEATURES \(DataFrame\): no genre column"):
-        read_genres(pd.DataFrame({"item_id": ["i001"], "tags": ["a"]}), inputs.items)
+        read_genre_matrix(pd.DataFrame({"item_id": ["i001"], "tags": ["a"]}), inputs.items)
     with pytest.raises(InputError, match="missing column 'item_id'"):
-        read_genres(pd.DataFrame({"genre": ["a"]}), inputs.items)
+        read_genre_matrix(pd.DataFrame({"genre": ["a"]}), inputs.items)
 
 
 def test_evaluate_frames_forwards_options_and_reports_bad_input(frames_and_files):

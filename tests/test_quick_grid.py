@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO
 from userfair import data, grids
 from userfair.download import recbole_ml100k_dir
 from userfair.io import write_inter
+
+from conftest import REPO
 
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 TRAINING = CONFIG["training"]

@@ -4,14 +4,14 @@ same measures as the native format; detection; every bad-input case names the fi
 import json
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from userfair.cli import main
-from userfair.evaluate import KEYS, evaluate
+from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
 from userfair.io import InputError, write_inter
+from userfair.measures import NAMES as KEYS
 from userfair.runfiles import read_run
 
 from measures_data import random_split

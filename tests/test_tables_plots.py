@@ -9,6 +9,7 @@ import pytest
 from userfair import evaluate, plots, tables
 from userfair.agreement import agreement_long
 from userfair.io import InputError
+from userfair.measures import FAIR, NAMES
 
 MODELS = ["UserKNN", "BPR", "NCL"]
 
@@ -18,8 +19,8 @@ def _records(datasets=("ml-100k", "lastfm")):
     records = {}
     for dataset in datasets:
         for i, model in enumerate(MODELS):
-            record = {m: float(rng.random()) for m in tables.MEASURES}
-            record["seconds"] = {m: float(i + 1) for m in tables.FAIR}
+            record = {m: float(rng.random()) for m in NAMES}
+            record["seconds"] = {m: float(i + 1) for m in FAIR}
             record["seconds"].update({"similarity-cos": 2.0, "similarity-jacc": 4.0})
             record["conventions"] = evaluate.conventions("precision", 0.05, 1.0)
             records[(dataset, model)] = record
@@ -48,15 +49,15 @@ def test_scores_table_files(tmp_path):
     table = tables.write_scores(
         records, ["ml-100k", "lastfm"], MODELS, tmp_path / "s.csv", tmp_path / "s.tex"
     )
-    assert len(table) == 2 * len(tables.MEASURES)
+    assert len(table) == 2 * len(NAMES)
     csv = pd.read_csv(tmp_path / "s.csv", index_col=0)
     assert csv.loc[csv["Dataset"] == "lastfm", "NCL"].tolist() == pytest.approx(
-        [records[("lastfm", "NCL")][m] for m in tables.MEASURES]
+        [records[("lastfm", "NCL")][m] for m in NAMES]
     )
     tex = (tmp_path / "s.tex").read_text()
     assert r"\toprule" in tex and r"\textbf{" in tex
     # every row has exactly one or more bold cells among the model columns
-    assert tex.count(r"\textbf{") >= 2 * len(tables.MEASURES)
+    assert tex.count(r"\textbf{") >= 2 * len(NAMES)
     # the caption names the conventions
     assert r"Envy utility $|L \cap R_u| / k$ (P@$k$)" in tex
     assert r"$\epsilon = 0.05$" in tex and r"$\gamma = 1$" in tex
@@ -121,7 +122,7 @@ def _relevance_frame(datasets=("ml-100k",)):
 
 def test_agreement_figure(tmp_path):
     long = agreement_long(tables.scores_frame(_records(("a", "b", "c"))))
-    plots.agreement_figure(long, tables.MEASURES, STYLE, tmp_path / "a.pdf", tmp_path / "a.png")
+    plots.agreement_figure(long, STYLE, tmp_path / "a.pdf", tmp_path / "a.png")
     _assert_figure_files(tmp_path / "a.pdf", tmp_path / "a.png")
 
 
@@ -199,13 +200,14 @@ def test_figure_input_missing_column_is_an_error(tmp_path):
 
 def test_read_measure_files(tmp_path):
     records = _records(("d",))
-    paths = []
-    for model in MODELS:
+    paths = {}
+    for model in reversed(MODELS):  # matched by name, not by position
         path = tmp_path / f"{model}.json"
         path.write_text(json.dumps(records[("d", model)]))
-        paths.append(path)
+        paths[f"d/{model}"] = path
     assert tables.read_measure_files(paths, ["d"], MODELS) == records
-    with pytest.raises(ValueError, match="3 measure files for 6"):
+    assert list(tables.read_measure_files(paths, ["d"], MODELS)) == [("d", m) for m in MODELS]
+    with pytest.raises(ValueError, match="no measures file named 'e/UserKNN'"):
         tables.read_measure_files(paths, ["d", "e"], MODELS)
 
 
@@ -226,7 +228,7 @@ def _summary(models=MODELS, datasets=("ml-100k",)):
     rows = []
     for dataset in datasets:
         for model in models:
-            for measure in tables.MEASURES:
+            for measure in NAMES:
                 value = float(rng.random())
                 rows.append((dataset, model, measure, value, value - 0.1, value + 0.05))
     return pd.DataFrame(rows, columns=["dataset", "model", "measure", "value", "low", "high"])
@@ -255,26 +257,28 @@ def test_scores_ci_table(tmp_path):
     uf = summary[(summary.model == "NCL") & (summary.measure == "UF")].iloc[0]
     assert f" {uf.value:.4f} " in tex or f"{{{uf.value:.4f}}}" in tex  # no interval: value
     assert r"95\% percentile intervals over 1,000 bootstrap resamples" in tex
-    assert "Envy utility" in tex and tex.count(r"\textbf{") >= len(tables.MEASURES)
+    assert "Envy utility" in tex and tex.count(r"\textbf{") >= len(NAMES)
 
 
 def test_intervals_and_agreement_with_intervals_figures(tmp_path):
     style = plots.Style(dpi=60)
-    plots.intervals_figure(_summary(), tables.FAIR, MODELS, style, tmp_path / "i.pdf",
+    plots.intervals_figure(_summary(), FAIR, MODELS, style, tmp_path / "i.pdf",
                            tmp_path / "i.png")  # fmt: skip
     assert (tmp_path / "i.pdf").stat().st_size > 0 and (tmp_path / "i.png").stat().st_size > 0
     long = tables.scores_frame(_records(("d",)))
     agreement = agreement_long(long)
     intervals = agreement.assign(low=agreement["tau"] - 0.5, high=agreement["tau"] + 0.5)
     intervals["excludes_zero"] = (intervals["low"] > 0) | (intervals["high"] < 0)
-    plots.agreement_figure(agreement, tables.MEASURES, style, tmp_path / "a.pdf",
-                           tmp_path / "a.png", intervals=intervals)  # fmt: skip
+    plots.agreement_figure(
+        agreement, style, tmp_path / "a.pdf", tmp_path / "a.png", intervals=intervals
+    )
     assert (tmp_path / "a.png").stat().st_size > 0
-    texts = plots._tau_annotations(intervals, tables.MEASURES)
-    a, b = tables.MEASURES.index("P"), tables.MEASURES.index("NDCG")
+    texts = plots._tau_annotations(intervals, list(NAMES))
+    a, b = NAMES.index("P"), NAMES.index("NDCG")
     tau = intervals.set_index(["measure_a", "measure_b"]).loc[("P", "NDCG")]
     assert texts[a, b].startswith(f"{tau['tau']:.2f}") and "[" in texts[a, b]
     assert texts[a, a] == ""
     with pytest.raises(ValueError, match="tau intervals: missing columns"):
-        plots.agreement_figure(agreement, tables.MEASURES, style, tmp_path / "x.pdf",
-                               tmp_path / "x.png", intervals=agreement)  # fmt: skip
+        plots.agreement_figure(
+            agreement, style, tmp_path / "x.pdf", tmp_path / "x.png", intervals=agreement
+        )

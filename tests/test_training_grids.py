@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from userfair import grids
+from userfair import grids, tuning
 from userfair.io import InputError
 
 from conftest import REPO, make_workdir, snakemake
@@ -87,7 +87,7 @@ def record(ndcg, **params):
 
 
 def test_select_best_takes_the_best_valid_ndcg_and_the_first_of_ties():
-    table, best = grids.select_best([record(0.1, k=1), record(0.3, k=2), record(0.3, k=3)])
+    table, best = tuning.select_best([record(0.1, k=1), record(0.3, k=2), record(0.3, k=3)])
     assert best["point"] == 1 and best["params"] == {"k": 2}
     assert list(table["point"]) == [0, 1, 2]
     assert list(table["NDCG"]) == [0.1, 0.3, 0.3]
@@ -96,7 +96,7 @@ def test_select_best_takes_the_best_valid_ndcg_and_the_first_of_ties():
 
 def test_select_best_rejects_a_record_without_ndcg():
     with pytest.raises(InputError, match="grid point 0"):
-        grids.select_best([{"params": {}, "valid": {"HR": 1.0}}])
+        tuning.select_best([{"params": {}, "valid": {"HR": 1.0}}])
 
 
 @pytest.mark.slow
@@ -122,29 +122,11 @@ def test_workflow_rejects_a_bad_grid_before_any_job(tmp_path, grid, message):
     assert not (work / "results").exists()
 
 
-def test_point_params_and_files_follow_grid_order():
+def test_point_params_follow_grid_order():
     points = {"BPR": [{"learning_rate": 0.1}, {"learning_rate": 0.2}]}
     assert grids.point_params(points, "BPR", "1") == {"learning_rate": 0.2}
-    assert grids.point_files(points, "D", "BPR", "valid.json") == [
-        "results/D/models/BPR/grid/0/valid.json",
-        "results/D/models/BPR/grid/1/valid.json",
-    ]
     with pytest.raises(InputError, match="BPR has 2 grid points, no point 2"):
         grids.point_params(points, "BPR", "2")
-
-
-@pytest.mark.parametrize(
-    "model, device, gpus",
-    [
-        ("NCL", "auto", 1),
-        ("BPR", "cuda", 1),
-        ("BPR", "cpu", 0),
-        ("UserKNN", "auto", 0),
-        ("ItemKNN", "cuda", 0),
-    ],
-)
-def test_neural_models_ask_for_one_gpu_unless_on_cpu(model, device, gpus):
-    assert grids.gpus(model, device) == gpus
 
 
 def test_device_cuda_without_a_gpu_is_a_clear_error():

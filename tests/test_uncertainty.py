@@ -11,9 +11,10 @@ import pytest
 
 from userfair import agreement, uncertainty
 from userfair.cli import main
-from userfair.evaluate import KEYS, evaluate
+from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
 from userfair.io import write_inter
+from userfair.measures import NAMES as KEYS
 from userfair.tables import MEASURES
 
 import reference as ref
@@ -82,8 +83,7 @@ def test_all_ones_weights_reproduce_evaluate(split, utility):
     inputs = split[0]
     m = len(inputs.users)
     point = evaluate(inputs, k=K, device="cpu", envy_utility=utility)
-    frame = uncertainty.bootstrap(inputs, np.ones(m, dtype=int), envy_utility=utility,
-                                  device="cpu")  # fmt: skip
+    frame = uncertainty.bootstrap(inputs, np.ones(m, dtype=int), envy_utility=utility, device="cpu")
     for key in KEYS:
         assert close(frame.loc[0, key], point[key], rel=1e-12), key
 
@@ -99,8 +99,16 @@ def test_degenerate_resamples_give_nan_pair_measures(split):
     assert frame.loc[0, "SD-P"] == 0.0
     for key in ("ME", "MME", "PEU", "UF", "PUF-P-Cos", "PUF-NDCG-Jacc"):
         assert math.isnan(frame.loc[0, key]), key
-    expected = ref.resampled(list(two), lists, relevant, all_train, ref.cosine(train_sets),
-                             ref.jaccard(train_sets), ref.jaccard_raw(train_sets), K)  # fmt: skip
+    expected = ref.resampled(
+        list(two),
+        lists,
+        relevant,
+        all_train,
+        ref.cosine(train_sets),
+        ref.jaccard(train_sets),
+        ref.jaccard_raw(train_sets),
+        K,
+    )
     for key in KEYS:
         assert close(frame.loc[1, key], expected[key]), key
 
@@ -109,12 +117,18 @@ def test_degenerate_resamples_give_nan_pair_measures(split):
 def test_one_or_two_users_give_nan_not_errors(users):
     train = pd.DataFrame({"user_id": ["a", "a", "b"], "item_id": ["1", "2", "3"]})
     test = pd.DataFrame({"user_id": users, "item_id": ["3"] * len(users)})
-    topk = pd.DataFrame({"user_id": [u for u in users for _ in range(2)],
-                         "item_id": ["1", "3"] * len(users), "rank": [1, 2] * len(users)})  # fmt: skip
+    topk = pd.DataFrame(
+        {
+            "user_id": [u for u in users for _ in range(2)],
+            "item_id": ["1", "3"] * len(users),
+            "rank": [1, 2] * len(users),
+        }
+    )
     inputs = load_inputs(train, test, topk, k=2)
     weights = uncertainty.resample_weights(len(users), 6, seed=0)
-    frame = uncertainty.bootstrap(inputs, np.vstack([np.ones(len(users), int), weights]), k=2,
-                                  device="cpu")  # fmt: skip
+    frame = uncertainty.bootstrap(
+        inputs, np.vstack([np.ones(len(users), int), weights]), k=2, device="cpu"
+    )
     point = evaluate(inputs, k=2, device="cpu")
     for key in KEYS:
         assert close(frame.loc[0, key], point[key]), key
@@ -170,8 +184,9 @@ def test_rounding_differences_count_as_zero():
     b = a.copy()
     b["UF"] *= 1 + 1e-15  # rounding of another summation order, always the same sign
     b["P"] += 1e-3
-    table = uncertainty.compare(a, b, {"UF": 0.45, "P": 0.15}, {"UF": 0.45 * (1 + 1e-15),
-                                                                "P": 0.151})  # fmt: skip
+    table = uncertainty.compare(
+        a, b, {"UF": 0.45, "P": 0.15}, {"UF": 0.45 * (1 + 1e-15), "P": 0.151}
+    )
     assert table.loc["UF", "difference"] == 0 and table.loc["UF", "p"] == 1
     assert table.loc["P", "difference"] == pytest.approx(1e-3)
     assert table.loc["P", "p"] == pytest.approx(2 / 51)
@@ -288,12 +303,18 @@ def test_tau_intervals_and_significance_of_three_models(split):
     assert len(table) == 3 * len(KEYS)
     assert list(table["measure"].unique()) == list(KEYS)
     for _, group in table.groupby("measure"):
-        assert group["p_holm"].tolist() == pytest.approx(uncertainty.holm(group["p"]).tolist(),
-                                                         nan_ok=True)  # fmt: skip
+        assert group["p_holm"].tolist() == pytest.approx(
+            uncertainty.holm(group["p"]).tolist(), nan_ok=True
+        )
     assert (table["significant"] == (table["p_holm"] < 0.05)).all()
     ci = uncertainty.summary(frames, points, level=0.95)
-    assert len(ci) == 3 * len(KEYS) and list(ci.columns) == ["model", "measure", "value",
-                                                               "low", "high"]  # fmt: skip
+    assert len(ci) == 3 * len(KEYS) and list(ci.columns) == [
+        "model",
+        "measure",
+        "value",
+        "low",
+        "high",
+    ]
 
 
 # ------------------------------------------------------------------------- command
@@ -309,8 +330,14 @@ def files(tmp_path):
 
 
 def args(path, command, *extra):
-    return [command, "--train", str(path / "d.train.inter"), "--test",
-            str(path / "d.test.inter"), *extra]  # fmt: skip
+    return [
+        command,
+        "--train",
+        str(path / "d.train.inter"),
+        "--test",
+        str(path / "d.test.inter"),
+        *extra,
+    ]
 
 
 def without_seconds(record):
@@ -329,8 +356,14 @@ def test_cli_resamples_add_intervals(files, capsys):
     extra = ["--json", "--resamples", "25", "--level", "0.9", "--seed", "3"]
     assert main(args(path, "evaluate", *topk_arg, *extra)) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert list(printed) == list(KEYS) + ["seconds", "conventions", "intervals", "resamples",
-                                          "level", "seed"]  # fmt: skip
+    assert list(printed) == list(KEYS) + [
+        "seconds",
+        "conventions",
+        "intervals",
+        "resamples",
+        "level",
+        "seed",
+    ]
     assert printed["resamples"] == 25 and printed["level"] == 0.9 and printed["seed"] == 3
     for key in KEYS:
         assert close(printed[key], plain[key]), key
@@ -370,8 +403,9 @@ def test_cli_compare(files, capsys):
     expected = uncertainty.compare(
         uncertainty.bootstrap(inputs_a, weights, device="cpu"),
         uncertainty.bootstrap(inputs_b, weights, device="cpu"),
-        evaluate(inputs_a, device="cpu"), evaluate(inputs_b, device="cpu"),
-    )  # fmt: skip
+        evaluate(inputs_a, device="cpu"),
+        evaluate(inputs_b, device="cpu"),
+    )
     for key in KEYS:
         for field in ("difference", "low", "high", "p"):
             assert close(printed["measures"][key][field], expected.loc[key, field]), (key, field)

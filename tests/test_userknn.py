@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from userfair.userknn import binarise, neighbour_weights, scores
+from userfair._backend import binary_csr
+from userfair.userknn import neighbour_weights, scores
 
 # 4 users x 5 items. |H| = 3, 2, 2, 1.
 X = np.array(
@@ -56,7 +57,7 @@ def test_shrink_is_added_to_the_denominator():
 
 def test_scores_are_similarity_weighted_sums_of_neighbour_rows():
     weights = neighbour_weights(sp.csr_matrix(X), k=1)
-    got = scores(weights, binarise(sp.csr_matrix(X)), np.array([0, 2, 3]))
+    got = scores(weights, binary_csr(sp.csr_matrix(X)), np.array([0, 2, 3]))
     c = hand_cosine()
     np.testing.assert_allclose(got[0], c[0, 1] * X[1], atol=1e-12)
     np.testing.assert_allclose(got[1], c[2, 0] * X[0], atol=1e-12)
@@ -66,7 +67,7 @@ def test_scores_are_similarity_weighted_sums_of_neighbour_rows():
 def test_binarise_counts_repeated_and_weighted_interactions_once():
     rows, cols = [0, 0, 1], [2, 2, 0]
     raw = sp.coo_matrix(([1.0, 1.0, 4.0], (rows, cols)), shape=(2, 3))
-    np.testing.assert_array_equal(binarise(raw).toarray(), [[0, 0, 1], [1, 0, 0]])
+    np.testing.assert_array_equal(binary_csr(raw).toarray(), [[0, 0, 1], [1, 0, 0]])
 
 
 def test_blocks_give_the_same_weights(monkeypatch):
@@ -92,7 +93,7 @@ def test_model_predict_and_full_sort_agree_with_the_hand_scores():
     model = UserKNN.__new__(UserKNN)
     torch.nn.Module.__init__(model)
     model.USER_ID, model.ITEM_ID, model.device = "user_id", "item_id", "cpu"
-    model.interactions = binarise(sp.csr_matrix(X))
+    model.interactions = binary_csr(sp.csr_matrix(X))
     model.weights = neighbour_weights(model.interactions, k=1)
     c = hand_cosine()
     pairs = {"user_id": torch.tensor([0, 0, 2, 3]), "item_id": torch.tensor([0, 3, 1, 4])}

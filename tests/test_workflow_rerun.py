@@ -1,27 +1,24 @@
-"""The whole default workflow on a tiny ml-100k: every table, figure and experiment file,
-the HTML report, reproducible experiments, and partial reruns (a plot setting reruns only
-figures)."""
+"""The whole workflow on the tiny run of .test/ (what CI and config/README.md run): every
+table, figure and experiment file, the HTML report, reproducible experiments, and partial
+reruns (a plot setting reruns only figures)."""
 
 import re
 import shutil
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
 import yaml
 
-from userfair.tables import MEASURES
+from userfair.measures import NAMES
 
 from conftest import REPO, make_workdir, snakemake
 
-MODELS = ["UserKNN", "ItemKNN", "BPR"]  # >= 3 so that Kendall tau says something
+TEST_CONFIG = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text())
+MODELS = TEST_CONFIG["models"]
 FIGURES = ["agreement", "relevance", "similarity", "extreme", "gamma_models", "gamma_relevance"]
 EXPERIMENTS = ["relevance", "similarity", "extreme", "gamma_models", "gamma_relevance"]
-# One grid point per model (the quick grid's first) keeps training to seconds.
-GRID = {
-    "UserKNN": {"k": [50], "shrink": [0.0]},
-    "ItemKNN": {"k": [50], "shrink": [0.0]},
-    "BPR": {"learning_rate": [0.005], "embedding_size": [64]},
-}
 
 
 def _write_yaml(path, obj):
@@ -46,38 +43,40 @@ def _scheduled_jobs(dry_run_output: str) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def workflow_run(tmp_path_factory, tiny_ml100k):
-    work = tmp_path_factory.mktemp("analyses-run")
-    # A copy of workflow/ (not the symlink make_workdir would make), so that a test can
-    # touch the plotting code without touching the repository.
+def workflow_run(tmp_path_factory):
+    """The tiny run exactly as config/README.md tells a person: the tiny data from
+    `python -m userfair.testdata .test/resources/tiny-ml-100k`, then
+    `snakemake --directory .test`, in a copy of the repository (workflow/ copied, not
+    linked, so that a test can edit the plotting code). Returns (repository copy, .test)."""
+    repo = tmp_path_factory.mktemp("repo")
     shutil.copytree(
-        REPO / "workflow", work / "workflow", ignore=shutil.ignore_patterns("__pycache__")
+        REPO / "workflow", repo / "workflow", ignore=shutil.ignore_patterns("__pycache__")
     )
-    make_workdir(work)
-    grid = _write_yaml(work / "grid.yaml", GRID)
-    config = _write_yaml(
-        work / "tiny.yaml",
-        {
-            "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
-            "models": MODELS,
-            "grid": grid,
-            "training": {"epochs": 1, "stopping_step": 1},
-            "measures": {"device": "cpu"},
-        },
+    make_workdir(repo)
+    shutil.copytree(REPO / ".test" / "config", repo / ".test" / "config")
+    subprocess.run(
+        [sys.executable, "-m", "userfair.testdata", ".test/resources/tiny-ml-100k"],
+        cwd=repo,
+        check=True,
     )
-    snakemake(work, "--cores", "2", "--configfile", config)
-    return work, config
+    snakemake(repo, "--directory", ".test", "--cores", "2")
+    return repo, repo / ".test"
+
+
+def _run(repo, *args, **kwargs):
+    """snakemake on the tiny run (.test), from the repository copy."""
+    return snakemake(repo, "--directory", ".test", *args, **kwargs)
 
 
 @pytest.mark.slow
 def test_every_deliverable_is_built(workflow_run):
-    work, _ = workflow_run
-    results = work / "results"
+    _, test_dir = workflow_run
+    results = test_dir / "results"
     for table in ("scores", "timing", "stats"):
         assert (results / "tables" / f"{table}.csv").stat().st_size > 0
         assert r"\toprule" in (results / "tables" / f"{table}.tex").read_text()
     scores = pd.read_csv(results / "tables" / "scores.csv", index_col=0)
-    assert list(scores.index) == MEASURES
+    assert list(scores.index) == list(NAMES)
     assert list(scores.columns[3:]) == ["U-KNN", "I-KNN", "BPR"]
     for name in FIGURES:
         assert (results / "figures" / f"{name}.pdf").read_bytes()[:5] == b"%PDF-"
@@ -86,7 +85,7 @@ def test_every_deliverable_is_built(workflow_run):
         frame = pd.read_parquet(results / "ml-100k" / "experiments" / f"{name}.parquet")
         assert len(frame) and frame["dataset"].eq("ml-100k").all()
     agreement = pd.read_csv(results / "tables" / "agreement.csv")
-    assert len(agreement) == len(MEASURES) ** 2
+    assert len(agreement) == len(NAMES) ** 2
     # experiments.model NCL is not trained here: the first model's lists stand in, logged
     log = (results / "logs" / "exp_similarity" / "ml-100k.log").read_text()
     assert "using the lists of UserKNN" in log
@@ -99,44 +98,44 @@ def test_every_deliverable_is_built(workflow_run):
 
 @pytest.mark.slow
 def test_html_report(workflow_run):
-    work, config = workflow_run
-    snakemake(work, "--configfile", config, "--report", "results/report.html")
-    html = (work / "results" / "report.html").read_text(errors="replace")
+    repo, test_dir = workflow_run
+    _run(repo, "--report", "results/report.html")
+    html = (test_dir / "results" / "report.html").read_text(errors="replace")
     assert "Fig. 2: varying relevance" in html and "Table 2" in html
+    assert "Table 1: dataset statistics" in html
+    # the workflow page describes this run (workflow/report/workflow.rst, from the config)
+    assert "UserKNN, ItemKNN, BPR" in html
 
 
 @pytest.mark.slow
 def test_plot_setting_reruns_only_figures(workflow_run, tmp_path):
-    work, config = workflow_run
-    assert "Nothing to be done" in snakemake(work, "-n", "--configfile", config).stdout
+    repo, _ = workflow_run
+    assert "Nothing to be done" in _run(repo, "-n").stdout
     restyled = _write_yaml(tmp_path / "style.yaml", {"plots": {"dpi": 72, "font_scale": 1.2}})
-    dry = snakemake(work, "-n", "--configfile", config, restyled)
+    dry = _run(repo, "-n", "--configfile", restyled)
     jobs = _scheduled_jobs(dry.stdout)
     assert set(jobs) - {"all"} == FIGURE_RULES, jobs
 
 
 @pytest.mark.slow
 def test_plotting_code_change_reruns_only_figures(workflow_run):
-    work, config = workflow_run
-    plotting_code = work / "workflow" / "userfair" / "plots.py"
+    repo, _ = workflow_run
+    plotting_code = repo / "workflow" / "userfair" / "plots.py"
     # a real edit: Snakemake compares checksums, so touching the file is not a change
     plotting_code.write_text(plotting_code.read_text() + "\n# edited by the rerun test\n")
-    jobs = _scheduled_jobs(snakemake(work, "-n", "--configfile", config).stdout)
+    jobs = _scheduled_jobs(_run(repo, "-n").stdout)
     assert set(jobs) - {"all"} == FIGURE_RULES, jobs
-    snakemake(work, *sorted(FIGURE_RULES), "--cores", "2", "--configfile", config)
-    assert "Nothing to be done" in snakemake(work, "-n", "--configfile", config).stdout
+    _run(repo, *sorted(FIGURE_RULES), "--cores", "2")
+    assert "Nothing to be done" in _run(repo, "-n").stdout
 
 
 @pytest.mark.slow
 def test_experiments_are_reproducible(workflow_run):
-    work, config = workflow_run
-    path = work / "results" / "ml-100k" / "experiments"
+    repo, test_dir = workflow_run
+    path = test_dir / "results" / "ml-100k" / "experiments"
     before = {name: pd.read_parquet(path / f"{name}.parquet") for name in EXPERIMENTS}
-    snakemake(
-        work, "--cores", "2", "--configfile", config,
-        "--forcerun", "exp_relevance", "exp_similarity", "exp_extreme", "exp_gamma",
-        "--until", "exp_relevance", "exp_similarity", "exp_extreme", "exp_gamma",
-    )  # fmt: skip
+    rules = ["exp_relevance", "exp_similarity", "exp_extreme", "exp_gamma"]
+    _run(repo, "--cores", "2", "--forcerun", *rules, "--until", *rules)
     for name, frame in before.items():
         pd.testing.assert_frame_equal(pd.read_parquet(path / f"{name}.parquet"), frame)
 

@@ -1,11 +1,294 @@
-# Shared settings of all rule files: the configured datasets and models, wildcard constraints.
+# The contract between the stages. Read this file first: it holds
+#   - the configured names every stage uses (datasets, models, splits, similarity kinds),
+#   - the checks of the config that the schema cannot express, run at parse time,
+#   - the grid of every model (validated at parse time),
+#   - resource and parameter functions shared by several rules,
+#   - input functions that reach into another stage, and
+#   - each stage's target list, which `rule all` (Snakefile) asks for.
+# A stage file reads only the names defined here and other stages' files through
+# `rules.RULE.output`; it never uses a global of another stage file. Remove a stage's
+# include and the first rule that needs one of its outputs fails at parse time, naming
+# the missing rule.
+
+import re
+from pathlib import Path
+
+from userfair import catalogue, grids
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
-RESULTS = "results"
-LOGS = f"{RESULTS}/logs"
+DATASET_OPTIONS = config["dataset_options"]
+SPLITS = ["train", "valid", "test"]
+# The user similarities (results/D/similarity/KIND.npz; userfair.similarity.KINDS).
+SIMILARITY_KINDS = ["cos", "jacc", "genre"]
+# The configured datasets whose raw files carry item genres (they get D.item, the genre
+# similarity and the gamma experiment).
+GENRE_DATASETS = [d for d in DATASETS if catalogue.get(d).has_genres]
+# Datasets that `download` can fetch; qk-video is never downloaded (docs/data.md).
+DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec"]
+# Every grid point of every configured model (config `grid`), checked here so that an
+# unknown model or grid key fails before any job starts.
+GRID_POINTS = grids.load_points(config["grid"], MODELS)
+
+
+def one_of(names):
+    """A wildcard constraint matching exactly one of ``names`` (none when empty)."""
+    return "|".join(map(re.escape, names)) or "(?!)"
 
 
 wildcard_constraints:
-    dataset="|".join(map(re.escape, DATASETS)),
-    model="|".join(map(re.escape, MODELS)),
+    dataset=one_of(DATASETS),
+    model=one_of(MODELS),
+
+
+# --- checks of the config beyond the schema -------------------------------------------
+
+
+def check_config():
+    """Raise ValueError, naming the config key, for settings that would fail only later."""
+    gamma = config["measures"]["gamma"]
+    without_genres = sorted(set(DATASETS) - set(GENRE_DATASETS))
+    # UF with gamma < 1 mixes in the genre similarity, which needs item genres.
+    if gamma < 1 and without_genres:
+        raise ValueError(
+            f"config measures.gamma = {gamma} < 1 needs item genres, which "
+            f"{without_genres} lack; use gamma: 1 or datasets with genres "
+            f"({', '.join(n for n, d in catalogue.CATALOGUE.items() if d.has_genres)})"
+        )
+    # A path the user gives replaces the download, so it must exist now.
+    for dataset in DATASETS:
+        path = catalogue.options_of(dataset, DATASET_OPTIONS)["path"]
+        if path and not Path(path).exists():
+            raise ValueError(
+                f"config dataset_options.{dataset}.path: {path!r} does not exist (relative "
+                f"paths count from the working directory, {Path.cwd()}); see docs/data.md"
+            )
+
+
+check_config()
+
+
+# --- resources and parameters ----------------------------------------------------------
+
+
+def dataset_mem_mb(wildcards):
+    """Memory (MB) of a job on one dataset: the catalogue's size of that dataset; for a job
+    over every dataset, the largest configured one."""
+    dataset = getattr(wildcards, "dataset", None)
+    if dataset is None:
+        return max(catalogue.get(d).mem_mb for d in DATASETS)
+    return catalogue.get(dataset).mem_mb
+
+
+def download_url(wildcards):
+    """The configured address of the dataset's archive, else the catalogue's."""
+    return catalogue.download_url(wildcards.dataset, DATASET_OPTIONS)
+
+
+def download_sha256(wildcards):
+    """The configured sha256 of the dataset's archive; empty: not checked."""
+    return catalogue.options_of(wildcards.dataset, DATASET_OPTIONS)["sha256"]
+
+
+def raw_source(wildcards):
+    """The raw file, folder or archive that preprocessing reads for the dataset."""
+    return catalogue.raw_source(wildcards.dataset, DATASET_OPTIONS)
+
+
+def temporal_split(wildcards):
+    """Whether the dataset is split by time (it has timestamps) or by a seeded shuffle."""
+    return catalogue.get(wildcards.dataset).temporal
+
+
+def split_folder(wildcards):
+    """The folder of the dataset's split files (RecBole's data_path)."""
+    return os.path.dirname(
+        expand(rules.split.output.train, dataset=wildcards.dataset)[0]
+    )
+
+
+def training_mem_mb(wildcards):
+    """Memory (MB) of a training or export job: the dataset's, at least 4000."""
+    return max(4000, dataset_mem_mb(wildcards))
+
+
+def training_gpus(wildcards):
+    """GPUs of a training or export job: one for a neural model unless training.device is
+    cpu; none for UserKNN and ItemKNN."""
+    neural = wildcards.model not in grids.NON_TRAINABLE
+    return int(neural and config["training"]["device"] != "cpu")
+
+
+def training_settings():
+    """What every training and export job receives (userfair.recommenders.Training, whose
+    threads come from the rule's threads)."""
+    keys = ("epochs", "stopping_step", "device", "train_batch_size", "eval_batch_size")
+    return {
+        **{key: config["training"][key] for key in keys},
+        "seed": config["seed"],
+        "k": config["k"],
+    }
+
+
+def measure_settings(*keys):
+    """The ``measures:`` config keys ``keys`` with ``k``, as params of a measures rule."""
+    return {"k": config["k"], **{key: config["measures"][key] for key in keys}}
+
+
+# --- input functions that reach into another stage -------------------------------------
+
+
+def raw_input(wildcards):
+    """The raw file, folder or archive of the dataset, when a rule makes it or it exists
+    (userfair.catalogue.tracked_raw_input)."""
+    return catalogue.tracked_raw_input(wildcards.dataset, DATASET_OPTIONS)
+
+
+def grid_point_files(name):
+    """Input function: output ``name`` (valid, checkpoint) of `tune` for every grid point
+    of the job's model, in grid order."""
+
+    def files(wildcards):
+        return expand(
+            getattr(rules.tune.output, name),
+            dataset=wildcards.dataset,
+            model=wildcards.model,
+            point=range(len(GRID_POINTS[wildcards.model])),
+        )
+
+    return files
+
+
+def similarity_file(kind):
+    """The similarity file ``kind`` as an input path template (with {dataset})."""
+    return expand(rules.similarity.output[0], kind=kind, allow_missing=True)[0]
+
+
+def uf_genre_similarity(wildcards):
+    """The genre similarity when UF mixes it in (measures.gamma < 1), else nothing."""
+    if config["measures"]["gamma"] < 1:
+        return [similarity_file("genre").format(dataset=wildcards.dataset)]
+    return []
+
+
+def item_genres_of_kind(wildcards):
+    """The dataset's item genres (D.item) for the genre similarity, else nothing."""
+    if wildcards.kind == "genre":
+        return expand(rules.genres.output[0], dataset=wildcards.dataset)
+    return []
+
+
+def per_dataset(**templates):
+    """Input function (use with unpack): named inputs ``D/NAME`` -> ``templates[NAME]`` of
+    dataset D for every configured dataset, so that a script looks its files up by name,
+    never by position."""
+
+    def named(wildcards):
+        return {
+            f"{d}/{name}": template.format(dataset=d)
+            for d in DATASETS
+            for name, template in templates.items()
+        }
+
+    return named
+
+
+def per_run(template):
+    """Input function (use with unpack): named inputs ``D/M`` -> ``template`` of dataset D
+    and model M for every configured dataset and model."""
+
+    def named(wildcards):
+        return {
+            f"{d}/{m}": template.format(dataset=d, model=m)
+            for d in DATASETS
+            for m in MODELS
+        }
+
+    return named
+
+
+def grid_point_folder(wildcards, output):
+    """The working directory of one grid point's training (RecBole writes into it)."""
+    return os.path.dirname(output.valid)
+
+
+def export_folder(wildcards, output):
+    """The working directory of the top-k export."""
+    return os.path.join(os.path.dirname(output.topk), "export")
+
+
+def point_params(wildcards):
+    """The hyper-parameters of the job's grid point."""
+    return grids.point_params(GRID_POINTS, wildcards.model, wildcards.point)
+
+
+# The lists of Fig. 3 come from experiments.model; when it is not trained, the first
+# configured model stands in (the rule's log says so).
+EXPERIMENT_MODEL = (
+    config["experiments"]["model"]
+    if config["experiments"]["model"] in MODELS
+    else MODELS[0]
+)
+
+
+def experiment_model_topk(wildcards):
+    """The top-k lists of the similarity experiment's model on the job's dataset."""
+    return expand(
+        rules.topk.output.topk, dataset=wildcards.dataset, model=EXPERIMENT_MODEL
+    )[0]
+
+
+# --- each stage's targets ---------------------------------------------------------------
+
+
+def data_targets():
+    """Table 1 and the item genres of the datasets that have them."""
+    return [
+        *rules.table_stats.output,
+        *expand(rules.genres.output[0], dataset=GENRE_DATASETS),
+    ]
+
+
+def model_targets():
+    """Per dataset and model: the tuning table, the winner, its top-k lists and RecBole's
+    test metrics."""
+    return expand(
+        [*rules.select.output, *rules.topk.output], dataset=DATASETS, model=MODELS
+    )
+
+
+def measure_targets():
+    """Every measures file, Tables 2-3 and the agreement table."""
+    return [
+        *expand(rules.measures.output[0], dataset=DATASETS, model=MODELS),
+        *rules.table_scores.output,
+        *rules.table_timing.output,
+        *rules.agreement.output,
+    ]
+
+
+def experiment_targets():
+    """The tables behind Figs. 2-4 (every dataset) and the gamma figures (datasets with
+    genres)."""
+    return [
+        *expand(
+            [
+                *rules.exp_relevance.output,
+                *rules.exp_similarity.output,
+                *rules.exp_extreme.output,
+            ],
+            dataset=DATASETS,
+        ),
+        *expand(rules.exp_gamma.output, dataset=GENRE_DATASETS),
+    ]
+
+
+def figure_targets():
+    """Figs. 1-4, and the gamma figures when a configured dataset has genres."""
+    figures = [
+        *rules.fig_agreement.output,
+        *rules.fig_relevance.output,
+        *rules.fig_similarity.output,
+        *rules.fig_extreme.output,
+    ]
+    return figures + (list(rules.fig_gamma.output) if GENRE_DATASETS else [])

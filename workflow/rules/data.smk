@@ -1,11 +1,5 @@
-# Data stage (docs/method.md#data): download -> preprocess -> split (+ genres) -> stats -> table_stats.
-
-from userfair import catalogue
-
-DATA_OPTIONS = config.get("dataset_options")
-DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec"]
-GENRE_DATASETS = [n for n, d in catalogue.CATALOGUE.items() if d.has_genres]
-SPLITS = ["train", "valid", "test"]
+# Data stage (docs/data.md, docs/method.md#data): download -> preprocess -> split
+# (+ genres) -> stats -> table_stats. Reads only names of common.smk.
 
 
 rule download:
@@ -14,17 +8,15 @@ rule download:
     log:
         "results/logs/download/{dataset}.log",
     wildcard_constraints:
-        dataset="|".join(map(re.escape, DOWNLOADABLE)),
+        dataset=one_of(DOWNLOADABLE),
     conda:
         "../../envs/data.yaml"
     resources:
         mem_mb=1000,
         runtime=120,
     params:
-        url=lambda wildcards: catalogue.download_url(wildcards.dataset, DATA_OPTIONS),
-        sha256=lambda wildcards: catalogue.options_of(wildcards.dataset, DATA_OPTIONS)[
-            "sha256"
-        ],
+        url=download_url,
+        sha256=download_sha256,
     message:
         "Fetch the raw archive of {wildcards.dataset}"
     script:
@@ -33,7 +25,7 @@ rule download:
 
 rule preprocess:
     input:
-        lambda wildcards: catalogue.tracked_raw_input(wildcards.dataset, DATA_OPTIONS),
+        raw_input,
     output:
         "results/{dataset}/data/preprocessed.parquet",
     log:
@@ -41,10 +33,10 @@ rule preprocess:
     conda:
         "../../envs/data.yaml"
     resources:
-        mem_mb=lambda wildcards: catalogue.get(wildcards.dataset).mem_mb,
+        mem_mb=dataset_mem_mb,
         runtime=60,
     params:
-        source=lambda wildcards: catalogue.raw_source(wildcards.dataset, DATA_OPTIONS),
+        source=raw_source,
         min_rating=config["preprocessing"]["min_rating"],
         core=config["preprocessing"]["core"],
     message:
@@ -55,7 +47,7 @@ rule preprocess:
 
 rule split:
     input:
-        "results/{dataset}/data/preprocessed.parquet",
+        rules.preprocess.output,
     output:
         train="results/{dataset}/data/{dataset}.train.inter",
         valid="results/{dataset}/data/{dataset}.valid.inter",
@@ -65,10 +57,10 @@ rule split:
     conda:
         "../../envs/data.yaml"
     resources:
-        mem_mb=lambda wildcards: catalogue.get(wildcards.dataset).mem_mb,
+        mem_mb=dataset_mem_mb,
         runtime=60,
     params:
-        temporal=lambda wildcards: catalogue.get(wildcards.dataset).temporal,
+        temporal=temporal_split,
         seed=config["seed"],
         valid_share=config["preprocessing"]["valid_share"],
         test_share=config["preprocessing"]["test_share"],
@@ -81,23 +73,21 @@ rule split:
 
 rule genres:
     input:
-        lambda wildcards: catalogue.tracked_raw_input(wildcards.dataset, DATA_OPTIONS),
-        splits=expand(
-            "results/{{dataset}}/data/{{dataset}}.{split}.inter", split=SPLITS
-        ),
+        raw_input,
+        splits=rules.split.output,
     output:
         "results/{dataset}/data/{dataset}.item",
     log:
         "results/logs/genres/{dataset}.log",
     wildcard_constraints:
-        dataset="|".join(map(re.escape, GENRE_DATASETS)),
+        dataset=one_of(GENRE_DATASETS),
     conda:
         "../../envs/data.yaml"
     resources:
-        mem_mb=lambda wildcards: catalogue.get(wildcards.dataset).mem_mb,
+        mem_mb=dataset_mem_mb,
         runtime=30,
     params:
-        source=lambda wildcards: catalogue.raw_source(wildcards.dataset, DATA_OPTIONS),
+        source=raw_source,
     message:
         "Item genres of the split of {wildcards.dataset}"
     script:
@@ -106,10 +96,8 @@ rule genres:
 
 rule stats:
     input:
-        preprocessed="results/{dataset}/data/preprocessed.parquet",
-        splits=expand(
-            "results/{{dataset}}/data/{{dataset}}.{split}.inter", split=SPLITS
-        ),
+        preprocessed=rules.preprocess.output[0],
+        splits=rules.split.output,
     output:
         "results/{dataset}/data/stats.json",
     log:
@@ -117,7 +105,7 @@ rule stats:
     conda:
         "../../envs/data.yaml"
     resources:
-        mem_mb=lambda wildcards: catalogue.get(wildcards.dataset).mem_mb,
+        mem_mb=dataset_mem_mb,
         runtime=30,
     message:
         "Table-1 statistics of {wildcards.dataset}"
@@ -127,21 +115,33 @@ rule stats:
 
 rule table_stats:
     input:
-        stats=expand("results/{dataset}/data/stats.json", dataset=DATASETS),
-        splits=expand(
-            "results/{dataset}/data/{dataset}.{split}.inter",
-            dataset=DATASETS,
-            split=SPLITS,
+        unpack(
+            per_dataset(
+                stats=rules.stats.output[0],
+                train=rules.split.output.train,
+                valid=rules.split.output.valid,
+                test=rules.split.output.test,
+            )
         ),
     output:
-        csv="results/tables/stats.csv",
-        tex="results/tables/stats.tex",
+        csv=report(
+            "results/tables/stats.csv",
+            caption="../report/table_stats.rst",
+            category="Tables",
+            labels={"table": "Table 1: dataset statistics", "format": "CSV"},
+        ),
+        tex=report(
+            "results/tables/stats.tex",
+            caption="../report/table_stats.rst",
+            category="Tables",
+            labels={"table": "Table 1: dataset statistics", "format": "LaTeX"},
+        ),
     log:
         "results/logs/table_stats/table_stats.log",
     conda:
         "../../envs/data.yaml"
     resources:
-        mem_mb=lambda wildcards: max(catalogue.get(d).mem_mb for d in DATASETS),
+        mem_mb=dataset_mem_mb,
         runtime=30,
     params:
         datasets=DATASETS,
@@ -149,7 +149,3 @@ rule table_stats:
         "Table 1: dataset statistics"
     script:
         "../scripts/table_stats.py"
-
-
-TARGETS += ["results/tables/stats.csv", "results/tables/stats.tex"]
-TARGETS += [f"results/{d}/data/{d}.item" for d in DATASETS if d in GENRE_DATASETS]

@@ -1,45 +1,28 @@
-# Artificial experiments (docs/method.md#analyses): each saves its table (parquet) before any plotting.
-# Every random choice is seeded from config `seed`.
-
-EXPERIMENTS_CONFIG = config["experiments"]
-# The lists of Fig. 3 come from experiments.model; when it is not trained, the first
-# configured model stands in (the rule's log says so).
-EXPERIMENT_MODEL = (
-    EXPERIMENTS_CONFIG["model"] if EXPERIMENTS_CONFIG["model"] in MODELS else MODELS[0]
-)
-GAMMA_DATASETS = [d for d in DATASETS if d in GENRE_DATASETS]
-EXPERIMENT_PARAMS = dict(
-    k=config["k"],
-    epsilon=MEASURES_CONFIG["epsilon"],
-    block_size=MEASURES_CONFIG["block_size"],
-    device=MEASURES_CONFIG["device"],
-    seed=config["seed"],
-)
+# Artificial experiments (docs/analyses.md, docs/method.md#analyses): each saves its table
+# (parquet) before any plotting. Every random choice is seeded from config `seed`.
 
 
 rule exp_relevance:
     input:
-        train=SPLIT_FILES["train"],
-        test=SPLIT_FILES["test"],
-        jacc="results/{dataset}/similarity/jacc.npz",
-        genre=(
-            ["results/{dataset}/similarity/genre.npz"]
-            if MEASURES_CONFIG["gamma"] < 1
-            else []
-        ),
+        train=rules.split.output.train,
+        test=rules.split.output.test,
+        jacc=similarity_file("jacc"),
+        genre=uf_genre_similarity,
     output:
         "results/{dataset}/experiments/relevance.parquet",
     log:
         "results/logs/exp_relevance/{dataset}.log",
     conda:
         "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
     resources:
         mem_mb=8000,
         runtime=240,
     params:
-        **EXPERIMENT_PARAMS,
-        envy_utility=MEASURES_CONFIG["envy_utility"],
-        gamma=MEASURES_CONFIG["gamma"],
+        **measure_settings("epsilon", "block_size", "device"),
+        seed=config["seed"],
+        envy_utility=config["measures"]["envy_utility"],
+        gamma=config["measures"]["gamma"],
     message:
         "Fig. 2 experiment on {wildcards.dataset}: varying relevance"
     script:
@@ -48,24 +31,26 @@ rule exp_relevance:
 
 rule exp_similarity:
     input:
-        train=SPLIT_FILES["train"],
-        valid=SPLIT_FILES["valid"],
-        test=SPLIT_FILES["test"],
-        topk=f"results/{{dataset}}/models/{EXPERIMENT_MODEL}/topk.parquet",
-        jacc="results/{dataset}/similarity/jacc.npz",
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=experiment_model_topk,
+        jacc=similarity_file("jacc"),
     output:
         "results/{dataset}/experiments/similarity.parquet",
     log:
         "results/logs/exp_similarity/{dataset}.log",
     conda:
         "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
     resources:
         mem_mb=8000,
         runtime=240,
     params:
-        **EXPERIMENT_PARAMS,
-        weibull_shapes=EXPERIMENTS_CONFIG["weibull_shapes"],
-        requested_model=EXPERIMENTS_CONFIG["model"],
+        **measure_settings("epsilon", "block_size", "device"),
+        seed=config["seed"],
+        weibull_shapes=config["experiments"]["weibull_shapes"],
+        requested_model=config["experiments"]["model"],
         model=EXPERIMENT_MODEL,
     message:
         "Fig. 3 experiment on {wildcards.dataset}: varying similarity, {params.model} lists"
@@ -75,19 +60,21 @@ rule exp_similarity:
 
 rule exp_extreme:
     input:
-        train=SPLIT_FILES["train"],
-        test=SPLIT_FILES["test"],
+        train=rules.split.output.train,
+        test=rules.split.output.test,
     output:
         "results/{dataset}/experiments/extreme.parquet",
     log:
         "results/logs/exp_extreme/{dataset}.log",
     conda:
         "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
     resources:
         mem_mb=8000,
         runtime=240,
     params:
-        **EXPERIMENT_PARAMS,
+        **measure_settings("epsilon", "block_size", "device"),
+        seed=config["seed"],
     message:
         "Fig. 4 experiment on {wildcards.dataset}: MostFair and MostUnfair similarities"
     script:
@@ -96,48 +83,32 @@ rule exp_extreme:
 
 rule exp_gamma:
     input:
-        train=SPLIT_FILES["train"],
-        valid=SPLIT_FILES["valid"],
-        test=SPLIT_FILES["test"],
-        item="results/{dataset}/data/{dataset}.item",
-        jacc="results/{dataset}/similarity/jacc.npz",
-        genre="results/{dataset}/similarity/genre.npz",
-        topk=expand("results/{{dataset}}/models/{model}/topk.parquet", model=MODELS),
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        item=rules.genres.output[0],
+        jacc=similarity_file("jacc"),
+        genre=similarity_file("genre"),
+        topk=expand(rules.topk.output.topk, model=MODELS, allow_missing=True),
     output:
         models="results/{dataset}/experiments/gamma_models.parquet",
         relevance="results/{dataset}/experiments/gamma_relevance.parquet",
     log:
         "results/logs/exp_gamma/{dataset}.log",
     wildcard_constraints:
-        dataset="|".join(map(re.escape, GENRE_DATASETS)),
+        dataset=one_of(GENRE_DATASETS),
     conda:
         "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
     resources:
         mem_mb=8000,
         runtime=240,
     params:
-        **EXPERIMENT_PARAMS,
-        gammas=EXPERIMENTS_CONFIG["gammas"],
+        **measure_settings("epsilon", "block_size", "device"),
+        seed=config["seed"],
+        gammas=config["experiments"]["gammas"],
         models=MODELS,
     message:
         "Appendix experiment on {wildcards.dataset}: UF and PUF for every gamma"
     script:
         "../scripts/exp_gamma.py"
-
-
-EXPERIMENT_FILES = {
-    name: expand(
-        f"results/{{dataset}}/experiments/{name}.parquet",
-        dataset=GAMMA_DATASETS if name.startswith("gamma") else DATASETS,
-    )
-    for name in (
-        "relevance",
-        "similarity",
-        "extreme",
-        "gamma_models",
-        "gamma_relevance",
-    )
-}
-
-
-TARGETS += sum(EXPERIMENT_FILES.values(), [])

@@ -1,14 +1,17 @@
-# Figures (docs/method.md#analyses): PDF + PNG in one seaborn style. The style settings are params of
-# these rules only, so changing `plots:` (or the plotting scripts) reruns only figures.
+# Figures (docs/analyses.md, docs/method.md#analyses): PDF + PNG in one seaborn style. The
+# style settings are params of these rules only, so changing `plots:` (or the plotting
+# scripts) reruns only figures.
 
-PLOT_STYLE = config["plots"]
-# The plotting library is an input of every figure, so editing it reruns the figures only.
-PLOTTING_CODE = "workflow/userfair/plots.py"
+# The plotting library is an input of every figure, so editing it reruns the figures only
+# (found beside the Snakefile, whatever the working directory).
+PLOTTING_CODE = os.path.relpath(
+    os.path.join(workflow.basedir, "workflow/userfair/plots.py")
+)
 
 
 rule fig_agreement:
     input:
-        data="results/tables/agreement.csv",
+        data=rules.agreement.output[0],
         code=PLOTTING_CODE,
     output:
         pdf=report(
@@ -31,7 +34,7 @@ rule fig_agreement:
         mem_mb=2000,
         runtime=10,
     params:
-        style=PLOT_STYLE,
+        style=config["plots"],
     message:
         "Fig. 1: Kendall tau heatmap"
     script:
@@ -40,7 +43,7 @@ rule fig_agreement:
 
 rule fig_relevance:
     input:
-        data=EXPERIMENT_FILES["relevance"],
+        data=expand(rules.exp_relevance.output[0], dataset=DATASETS),
         code=PLOTTING_CODE,
     output:
         pdf=report(
@@ -63,8 +66,7 @@ rule fig_relevance:
         mem_mb=2000,
         runtime=10,
     params:
-        style=PLOT_STYLE,
-        datasets=DATASETS,
+        style=config["plots"],
     message:
         "Fig. 2: varying relevance"
     script:
@@ -73,7 +75,7 @@ rule fig_relevance:
 
 rule fig_similarity:
     input:
-        data=EXPERIMENT_FILES["similarity"],
+        data=expand(rules.exp_similarity.output[0], dataset=DATASETS),
         code=PLOTTING_CODE,
     output:
         pdf=report(
@@ -96,8 +98,7 @@ rule fig_similarity:
         mem_mb=2000,
         runtime=10,
     params:
-        style=PLOT_STYLE,
-        datasets=DATASETS,
+        style=config["plots"],
     message:
         "Fig. 3: varying similarity"
     script:
@@ -106,7 +107,7 @@ rule fig_similarity:
 
 rule fig_extreme:
     input:
-        data=EXPERIMENT_FILES["extreme"],
+        data=expand(rules.exp_extreme.output[0], dataset=DATASETS),
         code=PLOTTING_CODE,
     output:
         pdf=report(
@@ -129,8 +130,7 @@ rule fig_extreme:
         mem_mb=2000,
         runtime=10,
     params:
-        style=PLOT_STYLE,
-        datasets=DATASETS,
+        style=config["plots"],
     message:
         "Fig. 4: MostFair and MostUnfair"
     script:
@@ -139,8 +139,8 @@ rule fig_extreme:
 
 rule fig_gamma:
     input:
-        models=EXPERIMENT_FILES["gamma_models"],
-        relevance=EXPERIMENT_FILES["gamma_relevance"],
+        models=expand(rules.exp_gamma.output.models, dataset=GENRE_DATASETS),
+        relevance=expand(rules.exp_gamma.output.relevance, dataset=GENRE_DATASETS),
         code=PLOTTING_CODE,
     output:
         models_pdf=report(
@@ -175,22 +175,8 @@ rule fig_gamma:
         mem_mb=2000,
         runtime=10,
     params:
-        style=PLOT_STYLE,
-        datasets=GAMMA_DATASETS,
+        style=config["plots"],
     message:
         "Appendix figures: UF and PUF for every gamma"
     script:
         "../scripts/fig_gamma.py"
-
-
-TARGETS += [
-    f"results/figures/{name}.{ext}"
-    for name in ("agreement", "relevance", "similarity", "extreme")
-    for ext in ("pdf", "png")
-]
-if GAMMA_DATASETS:
-    TARGETS += [
-        f"results/figures/gamma_{key}.{ext}"
-        for key in ("models", "relevance")
-        for ext in ("pdf", "png")
-    ]

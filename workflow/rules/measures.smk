@@ -1,48 +1,27 @@
-# Measures stage (docs/method.md#user-similarity onwards): similarities once per dataset, every measure per dataset x
-# model, Tables 2-3 and the Kendall tau agreement behind Fig. 1.
-
-from userfair import catalogue
-
-MEASURES_CONFIG = config["measures"]
-SIMILARITY_KINDS = ["cos", "jacc", "genre"]
-
-
-# UF with gamma < 1 mixes in the genre similarity, which needs the dataset's item genres.
-if MEASURES_CONFIG["gamma"] < 1 and set(DATASETS) - set(GENRE_DATASETS):
-    raise ValueError(
-        f"config measures.gamma = {MEASURES_CONFIG['gamma']} < 1 needs item genres, which "
-        f"{sorted(set(DATASETS) - set(GENRE_DATASETS))} lack; use gamma: 1 or datasets "
-        f"with genres ({', '.join(GENRE_DATASETS)})"
-    )
-
-SPLIT_FILES = {
-    name: f"results/{{dataset}}/data/{{dataset}}.{name}.inter"
-    for name in ("train", "valid", "test")
-}
-ITEM_FILE = "results/{dataset}/data/{dataset}.item"
-MEASURE_FILES = expand(
-    "results/{dataset}/measures/{model}.json", dataset=DATASETS, model=MODELS
-)
+# Measures stage (docs/method.md#user-similarity onwards): similarities once per dataset,
+# every measure per dataset x model, Tables 2-3 and the Kendall tau agreement behind Fig. 1.
+# The numba and BLAS work of a job runs on the rule's threads (config measures.threads).
 
 
 rule similarity:
     input:
-        train=SPLIT_FILES["train"],
-        test=SPLIT_FILES["test"],
-        item=lambda wildcards: [ITEM_FILE] if wildcards.kind == "genre" else [],
+        train=rules.split.output.train,
+        test=rules.split.output.test,
+        item=item_genres_of_kind,
     output:
         "results/{dataset}/similarity/{kind}.npz",
     log:
         "results/logs/similarity/{dataset}_{kind}.log",
     wildcard_constraints:
-        kind="|".join(SIMILARITY_KINDS),
+        kind=one_of(SIMILARITY_KINDS),
     conda:
         "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
     resources:
         mem_mb=8000,
         runtime=60,
     params:
-        block_size=MEASURES_CONFIG["block_size"],
+        block_size=config["measures"]["block_size"],
     message:
         "User similarity {wildcards.kind} of {wildcards.dataset}"
     script:
@@ -51,33 +30,25 @@ rule similarity:
 
 rule measures:
     input:
-        train=SPLIT_FILES["train"],
-        valid=SPLIT_FILES["valid"],
-        test=SPLIT_FILES["test"],
-        topk="results/{dataset}/models/{model}/topk.parquet",
-        cos="results/{dataset}/similarity/cos.npz",
-        jacc="results/{dataset}/similarity/jacc.npz",
-        genre=(
-            ["results/{dataset}/similarity/genre.npz"]
-            if MEASURES_CONFIG["gamma"] < 1
-            else []
-        ),
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=rules.topk.output.topk,
+        cos=similarity_file("cos"),
+        jacc=similarity_file("jacc"),
+        genre=uf_genre_similarity,
     output:
         "results/{dataset}/measures/{model}.json",
     log:
         "results/logs/measures/{dataset}_{model}.log",
     conda:
         "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
     resources:
         mem_mb=8000,
         runtime=120,
     params:
-        k=config["k"],
-        epsilon=MEASURES_CONFIG["epsilon"],
-        envy_utility=MEASURES_CONFIG["envy_utility"],
-        gamma=MEASURES_CONFIG["gamma"],
-        block_size=MEASURES_CONFIG["block_size"],
-        device=MEASURES_CONFIG["device"],
+        **measure_settings("epsilon", "envy_utility", "gamma", "block_size", "device"),
     message:
         "Every Eff and Fair measure of {wildcards.model} on {wildcards.dataset}"
     script:
@@ -86,7 +57,7 @@ rule measures:
 
 rule table_scores:
     input:
-        MEASURE_FILES,
+        unpack(per_run(rules.measures.output[0])),
     output:
         csv=report(
             "results/tables/scores.csv",
@@ -118,7 +89,7 @@ rule table_scores:
 
 rule table_timing:
     input:
-        MEASURE_FILES,
+        unpack(per_run(rules.measures.output[0])),
     output:
         csv=report(
             "results/tables/timing.csv",
@@ -150,7 +121,7 @@ rule table_timing:
 
 rule agreement:
     input:
-        MEASURE_FILES,
+        unpack(per_run(rules.measures.output[0])),
     output:
         report(
             "results/tables/agreement.csv",
@@ -175,10 +146,3 @@ rule agreement:
         "Kendall tau-b between the model orderings of every pair of measures"
     script:
         "../scripts/agreement.py"
-
-
-TARGETS += MEASURE_FILES
-TARGETS += [
-    f"results/tables/{t}.{e}" for t in ("scores", "timing") for e in ("csv", "tex")
-]
-TARGETS += ["results/tables/agreement.csv"]

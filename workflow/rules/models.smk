@@ -1,24 +1,10 @@
-# Models stage (docs/method.md#recommenders): tune (one job per dataset x model x grid point) -> select -> topk.
-# The grid file is validated here, while the DAG is built, so an unknown model or grid key
-# fails before any training starts.
-
-from userfair import catalogue, grids
-
-GRID_POINTS = grids.load_points(config["grid"], MODELS)
-TRAINING = {
-    **{key: config["training"][key] for key in grids.TRAINING_SETTINGS},
-    "seed": config["seed"],
-    "k": config["k"],
-}
-SPLIT_FILES = expand(
-    "results/{{dataset}}/data/{{dataset}}.{split}.inter",
-    split=["train", "valid", "test"],
-)
+# Models stage (docs/training.md, docs/method.md#recommenders): tune (one job per dataset x
+# model x grid point) -> select -> topk. The grid is loaded and checked in common.smk.
 
 
 rule tune:
     input:
-        SPLIT_FILES,
+        rules.split.output,
     output:
         valid="results/{dataset}/models/{model}/grid/{point}/valid.json",
         checkpoint="results/{dataset}/models/{model}/grid/{point}/model.pth",
@@ -30,16 +16,14 @@ rule tune:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]
     resources:
-        mem_mb=lambda wildcards: max(4000, catalogue.get(wildcards.dataset).mem_mb),
+        mem_mb=training_mem_mb,
         runtime=config["training"]["runtime"],
-        gpu=lambda wildcards: grids.gpus(wildcards.model, config["training"]["device"]),
+        gpu=training_gpus,
     params:
-        grid_params=lambda wildcards: grids.point_params(
-            GRID_POINTS, wildcards.model, wildcards.point
-        ),
-        training=TRAINING,
-        data_dir=lambda wildcards, input: os.path.dirname(input[0]),
-        workdir=lambda wildcards, output: os.path.dirname(output.valid),
+        grid_params=point_params,
+        training=training_settings(),
+        data_dir=split_folder,
+        workdir=grid_point_folder,
     message:
         "Train {wildcards.model} grid point {wildcards.point} on {wildcards.dataset}"
     script:
@@ -48,12 +32,8 @@ rule tune:
 
 rule select:
     input:
-        valid=lambda wildcards: grids.point_files(
-            GRID_POINTS, wildcards.dataset, wildcards.model, "valid.json"
-        ),
-        checkpoints=lambda wildcards: grids.point_files(
-            GRID_POINTS, wildcards.dataset, wildcards.model, "model.pth"
-        ),
+        valid=grid_point_files("valid"),
+        checkpoints=grid_point_files("checkpoint"),
     output:
         tuning="results/{dataset}/models/{model}/tuning.tsv",
         best="results/{dataset}/models/{model}/best.json",
@@ -73,11 +53,9 @@ rule select:
 
 rule topk:
     input:
-        best="results/{dataset}/models/{model}/best.json",
-        checkpoints=lambda wildcards: grids.point_files(
-            GRID_POINTS, wildcards.dataset, wildcards.model, "model.pth"
-        ),
-        splits=SPLIT_FILES,
+        best=rules.select.output.best,
+        checkpoints=grid_point_files("checkpoint"),
+        splits=rules.split.output,
     output:
         topk="results/{dataset}/models/{model}/topk.parquet",
         test="results/{dataset}/models/{model}/recbole_test.json",
@@ -87,24 +65,14 @@ rule topk:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]
     resources:
-        mem_mb=lambda wildcards: max(4000, catalogue.get(wildcards.dataset).mem_mb),
+        mem_mb=training_mem_mb,
         runtime=60,
-        gpu=lambda wildcards: grids.gpus(wildcards.model, config["training"]["device"]),
+        gpu=training_gpus,
     params:
-        training=TRAINING,
-        data_dir=lambda wildcards, input: os.path.dirname(input.splits[0]),
-        workdir=lambda wildcards, output: os.path.join(
-            os.path.dirname(output.topk), "export"
-        ),
+        training=training_settings(),
+        data_dir=split_folder,
+        workdir=export_folder,
     message:
         "Top-{config[k]} lists of the best {wildcards.model} on {wildcards.dataset}"
     script:
         "../scripts/topk.py"
-
-
-TARGETS += expand(
-    "results/{dataset}/models/{model}/{name}",
-    dataset=DATASETS,
-    model=MODELS,
-    name=["tuning.tsv", "best.json", "topk.parquet", "recbole_test.json"],
-)

@@ -8,7 +8,7 @@ from userfair.joblog import job_log
 
 with job_log(snakemake):
     p = snakemake.params
-    records = tables.read_measure_files(list(snakemake.input), p.datasets, p.models)
+    records = tables.read_measure_files(snakemake.input, p.datasets, p.models)
     if len(p.models) < 3:
         logging.warning(
             "only %d models: Kendall tau over so few orderings says little", len(p.models)

@@ -1,4 +1,5 @@
-"""Rule download: put the raw archive of one dataset under resources/raw/ (see userfair.download)."""
+"""Rule download: put the raw archive of one dataset under resources/raw/
+(see userfair.download)."""
 
 from userfair.download import fetch
 from userfair.joblog import job_log

@@ -3,11 +3,13 @@
 import logging
 
 from userfair import experiments, similarity
+from userfair.inputs import load_split_inputs
+from userfair.io import write_dataset_parquet
 from userfair.joblog import job_log
 
 with job_log(snakemake):
     p = snakemake.params
-    inputs = experiments.split_inputs(snakemake.input.train, snakemake.input.test)
+    inputs = load_split_inputs(snakemake.input.train, snakemake.input.test)
     jacc = similarity.load(snakemake.input.jacc, inputs.users)
     genre = None
     if snakemake.input.genre:
@@ -15,5 +17,5 @@ with job_log(snakemake):
     sim_uf = similarity.uf_similarity(jacc.raw(), genre, p.gamma)
     settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device, p.envy_utility)
     frame = experiments.run_relevance(inputs, jacc.sim, sim_uf, settings, p.seed)
-    experiments.save_table(frame, snakemake.wildcards.dataset, snakemake.output[0])
+    write_dataset_parquet(frame, snakemake.wildcards.dataset, snakemake.output[0])
     logging.info("\n%s", frame.pivot(index="share", columns="measure", values="value"))

@@ -4,6 +4,7 @@ import logging
 
 from userfair import experiments, similarity
 from userfair.inputs import load_inputs
+from userfair.io import write_dataset_parquet
 from userfair.joblog import job_log
 
 with job_log(snakemake):
@@ -25,5 +26,5 @@ with job_log(snakemake):
     settings = experiments.Settings(p.k, p.epsilon, p.block_size, p.device)
     frame = experiments.run_similarity(inputs, jacc, p.weibull_shapes, settings, p.seed)
     frame.insert(0, "model", p.model)
-    experiments.save_table(frame, snakemake.wildcards.dataset, snakemake.output[0])
+    write_dataset_parquet(frame, snakemake.wildcards.dataset, snakemake.output[0])
     logging.info("\n%s", frame.to_string())

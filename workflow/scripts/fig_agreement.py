@@ -4,14 +4,13 @@ import logging
 
 import pandas as pd
 
-from userfair import plots, tables
+from userfair import plots
 from userfair.joblog import job_log
 
 with job_log(snakemake):
     frame = pd.read_csv(snakemake.input.data)
     plots.agreement_figure(
         frame,
-        tables.MEASURES,
         plots.Style(**snakemake.params.style),
         snakemake.output.pdf,
         snakemake.output.png,

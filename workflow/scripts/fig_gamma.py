@@ -2,17 +2,18 @@
 
 import logging
 
-from userfair import experiments, plots
+from userfair import plots
+from userfair.io import read_stacked_parquet
 from userfair.joblog import job_log
 
 with job_log(snakemake):
     style = plots.Style(**snakemake.params.style)
     out = snakemake.output
     plots.gamma_models_figure(
-        experiments.load_tables(snakemake.input.models), style, out.models_pdf, out.models_png
+        read_stacked_parquet(snakemake.input.models), style, out.models_pdf, out.models_png
     )
     plots.gamma_relevance_figure(
-        experiments.load_tables(snakemake.input.relevance),
+        read_stacked_parquet(snakemake.input.relevance),
         style,
         out.relevance_pdf,
         out.relevance_png,

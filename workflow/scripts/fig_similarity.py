@@ -2,11 +2,12 @@
 
 import logging
 
-from userfair import experiments, plots
+from userfair import plots
+from userfair.io import read_stacked_parquet
 from userfair.joblog import job_log
 
 with job_log(snakemake):
-    frame = experiments.load_tables(snakemake.input.data)
+    frame = read_stacked_parquet(snakemake.input.data)
     plots.similarity_figure(
         frame, plots.Style(**snakemake.params.style), snakemake.output.pdf, snakemake.output.png
     )

@@ -6,6 +6,7 @@ from userfair import evaluate, similarity
 from userfair.inputs import load_inputs
 from userfair.io import write_json
 from userfair.joblog import job_log
+from userfair.measures import NAMES
 
 with job_log(snakemake):
     p = snakemake.params
@@ -31,4 +32,4 @@ with job_log(snakemake):
         envy_utility=p.envy_utility,
     )
     write_json(evaluate.as_json(result), snakemake.output[0])
-    logging.info("%s: %s", snakemake.output[0], {k: result[k] for k in evaluate.KEYS})
+    logging.info("%s: %s", snakemake.output[0], {k: result[k] for k in NAMES})

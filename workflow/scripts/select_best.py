@@ -2,13 +2,13 @@
 
 import logging
 
-from userfair import grids
+from userfair import tuning
 from userfair.io import atomic_path, read_json, write_json
 from userfair.joblog import job_log
 
 with job_log(snakemake):
     records = [read_json(path) for path in snakemake.input.valid]
-    table, best = grids.select_best(records, label=snakemake.wildcards.model)
+    table, best = tuning.select_best(records, label=snakemake.wildcards.model)
     best["checkpoint"] = snakemake.input.checkpoints[best["point"]]
     with atomic_path(snakemake.output.tuning) as tmp:
         table.to_csv(tmp, sep="\t", index=False)

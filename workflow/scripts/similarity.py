@@ -2,12 +2,13 @@
 
 import logging
 
-from userfair import experiments, similarity
+from userfair import similarity
+from userfair.inputs import load_split_inputs
 from userfair.joblog import job_log
 
 with job_log(snakemake):
     kind = snakemake.wildcards.kind
-    inputs = experiments.split_inputs(
+    inputs = load_split_inputs(
         snakemake.input.train,
         snakemake.input.test,
         item_features=(snakemake.input.item or [None])[0],

@@ -1,4 +1,5 @@
-"""Rule split: steps 4-5 of docs/method.md#data; writes the RecBole atomic files of train/valid/test."""
+"""Rule split: steps 4-5 of docs/method.md#data; writes the RecBole atomic files of
+train/valid/test."""
 
 import logging
 

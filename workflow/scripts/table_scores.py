@@ -7,7 +7,7 @@ from userfair.joblog import job_log
 
 with job_log(snakemake):
     p = snakemake.params
-    records = tables.read_measure_files(list(snakemake.input), p.datasets, p.models)
+    records = tables.read_measure_files(snakemake.input, p.datasets, p.models)
     table = tables.write_scores(
         records, p.datasets, p.models, snakemake.output.csv, snakemake.output.tex
     )

@@ -7,13 +7,11 @@ from userfair.io import read_inter, read_json, write_table
 from userfair.joblog import job_log
 
 with job_log(snakemake):
-    datasets = snakemake.params.datasets
-    split_paths = list(snakemake.input.splits)
     rows = {}
-    for i, (name, stats_path) in enumerate(zip(datasets, snakemake.input.stats)):
-        paths = split_paths[3 * i : 3 * i + 3]
-        splits = dict(zip(data.SPLITS, map(read_inter, paths)))
-        rows[name] = {**read_json(stats_path), **data.split_counts(splits)}
+    for name in snakemake.params.datasets:
+        # named inputs "D/stats", "D/train", ... (workflow/rules/common.smk, per_dataset)
+        splits = {part: read_inter(snakemake.input[f"{name}/{part}"]) for part in data.SPLITS}
+        rows[name] = {**read_json(snakemake.input[f"{name}/stats"]), **data.split_counts(splits)}
     table = data.table1(rows)
     write_table(
         table,

@@ -7,7 +7,9 @@ The measures (:func:`userfair.evaluate_frames`, ``userfair.inputs``, ``userfair.
 optional (``device="cuda"`` or ``"torch-cpu"``; ``"auto"`` falls back to numpy without it).
 The workflow's modules (``data``, ``download``, ``recommenders``, ``userknn``,
 ``recbole_patches``, ``grids``, ``plots``, ...) need the ``workflow`` extra and are imported
-only when used. No module imports Snakemake: the workflow's rules call these functions.
+only when used. No module imports Snakemake: the rule scripts (workflow/scripts/) read the
+``snakemake`` object and pass plain values in; only :func:`userfair.joblog.job_log` takes
+that object itself (duck-typed: its log, rule and wildcards).
 
 ``import userfair`` imports nothing beyond this file.
 """

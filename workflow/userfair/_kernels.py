@@ -2,7 +2,8 @@
 large matrix products: only the similar pairs count, and each needs k^2 item cosines.
 
 Each function is a plain loop over its formula, compiled once per environment
-(``cache=True``); ``similar_pairs_distance`` runs its rows on the job's CPU cores.
+(``cache=True``); ``similar_pairs_distance`` runs its rows on the job's threads
+(:func:`job_threads`).
 """
 
 from __future__ import annotations
@@ -13,11 +14,21 @@ import numba
 import numpy as np
 
 
-def use_job_cores() -> None:
-    """Run parallel loops on the cores this process may use (a SLURM or Snakemake job's
-    share), not on every core of the node."""
+def job_threads() -> int:
+    """The threads this process may use: the cores it may run on (its CPU affinity, e.g. a
+    SLURM job's share), capped by ``OMP_NUM_THREADS`` when that is set. Snakemake sets
+    ``OMP_NUM_THREADS`` (and the BLAS thread variables) to the rule's ``threads`` for every
+    script it runs, so a job uses what its rule asked for, not every core of the node."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    numba.set_num_threads(max(1, min(cores or 1, numba.config.NUMBA_NUM_THREADS)))
+    limit = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if limit.isdigit() and int(limit) > 0:
+        cores = min(cores or 1, int(limit))
+    return max(1, cores or 1)
+
+
+def use_job_cores() -> None:
+    """Run numba's parallel loops on :func:`job_threads` threads (at most numba's pool)."""
+    numba.set_num_threads(min(job_threads(), numba.config.NUMBA_NUM_THREADS))
 
 
 @numba.njit(cache=True, parallel=True)

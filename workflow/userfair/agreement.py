@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from .tables import MEASURES, higher_is_better
+from .measures import NAMES, higher_is_better
 
 EQUIVALENT = 0.9  # |tau| >= this counts as equivalent orderings (the paper's threshold)
 
@@ -34,9 +34,10 @@ def kendall_tau_b(a, b) -> float:
     return float(kendalltau(a, b, variant="b").statistic)
 
 
-def agreement_matrix(scores: pd.DataFrame, measures: list[str] = MEASURES) -> pd.DataFrame:
+def agreement_matrix(scores: pd.DataFrame, measures=NAMES) -> pd.DataFrame:
     """Tau-b between every pair of ``measures``; ``scores`` has one row per model and one
     column per measure (raw values, directions handled here)."""
+    measures = list(measures)
     missing = [m for m in measures if m not in scores.columns]
     if missing:
         raise ValueError(f"scores lack the measures {missing}")
@@ -48,7 +49,7 @@ def agreement_matrix(scores: pd.DataFrame, measures: list[str] = MEASURES) -> pd
     return matrix
 
 
-def agreement_long(long_scores: pd.DataFrame, measures: list[str] = MEASURES) -> pd.DataFrame:
+def agreement_long(long_scores: pd.DataFrame, measures=NAMES) -> pd.DataFrame:
     """Per dataset, tau-b of every measure pair, from the long (dataset, model, measure,
     value) frame of :func:`userfair.tables.scores_frame`. Columns: dataset, measure_a,
     measure_b, tau, equivalent."""

@@ -18,8 +18,8 @@ TENREC_HELP = (
     "QK-video.csv is part of Tenrec (Yuan et al., NeurIPS 2022; "
     "https://github.com/yuangh-x/2022-NIPS-Tenrec), which its authors distribute under a "
     "CC BY-NC 4.0 licence; the workflow never downloads it. Obtain it as that page says, then "
-    "put QK-video.csv at {path} or set 'dataset_options: {{qk-video: {{path: /your/QK-video.csv}}}}' "
-    "in the config."
+    "put QK-video.csv at {path} or set "
+    "'dataset_options: {{qk-video: {{path: /your/QK-video.csv}}}}' in the config."
 )
 
 

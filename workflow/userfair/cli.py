@@ -3,8 +3,8 @@
 userfair evaluate --train TRAIN --test TEST --topk TOPK [--format auto] [--valid VALID] [--k 10]
                   [--epsilon 0.05] [--envy-utility {precision,ideal}]
                   [--item-features FILE] [--gamma 1.0] [--block-size 2048]
-                  [--device auto] [--resamples 0] [--level 0.95] [--seed 0]
-                  [--json] [-v]
+                  [--device {auto,cpu,cuda,torch-cpu}] [--resamples 0] [--level 0.95]
+                  [--seed 0] [--json] [-v]
 userfair compare  --train TRAIN --test TEST --topk A --topk B [evaluate's options]
                   [--resamples 1000]
 """
@@ -98,10 +98,10 @@ def _compare_parser(commands, evaluate_parser) -> None:
 
 def format_table(result: dict) -> str:
     """A readable two-column table of the measures and their seconds."""
-    from userfair.evaluate import KEYS
+    from userfair.measures import NAMES
 
     lines = [f"{'measure':<16} {'value':>10} {'seconds':>9}"]
-    for key in KEYS:
+    for key in NAMES:
         value = result[key]
         text = "nan" if math.isnan(value) else f"{value:.6f}"
         lines.append(f"{key:<16} {text:>10} {result['seconds'].get(key, 0.0):>9.3f}")
@@ -187,8 +187,8 @@ def _bootstrapped(args, topk_paths: list[str]):
 def _evaluate_with_intervals(args) -> int:
     """``evaluate --resamples N``: the point estimates plus percentile intervals."""
     from userfair import uncertainty
-    from userfair.evaluate import KEYS
     from userfair.io import InputError
+    from userfair.measures import NAMES as KEYS
 
     try:
         _check_bootstrap(args, least=1)
@@ -220,8 +220,8 @@ def _evaluate_with_intervals(args) -> int:
 def _compare(args) -> int:
     """``userfair compare``: paired bootstrap differences B - A of every measure."""
     from userfair import uncertainty
-    from userfair.evaluate import KEYS
     from userfair.io import InputError
+    from userfair.measures import NAMES as KEYS
 
     try:
         if len(args.topk) != 2:

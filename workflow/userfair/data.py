@@ -23,7 +23,7 @@ import pandas as pd
 
 from . import catalogue
 from .catalogue import Dataset
-from .io import InputError, atomic_path
+from .io import InputError, atomic_path, parse_atomic_header
 
 log = logging.getLogger(__name__)
 
@@ -89,11 +89,10 @@ class RawSource:
 
 
 def _atomic_header(source: RawSource, member: str) -> dict[str, str]:
-    """Map the field names of an atomic file to their header cells ('name:type')."""
+    """The header of an atomic file inside ``source`` (``userfair.io.parse_atomic_header``)."""
     with source.open(member) as handle:
         first = io.TextIOWrapper(handle, encoding="utf-8", errors="replace").readline()
-    cells = first.rstrip("\r\n").split("\t")
-    return {cell.split(":")[0]: cell for cell in cells}
+    return parse_atomic_header(first)
 
 
 def _require(header: dict[str, str], names: tuple[str, ...], label: str) -> str:
@@ -293,7 +292,7 @@ def _keep_feedback(frame: pd.DataFrame, dataset: Dataset, label: str) -> pd.Data
     return frame[keep.to_numpy()].drop(columns="feedback")
 
 
-def read_genres(dataset: str | Dataset, path: str | os.PathLike) -> pd.DataFrame:
+def read_item_genres(dataset: str | Dataset, path: str | os.PathLike) -> pd.DataFrame:
     """(item_id, genre) of ``dataset``: genres space-separated, as in its .item file. A
     declared dataset's genres come from its genre column in the interactions file (the
     first row of each item), split on its ``genre_separator``; spaces inside a genre name
@@ -571,7 +570,8 @@ def dataset_stats(preprocessed: pd.DataFrame, splits: dict[str, pd.DataFrame]) -
     return stats
 
 
-# Column titles of Table 1 (no '#': the booktabs writer does not escape it).
+# Column titles of Table 1 (plain words: the CSV keeps them as they are; the LaTeX writer,
+# userfair.io.to_booktabs, escapes every title and cell).
 TABLE1_COLUMNS = {
     "users": "users",
     "test_users": "test users",

@@ -1,4 +1,5 @@
-"""Per-user effectiveness at k with binary relevance (docs/method.md#effectiveness, RecBole's definitions)."""
+"""Per-user effectiveness at k with binary relevance (docs/method.md#effectiveness,
+RecBole's definitions)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from userfair._backend import binary_csr
-
-MEASURES = ("HR", "MRR", "P", "R", "MAP", "NDCG")
+from userfair.measures import EFF
 
 
 def hits(topk: np.ndarray, relevant: sp.csr_matrix, k: int = 10) -> np.ndarray:
@@ -31,7 +31,8 @@ def relevant_counts(relevant: sp.csr_matrix) -> np.ndarray:
 
 
 def per_user(topk: np.ndarray, relevant: sp.csr_matrix, k: int = 10) -> dict[str, np.ndarray]:
-    """HR, MRR, P, R, MAP and NDCG at k of every user, each an (m,) float64 array.
+    """The effectiveness measures (``userfair.measures.EFF``: HR, MRR, P, MAP, R, NDCG) at k
+    of every user, each an (m,) float64 array, in registry order.
 
     A user without relevant items scores 0 everywhere (evaluated users always have some).
     """
@@ -45,14 +46,15 @@ def per_user(topk: np.ndarray, relevant: sp.csr_matrix, k: int = 10) -> dict[str
     discount = 1.0 / np.log2(ranks + 1.0)
     idcg = np.cumsum(discount)[np.maximum(ideal_hits.astype(np.int64) - 1, 0)]
     with np.errstate(divide="ignore", invalid="ignore"):
-        return {
+        scores = {
             "HR": (n_hits > 0).astype(np.float64),
             "MRR": np.where(n_hits > 0, 1.0 / first_hit, 0.0),
             "P": n_hits / k,
-            "R": np.where(n_relevant > 0, n_hits / n_relevant, 0.0),
             "MAP": np.where(ideal_hits > 0, (precision_at * hit).sum(axis=1) / ideal_hits, 0.0),
+            "R": np.where(n_relevant > 0, n_hits / n_relevant, 0.0),
             "NDCG": np.where(ideal_hits > 0, (hit * discount).sum(axis=1) / idcg, 0.0),
         }
+    return {name: scores[name] for name in EFF}
 
 
 def validate_lists(topk: np.ndarray, k: int, shape) -> np.ndarray:

@@ -8,15 +8,9 @@ import time
 from userfair import effectiveness, fairness, similarity
 from userfair._backend import resolve
 from userfair.inputs import Inputs
+from userfair.measures import EFF, NAMES
 
 log = logging.getLogger(__name__)
-
-#: The measure keys of the measures JSON, in table order.
-KEYS = (
-    "HR", "MRR", "P", "R", "MAP", "NDCG",
-    "SD-P", "SD-NDCG", "Gini-P", "Gini-NDCG", "ME", "MME", "PEU", "UF",
-    "PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc",
-)  # fmt: skip
 
 
 class _Clock:
@@ -59,7 +53,8 @@ def evaluate(
     device: str = "auto",
     envy_utility: str = "precision",
 ) -> dict:
-    """The 18 measures (``KEYS``; floats, NaN allowed), ``seconds`` and ``conventions``.
+    """The 18 measures (``userfair.measures.NAMES``; floats, NaN allowed), ``seconds`` and
+    ``conventions``.
 
     ``seconds`` has one entry per measure plus ``similarity-cos`` and ``similarity-jacc``.
     The six effectiveness measures come from one vectorised pass, and ME, MME and PEU from
@@ -93,10 +88,8 @@ def evaluate(
     m = len(inputs.users)
     log.info("evaluating %d users, %d items, k=%d, device=%s", m, len(inputs.items), k, device)
 
-    per_user = clock.run(
-        effectiveness.MEASURES, effectiveness.per_user, inputs.topk, inputs.relevant, k
-    )
-    for name in effectiveness.MEASURES:
+    per_user = clock.run(EFF, effectiveness.per_user, inputs.topk, inputs.relevant, k)
+    for name in EFF:
         scores[name] = float(per_user[name].mean()) if m else float("nan")
     for name in ("P", "NDCG"):
         scores[f"SD-{name}"] = clock.run(f"SD-{name}", fairness.sd, per_user[name])
@@ -136,7 +129,7 @@ def evaluate(
         del sim
 
     return {
-        **{key: scores[key] for key in KEYS},
+        **{key: scores[key] for key in NAMES},
         "seconds": clock.seconds,
         "conventions": conventions(envy_utility, epsilon, gamma),
     }
@@ -158,7 +151,7 @@ def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, inplace, block_size, dev
 def as_json(result: dict) -> dict:
     """``result`` with NaN kept as float NaN (written as NaN by userfair.io.write_json)."""
     return {
-        **{key: float(result[key]) for key in KEYS},
+        **{key: float(result[key]) for key in NAMES},
         "seconds": {name: float(value) for name, value in result["seconds"].items()},
         "conventions": dict(result["conventions"]),
     }

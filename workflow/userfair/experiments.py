@@ -9,7 +9,7 @@ the caller, so a rerun reproduces every number. The measures are those of
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -17,8 +17,7 @@ import scipy.sparse as sp
 from scipy.stats import skew
 
 from . import effectiveness, fairness, similarity
-from .inputs import Inputs, load_inputs
-from .io import atomic_path, read_inter
+from .inputs import Inputs
 
 log = logging.getLogger(__name__)
 
@@ -34,20 +33,6 @@ class Settings:
     block_size: int = 2048
     device: str = "cpu"
     envy_utility: str = "precision"
-
-
-def split_inputs(train, test, item_features=None) -> Inputs:
-    """The :class:`Inputs` of a split alone, for work that needs no model's lists (the
-    similarity files, Figs. 2 and 4): ``topk`` is an empty (m, 0) array, so any measure
-    that reads it fails loudly instead of using a placeholder."""
-    test_frame = read_inter(test) if not isinstance(test, pd.DataFrame) else test
-    users = np.unique(test_frame["user_id"].astype(str).to_numpy())
-    first_items = test_frame.astype({"user_id": str, "item_id": str}).drop_duplicates("user_id")
-    placeholder = pd.DataFrame(
-        {"user_id": first_items["user_id"], "item_id": first_items["item_id"], "rank": 1}
-    )
-    inputs = load_inputs(train, test_frame, placeholder, k=1, item_features=item_features)
-    return replace(inputs, topk=np.empty((len(users), 0), dtype=np.int64))
 
 
 # --- Fig. 2: varying relevance ---------------------------------------------------------
@@ -177,10 +162,10 @@ def sample_similarities(
         samples = rng.standard_normal(n_pairs)
     else:
         raise ValueError(f"unknown distribution {distribution!r}; expected weibull or normal")
-    return min_max(samples)
+    return min_max_vector(samples)
 
 
-def min_max(values: np.ndarray) -> np.ndarray:
+def min_max_vector(values: np.ndarray) -> np.ndarray:
     """(v - min) / (max - min) of a vector of pair values; all zeros when every value is
     equal (the vector form of ``similarity.min_max``)."""
     values = np.asarray(values, dtype=float)
@@ -389,19 +374,3 @@ def run_gamma_relevance(
             for measure, value in gamma_measures(lists.at(share), inputs, *sims, settings).items():
                 rows.append((float(share), float(gamma), measure, float(value)))
     return pd.DataFrame(rows, columns=["share", "gamma", "measure", "value"])
-
-
-# --- files ----------------------------------------------------------------------------
-
-
-def save_table(frame: pd.DataFrame, dataset: str, path) -> None:
-    """Write an experiment's frame, with a leading ``dataset`` column, as parquet."""
-    frame = frame.copy()
-    frame.insert(0, "dataset", dataset)
-    with atomic_path(path) as tmp:
-        frame.to_parquet(tmp, index=False)
-
-
-def load_tables(paths) -> pd.DataFrame:
-    """The frames of several experiment files, stacked in the given order."""
-    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)

@@ -172,7 +172,8 @@ def uf(
     """log(sum over similar pairs of sim_UF * d_L) / log(m (m - 1) / 2).
 
     ``sim_uf`` is taken as it is (the workflow passes the raw Jaccard, or its mix with the
-    genre similarity, docs/method.md#uf). Similar pairs: unordered pairs with sim_UF >= mean + SD of sim_UF over all pairs.
+    genre similarity, docs/method.md#uf). Similar pairs: unordered pairs with
+    sim_UF >= mean + SD of sim_UF over all pairs.
     d_L(u, v) = (1/k^2) sum_{i in L_u, j in L_v} (1 - cos(x_i, x_j)) over the item
     columns x of the binarised ``train`` (all users); an item without train interaction
     has cosine 0 to everything. With s_u the sum of L_u's unit item columns,

@@ -24,7 +24,7 @@ def evaluate_frames(
     ``block_size``, ``device``, ``similarities``, ...).
 
     Returns the same object as ``userfair evaluate --json``: the 18 measures
-    (``userfair.evaluate.KEYS``, floats, NaN allowed) and ``seconds``.
+    (``userfair.measures.NAMES``, floats, NaN allowed) and ``seconds``.
     Raises ``userfair.io.InputError`` (a ValueError) on inconsistent inputs.
     """
     inputs = load_inputs(train, test, topk, k=k, item_features=item_features, valid=valid)

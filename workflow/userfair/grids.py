@@ -1,7 +1,7 @@
 """Hyper-parameter grids (config/grids/*.yaml): validation and expansion into grid points.
 
-Pure and light (no torch, no RecBole import) so that workflow/rules/models.smk can check a
-grid and count its points while Snakemake builds the DAG, before any job runs.
+Pure and light (no torch, no RecBole import) so that the workflow can check a grid and count
+its points while Snakemake builds the DAG, before any job runs (workflow/rules/common.smk).
 
 A grid file maps each model to ``{parameter: [values, ...]}``; the grid points are the
 cartesian product in the file's key order (the last key varies fastest), numbered from 0.
@@ -11,12 +11,9 @@ A model with an empty mapping has one point: RecBole's defaults.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import yaml
 
 from userfair.io import InputError
@@ -58,16 +55,6 @@ MODEL_KEYS: dict[str, tuple[str, ...]] = {
     )
     + TRAINING_KEYS,
 }
-
-# The config's ``training`` keys that every training job receives (the rest are resources).
-TRAINING_SETTINGS = (
-    "epochs",
-    "stopping_step",
-    "device",
-    "train_batch_size",
-    "eval_batch_size",
-    "threads",
-)
 
 # Models without training: one pass builds the similarity, no epochs, no early stopping.
 NON_TRAINABLE = ("UserKNN", "ItemKNN")
@@ -136,36 +123,3 @@ def point_params(points: dict[str, list[dict]], model: str, point) -> dict:
     if not 0 <= index < len(points[model]):
         raise InputError(f"model {model} has {len(points[model])} grid points, no point {point}")
     return points[model][index]
-
-
-def point_files(points: dict[str, list[dict]], dataset: str, model: str, name: str) -> list[str]:
-    """``results/{dataset}/models/{model}/grid/{P}/{name}`` of every grid point P."""
-    return [f"results/{dataset}/models/{model}/grid/{p}/{name}" for p in range(len(points[model]))]
-
-
-def gpus(model: str, device: str) -> int:
-    """GPUs a training job asks for: one for a neural model unless the device is cpu."""
-    return int(model not in NON_TRAINABLE and device != "cpu")
-
-
-def select_best(records: list[dict], *, label: str = "grid") -> tuple[pd.DataFrame, dict]:
-    """The tuning table (one row per grid point, in grid order: params, valid metrics,
-    best epoch, seconds) and the winner: best valid NDCG, ties to the first in grid order."""
-    if not records:
-        raise InputError(f"{label}: no grid point to select from")
-    for i, record in enumerate(records):
-        if "NDCG" not in record.get("valid", {}):
-            raise InputError(f"{label}: grid point {i}: valid.json has no 'valid' -> 'NDCG'")
-    rows = [
-        {
-            "point": i,
-            "params": json.dumps(r["params"], sort_keys=True),
-            **r["valid"],
-            "best_epoch": r.get("best_epoch"),
-            "seconds": r.get("seconds"),
-        }
-        for i, r in enumerate(records)
-    ]
-    table = pd.DataFrame(rows)
-    winner = int(np.argmax(table["NDCG"].to_numpy()))  # argmax: first maximum
-    return table, {**records[winner], "point": winner}

@@ -8,7 +8,7 @@ Everything downstream is index arrays and scipy.sparse matrices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -112,7 +112,7 @@ def _genre_tokens(value) -> list[str]:
     return [str(token) for token in value]
 
 
-def read_genres(source, items: np.ndarray) -> sp.csr_matrix:
+def read_genre_matrix(source, items: np.ndarray) -> sp.csr_matrix:
     """(n, g) binary item-genre matrix from a RecBole .item file or a DataFrame.
 
     The genre column is the first of ``GENRE_COLUMNS`` present: in a file a space-separated
@@ -217,5 +217,19 @@ def load_inputs(
             k,
             "TRAIN and TEST" if valid is None else "TRAIN, VALID and TEST",
         ),
-        genres=None if item_features is None else read_genres(item_features, items),
+        genres=None if item_features is None else read_genre_matrix(item_features, items),
     )
+
+
+def load_split_inputs(train, test, item_features=None) -> Inputs:
+    """The :class:`Inputs` of a split alone, for work that needs no model's lists (the
+    similarity files, Figs. 2 and 4): ``topk`` is an empty (m, 0) array, so any measure
+    that reads it fails loudly instead of using a placeholder."""
+    test_frame = read_inter(test) if not isinstance(test, pd.DataFrame) else test
+    users = np.unique(test_frame["user_id"].astype(str).to_numpy())
+    first_items = test_frame.astype({"user_id": str, "item_id": str}).drop_duplicates("user_id")
+    placeholder = pd.DataFrame(
+        {"user_id": first_items["user_id"], "item_id": first_items["item_id"], "rank": 1}
+    )
+    inputs = load_inputs(train, test_frame, placeholder, k=1, item_features=item_features)
+    return replace(inputs, topk=np.empty((len(users), 0), dtype=np.int64))

@@ -55,6 +55,22 @@ def read_json(path: str | os.PathLike):
 INTER_TYPES = {"user_id": "token", "item_id": "token", "rating": "float", "timestamp": "float"}
 
 
+def parse_atomic_header(line: str) -> dict[str, str]:
+    """Field name -> header cell (``name:type``) of the first line of a RecBole atomic file,
+    in column order. The one parser of atomic-file headers (.inter, .item, raw or split)."""
+    cells = line.rstrip("\r\n").split("\t")
+    return {cell.split(":")[0]: cell for cell in cells}
+
+
+def read_atomic_header(path: str | os.PathLike) -> dict[str, str]:
+    """:func:`parse_atomic_header` of the file at ``path``; InputError when it is missing."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return parse_atomic_header(handle.readline())
+
+
 def write_inter(frame: pd.DataFrame, path: str | os.PathLike) -> None:
     """Write ``frame`` (columns user_id, item_id[, rating, timestamp]) as a RecBole .inter file."""
     header = [f"{c}:{INTER_TYPES.get(c, 'float')}" for c in frame.columns]
@@ -68,11 +84,8 @@ def read_inter(path: str | os.PathLike) -> pd.DataFrame:
     user_id and item_id are kept as strings (external tokens). Raises InputError naming the
     file when user_id or item_id is missing.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: file not found")
-    header = path.open().readline().rstrip("\n").split("\t")
-    names = [h.split(":")[0] for h in header]
+    fields = read_atomic_header(path)
+    header, names = list(fields.values()), list(fields)
     for required in ("user_id", "item_id"):
         if required not in names:
             raise InputError(
@@ -83,6 +96,19 @@ def read_inter(path: str | os.PathLike) -> pd.DataFrame:
     frame = pd.read_csv(path, sep="\t", dtype=dtypes, keep_default_na=False)
     frame.columns = names
     return frame
+
+
+def write_dataset_parquet(frame: pd.DataFrame, dataset: str, path: str | os.PathLike) -> None:
+    """Write ``frame`` as parquet with a leading ``dataset`` column (an experiment's table)."""
+    frame = frame.copy()
+    frame.insert(0, "dataset", dataset)
+    with atomic_path(path) as tmp:
+        frame.to_parquet(tmp, index=False)
+
+
+def read_stacked_parquet(paths) -> pd.DataFrame:
+    """The frames of several parquet files stacked in the given order (fresh index)."""
+    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
 
 
 def write_table(
@@ -149,7 +175,9 @@ def to_booktabs(
     """A LaTeX table (booktabs rules) of ``frame`` with its index as the first column.
 
     Cells keep their column's type (integers get thousands separators, floats
-    ``float_format``, NaN prints as --); text is LaTeX-escaped, ``caption`` is not.
+    ``float_format``, NaN prints as --). Column titles, index labels and text cells are
+    LaTeX-escaped (:func:`latex_escape`); ``caption`` and ``label`` are written as given, so
+    they may hold LaTeX.
     """
     cols = [str(frame.index.name or "")] + [str(c) for c in frame.columns]
     lines = [r"\begin{table}[t]", r"\centering"]

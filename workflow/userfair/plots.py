@@ -1,4 +1,5 @@
-"""Figures of docs/method.md#analyses in one seaborn style (config ``plots:``), each saved as PDF and PNG.
+"""Figures of docs/method.md#analyses in one seaborn style (config ``plots:``), each saved
+as PDF and PNG.
 
 Every function takes the tidy frames written by the experiment and agreement rules and the
 style settings, and returns nothing but files. Legends sit outside the panels, clear of the
@@ -21,6 +22,7 @@ import seaborn as sns  # noqa: E402
 
 from .agreement import EQUIVALENT  # noqa: E402
 from .io import atomic_path  # noqa: E402
+from .measures import NAMES  # noqa: E402
 from .tables import model_label  # noqa: E402
 
 PERCENT_LABEL = "% users with zero relevance"
@@ -114,13 +116,14 @@ def _tau_annotations(part: pd.DataFrame, measures: list[str]) -> np.ndarray:
 
 def agreement_figure(
     agreement: pd.DataFrame,
-    measures: list[str],
     style: Style,
     pdf_path,
     png_path,
+    measures=NAMES,
     intervals: pd.DataFrame | None = None,
 ) -> None:
-    """Annotated Kendall tau-b heatmap, one panel per dataset; |tau| >= 0.9 is boxed.
+    """Annotated Kendall tau-b heatmap, one panel per dataset, ``measures`` in registry
+    order; |tau| >= 0.9 is boxed.
 
     With ``intervals`` (``uncertainty.tau_intervals`` per dataset: dataset, measure_a,
     measure_b, tau, low, high, excludes_zero) every cell also shows the bootstrap interval
@@ -139,7 +142,7 @@ def agreement_figure(
     for ax, dataset in zip(axes.flat, datasets):
         part = agreement[agreement["dataset"] == dataset]
         matrix = part.pivot(index="measure_a", columns="measure_b", values="tau").reindex(
-            index=measures, columns=measures
+            index=list(measures), columns=list(measures)
         )
         annot, fmt, size = True, ".2f", 4.5
         if intervals is not None:

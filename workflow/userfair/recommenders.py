@@ -2,9 +2,9 @@
 
 One grid point is trained by :func:`train_point` in its own working directory (RecBole
 writes logs, tensorboard files and checkpoints into the current directory); the winner is
-chosen by :func:`userfair.grids.select_best`; :func:`export_topk` reloads the winner's checkpoint and
-writes the top-k lists exactly as RecBole's full-sort test evaluation ranks them, together
-with RecBole's own test metrics.
+chosen by :func:`userfair.tuning.select_best`; :func:`export_topk` reloads the winner's
+checkpoint and writes the top-k lists exactly as RecBole's full-sort test evaluation ranks
+them, together with RecBole's own test metrics.
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ OURS = {"UserKNN": UserKNN, "ItemKNN": ItemKNN}
 
 @dataclass(frozen=True)
 class Training:
-    """Settings shared by every model: the config's ``training`` keys listed in
-    userfair.grids.TRAINING_SETTINGS, plus the top-level seed and k."""
+    """Settings shared by every model: the config's ``training`` keys that the workflow
+    passes (workflow/rules/common.smk, ``training_settings``), the job's threads, and the
+    top-level seed and k."""
 
     epochs: int = 30
     stopping_step: int = 10

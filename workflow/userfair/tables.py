@@ -1,7 +1,6 @@
 """Tables 2 and 3 of the paper from the per-run measure files (docs/analyses.md).
 
-Also the one registry of measure names, groups and directions that the agreement and the
-figures use, so every artefact labels and orients a measure the same way.
+Measure names, groups and directions come from :mod:`userfair.measures`.
 """
 
 from __future__ import annotations
@@ -14,16 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .io import InputError, atomic_path, read_json, to_booktabs, write_table
-
-EFF = ["HR", "MRR", "P", "MAP", "R", "NDCG"]
-FAIR_EXISTING = ["SD-P", "SD-NDCG", "Gini-P", "Gini-NDCG", "ME", "MME", "PEU", "UF"]
-FAIR_PUF = ["PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc"]
-MEASURE_GROUPS = {"Eff": EFF, "Fair (existing)": FAIR_EXISTING, "Fair (PUF)": FAIR_PUF}
-MEASURES = EFF + FAIR_EXISTING + FAIR_PUF
-FAIR = FAIR_EXISTING + FAIR_PUF
-SIMILARITY_TIMES = ["similarity-cos", "similarity-jacc"]
-#: The keys of a measures file's ``conventions`` (userfair.evaluate.conventions).
-CONVENTION_KEYS = ("envy_utility", "epsilon", "gamma", "uf_similarity", "puf_similarity")
+from .measures import CONVENTION_KEYS, FAIR, GROUPS, NAMES, SIMILARITY_TIMES, higher_is_better
 
 # The paper's short model names (Table 2 columns, figure labels).
 MODEL_LABELS = {
@@ -37,20 +27,13 @@ MODEL_LABELS = {
 }
 
 
-def higher_is_better(measure: str) -> bool:
-    """Effectiveness: higher is better; every fairness measure: lower is fairer."""
-    if measure not in MEASURES:
-        raise ValueError(f"unknown measure {measure!r}; expected one of {MEASURES}")
-    return measure in EFF
-
-
 def model_label(model: str) -> str:
     return MODEL_LABELS.get(model, model)
 
 
 def check_measures(record: dict, source: str | os.PathLike) -> dict:
     """Validate one measures JSON object (the file contract of results/D/measures/M.json)."""
-    missing = [m for m in MEASURES if m not in record]
+    missing = [m for m in NAMES if m not in record]
     if missing:
         raise InputError(f"{source}: missing measure keys {missing}")
     seconds = record.get("seconds")
@@ -62,7 +45,7 @@ def check_measures(record: dict, source: str | os.PathLike) -> dict:
             f"{source}: field 'conventions' must be an object with keys {list(CONVENTION_KEYS)} "
             "(a file of an older version: rerun its measures rule)"
         )
-    for measure in MEASURES:
+    for measure in NAMES:
         value = record[measure]
         if value is not None and not isinstance(value, (int, float)):
             raise InputError(f"{source}: field {measure!r} must be a number, got {value!r}")
@@ -74,7 +57,7 @@ def scores_frame(records: dict[tuple[str, str], dict]) -> pd.DataFrame:
     rows = [
         (dataset, model, measure, _number(record[measure]))
         for (dataset, model), record in records.items()
-        for measure in MEASURES
+        for measure in NAMES
     ]
     return pd.DataFrame(rows, columns=["dataset", "model", "measure", "value"])
 
@@ -109,7 +92,7 @@ def table_scores(
     )
     rows = []
     for dataset in datasets:
-        for group, measures in MEASURE_GROUPS.items():
+        for group, measures in GROUPS.items():
             for measure in measures:
                 values = [wide.loc[(dataset, measure), m] for m in models]
                 rows.append([dataset, group, measure, *values])
@@ -129,7 +112,7 @@ def table_scores(
 def table_timing(records: dict[tuple[str, str], dict], datasets: list[str]) -> pd.DataFrame:
     """Table 3: mean seconds over models of each fairness measure per dataset, and the
     once-per-dataset similarity times (rows), datasets as columns."""
-    rows = FAIR + SIMILARITY_TIMES
+    rows = list(FAIR + SIMILARITY_TIMES)
     table = pd.DataFrame(index=pd.Index(rows, name="Measure"), columns=datasets, dtype=float)
     for dataset in datasets:
         runs = [r for (d, _), r in records.items() if d == dataset]
@@ -198,13 +181,20 @@ def write_timing(records, datasets, csv_path, tex_path) -> pd.DataFrame:
     return table
 
 
-def read_measure_files(paths: list, datasets: list[str], models: list[str]) -> dict:
-    """{(dataset, model): measures} from the files of ``expand(..., dataset=datasets,
-    model=models)`` (datasets outer, models inner), each validated."""
-    keys = [(d, m) for d in datasets for m in models]
-    if len(paths) != len(keys):
-        raise ValueError(f"{len(paths)} measure files for {len(keys)} dataset x model runs")
-    return {key: check_measures(read_json(path), path) for key, path in zip(keys, paths)}
+def read_measure_files(paths, datasets: list[str], models: list[str]) -> dict:
+    """{(dataset, model): measures}, each validated, in the order datasets outer, models
+    inner. ``paths`` maps the name ``dataset/model`` to its measures file (the named inputs
+    the workflow gives the table rules), so no file is matched to a run by position."""
+    records = {}
+    for dataset in datasets:
+        for model in models:
+            name = f"{dataset}/{model}"
+            try:
+                path = paths[name]
+            except (KeyError, AttributeError):
+                raise ValueError(f"no measures file named {name!r}") from None
+            records[(dataset, model)] = check_measures(read_json(path), path)
+    return records
 
 
 def table_scores_ci(
@@ -217,7 +207,7 @@ def table_scores_ci(
     indexed = summary.set_index(["dataset", "measure", "model"])
     csv_rows, tex_rows, values = [], [], []
     for dataset in datasets:
-        for group, measures in MEASURE_GROUPS.items():
+        for group, measures in GROUPS.items():
             for measure in measures:
                 better = "higher" if higher_is_better(measure) else "lower"
                 cells, texts, row_values = [], [], []

@@ -29,8 +29,10 @@ import scipy.sparse as sp
 
 from userfair import _backend, effectiveness, fairness, similarity
 from userfair.effectiveness import hits, validate_lists
-from userfair.evaluate import KEYS, conventions
+from userfair.evaluate import conventions
 from userfair.inputs import Inputs
+from userfair.measures import EFF
+from userfair.measures import NAMES as KEYS
 from userfair.similarity import BLOCK_SIZE
 
 #: Paired differences within this relative distance of the values are rounding and count
@@ -79,8 +81,10 @@ def dataset_similarities(
     (and ``genre`` when gamma < 1). Pass them to ``evaluate`` and to every ``bootstrap``
     of the dataset's models (the similarity files give the same objects)."""
     rows = inputs.train_of_evaluated()
-    out = {kind: similarity.compute(kind, rows, inputs.users, block_size=block_size)
-           for kind in ("cos", "jacc")}  # fmt: skip
+    out = {
+        kind: similarity.compute(kind, rows, inputs.users, block_size=block_size)
+        for kind in ("cos", "jacc")
+    }
     if gamma < 1.0 and inputs.genres is not None:  # else evaluate says genres are needed
         out["genre"] = similarity.compute("genre", rows, inputs.users, inputs.genres, block_size)
     return out
@@ -97,7 +101,7 @@ def bootstrap(
     block_size: int = BLOCK_SIZE,
     device: str = "auto",
 ) -> pd.DataFrame:
-    """The 18 measures (``evaluate.KEYS``) of every resample: one row per row of
+    """The 18 measures (``userfair.measures.NAMES``) of every resample: one row per row of
     ``weights`` ((B, m) multiplicities of the evaluated users, e.g. ``resample_weights``),
     index ``resample`` (0..B-1).
 
@@ -143,7 +147,7 @@ def bootstrap(
 
     per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for name in effectiveness.MEASURES:
+        for name in EFF:
             out[name] = np.where(total > 0, w @ per_user[name] / total, np.nan)
         for name in ("P", "NDCG"):
             out[f"SD-{name}"] = _weighted_sd(per_user[name], w, total)
@@ -267,9 +271,12 @@ def _envy(topk, relevant, k, utility, block_size, weights, epsilon):
     total = np.einsum("ub,ub->b", candidates @ w_t, w_t)
     _kernels.use_job_cores()
     max_sum, above = _bootstrap_kernels.max_envy_resamples(
-        candidates.indptr.astype(np.int64), candidates.indices.astype(np.int64),
-        candidates.data, weights.astype(np.int32), float(epsilon),
-    )  # fmt: skip
+        candidates.indptr.astype(np.int64),
+        candidates.indices.astype(np.int64),
+        candidates.data,
+        weights.astype(np.int32),
+        float(epsilon),
+    )
     return total, max_sum, above
 
 
@@ -352,9 +359,14 @@ def uf_candidates(
 
         rows_csr = unit.tocsr()
         item_cos = _kernels.item_cosines(
-            unit.indptr, unit.indices, unit.data, rows_csr.indptr, rows_csr.indices,
-            rows_csr.data, r,
-        )  # fmt: skip
+            unit.indptr,
+            unit.indices,
+            unit.data,
+            rows_csr.indptr,
+            rows_csr.indices,
+            rows_csr.data,
+            r,
+        )
     else:
         item_cos = (unit.T @ unit).tocsr()
     lists = fairness._onehot(local, r)
@@ -487,7 +499,7 @@ def compare(
                     _difference(
                         np.array([float(point_a[measure])]), np.array([float(point_b[measure])])
                     )[0]
-                ),  # fmt: skip
+                ),
                 "low": low,
                 "high": high,
                 "p": p_value(d),
@@ -540,8 +552,15 @@ def summary(
     for model, frame in frames.items():
         for measure in measures:
             low, high = _percentile(frame[measure].to_numpy(), level)
-            rows.append({"model": model, "measure": measure,
-                         "value": float(points[model][measure]), "low": low, "high": high})  # fmt: skip
+            rows.append(
+                {
+                    "model": model,
+                    "measure": measure,
+                    "value": float(points[model][measure]),
+                    "low": low,
+                    "high": high,
+                }
+            )
     return pd.DataFrame(rows, columns=["model", "measure", "value", "low", "high"])
 
 
@@ -562,8 +581,9 @@ def significance(
     parts = []
     for i, a in enumerate(models):
         for b in models[i + 1 :]:
-            table = compare(frames[a][list(measures)], frames[b][list(measures)],
-                            points[a], points[b], level)  # fmt: skip
+            table = compare(
+                frames[a][list(measures)], frames[b][list(measures)], points[a], points[b], level
+            )
             parts.append(table.reset_index().assign(model_a=a, model_b=b))
     columns = ["measure", "model_a", "model_b", "difference", "low", "high", "p", "resamples"]
     if not parts:
@@ -632,7 +652,14 @@ def tau_intervals(
     for a, first in enumerate(measures):
         for b, second in enumerate(measures):
             low, high = _percentile(tau_resampled[:, a, b], level)
-            rows.append({"measure_a": first, "measure_b": second, "tau": float(tau_full[a, b]),
-                         "low": low, "high": high,
-                         "excludes_zero": bool(low > 0 or high < 0)})  # fmt: skip
+            rows.append(
+                {
+                    "measure_a": first,
+                    "measure_b": second,
+                    "tau": float(tau_full[a, b]),
+                    "low": low,
+                    "high": high,
+                    "excludes_zero": bool(low > 0 or high < 0),
+                }
+            )
     return pd.DataFrame(rows)

@@ -20,19 +20,12 @@ from recbole.model.abstract_recommender import GeneralRecommender
 from recbole.model.general_recommender import itemknn
 from recbole.utils import InputType, ModelType
 
+from userfair._backend import binary_csr
+
 log = logging.getLogger(__name__)
 
 # Dense similarity block of at most this many float64 cells (about 256 MB).
 BLOCK_CELLS = 32_000_000
-
-
-def binarise(matrix: sp.spmatrix) -> sp.csr_matrix:
-    """The 0/1 version of a sparse user x item matrix (duplicates and weights become 1)."""
-    binary = sp.csr_matrix(matrix, dtype=np.float64, copy=True)
-    binary.sum_duplicates()
-    binary.eliminate_zeros()
-    binary.data[:] = 1.0
-    return binary
 
 
 def neighbour_weights(interactions: sp.spmatrix, k: int, shrink: float = 0.0) -> sp.csr_matrix:
@@ -41,7 +34,7 @@ def neighbour_weights(interactions: sp.spmatrix, k: int, shrink: float = 0.0) ->
         raise ValueError(f"UserKNN: k must be >= 1, got {k}")
     if shrink < 0:
         raise ValueError(f"UserKNN: shrink must be >= 0, got {shrink}")
-    x = binarise(interactions)
+    x = binary_csr(interactions)
     n_users = x.shape[0]
     norms = np.sqrt(np.asarray(x.sum(axis=1)).ravel())
     xt = x.T.tocsc()
@@ -86,7 +79,7 @@ class UserKNN(GeneralRecommender):
         super().__init__(config, dataset)
         self.k = int(config["k"])
         self.shrink = float(config["shrink"] or 0.0)
-        self.interactions = binarise(dataset.inter_matrix(form="csr"))
+        self.interactions = binary_csr(dataset.inter_matrix(form="csr"))
         self.weights = neighbour_weights(self.interactions, self.k, self.shrink)
         # RecBole's optimiser and checkpoint need one parameter.
         self.fake_loss = torch.nn.Parameter(torch.zeros(1))

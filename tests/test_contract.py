@@ -1,0 +1,139 @@
+"""The contract between the stages (workflow/rules/common.smk) and the rules' hygiene:
+each stage file reads no global of another, a dropped include fails at the rule that needs
+it, rules hold no inline logic, the measures rules have threads, a bad config fails at
+parse time naming its key. (Which jobs get a GPU is checked on a real cluster by
+tests/test_slurm.py.)"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+import yaml
+
+from userfair import _kernels
+from userfair.schema import config_errors, key_path
+
+from conftest import REPO, make_workdir, snakemake
+from test_envs import directive, rule_blocks
+
+RULES = REPO / "workflow" / "rules"
+STAGES = ["data", "models", "measures", "experiments", "figures"]
+
+
+def _python_of(smk: str) -> str:
+    """The module-level Python of a rule file: its rule blocks and directives removed."""
+    keep, skipping = [], False
+    for line in smk.splitlines():
+        if re.match(r"^(rule|checkpoint) \w+:|^wildcard_constraints:", line):
+            skipping = True
+            continue
+        if skipping and (line.startswith(" ") or not line.strip()):
+            continue
+        skipping = False
+        keep.append(line)
+    return "\n".join(keep)
+
+
+def _globals_defined(path) -> set[str]:
+    tree = ast.parse(_python_of(path.read_text()))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def test_no_stage_file_uses_a_global_of_another_stage_file():
+    defined = {stage: _globals_defined(RULES / f"{stage}.smk") for stage in STAGES}
+    used_elsewhere = []
+    for stage in STAGES:
+        text = (RULES / f"{stage}.smk").read_text()
+        for other in STAGES:
+            if other != stage:
+                used_elsewhere += [
+                    f"{stage}.smk uses {name} of {other}.smk"
+                    for name in defined[other]
+                    if re.search(rf"\b{name}\b", text)
+                ]
+    assert not used_elsewhere, used_elsewhere
+
+
+def test_rule_files_hold_no_lambdas_and_no_repeated_regex_joins():
+    for path in RULES.glob("*.smk"):
+        text = path.read_text()
+        assert "lambda" not in text, f"{path.name}: a lambda (use a named function, common.smk)"
+        assert text.count("re.escape") <= 1, f"{path.name}: use one_of() of common.smk"
+    rules_text = "".join(p.read_text() for p in RULES.glob("*.smk") if p.stem != "common")
+    assert not re.search(r"^def ", rules_text, re.M), "functions belong in common.smk"
+
+
+def test_measures_rules_run_on_their_threads():
+    blocks = rule_blocks()
+    for rule in ("similarity", "measures", "exp_relevance", "exp_similarity", "exp_extreme",
+                 "exp_gamma"):  # fmt: skip
+        _, block = blocks[rule]
+        assert re.search(r'^    threads: config\["measures"\]\["threads"\]$', block, re.M), rule
+        assert directive(block, "resources") is not None
+
+
+def test_job_threads_follow_omp_num_threads(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert _kernels.job_threads() == 1
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert _kernels.job_threads() >= 1
+
+
+def test_schema_errors_name_the_key_path():
+    schema = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
+    errors = config_errors(
+        {"datasets": ["ml100k"], "measures": {"gamma": 1.5, "epsilon": 1.5}}, schema
+    )
+    assert "config key datasets[0]: 'ml100k' is not one of" in errors[0] + errors[1] + errors[2]
+    assert "config key measures.epsilon: 1.5 is greater than the maximum of 1" in errors
+    assert "config key measures.gamma: 1.5 is greater than the maximum of 1" in errors
+    assert key_path(["dataset_options", "ml-100k", "path"]) == "dataset_options.ml-100k.path"
+    assert key_path([]) == "(top level)"
+    assert (
+        config_errors(yaml.safe_load((REPO / "config" / "config.yaml").read_text()), schema) == []
+    )
+
+
+def _dry_run(tmp_path, config: dict, *targets: str, snakefile: str | None = None):
+    work = make_workdir(tmp_path / "run")
+    if snakefile is not None:
+        (work / "Snakefile").unlink()
+        (work / "Snakefile").write_text(snakefile)
+    (work / "run.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(work, "-n", *targets, "--configfile", "run.yaml", check=False)
+    return proc, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"measures": {"epsilon": 1.5}}, "config key measures.epsilon: 1.5 is greater than"),
+        ({"datasets": ["ml-100k", 5]}, "config key datasets[1]: 5 is not of type 'string'"),
+        (
+            {"dataset_options": {"ml-100k": {"path": "no/such/folder"}}},
+            "config dataset_options.ml-100k.path: 'no/such/folder' does not exist",
+        ),
+    ],
+)
+def test_a_bad_config_fails_at_parse_time_naming_its_key(tmp_path, config, message):
+    proc, output = _dry_run(tmp_path, config)
+    assert proc.returncode != 0 and message in output, output[-3000:]
+    assert not (tmp_path / "run" / "results").exists()
+
+
+def test_dropping_a_stage_fails_at_the_rule_that_needs_it(tmp_path):
+    snakefile = (REPO / "Snakefile").read_text()
+    without = snakefile.replace('include: "workflow/rules/experiments.smk"\n', "")
+    assert without != snakefile
+    proc, output = _dry_run(tmp_path, {}, snakefile=without)
+    assert proc.returncode != 0
+    assert "Rule exp_relevance is not defined in this workflow" in output, output[-3000:]
+    assert "figures.smk" in output

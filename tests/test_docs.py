@@ -1,0 +1,211 @@
+"""The docs name only targets that exist: every `snakemake` command in README.md,
+config/README.md and docs/*.md asks for rules Snakemake accepts as targets (or files a
+rule writes), `--forcerun`/`--until` name real rules, and every backticked `results/...`
+path is the output (or log) of some rule; in a table column headed rule, target or
+"written by", every backticked name is a rule (a target rule under "target").
+(`resources/` holds what the user or a command places there, and downloads.)"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from functools import cache
+
+import pytest
+
+from conftest import BIN, REPO
+
+DOCS = [REPO / "README.md", REPO / "config" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+# Options of the commands in the docs that take one value.
+VALUE_OPTIONS = {
+    "--cores", "-c", "--jobs", "-j", "--configfile", "--directory", "-d", "--profile",
+    "--sdm", "--report", "--set-resources", "--default-resources", "--conda-prefix",
+    "--slurm-status-command", "--list-changes", "--config",
+}  # fmt: skip
+# Options followed by rule names (or files) up to the next option.
+RULE_OPTIONS = {"--forcerun", "-R", "--until", "-U", "--omit-from", "-O"}
+# Placeholders the docs write for a wildcard.
+PLACEHOLDERS = {"D", "M", "P", "RULE", "KIND", "*", "<rule>"}
+
+
+def _snakemake(*args: str) -> str:
+    proc = subprocess.run(
+        [str(BIN / "snakemake"), *args], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stdout
+
+
+@cache
+def rules() -> dict[str, set[str]]:
+    """{'all': every rule, 'targets': the rules Snakemake accepts as targets}."""
+
+    def names(text):
+        return {line.split()[0] for line in text.splitlines() if line.strip()}
+
+    return {
+        "all": names(_snakemake("--list-rules")),
+        "targets": names(_snakemake("--list-target-rules")),
+    }
+
+
+@cache
+def output_patterns() -> list[str]:
+    """Every quoted results/ or resources/ path of the rule files (outputs and logs)."""
+    text = "\n".join(p.read_text() for p in (REPO / "workflow" / "rules").glob("*.smk"))
+    return sorted(set(re.findall(r'"((?:results|resources)/[^"]+)"', text)))
+
+
+def _pattern_regex(pattern: str) -> re.Pattern:
+    parts = re.split(r"(\{[^}]+\})", pattern)
+    return re.compile("".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts))
+
+
+def _doc_regex(path: str) -> re.Pattern:
+    """A doc path with placeholders (D, M, P, RULE, *) as a regex."""
+    parts = re.split(r"(\*|<rule>|\b(?:D|M|P|RULE|KIND)\b)", path)
+    return re.compile("".join("[^/]+" if p in PLACEHOLDERS else re.escape(p) for p in parts))
+
+
+def _alternatives(path: str) -> list[str]:
+    """Expand one level of {a,b,c} braces."""
+    match = re.search(r"\{([^{}]*,[^{}]*)\}", path)
+    if not match:
+        return [path]
+    return [
+        alt
+        for choice in match.group(1).split(",")
+        for alt in _alternatives(path[: match.start()] + choice + path[match.end() :])
+    ]
+
+
+def is_rule_output(path: str) -> bool:
+    """Whether a rule writes ``path`` (a file, or with a trailing ``/`` or ``...`` a folder
+    or prefix); placeholders (D, M, P, RULE, *) and {a,b} braces stand for what they say."""
+    path = path.rstrip(".,;:") if not path.endswith("...") else path
+    prefix = path.endswith("/") or "..." in path
+    path = path.split("...")[0]
+    for concrete in _alternatives(path):
+        doc = _doc_regex(concrete)
+        samples = [re.sub(r"\{[^}]+\}", "W", p) for p in output_patterns()]
+        if prefix:
+            found = any(doc.match(sample) for sample in samples)
+        else:
+            found = any(doc.fullmatch(sample) for sample in samples) or any(
+                _pattern_regex(p).fullmatch(concrete) for p in output_patterns()
+            )
+        if not found:
+            return False
+    return True
+
+
+def _commands(text: str) -> list[tuple[str, str]]:
+    """(source line, command) of every snakemake command: code-block lines and inline
+    backticked snippets."""
+    found = []
+    in_code = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code and re.match(r"\s*(\S*/)?snakemake\s", line):
+            found.append((line, line.split("#")[0]))
+        elif not in_code:
+            for snippet in re.findall(r"`([^`]*\bsnakemake\s[^`]*)`", line):
+                found.append((line, snippet))
+    return found
+
+
+def _table_rules(text: str) -> list[tuple[str, str, bool]]:
+    """(row, name, must be a target) of every backticked name in a table column whose
+    header says rule, target or written by."""
+    found, columns = [], None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            columns = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if columns is None:
+            columns = {
+                i: "target" in c.lower()
+                for i, c in enumerate(cells)
+                if re.search(r"\brule\b|target|written by", c.lower())
+            }
+            continue
+        for i, target in columns.items():
+            if i < len(cells):
+                for name in re.findall(r"`([a-z_]+\*?)`", cells[i]):
+                    found.append((line, name, target))
+    return found
+
+
+def _doc_items():
+    for path in DOCS:
+        text = path.read_text()
+        for line, name, target in _table_rules(text):
+            yield path.relative_to(REPO), "target" if target else "rule", name, line
+        for line, command in _commands(text):
+            yield path.relative_to(REPO), "command", command, line
+        for target in re.findall(r"`(results/[^`\s]*)`", text):
+            yield path.relative_to(REPO), "path", target, target
+
+
+def check_command(command: str) -> list[str]:
+    tokens = shlex.split(command.replace("[", " ").replace("]", " "))
+    tokens = tokens[next(i for i, t in enumerate(tokens) if t.endswith("snakemake")) + 1 :]
+    problems, mode, i = [], "target", 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.startswith("-"):
+            mode = "rule" if token in RULE_OPTIONS else "target"
+            if token in VALUE_OPTIONS:
+                i += 1
+        elif "/" in token or "." in token:
+            if token.startswith("results/") and not is_rule_output(token):
+                problems.append(f"{token}: no rule writes it")
+        elif mode == "rule":
+            if token not in rules()["all"]:
+                problems.append(f"{token}: not a rule")
+        elif token not in rules()["targets"]:
+            kind = "a rule with wildcards" if token in rules()["all"] else "not a rule"
+            problems.append(f"{token}: {kind}, not a target Snakemake accepts")
+        i += 1
+    return problems
+
+
+def test_the_checker_tells_targets_from_wildcard_rules():
+    assert check_command("snakemake --cores 2 table_scores") == []
+    assert check_command("snakemake results/ml-100k/models/NCL/topk.parquet") == []
+    assert check_command("snakemake --cores 2 measures") == [
+        "measures: a rule with wildcards, not a target Snakemake accepts"
+    ]
+    assert check_command("snakemake nothing --forcerun similarity") == [
+        "nothing: not a rule, not a target Snakemake accepts"
+    ]
+    assert is_rule_output("results/D/data/D.{train,valid,test}.inter")
+    assert not is_rule_output("results/D/data/D.csv")
+    assert is_rule_output("results/logs/RULE/...log") and is_rule_output("results/D/models/")
+    table = "| target (rule name) | files |\n| --- | --- |\n| `measures` | x |\n"
+    assert _table_rules(table) == [("| `measures` | x |", "measures", True)]
+
+
+@pytest.mark.parametrize("doc", [p.relative_to(REPO) for p in DOCS], ids=str)
+def test_every_target_a_doc_names_exists(doc):
+    problems = []
+    for source, kind, item, line in _doc_items():
+        if source != doc:
+            continue
+        if kind == "command":
+            problems += [f"{line.strip()}: {p}" for p in check_command(item)]
+        elif kind in ("rule", "target"):
+            names = rules()["targets" if kind == "target" else "all"]
+            if item.endswith("*"):
+                ok = any(name.startswith(item[:-1]) for name in names)
+            else:
+                ok = item in names
+            if not ok:
+                problems.append(f"{line.strip()[:80]}: `{item}` is not a {kind} rule name")
+        elif not is_rule_output(item):
+            problems.append(f"`{item}`: no rule writes it")
+    assert not problems, "\n".join(problems)

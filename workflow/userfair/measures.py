@@ -1,0 +1,29 @@
+"""The one registry of measure names: every place that lists, orders, groups or orients a
+measure reads it here (the measures files, Tables 2-3, the agreement, the figures, the
+``userfair evaluate`` command). Order: the paper's Table 2."""
+
+from __future__ import annotations
+
+#: Effectiveness at k (docs/method.md#effectiveness); higher is better.
+EFF = ("HR", "MRR", "P", "MAP", "R", "NDCG")
+#: The fairness measures PUF is compared with (docs/method.md#fairness); lower is fairer.
+FAIR_EXISTING = ("SD-P", "SD-NDCG", "Gini-P", "Gini-NDCG", "ME", "MME", "PEU", "UF")
+#: PUF with P or NDCG as effectiveness and cosine or Jaccard as similarity; lower is fairer.
+FAIR_PUF = ("PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc")
+#: Every fairness measure.
+FAIR = FAIR_EXISTING + FAIR_PUF
+#: The 18 measure keys of a measures file (results/D/measures/M.json), in table order.
+NAMES = EFF + FAIR
+#: The groups of Table 2, in order.
+GROUPS = {"Eff": EFF, "Fair (existing)": FAIR_EXISTING, "Fair (PUF)": FAIR_PUF}
+#: The once-per-dataset similarity times a measures file records beside the measures.
+SIMILARITY_TIMES = ("similarity-cos", "similarity-jacc")
+#: The keys of a measures file's ``conventions`` (built by userfair.evaluate.conventions).
+CONVENTION_KEYS = ("envy_utility", "epsilon", "gamma", "uf_similarity", "puf_similarity")
+
+
+def higher_is_better(name: str) -> bool:
+    """Effectiveness: higher is better; every fairness measure: lower is fairer."""
+    if name not in NAMES:
+        raise ValueError(f"unknown measure {name!r}; expected one of {list(NAMES)}")
+    return name in EFF
