@@ -15,7 +15,7 @@ from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
 from userfair.io import write_inter
 from userfair.measures import NAMES as KEYS
-from userfair.tables import MEASURES
+from userfair.measures import NAMES as MEASURES
 
 import reference as ref
 from measures_data import python_views, random_split, write_item_file
@@ -295,7 +295,7 @@ def test_tau_intervals_and_significance_of_three_models(split):
         frames[name] = uncertainty.bootstrap(shuffled, weights, device="cpu")
     taus = uncertainty.tau_intervals(frames, points, level=0.9)
     assert len(taus) == len(MEASURES) ** 2
-    full = agreement.agreement_matrix(pd.DataFrame(points).T[MEASURES].astype(float))
+    full = agreement.agreement_matrix(pd.DataFrame(points).T[list(MEASURES)].astype(float))
     for row in taus.itertuples():
         assert close(row.tau, full.loc[row.measure_a, row.measure_b])
         assert row.excludes_zero == (row.low > 0 or row.high < 0)

@@ -630,7 +630,7 @@ def tau_intervals(
     interval lies strictly above or strictly below 0. One row per ordered pair
     (measure_a, measure_b), as ``agreement.agreement_long``."""
     from userfair.agreement import oriented
-    from userfair.tables import MEASURES
+    from userfair.measures import NAMES as MEASURES
 
     level = _check_level(level)
     measures = list(MEASURES if measures is None else measures)
