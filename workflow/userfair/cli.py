@@ -3,7 +3,7 @@
 userfair evaluate --train TRAIN --test TEST --topk TOPK [--valid VALID] [--k 10]
                   [--epsilon 0.05] [--envy-utility {precision,ideal}]
                   [--item-features FILE] [--gamma 1.0] [--block-size 2048]
-                  [--device auto] [--json] [-v]
+                  [--device auto] [--route auto] [--json] [-v]
 """
 
 from __future__ import annotations
@@ -57,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
         "--device", default="auto", choices=["auto", "cpu", "cuda", "torch-cpu"],
         help="where the block products run (auto: CUDA when present, else numpy)",
     )  # fmt: skip
+    run.add_argument(
+        "--route", default="auto", choices=["auto", "dense", "stream"],
+        help="dense (m x m similarity matrices) or stream (row passes, never m x m); auto: "
+        "stream when the dense matrices would exceed half the available memory or above "
+        "50,000 evaluated users",
+    )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     return parser
@@ -97,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         result = evaluate(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,
             block_size=args.block_size, device=args.device, envy_utility=args.envy_utility,
+            route=args.route,
         )  # fmt: skip
     except (InputError, ValueError) as error:
         print(f"userfair: error: {error}", file=sys.stderr)
