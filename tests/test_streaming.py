@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from measures_data import random_split, write_item_file
-from userfair import streaming
+from userfair import fairness, streaming
 from userfair.cli import main
 from userfair.evaluate import KEYS, evaluate
 from userfair.inputs import load_inputs
@@ -90,6 +90,18 @@ def test_stream_equals_dense_on_the_measures_test_split():
     # the split of the other measure tests, larger: identical users, test-only items, ...
     inputs = split_inputs(5, m=150)
     assert_same(*both_routes(inputs))
+
+
+def test_stream_equals_dense_with_sparse_item_cosines(monkeypatch):
+    # UF's item cosines as CSR (what many recommended items take) on both routes
+    monkeypatch.setattr(fairness, "UF_DENSE_ITEMS", 0)
+    assert_same(*both_routes(split_inputs(15, m=60)))
+
+
+def test_stream_equals_dense_with_many_items():
+    # many recommended items and few similar partners per user: UF's k^2 look-ups per pair
+    train, test, topk, _ = random_split(16, m=80, n=1500)
+    assert_same(*both_routes(load_inputs(train, test, topk, k=K)))
 
 
 @pytest.mark.parametrize("m", [1, 2, 3])

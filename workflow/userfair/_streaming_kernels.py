@@ -81,8 +81,8 @@ def pass_one_rows(
     m = degrees.shape[0]
     out = np.zeros((threads, 8))
     for t in numba.prange(threads):
-        counts = np.zeros(m, np.int64)
-        touched = np.empty(m, np.int64)
+        counts = np.zeros(m, np.int32)
+        touched = np.empty(m, np.int32)
         values = np.empty(m)
         sharing = 0
         cos_min, cos_max, jacc_min, jacc_max = np.inf, -np.inf, np.inf, -np.inf
@@ -184,10 +184,16 @@ def _list_distance(
     if dense:
         to_items[:] = 0.0
     else:
+        touched = 0
         for b in range(k):
-            i = own[b]
-            for p in range(c_ptr[i], c_ptr[i + 1]):
-                to_items[c_items[p]] = 0.0
+            touched += c_ptr[own[b] + 1] - c_ptr[own[b]]
+        if 4 * touched >= r:  # most entries written: one sequential clear is cheaper
+            to_items[:] = 0.0
+        else:
+            for b in range(k):
+                i = own[b]
+                for p in range(c_ptr[i], c_ptr[i + 1]):
+                    to_items[c_items[p]] = 0.0
     return total
 
 
@@ -205,9 +211,9 @@ def pass_two_rows(
     m = degrees.shape[0]
     out = np.zeros((threads, 6))
     for t in numba.prange(threads):
-        counts = np.zeros(m, np.int64)
-        touched = np.empty(m, np.int64)
-        partners = np.empty(m, np.int64)
+        counts = np.zeros(m, np.int32)
+        touched = np.empty(m, np.int32)
+        partners = np.empty(m, np.int32)
         weights = np.empty(m)
         to_items = np.zeros(r)
         p_cos, p_jacc, n_cos, n_jacc, uf_sum, uf_pairs = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
@@ -271,8 +277,8 @@ def envy_rows(rel_ptr, rel_items, list_ptr, list_users, own, denominator, start,
     m = own.shape[0]
     out = np.zeros((threads, 3))
     for t in numba.prange(threads):
-        counts = np.zeros(m, np.int64)
-        touched = np.empty(m, np.int64)
+        counts = np.zeros(m, np.int32)
+        touched = np.empty(m, np.int32)
         total, max_sum, envious = 0.0, 0.0, 0.0
         for u in range(start + t, stop, threads):
             n = 0

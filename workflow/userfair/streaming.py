@@ -470,18 +470,18 @@ def _item_cosines(inputs: Inputs, local_items: np.ndarray):
 
     r = len(local_items)
     unit = fairness._unit_columns(inputs.train, local_items)
-    empty_i, empty_f = np.zeros(1, np.int64), np.zeros(0)
+    no_ptr, no_items, no_values = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0)
     if r * r <= fairness.UF_DENSE_ITEMS:
         rows = unit.tocsr()
         dense = _kernels.item_cosines(
             unit.indptr, unit.indices, unit.data, rows.indptr, rows.indices, rows.data, r
         )
-        return True, dense, empty_i, empty_i, empty_f
+        return True, dense, no_ptr, no_items, no_values
     cosines = (unit.T @ unit).tocsr()
     cosines.sort_indices()
     return (
         False, np.zeros((1, 1)), cosines.indptr.astype(np.int64),
-        cosines.indices.astype(np.int64), cosines.data.astype(np.float64),
+        cosines.indices.astype(np.int32), cosines.data.astype(np.float64),
     )  # fmt: skip
 
 
