@@ -154,8 +154,8 @@ def test_ranges_combine_to_one_range(tmp_path, gamma):
             assert close(getattr(sums, name), getattr(one, name), 1e-12), name
         assert sums.uf_similar_pairs == one.uf_similar_pairs > 0
         assert sums.envious_users == one.envious_users
-        assert_same(streaming.finish(inputs, combined, sums, k=K),
-                    streaming.finish(inputs, whole, one, k=K), 1e-12)  # fmt: skip
+        assert_same(streaming.finish(inputs, combined, sums),
+                    streaming.finish(inputs, whole, one), 1e-12)  # fmt: skip
 
 
 def test_ranges_balance_and_cover():
@@ -188,6 +188,24 @@ def test_combine_refuses_gaps_overlaps_and_other_users():
     with pytest.raises(ValueError, match="of 40 users"):
         whole = streaming.combine([a, dataclasses.replace(b, start=10)])
         streaming.pass_two(split_inputs(10, m=30), whole)
+
+
+def test_finish_carries_the_settings_of_the_sums():
+    inputs = split_inputs(17)
+    stats = streaming.pass_one(inputs.train_of_evaluated(), users=inputs.users)
+    sums = streaming.pass_two(inputs, stats, k=K, epsilon=0.1, envy_utility="ideal")
+    result = streaming.finish(inputs, stats, sums)
+    assert result["conventions"]["epsilon"] == 0.1
+    assert result["conventions"]["envy_utility"] == "ideal"
+    dense = evaluate(inputs, k=K, epsilon=0.1, envy_utility="ideal", route="dense",
+                     device="cpu")  # fmt: skip
+    assert_same(result, dense)
+    other = streaming.pass_two(inputs, stats, 0, 20, k=K, epsilon=0.05, envy_utility="ideal")
+    rest = streaming.pass_two(inputs, stats, 20, None, k=K, epsilon=0.1, envy_utility="ideal")
+    with pytest.raises(ValueError, match="different k, epsilon"):
+        streaming.combine([other, rest])
+    with pytest.raises(ValueError, match="pair sums cover rows"):
+        streaming.finish(inputs, stats, rest)
 
 
 def test_pair_stats_and_sums_round_trip_through_json(tmp_path):

@@ -170,13 +170,17 @@ class PairSums:
     or Jaccard, S the per-user P@k or NDCG@k); ``uf_sum``: sum of sim_UF * k^2 d_L over
     the similar pairs, ``uf_similar_pairs`` their number; ``envy_sum``: sum of envy(u, v);
     ``max_envy_sum``: sum of each u's max envy; ``envious_users``: users whose max envy
-    exceeds epsilon. ``seconds_pairs`` (PUF and UF, one pass), ``seconds_uf_setup`` (UF's
+    exceeds ``epsilon``. ``k``, ``epsilon``, ``envy_utility``: the settings the sums were
+    computed with. ``seconds_pairs`` (PUF and UF, one pass), ``seconds_uf_setup`` (UF's
     item cosines), ``seconds_envy``: wall times, summed over combined ranges.
     """
 
     m: int
     start: int
     stop: int
+    k: int
+    epsilon: float
+    envy_utility: str
     puf_p_cos: float
     puf_p_jacc: float
     puf_ndcg_cos: float
@@ -300,13 +304,18 @@ def combine(parts):
             seconds=sum(p.seconds for p in parts), users_sha256=digest,
         )  # fmt: skip
     if isinstance(first, PairSums):
+        settings = ("k", "epsilon", "envy_utility")
+        if any(getattr(p, name) != getattr(first, name) for p in parts for name in settings):
+            raise ValueError("cannot combine pair sums of different k, epsilon or envy utility")
         total = {
             f.name: sum(getattr(p, f.name) for p in parts)
             for f in fields(PairSums)
-            if f.name not in ("m", "start", "stop", "users_sha256")
+            if f.name not in ("m", "start", "stop", "users_sha256") + settings
         }
-        return PairSums(m=first.m, start=first.start, stop=last.stop, users_sha256=digest,
-                        **total)  # fmt: skip
+        return PairSums(
+            m=first.m, start=first.start, stop=last.stop, users_sha256=digest,
+            **{name: getattr(first, name) for name in settings}, **total,
+        )  # fmt: skip
     raise TypeError(f"cannot combine {type(first).__name__}")
 
 
@@ -549,7 +558,7 @@ def pass_two(
         envy += out.sum(axis=0)
     seconds_envy = time.perf_counter() - clock
     return PairSums(
-        m=m, start=start, stop=stop,
+        m=m, start=start, stop=stop, k=k, epsilon=float(epsilon), envy_utility=envy_utility,
         puf_p_cos=float(pair_sums[kern.TWO_P_COS]),
         puf_p_jacc=float(pair_sums[kern.TWO_P_JACC]),
         puf_ndcg_cos=float(pair_sums[kern.TWO_NDCG_COS]),
@@ -568,25 +577,55 @@ PAIR_KEYS = ("ME", "MME", "PEU", "UF", "PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos"
              "PUF-NDCG-Jacc")  # fmt: skip
 
 
-def finish(inputs: Inputs, stats: PairStats, sums: PairSums, *, k: int = 10) -> dict:
-    """The 18 measures (``userfair.evaluate.KEYS``) from the complete ``stats`` and ``sums``
-    (the per-user measures are computed here from ``inputs``: O(m k))."""
+def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
+    """Every measure as ``userfair.evaluate.evaluate`` returns it (the 18 measures of
+    ``KEYS``, ``seconds``, ``conventions``) from the complete ``stats`` and ``sums`` of
+    ``inputs`` (k, epsilon and the envy utility are those of ``sums``; the per-user measures,
+    SD and Gini are computed here: O(m k)).
+
+    ``seconds``: the six effectiveness measures share one pass, SD and Gini their own;
+    ``similarity-cos`` and ``similarity-jacc`` are each credited pass one (the raw ranges
+    and UF's moments come from one pass); ME, MME, PEU the envy part of pass two; each PUF
+    the pair part of pass two (one pass gives all four PUF sums and UF's); UF that plus its
+    item cosines. Times of ranges run apart are summed (work, not the wall time of a
+    scatter)."""
+    from userfair.evaluate import KEYS, conventions
+
     _check_stats(stats, inputs)
     if not sums.complete or sums.m != stats.m:
         raise ValueError(f"pair sums cover rows {sums.start}:{sums.stop} of {sums.m}")
+    if sums.users_sha256 is not None and stats.users_sha256 not in (None, sums.users_sha256):
+        raise ValueError("pair stats and pair sums are of different users")
+    k, m = sums.k, stats.m
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
     per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
-    m = stats.m
+    for name in effectiveness.MEASURES:
+        seconds[name] = time.perf_counter() - clock
     scores = {name: float(per_user[name].mean()) if m else math.nan
               for name in effectiveness.MEASURES}  # fmt: skip
     for name in ("P", "NDCG"):
-        scores[f"SD-{name}"] = fairness.sd(per_user[name])
-        scores[f"Gini-{name}"] = fairness.gini(per_user[name])
-    return {**scores, **pair_measures(stats, sums, k=k)}
+        for key, function in ((f"SD-{name}", fairness.sd), (f"Gini-{name}", fairness.gini)):
+            clock = time.perf_counter()
+            scores[key] = function(per_user[name])
+            seconds[key] = time.perf_counter() - clock
+    scores.update(pair_measures(stats, sums))
+    seconds["similarity-cos"] = seconds["similarity-jacc"] = stats.seconds
+    for key in ("ME", "MME", "PEU"):
+        seconds[key] = sums.seconds_envy
+    for key in PAIR_KEYS[4:]:
+        seconds[key] = sums.seconds_pairs
+    seconds["UF"] = sums.seconds_pairs + sums.seconds_uf_setup
+    return {
+        **{key: float(scores[key]) for key in KEYS},
+        "seconds": seconds,
+        "conventions": conventions(sums.envy_utility, sums.epsilon, stats.gamma),
+    }
 
 
-def pair_measures(stats: PairStats, sums: PairSums, *, k: int = 10) -> dict:
+def pair_measures(stats: PairStats, sums: PairSums) -> dict:
     """ME, MME, PEU, UF and the four PUF of the complete ``stats`` and ``sums``."""
-    m, pairs = stats.m, stats.pairs
+    m, pairs, k = stats.m, stats.pairs, sums.k
     if m < 2:
         return {key: math.nan for key in PAIR_KEYS}
     out = {
@@ -612,16 +651,9 @@ def stream_evaluate(
     block_size: int = BLOCK_SIZE,
     stats: PairStats | None = None,
 ) -> dict:
-    """Every measure as ``userfair.evaluate.evaluate`` returns it (the 18 measures,
-    ``seconds``, ``conventions``), by both passes in this process; ``stats``: a pass-one
-    result to reuse (e.g. read from a file), computed here when None.
-
-    ``seconds``: the six effectiveness measures share one pass, SD and Gini their own;
-    ``similarity-cos`` and ``similarity-jacc`` are each credited pass one (the raw ranges
-    and UF's moments, one pass); ME, MME, PEU the envy pass; each PUF and UF the pair pass
-    of pass two (one pass for all five), UF plus its item cosines."""
-    from userfair.evaluate import KEYS, conventions
-
+    """Every measure as ``userfair.evaluate.evaluate`` returns it, by both passes in this
+    process (:func:`pass_one` unless ``stats`` is given, e.g. read from a file;
+    :func:`pass_two`; :func:`finish`)."""
     if envy_utility not in fairness.ENVY_UTILITIES:
         raise ValueError(
             f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
@@ -631,45 +663,20 @@ def stream_evaluate(
             f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
             "(--item-features on the command line)"
         )
-    m = len(inputs.users)
-    seconds: dict[str, float] = {}
-    clock = time.perf_counter()
-    per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
-    for name in effectiveness.MEASURES:
-        seconds[name] = time.perf_counter() - clock
-    scores = {name: float(per_user[name].mean()) if m else math.nan
-              for name in effectiveness.MEASURES}  # fmt: skip
-    for name in ("P", "NDCG"):
-        for key, function in ((f"SD-{name}", fairness.sd), (f"Gini-{name}", fairness.gini)):
-            clock = time.perf_counter()
-            scores[key] = function(per_user[name])
-            seconds[key] = time.perf_counter() - clock
-
     if stats is None:
-        log.info("streamed pass one over %d users ...", m)
+        log.info("streamed pass one over %d users ...", len(inputs.users))
         stats = pass_one(
             inputs.train_of_evaluated(), gamma=gamma, genres=inputs.genres, users=inputs.users,
             block_size=block_size,
         )  # fmt: skip
     elif stats.gamma != gamma:
         raise ValueError(f"pair stats were computed with gamma={stats.gamma}, not {gamma}")
-    seconds["similarity-cos"] = seconds["similarity-jacc"] = stats.seconds
     log.info("pass one: %.3f s; streamed pass two ...", stats.seconds)
     sums = pass_two(
         inputs, stats, k=k, epsilon=epsilon, envy_utility=envy_utility, block_size=block_size
     )
     log.info("pass two: pairs %.3f s, envy %.3f s", sums.seconds_pairs, sums.seconds_envy)
-    scores.update(pair_measures(stats, sums, k=k))
-    for key in ("ME", "MME", "PEU"):
-        seconds[key] = sums.seconds_envy
-    for key in PAIR_KEYS[4:]:
-        seconds[key] = sums.seconds_pairs
-    seconds["UF"] = sums.seconds_pairs + sums.seconds_uf_setup
-    return {
-        **{key: float(scores[key]) for key in KEYS},
-        "seconds": seconds,
-        "conventions": conventions(envy_utility, epsilon, gamma),
-    }
+    return finish(inputs, stats, sums)
 
 
 # --- which route -------------------------------------------------------------------------
