@@ -143,6 +143,41 @@ def run_stream(inputs, parts: int) -> dict:
     }
 
 
+def run_sample(inputs, parts: int) -> dict:
+    """Both passes on the first of ``parts`` balanced ranges only (the job of a scatter over
+    ``parts`` jobs), for sizes too slow to run whole here. Pass two runs with the range's
+    own pass-one stats stretched to all rows (a timing stand-in: its threshold and ranges
+    are those of the sample), so only its time is meaningful."""
+    import dataclasses
+
+    from userfair import streaming
+
+    rows = inputs.train_of_evaluated()
+    work = streaming.row_work(rows)
+    cuts = streaming.ranges(rows, parts)
+    a, b = cuts[0]
+    clock, cpu = time.perf_counter(), time.process_time()
+    one = streaming.pass_one(rows, a, b, users=inputs.users)
+    stand_in = dataclasses.replace(one, start=0, stop=one.m)
+    two = streaming.pass_two(inputs, stand_in, a, b, k=K)
+    total, cpu = time.perf_counter() - clock, time.process_time() - cpu
+    share = float(work[a:b].sum() / work.sum())
+    return {
+        "ranges": cuts,
+        "sample_share": share,
+        "range_s": total,
+        "range_cpu_s": cpu,
+        "range_pass_one_s": one.seconds,
+        "range_pass_two_parts_s": [two.seconds_pairs, two.seconds_uf_setup, two.seconds_envy],
+        "sample_sharing_pairs": one.sharing_pairs,
+        "pairs": one.pairs,
+        # one process: the range's pair work scaled by the work share, setup once
+        "evaluate_s": (total - two.seconds_uf_setup) / share + two.seconds_uf_setup,
+        "cpu_s": cpu / share,
+        "estimated": True,
+    }
+
+
 def one_run(size: int, density: str, route: str, parts: int) -> dict:
     clock = time.perf_counter()
     inputs = synthetic(size, DENSITIES[density], seed=size)
@@ -160,8 +195,8 @@ def one_run(size: int, density: str, route: str, parts: int) -> dict:
         "generate_s": generated,
         "rss_before_gib": peak_rss_gb_now(),
     }
-    if route == "stream":
-        result = run_stream(inputs, parts)
+    if route in ("stream", "sample"):
+        result = (run_stream if route == "stream" else run_sample)(inputs, parts)
         out["total_s"] = result["evaluate_s"]
         out["peak_rss_gib"] = peak_rss_gib()  # the scatter sample holds no more than this
     else:
@@ -209,14 +244,20 @@ def plot(rows: list[dict], path: Path) -> None:
               ("dense", "ml"): "s--"}  # fmt: skip
     labels = {"qk": "~20 train/user", "ml": "~100 train/user"}
     for (route, density), style in styles.items():
-        points = sorted((r["size"], r["total_s"], r["peak_rss_gib"]) for r in rows
-                        if r["route"] == route and r["density"] == density)  # fmt: skip
+        same = [r for r in rows if r["density"] == density
+                and (r["route"] == route or (route == "stream" and r["route"] == "sample"))]
+        points = sorted((r["size"], r["total_s"], r["peak_rss_gib"], r["route"]) for r in same)
         if not points:
             continue
-        size, seconds, rss = zip(*points)
+        size, seconds, rss, kinds = zip(*points)
         label = f"{route}, {labels[density]}"
-        left.plot(size, seconds, style, label=label)
-        right.plot(size, rss, style, label=label)
+        line = left.plot(size, seconds, style, label=label)[0]
+        right.plot(size, rss, style, label=label, color=line.get_color())
+        estimated = [i for i, kind in enumerate(kinds) if kind == "sample"]
+        if estimated:
+            left.plot([size[i] for i in estimated], [seconds[i] for i in estimated], "o",
+                      mfc="white", color=line.get_color(), ms=9,
+                      label=f"{label}: estimated from one range")  # fmt: skip
     for axis, title in ((left, "wall seconds, all 18 measures"), (right, "peak RSS (GiB)")):
         axis.set_xscale("log")
         axis.set_yscale("log")
@@ -238,6 +279,10 @@ def main() -> None:
     parser.add_argument("--dense-max", type=int, default=20_000)
     parser.add_argument("--parts", type=int, default=4)
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per run")
+    parser.add_argument(
+        "--sample-from", type=int, default=10**9,
+        help="from this size on, time one range of --parts instead of the whole (estimate)",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
     parser.add_argument("--one", nargs=3, help=argparse.SUPPRESS)
@@ -250,7 +295,10 @@ def main() -> None:
     print(json.dumps(machine()))
     for density in args.density:
         for size in args.sizes:
-            for route in ("stream", "dense") if size <= args.dense_max else ("stream",):
+            routes = ("stream", "dense") if size <= args.dense_max else ("stream",)
+            if size >= args.sample_from:
+                routes = ("sample",)
+            for route in routes:
                 try:
                     proc = subprocess.run(
                         [sys.executable, __file__, "--one", str(size), density, route,

@@ -95,6 +95,7 @@ def test_stream_equals_dense_on_the_measures_test_split():
 def test_stream_equals_dense_with_sparse_item_cosines(monkeypatch):
     # UF's item cosines as CSR (what many recommended items take) on both routes
     monkeypatch.setattr(fairness, "UF_DENSE_ITEMS", 0)
+    monkeypatch.setattr(streaming, "DENSE_COSINES_SHARE", math.inf)
     assert_same(*both_routes(split_inputs(15, m=60)))
 
 

@@ -306,3 +306,52 @@ def envy_rows(rel_ptr, rel_items, list_ptr, list_users, own, denominator, start,
         out[t, 1] = max_sum
         out[t, 2] = envious
     return out
+
+
+@numba.njit(cache=True, parallel=True)
+def item_cosine_counts(column_ptr, column_users, row_ptr, row_items, r, threads):
+    """The number of nonzero cosines of each of r items (the distinct items co-occurring
+    with it in some user's row), from the unit columns as CSC and CSR."""
+    nonzeros = np.zeros(r, np.int64)
+    for t in numba.prange(threads):
+        marker = np.full(r, -1, np.int64)
+        for i in range(t, r, threads):
+            count = 0
+            for p in range(column_ptr[i], column_ptr[i + 1]):
+                w = column_users[p]
+                for q in range(row_ptr[w], row_ptr[w + 1]):
+                    j = row_items[q]
+                    if marker[j] != i:
+                        marker[j] = i
+                        count += 1
+            nonzeros[i] = count
+    return nonzeros
+
+
+@numba.njit(cache=True, parallel=True)
+def item_cosines_csr(
+    column_ptr, column_users, column_values, row_ptr, row_items, row_values, r, indptr, threads
+):
+    """The nonzero cosines of r items as CSR rows (``indptr`` from
+    :func:`item_cosine_counts`; column indices unsorted), each summed in the order of
+    ``userfair._kernels.item_cosines`` (so the values equal its dense ones)."""
+    indices = np.empty(indptr[-1], np.int32)
+    data = np.empty(indptr[-1])
+    for t in numba.prange(threads):
+        sums = np.zeros(r)
+        marker = np.full(r, -1, np.int64)
+        for i in range(t, r, threads):
+            position = indptr[i]
+            for p in range(column_ptr[i], column_ptr[i + 1]):
+                w, x = column_users[p], column_values[p]
+                for q in range(row_ptr[w], row_ptr[w + 1]):
+                    j = row_items[q]
+                    if marker[j] != i:
+                        marker[j] = i
+                        indices[position] = j
+                        position += 1
+                    sums[j] += x * row_values[q]
+            for p in range(indptr[i], indptr[i + 1]):
+                data[p] = sums[indices[p]]
+                sums[indices[p]] = 0.0
+    return indices, data

@@ -52,6 +52,9 @@ log = logging.getLogger(__name__)
 
 #: Version of the pass-one and pass-two file format (``to_dict``/``from_dict``).
 FORMAT = 1
+#: UF's item cosines are kept dense when at least this share of the (r, r) entries may be
+#: nonzero (a CSR entry takes 12 bytes, a dense one 8).
+DENSE_COSINES_SHARE = 2.0 / 3.0
 #: The routes of ``userfair.evaluate.evaluate``.
 ROUTES = ("auto", "dense", "stream")
 #: ``route="auto"`` streams when the dense matrices would take more than this share of the
@@ -472,26 +475,31 @@ def _check_stats(stats: PairStats, inputs: Inputs) -> None:
     stats._require_complete()
 
 
-def _item_cosines(inputs: Inputs, local_items: np.ndarray):
-    """The cosines of the recommended items' train columns, dense (r, r) when r^2 fits
-    ``fairness.UF_DENSE_ITEMS``, else CSR; as the kernel's arguments."""
+def _item_cosines(inputs: Inputs, local_items: np.ndarray, threads: int):
+    """The cosines of the recommended items' train columns, as the kernel's arguments:
+    dense (r, r) when r^2 fits ``fairness.UF_DENSE_ITEMS`` or when at least
+    :data:`DENSE_COSINES_SHARE` of them are nonzero (counted first), else CSR rows."""
     from userfair import _kernels
+    from userfair import _streaming_kernels as kern
 
     r = len(local_items)
-    unit = fairness._unit_columns(inputs.train, local_items)
-    no_ptr, no_items, no_values = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0)
-    if r * r <= fairness.UF_DENSE_ITEMS:
-        rows = unit.tocsr()
-        dense = _kernels.item_cosines(
-            unit.indptr, unit.indices, unit.data, rows.indptr, rows.indices, rows.data, r
+    unit = fairness._unit_columns(inputs.train, local_items)  # (users, r) CSC
+    rows = unit.tocsr()
+    if r * r > fairness.UF_DENSE_ITEMS:
+        nonzeros = kern.item_cosine_counts(
+            unit.indptr, unit.indices, rows.indptr, rows.indices, r, threads
         )
-        return True, dense, no_ptr, no_items, no_values
-    cosines = (unit.T @ unit).tocsr()
-    cosines.sort_indices()
-    return (
-        False, np.zeros((1, 1)), cosines.indptr.astype(np.int64),
-        cosines.indices.astype(np.int32), cosines.data.astype(np.float64),
-    )  # fmt: skip
+        if nonzeros.sum() < DENSE_COSINES_SHARE * r * r:
+            indptr = np.r_[0, np.cumsum(nonzeros)].astype(np.int64)
+            indices, data = kern.item_cosines_csr(
+                unit.indptr, unit.indices, unit.data, rows.indptr, rows.indices, rows.data, r,
+                indptr, threads,
+            )  # fmt: skip
+            return False, np.zeros((1, 1)), indptr, indices, data
+    dense = _kernels.item_cosines(
+        unit.indptr, unit.indices, unit.data, rows.indptr, rows.indices, rows.data, r
+    )
+    return True, dense, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0)
 
 
 def pass_two(
@@ -520,7 +528,7 @@ def pass_two(
 
     clock = time.perf_counter()
     items, local = fairness._recommended(topk)
-    dense, cosines, c_ptr, c_items, c_values = _item_cosines(inputs, items)
+    dense, cosines, c_ptr, c_items, c_values = _item_cosines(inputs, items, threads)
     uf_setup = time.perf_counter() - clock
 
     clock = time.perf_counter()
