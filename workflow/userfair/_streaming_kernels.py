@@ -223,6 +223,7 @@ def pass_two_rows(
             n = _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
             du = degrees[u]
             similar = 0
+            row_p_cos, row_p_jacc, row_n_cos, row_n_jacc = 0.0, 0.0, 0.0, 0.0
             for a in range(n):
                 v = touched[a]
                 inter = float(counts[v])
@@ -230,14 +231,20 @@ def pass_two_rows(
                 jacc = inter / (du + degrees[v] - inter)
                 gap_p = abs(precision[u] - precision[v])
                 gap_n = abs(ndcg[u] - ndcg[v])
-                p_cos += (cosine - cos_lo) * gap_p
-                p_jacc += (jacc - jacc_lo) * gap_p
-                n_cos += (cosine - cos_lo) * gap_n
-                n_jacc += (jacc - jacc_lo) * gap_n
+                row_p_cos += (cosine - cos_lo) * gap_p
+                row_p_jacc += (jacc - jacc_lo) * gap_p
+                row_n_cos += (cosine - cos_lo) * gap_n
+                row_n_jacc += (jacc - jacc_lo) * gap_n
                 if gamma == 1.0 and jacc >= threshold:
                     partners[similar] = v
                     weights[similar] = jacc
                     similar += 1
+            # row sums first, then the thread's: rounding grows with rows + row length,
+            # not with the number of pairs
+            p_cos += row_p_cos
+            p_jacc += row_p_jacc
+            n_cos += row_n_cos
+            n_jacc += row_n_jacc
             if gamma == 1.0:
                 for a in range(n):
                     counts[touched[a]] = 0
@@ -290,15 +297,16 @@ def envy_rows(rel_ptr, rel_items, list_ptr, list_users, own, denominator, start,
                         touched[n] = v
                         n += 1
                     counts[v] += 1
-            worst = 0.0
+            worst, row_total = 0.0, 0.0
             for a in range(n):
                 v = touched[a]
                 if v != u:
                     gain = counts[v] / denominator[u] - own[u]
                     if gain > 0.0:
-                        total += gain
+                        row_total += gain
                         worst = max(worst, gain)
                 counts[v] = 0
+            total += row_total
             max_sum += worst
             if worst > epsilon:
                 envious += 1.0
