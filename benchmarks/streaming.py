@@ -7,17 +7,19 @@
 Synthetic inputs where every user is evaluated (a per-user split): 20,000 items with
 power-law popularity (1 / (rank + 10)^0.9, ranks shuffled); per user a log-normal number of
 train interactions (sigma 0.8, at least 5) with mean about 20 (``qk``: QK-video / Last.fm
-sparsity) or about 100 (``ml``: ML-20M), drawn by popularity; about 25 % more items (at
-least one) held out as test; a list of k = 10 distinct items drawn by popularity among the
+sparsity) or about 100 (``ml``: ML-20M), drawn by popularity (19 and 89 once repeated
+draws are merged); about 25 % more items (at least one) held out as test; a list of k = 10 distinct items drawn by popularity among the
 user's non-train items. The inputs are built as index arrays (``userfair.inputs.Inputs``),
 so the timings are of the measures, not of reading files.
 
 Each (size, density, route) runs in a fresh subprocess, so that its peak RSS
-(``resource.getrusage``) is its own. The streamed route runs all 18 measures in one process
-as the workflow would scatter them: pass one over ``--parts`` balanced row ranges
-(``streaming.ranges``), ``combine``, pass two over the same ranges, ``combine``,
-``finish``; every range is timed, so the time of N scattered jobs can be read off. The
-dense route (``evaluate(route="dense")``) runs where its m x m matrices fit
+(``resource.getrusage``) is its own; wall and CPU seconds (``time.process_time``, all
+threads) are recorded, since the machine may be shared. ``stream``: pass one, then
+``stream_evaluate`` with its stats (what ``evaluate(route="stream")`` runs: all 18 measures
+in one process), then both passes again on the first of ``--parts`` balanced row ranges
+(``streaming.ranges``): the job of a scatter over ``--parts`` jobs. ``sample`` (sizes from
+``--sample-from`` on): only that one range, and the one-process time estimated from its
+share of the work. ``dense``: ``evaluate(route="dense")``, where its m x m matrices fit
 (``--dense-max``), as the naive comparison.
 """
 
@@ -193,7 +195,7 @@ def one_run(size: int, density: str, route: str, parts: int) -> dict:
         "recommended_items": int(len(np.unique(inputs.topk))),
         "item_visits": float((item_degrees * (item_degrees - 1) / 2).sum()),
         "generate_s": generated,
-        "rss_before_gib": peak_rss_gb_now(),
+        "rss_before_gib": peak_rss_gib(),
     }
     if route in ("stream", "sample"):
         result = (run_stream if route == "stream" else run_sample)(inputs, parts)
@@ -212,10 +214,6 @@ def one_run(size: int, density: str, route: str, parts: int) -> dict:
         out["peak_rss_gib"] = peak_rss_gib()
     out.update(result)
     return out
-
-
-def peak_rss_gb_now() -> float:
-    return peak_rss_gib()
 
 
 def machine() -> dict:
@@ -239,37 +237,39 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
     styles = {("stream", "qk"): "o-", ("stream", "ml"): "s-", ("dense", "qk"): "o--",
               ("dense", "ml"): "s--"}  # fmt: skip
-    labels = {"qk": "~20 train/user", "ml": "~100 train/user"}
+    labels = {"qk": "~20 train/user", "ml": "~90 train/user"}
+    panels = (("total_s", "wall seconds (shared machine: see load)"),
+              ("cpu_s", "CPU seconds, all threads"), ("peak_rss_gib", "peak RSS (GiB)"))
     for (route, density), style in styles.items():
         same = [r for r in rows if r["density"] == density
                 and (r["route"] == route or (route == "stream" and r["route"] == "sample"))]
-        points = sorted((r["size"], r["total_s"], r["peak_rss_gib"], r["route"]) for r in same)
-        if not points:
+        same.sort(key=lambda r: r["size"])
+        if not same:
             continue
-        size, seconds, rss, kinds = zip(*points)
+        size = [r["size"] for r in same]
         label = f"{route}, {labels[density]}"
-        line = left.plot(size, seconds, style, label=label)[0]
-        right.plot(size, rss, style, label=label, color=line.get_color())
-        estimated = [i for i, kind in enumerate(kinds) if kind == "sample"]
-        if estimated:
-            left.plot([size[i] for i in estimated], [seconds[i] for i in estimated], "o",
-                      mfc="white", color=line.get_color(), ms=9,
-                      label=f"{label}: estimated from one range")  # fmt: skip
-    for axis, title in ((left, "wall seconds, all 18 measures"), (right, "peak RSS (GiB)")):
+        for axis, (key, _) in zip(axes, panels):
+            line = axis.plot(size, [r[key] for r in same], style, label=label)[0]
+            estimated = [r for r in same if r["route"] == "sample"]
+            if estimated:
+                axis.plot([r["size"] for r in estimated], [r[key] for r in estimated], "o",
+                          mfc="white", color=line.get_color(), ms=10,
+                          label=f"{label}: estimated from one range")  # fmt: skip
+    for axis, (_, title) in zip(axes, panels):
         axis.set_xscale("log")
         axis.set_yscale("log")
         axis.set_xlabel("evaluated users")
-        axis.set_title(title)
+        axis.set_title(title, fontsize=10)
         axis.grid(True, which="both", alpha=0.3)
-    left.axhline(600, color="grey", lw=0.8, ls=":")
-    right.axhline(4, color="grey", lw=0.8, ls=":")
-    left.legend(fontsize=8)
+    axes[0].axhline(600, color="grey", lw=0.8, ls=":")
+    axes[2].axhline(4, color="grey", lw=0.8, ls=":")
+    axes[0].legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
 
 
 def main() -> None:
