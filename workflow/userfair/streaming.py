@@ -452,7 +452,7 @@ def pass_one(
             moments = _merge_moments(
                 moments, (int(row[kern.ONE_UF_N]), row[kern.ONE_UF_MEAN], row[kern.ONE_UF_M2])
             )
-        log.debug("pass one: rows %d:%d of %d", start + b - (b - a), start + b, data.m)
+        log.debug("pass one: rows %d:%d of %d", start + a, start + b, data.m)
     return PairStats(
         m=data.m, start=start, stop=stop, gamma=float(gamma), sharing_pairs=sharing,
         cos_min=_number(extremes[0]), cos_max=_number(extremes[1]),
