@@ -3,8 +3,8 @@
 userfair evaluate --train TRAIN --test TEST --topk TOPK [--format auto] [--valid VALID] [--k 10]
                   [--epsilon 0.05] [--envy-utility {precision,ideal}]
                   [--item-features FILE] [--gamma 1.0] [--block-size 2048]
-                  [--device {auto,cpu,cuda,torch-cpu}] [--resamples 0] [--level 0.95]
-                  [--seed 0] [--json] [-v]
+                  [--device {auto,cpu,cuda,torch-cpu}] [--route {auto,dense,stream}]
+                  [--resamples 0] [--level 0.95] [--seed 0] [--json] [-v]
 userfair compare  --train TRAIN --test TEST --topk A --topk B [evaluate's options]
                   [--resamples 1000]
 """
@@ -63,6 +63,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--device", default="auto", choices=["auto", "cpu", "cuda", "torch-cpu"],
         help="where the block products run (auto: CUDA when present, else numpy)",
+    )  # fmt: skip
+    run.add_argument(
+        "--route", default="auto", choices=["auto", "dense", "stream"],
+        help="dense (m x m similarity matrices) or stream (row passes, never m x m); auto: "
+        "stream when the dense matrices would exceed half the available memory or above "
+        "50,000 evaluated users",
     )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
@@ -135,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         result = evaluate(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,
             block_size=args.block_size, device=args.device, envy_utility=args.envy_utility,
+            route=args.route,
         )  # fmt: skip
     except (InputError, ValueError) as error:
         print(f"userfair: error: {error}", file=sys.stderr)

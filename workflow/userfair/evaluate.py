@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from userfair import effectiveness, fairness, similarity
+from userfair import effectiveness, fairness, similarity, streaming
 from userfair._backend import resolve
 from userfair.inputs import Inputs
 from userfair.measures import EFF, NAMES
@@ -52,6 +52,7 @@ def evaluate(
     block_size: int = 2048,
     device: str = "auto",
     envy_utility: str = "precision",
+    route: str = "auto",
 ) -> dict:
     """The 18 measures (``userfair.measures.NAMES``; floats, NaN allowed), ``seconds`` and
     ``conventions``.
@@ -71,7 +72,22 @@ def evaluate(
     canonical order, e.g. the similarity files; their stored seconds are reported. Missing
     ones are computed here, one at a time.
     gamma < 1 needs ``inputs.genres`` or a given ``"genre"`` similarity.
+
+    ``route``: ``dense`` (the (m, m) similarity matrices, above), ``stream``
+    (``userfair.streaming.stream_evaluate``: the same numbers in row passes that never hold
+    m x m; ``similarities`` and ``device`` are not used) or ``auto`` (default): dense when
+    ``similarities`` are given, else ``userfair.streaming.choose_route`` (stream when the
+    dense matrices would exceed half the available memory or m > 50,000).
     """
+    route = route if similarities else streaming.choose_route(len(inputs.users), gamma, route)
+    if route == "stream":
+        log.info("streamed route for %d users", len(inputs.users))
+        return streaming.stream_evaluate(
+            inputs, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,
+            block_size=block_size,
+        )  # fmt: skip
+    if route not in streaming.ROUTES:
+        raise ValueError(f"route must be one of {streaming.ROUTES}, got {route!r}")
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
         raise ValueError(
             f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "

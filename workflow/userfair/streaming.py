@@ -1,0 +1,719 @@
+"""Streamed measures: PUF, UF, ME/MME/PEU and the similarity ranges without any m x m array.
+
+The dense route (``userfair.similarity`` + ``userfair.fairness``) materialises the (m, m)
+similarity matrices: 8 m^2 bytes each, 80 GB at 100,000 evaluated users. This module computes
+the same numbers (docs/method.md) from the sparse train, test and list matrices in row
+ranges, holding per thread only arrays of length m and r (r: recommended items):
+
+* **pass one** (:func:`pass_one`, over the train rows of the evaluated users): the number
+  of pairs sharing a train item, the raw min and max of cosine and Jaccard over the pairs
+  (a pair sharing no item has raw value 0, so the minimum is 0 unless every pair shares an
+  item) and the count, mean and sum of squared deviations of UF's raw ``sim_UF`` over all
+  unordered pairs (UF's threshold mean + SD). Its result, :class:`PairStats`, is a few
+  numbers, serialisable to JSON; ranges of rows combine with :func:`combine`.
+* **pass two** (:func:`pass_two`, given the combined :class:`PairStats`): the sums behind
+  PUF, UF and the envy measures over a row range, as a :class:`PairSums`; ranges add up
+  with :func:`combine`.
+* :func:`finish` turns the complete stats and sums into the 18 measures;
+  :func:`stream_evaluate` does everything in one process (what ``userfair.evaluate``
+  calls on the streamed route).
+
+Only pairs sharing an item have a nonzero raw cosine or Jaccard, so with gamma = 1 the cost
+follows those pairs (the sum over items of their train degree squared, halved), not m^2.
+PUF uses min-max: sum over pairs of ((s - lo) / (hi - lo)) |S_u - S_v|; a pair sharing no
+item contributes (0 - lo) |...|, and such a pair exists only when lo = 0, so the sum is
+sum over sharing pairs of (s - lo) |S_u - S_v| divided by (hi - lo), exactly (no
+cancellation when lo > 0). UF's similar pairs (sim_UF >= mean + SD) at gamma = 1 carry
+weight jacc, which is 0 for non-sharing pairs, so only sharing pairs contribute. With
+gamma < 1 the genre similarity is dense: every pair is visited (O(m^2 g) time, memory still
+O(m) per thread). Each unordered pair is visited once, from its smaller row index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import scipy.sparse as sp
+
+from userfair import effectiveness, fairness
+from userfair._backend import binary_csr, blocks
+from userfair.inputs import Inputs
+from userfair.io import InputError, atomic_path
+from userfair.similarity import BLOCK_SIZE, genre_distributions
+
+log = logging.getLogger(__name__)
+
+#: Version of the pass-one and pass-two file format (``to_dict``/``from_dict``).
+FORMAT = 1
+#: UF's item cosines are kept dense when at least this share of the (r, r) entries may be
+#: nonzero (a CSR entry takes 12 bytes, a dense one 8).
+DENSE_COSINES_SHARE = 2.0 / 3.0
+#: The routes of ``userfair.evaluate.evaluate``.
+ROUTES = ("auto", "dense", "stream")
+#: ``route="auto"`` streams when the dense matrices would take more than this share of the
+#: memory available now (``psutil.virtual_memory().available``).
+DENSE_MEMORY_FRACTION = 0.5
+#: ... or above this many evaluated users, whatever the memory (8 m^2 bytes = 20 GB per
+#: matrix at 50,000 users).
+DENSE_MAX_USERS = 50_000
+
+
+def users_digest(users) -> str:
+    """SHA-256 of the evaluated users' external ids in canonical order (one per line)."""
+    text = "\n".join(np.asarray(users).astype(str).tolist())
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _number(value):
+    """A JSON-safe float: None for an infinite value (no pair)."""
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+@dataclass(frozen=True)
+class PairStats:
+    """What pass two needs from pass one, for the rows ``start:stop`` of ``m`` users.
+
+    Pairs are the unordered pairs u < v with u in ``start:stop``. ``sharing_pairs`` of them
+    share a train item; ``cos_min``/``cos_max``/``jacc_min``/``jacc_max`` are the raw extremes
+    over those sharing pairs (None when there is none). ``uf_pairs``, ``uf_mean`` and
+    ``uf_m2`` are the count, mean and sum of squared deviations of the raw sim_UF (gamma
+    ``gamma``) over all the pairs. ``seconds``: wall time of the pass (summed over combined
+    ranges). ``users_sha256``: :func:`users_digest` of the evaluated users, or None.
+    """
+
+    m: int
+    start: int
+    stop: int
+    gamma: float
+    sharing_pairs: int
+    cos_min: float | None
+    cos_max: float | None
+    jacc_min: float | None
+    jacc_max: float | None
+    uf_pairs: int
+    uf_mean: float
+    uf_m2: float
+    seconds: float = 0.0
+    users_sha256: str | None = None
+
+    @property
+    def pairs(self) -> int:
+        """The number of unordered pairs of all m users."""
+        return self.m * (self.m - 1) // 2
+
+    @property
+    def complete(self) -> bool:
+        return self.start == 0 and self.stop == self.m
+
+    def _range(self, lo: float | None, hi: float | None) -> tuple[float, float]:
+        self._require_complete()
+        if self.m < 2 or self.sharing_pairs == 0:
+            return 0.0, 0.0
+        # a pair sharing no item has raw similarity 0, the smallest possible value
+        return (lo if self.sharing_pairs == self.pairs else 0.0), hi
+
+    @property
+    def cos_range(self) -> tuple[float, float]:
+        """(min, max) of the raw cosine over all pairs; (0, 0) for m < 2."""
+        return self._range(self.cos_min, self.cos_max)
+
+    @property
+    def jacc_range(self) -> tuple[float, float]:
+        """(min, max) of the raw Jaccard over all pairs; (0, 0) for m < 2."""
+        return self._range(self.jacc_min, self.jacc_max)
+
+    @property
+    def uf_threshold(self) -> float:
+        """mean + SD (ddof = 0) of sim_UF over all pairs: UF's similar pairs reach it."""
+        self._require_complete()
+        if self.pairs == 0:
+            return math.nan
+        return self.uf_mean + math.sqrt(max(self.uf_m2, 0.0) / self.pairs)
+
+    def _require_complete(self):
+        if not self.complete:
+            raise ValueError(
+                f"pair stats cover rows {self.start}:{self.stop} of {self.m}; combine every "
+                "range first"
+            )
+
+    def to_dict(self) -> dict:
+        return {
+            "format": FORMAT,
+            "kind": "pair-stats",
+            **{name: _number(value) if isinstance(value, float) else value
+               for name, value in asdict(self).items()},
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PairStats:
+        return cls(**_fields(cls, data, "pair-stats"))
+
+    def save(self, path) -> None:
+        _save_json(self.to_dict(), path)
+
+    @classmethod
+    def load(cls, path) -> PairStats:
+        return cls.from_dict(_load_json(path))
+
+
+@dataclass(frozen=True)
+class PairSums:
+    """Pass two's sums over the rows ``start:stop`` (pairs u < v, u in the rows; for envy
+    the ordered pairs (u, v), u in the rows).
+
+    ``puf_*``: sum of (s - lo) |S(u) - S(v)| over the pairs sharing an item (s the raw cosine
+    or Jaccard, S the per-user P@k or NDCG@k); ``uf_sum``: sum of sim_UF * k^2 d_L over
+    the similar pairs, ``uf_similar_pairs`` their number; ``envy_sum``: sum of envy(u, v);
+    ``max_envy_sum``: sum of each u's max envy; ``envious_users``: users whose max envy
+    exceeds ``epsilon``. ``k``, ``epsilon``, ``envy_utility``: the settings the sums were
+    computed with. ``seconds_pairs`` (PUF and UF, one pass), ``seconds_uf_setup`` (UF's
+    item cosines), ``seconds_envy``: wall times, summed over combined ranges.
+    """
+
+    m: int
+    start: int
+    stop: int
+    k: int
+    epsilon: float
+    envy_utility: str
+    puf_p_cos: float
+    puf_p_jacc: float
+    puf_ndcg_cos: float
+    puf_ndcg_jacc: float
+    uf_sum: float
+    uf_similar_pairs: int
+    envy_sum: float
+    max_envy_sum: float
+    envious_users: int
+    seconds_pairs: float = 0.0
+    seconds_uf_setup: float = 0.0
+    seconds_envy: float = 0.0
+    users_sha256: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.start == 0 and self.stop == self.m
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "kind": "pair-sums", **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PairSums:
+        return cls(**_fields(cls, data, "pair-sums"))
+
+    def save(self, path) -> None:
+        _save_json(self.to_dict(), path)
+
+    @classmethod
+    def load(cls, path) -> PairSums:
+        return cls.from_dict(_load_json(path))
+
+
+def _fields(cls, data: dict, kind: str) -> dict:
+    if data.get("kind") != kind or data.get("format") != FORMAT:
+        raise InputError(
+            f"not a {kind} record of format {FORMAT}: kind={data.get('kind')!r}, "
+            f"format={data.get('format')!r}"
+        )
+    names = [f.name for f in fields(cls)]
+    missing = [
+        name
+        for name in names
+        if name not in data
+        and name
+        not in ("seconds", "users_sha256", "seconds_pairs", "seconds_uf_setup", "seconds_envy")
+    ]
+    if missing:
+        raise InputError(f"{kind} record lacks field(s) {missing}")
+    return {name: data[name] for name in names if name in data}
+
+
+def _save_json(data: dict, path) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "w") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+
+
+def _load_json(path) -> dict:
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: file not found")
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def _check_tiles(parts) -> list:
+    parts = sorted(parts, key=lambda part: part.start)
+    if not parts:
+        raise ValueError("nothing to combine")
+    m = parts[0].m
+    digests = {part.users_sha256 for part in parts} - {None}
+    if any(part.m != m for part in parts) or len(digests) > 1:
+        raise ValueError("cannot combine results of different users")
+    position = parts[0].start
+    for part in parts:
+        if part.start != position:
+            raise ValueError(
+                f"row ranges do not tile: expected one starting at {position}, got "
+                f"{part.start}:{part.stop}"
+            )
+        position = part.stop
+    return parts
+
+
+def _merge_moments(a, b):
+    """(count, mean, M2) of two groups together (Chan et al.)."""
+    (n_a, mean_a, m2_a), (n_b, mean_b, m2_b) = a, b
+    if n_b == 0:
+        return a
+    if n_a == 0:
+        return b
+    n = n_a + n_b
+    delta = mean_b - mean_a
+    return n, mean_a + delta * (n_b / n), m2_a + m2_b + delta * delta * (n_a * (n_b / n))
+
+
+def _min(values):
+    values = [v for v in values if v is not None]
+    return min(values) if values else None
+
+
+def _max(values):
+    values = [v for v in values if v is not None]
+    return max(values) if values else None
+
+
+def combine(parts):
+    """One :class:`PairStats` (or :class:`PairSums`) of adjacent row ranges (any order;
+    they must tile one range without gap or overlap)."""
+    parts = _check_tiles(list(parts))
+    first, last = parts[0], parts[-1]
+    digest = next((p.users_sha256 for p in parts if p.users_sha256), None)
+    if isinstance(first, PairStats):
+        if any(p.gamma != first.gamma for p in parts):
+            raise ValueError("cannot combine pair stats of different gamma")
+        moments = (0, 0.0, 0.0)
+        for part in parts:  # in row order: the same result however the ranges were run
+            moments = _merge_moments(moments, (part.uf_pairs, part.uf_mean, part.uf_m2))
+        return PairStats(
+            m=first.m, start=first.start, stop=last.stop, gamma=first.gamma,
+            sharing_pairs=sum(p.sharing_pairs for p in parts),
+            cos_min=_min(p.cos_min for p in parts), cos_max=_max(p.cos_max for p in parts),
+            jacc_min=_min(p.jacc_min for p in parts), jacc_max=_max(p.jacc_max for p in parts),
+            uf_pairs=int(moments[0]), uf_mean=float(moments[1]), uf_m2=float(moments[2]),
+            seconds=sum(p.seconds for p in parts), users_sha256=digest,
+        )  # fmt: skip
+    if isinstance(first, PairSums):
+        settings = ("k", "epsilon", "envy_utility")
+        if any(getattr(p, name) != getattr(first, name) for p in parts for name in settings):
+            raise ValueError("cannot combine pair sums of different k, epsilon or envy utility")
+        total = {
+            f.name: sum(getattr(p, f.name) for p in parts)
+            for f in fields(PairSums)
+            if f.name not in ("m", "start", "stop", "users_sha256") + settings
+        }
+        return PairSums(
+            m=first.m, start=first.start, stop=last.stop, users_sha256=digest,
+            **{name: getattr(first, name) for name in settings}, **total,
+        )  # fmt: skip
+    raise TypeError(f"cannot combine {type(first).__name__}")
+
+
+# --- the train rows as the kernels read them ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Rows:
+    row_ptr: np.ndarray
+    row_items: np.ndarray
+    col_ptr: np.ndarray
+    col_users: np.ndarray
+    degrees: np.ndarray  # float64 |H_u|
+    dist: np.ndarray  # (m, g) genre distributions, (m, 0) when unused
+    own: np.ndarray  # (m,) their base-2 entropies
+
+    @property
+    def m(self) -> int:
+        return self.degrees.shape[0]
+
+
+def _prepare(rows: sp.spmatrix, gamma: float, genres: sp.spmatrix | None) -> _Rows:
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
+    rows = binary_csr(rows)
+    rows.sort_indices()
+    columns = rows.tocsc()
+    columns.sort_indices()
+    m = rows.shape[0]
+    if gamma < 1.0:
+        if genres is None:
+            raise ValueError(f"gamma={gamma} < 1 needs the item genres")
+        dist = np.ascontiguousarray(genre_distributions(rows, genres))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            own = -np.where(dist > 0, dist * np.log2(dist), 0.0).sum(axis=-1)
+    else:
+        dist, own = np.zeros((m, 0)), np.zeros(m)
+    as64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
+    return _Rows(
+        as64(rows.indptr), as64(rows.indices), as64(columns.indptr), as64(columns.indices),
+        np.diff(rows.indptr).astype(np.float64), dist, own,
+    )  # fmt: skip
+
+
+def _threads() -> int:
+    from userfair import _kernels
+
+    _kernels.use_job_cores()
+    import numba
+
+    return int(numba.get_num_threads())
+
+
+def _row_range(m: int, start: int, stop: int | None) -> tuple[int, int]:
+    stop = m if stop is None else stop
+    if not 0 <= start <= stop <= m:
+        raise ValueError(f"row range {start}:{stop} outside 0:{m}")
+    return start, stop
+
+
+def row_work(rows: sp.spmatrix, gamma: float = 1.0) -> np.ndarray:
+    """(m,) estimated work of each row in both passes: the item visits of its pairs with
+    later users (sum over its items of the users after it), plus, when gamma < 1, its m - 1 - u
+    dense pairs. :func:`ranges` balances on it."""
+    columns = binary_csr(rows).tocsc()
+    columns.sort_indices()
+    m = rows.shape[0]
+    lengths = np.diff(columns.indptr)
+    position = np.arange(columns.nnz) - np.repeat(columns.indptr[:-1], lengths)
+    later = np.repeat(lengths, lengths) - 1 - position  # users after u in the item's column
+    work = np.bincount(columns.indices, weights=later, minlength=m) + 1.0
+    if gamma < 1.0:
+        work += 8.0 * (m - 1 - np.arange(m))
+    return work
+
+
+def ranges(rows: sp.spmatrix, parts: int, gamma: float = 1.0) -> list[tuple[int, int]]:
+    """``parts`` consecutive row ranges covering the users with about equal work each (for
+    scattering pass one or two over jobs); fewer when there are fewer users."""
+    if parts < 1:
+        raise ValueError(f"parts must be >= 1, got {parts}")
+    m = rows.shape[0]
+    cumulative = np.cumsum(row_work(rows, gamma))
+    total = cumulative[-1] if m else 0.0
+    cuts = np.searchsorted(cumulative, total * np.arange(1, parts) / parts, side="right")
+    bounds = np.unique(np.r_[0, np.clip(cuts, 0, m), m])
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(0, m)]
+
+
+# --- pass one ----------------------------------------------------------------------------
+
+
+def pass_one(
+    rows: sp.spmatrix,
+    start: int = 0,
+    stop: int | None = None,
+    *,
+    gamma: float = 1.0,
+    genres: sp.spmatrix | None = None,
+    users=None,
+    block_size: int = BLOCK_SIZE,
+) -> PairStats:
+    """:class:`PairStats` of the pairs u < v with u in ``start:stop`` of the evaluated users'
+    train ``rows`` (all m rows are read: a row pairs with every later one).
+
+    ``gamma`` < 1 mixes in the genre similarity of ``genres`` (the (n, g) item genres) for
+    UF's moments. ``users`` (the evaluated users' ids) only stamps the result with their
+    digest, checked when results are combined or used. Rows go through the compiled kernel
+    ``block_size`` at a time (progress is logged per block)."""
+    clock = time.perf_counter()
+    data = _prepare(rows, gamma, genres)
+    start, stop = _row_range(data.m, start, stop)
+    from userfair import _streaming_kernels as kern
+
+    threads = _threads()
+    sharing, extremes = 0, [np.inf, -np.inf, np.inf, -np.inf]
+    moments = (0, 0.0, 0.0)
+    for a, b in blocks(stop - start, block_size):
+        out = kern.pass_one_rows(
+            data.row_ptr, data.row_items, data.col_ptr, data.col_users, data.degrees,
+            start + a, start + b, float(gamma), data.dist, data.own, threads,
+        )  # fmt: skip
+        sharing += int(out[:, kern.ONE_SHARING].sum())
+        extremes = [
+            min(extremes[0], out[:, kern.ONE_COS_MIN].min()),
+            max(extremes[1], out[:, kern.ONE_COS_MAX].max()),
+            min(extremes[2], out[:, kern.ONE_JACC_MIN].min()),
+            max(extremes[3], out[:, kern.ONE_JACC_MAX].max()),
+        ]
+        for row in out:
+            moments = _merge_moments(
+                moments, (int(row[kern.ONE_UF_N]), row[kern.ONE_UF_MEAN], row[kern.ONE_UF_M2])
+            )
+        log.debug("pass one: rows %d:%d of %d", start + a, start + b, data.m)
+    return PairStats(
+        m=data.m, start=start, stop=stop, gamma=float(gamma), sharing_pairs=sharing,
+        cos_min=_number(extremes[0]), cos_max=_number(extremes[1]),
+        jacc_min=_number(extremes[2]), jacc_max=_number(extremes[3]),
+        uf_pairs=int(moments[0]), uf_mean=float(moments[1]), uf_m2=float(moments[2]),
+        seconds=time.perf_counter() - clock,
+        users_sha256=None if users is None else users_digest(users),
+    )  # fmt: skip
+
+
+# --- pass two ----------------------------------------------------------------------------
+
+
+def _check_stats(stats: PairStats, inputs: Inputs) -> None:
+    m = len(inputs.users)
+    if stats.m != m:
+        raise ValueError(f"pair stats are of {stats.m} users, the inputs have {m}")
+    if stats.users_sha256 is not None and stats.users_sha256 != users_digest(inputs.users):
+        raise ValueError("pair stats are of other users (another split or order)")
+    stats._require_complete()
+
+
+def _item_cosines(inputs: Inputs, local_items: np.ndarray, threads: int):
+    """The cosines of the recommended items' train columns, as the kernel's arguments:
+    dense (r, r) when r^2 fits ``fairness.UF_DENSE_ITEMS`` or when at least
+    :data:`DENSE_COSINES_SHARE` of them are nonzero (counted first), else CSR rows."""
+    from userfair import _kernels
+    from userfair import _streaming_kernels as kern
+
+    r = len(local_items)
+    unit = fairness._unit_columns(inputs.train, local_items)  # (users, r) CSC
+    rows = unit.tocsr()
+    if r * r > fairness.UF_DENSE_ITEMS:
+        nonzeros = kern.item_cosine_counts(
+            unit.indptr, unit.indices, rows.indptr, rows.indices, r, threads
+        )
+        if nonzeros.sum() < DENSE_COSINES_SHARE * r * r:
+            indptr = np.r_[0, np.cumsum(nonzeros)].astype(np.int64)
+            indices, data = kern.item_cosines_csr(
+                unit.indptr, unit.indices, unit.data, rows.indptr, rows.indices, rows.data, r,
+                indptr, threads,
+            )  # fmt: skip
+            return False, np.zeros((1, 1)), indptr, indices, data
+    dense = _kernels.item_cosines(
+        unit.indptr, unit.indices, unit.data, rows.indptr, rows.indices, rows.data, r
+    )
+    return True, dense, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0)
+
+
+def pass_two(
+    inputs: Inputs,
+    stats: PairStats,
+    start: int = 0,
+    stop: int | None = None,
+    *,
+    k: int = 10,
+    epsilon: float = 0.05,
+    envy_utility: str = "precision",
+    block_size: int = BLOCK_SIZE,
+) -> PairSums:
+    """:class:`PairSums` of the rows ``start:stop`` of ``inputs`` (its top-k lists, test
+    items and train matrix), given the complete pass-one ``stats`` of the same users (UF's
+    gamma is ``stats.gamma``; gamma < 1 needs ``inputs.genres``)."""
+    from userfair import _streaming_kernels as kern
+
+    _check_stats(stats, inputs)
+    m = len(inputs.users)
+    start, stop = _row_range(m, start, stop)
+    topk = effectiveness.validate_lists(inputs.topk, k, inputs.relevant.shape)
+    relevant = binary_csr(inputs.relevant)
+    scores = effectiveness.per_user(topk, relevant, k)
+    threads = _threads()
+
+    clock = time.perf_counter()
+    items, local = fairness._recommended(topk)
+    dense, cosines, c_ptr, c_items, c_values = _item_cosines(inputs, items, threads)
+    uf_setup = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    data = _prepare(inputs.train_of_evaluated(), stats.gamma, inputs.genres)
+    (cos_lo, _), (jacc_lo, _) = stats.cos_range, stats.jacc_range
+    threshold = stats.uf_threshold if stats.pairs >= 2 else math.inf
+    precision = np.ascontiguousarray(scores["P"])
+    ndcg = np.ascontiguousarray(scores["NDCG"])
+    local = np.ascontiguousarray(local)
+    pair_sums = np.zeros(6)
+    for a, b in blocks(stop - start, block_size):
+        out = kern.pass_two_rows(
+            data.row_ptr, data.row_items, data.col_ptr, data.col_users, data.degrees,
+            start + a, start + b, float(stats.gamma), data.dist, data.own,
+            precision, ndcg, float(cos_lo), float(jacc_lo), float(threshold),
+            local, k, dense, cosines, c_ptr, c_items, c_values, len(items), threads,
+        )  # fmt: skip
+        pair_sums += out.sum(axis=0)
+        log.debug("pass two: rows %d:%d of %d", start + a, start + b, m)
+    seconds_pairs = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    denominator = fairness.envy_denominators(relevant, k, envy_utility)
+    relevant_rec = relevant[:, items].tocsr()
+    relevant_rec.sort_indices()
+    own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
+    holders = fairness._onehot(local, len(items)).T.tocsr()  # item -> users whose list has it
+    envy = np.zeros(3)
+    for a, b in blocks(stop - start, block_size):
+        out = kern.envy_rows(
+            relevant_rec.indptr.astype(np.int64), relevant_rec.indices.astype(np.int64),
+            holders.indptr.astype(np.int64), holders.indices.astype(np.int64),
+            own, denominator, start + a, start + b, float(epsilon), threads,
+        )  # fmt: skip
+        envy += out.sum(axis=0)
+    seconds_envy = time.perf_counter() - clock
+    return PairSums(
+        m=m, start=start, stop=stop, k=k, epsilon=float(epsilon), envy_utility=envy_utility,
+        puf_p_cos=float(pair_sums[kern.TWO_P_COS]),
+        puf_p_jacc=float(pair_sums[kern.TWO_P_JACC]),
+        puf_ndcg_cos=float(pair_sums[kern.TWO_NDCG_COS]),
+        puf_ndcg_jacc=float(pair_sums[kern.TWO_NDCG_JACC]),
+        uf_sum=float(pair_sums[kern.TWO_UF]), uf_similar_pairs=int(pair_sums[kern.TWO_UF_PAIRS]),
+        envy_sum=float(envy[0]), max_envy_sum=float(envy[1]), envious_users=int(envy[2]),
+        seconds_pairs=seconds_pairs, seconds_uf_setup=uf_setup, seconds_envy=seconds_envy,
+        users_sha256=users_digest(inputs.users),
+    )  # fmt: skip
+
+
+# --- the measures ------------------------------------------------------------------------
+
+#: The measures :func:`finish` computes from the pair results (the others are per user).
+PAIR_KEYS = ("ME", "MME", "PEU", "UF", "PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos",
+             "PUF-NDCG-Jacc")  # fmt: skip
+
+
+def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
+    """Every measure as ``userfair.evaluate.evaluate`` returns it (the 18 measures of
+    ``KEYS``, ``seconds``, ``conventions``) from the complete ``stats`` and ``sums`` of
+    ``inputs`` (k, epsilon and the envy utility are those of ``sums``; the per-user measures,
+    SD and Gini are computed here: O(m k)).
+
+    ``seconds``: the six effectiveness measures share one pass, SD and Gini their own;
+    ``similarity-cos`` and ``similarity-jacc`` are each credited pass one (the raw ranges
+    and UF's moments come from one pass); ME, MME, PEU the envy part of pass two; each PUF
+    the pair part of pass two (one pass gives all four PUF sums and UF's); UF that plus its
+    item cosines. Times of ranges run apart are summed (work, not the wall time of a
+    scatter)."""
+    from userfair.evaluate import KEYS, conventions
+
+    _check_stats(stats, inputs)
+    if not sums.complete or sums.m != stats.m:
+        raise ValueError(f"pair sums cover rows {sums.start}:{sums.stop} of {sums.m}")
+    if sums.users_sha256 is not None and stats.users_sha256 not in (None, sums.users_sha256):
+        raise ValueError("pair stats and pair sums are of different users")
+    k, m = sums.k, stats.m
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+    per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
+    for name in effectiveness.MEASURES:
+        seconds[name] = time.perf_counter() - clock
+    scores = {name: float(per_user[name].mean()) if m else math.nan
+              for name in effectiveness.MEASURES}  # fmt: skip
+    for name in ("P", "NDCG"):
+        for key, function in ((f"SD-{name}", fairness.sd), (f"Gini-{name}", fairness.gini)):
+            clock = time.perf_counter()
+            scores[key] = function(per_user[name])
+            seconds[key] = time.perf_counter() - clock
+    scores.update(pair_measures(stats, sums))
+    seconds["similarity-cos"] = seconds["similarity-jacc"] = stats.seconds
+    for key in ("ME", "MME", "PEU"):
+        seconds[key] = sums.seconds_envy
+    for key in PAIR_KEYS[4:]:
+        seconds[key] = sums.seconds_pairs
+    seconds["UF"] = sums.seconds_pairs + sums.seconds_uf_setup
+    return {
+        **{key: float(scores[key]) for key in KEYS},
+        "seconds": seconds,
+        "conventions": conventions(sums.envy_utility, sums.epsilon, stats.gamma),
+    }
+
+
+def pair_measures(stats: PairStats, sums: PairSums) -> dict:
+    """ME, MME, PEU, UF and the four PUF of the complete ``stats`` and ``sums``."""
+    m, pairs, k = stats.m, stats.pairs, sums.k
+    if m < 2:
+        return {key: math.nan for key in PAIR_KEYS}
+    out = {
+        "ME": sums.envy_sum / (m * (m - 1)),
+        "MME": sums.max_envy_sum / m,
+        "PEU": sums.envious_users / m,
+        "UF": fairness._uf_value(sums.uf_sum / (k * k), pairs) if pairs >= 2 else math.nan,
+    }
+    for kind, (lo, hi) in (("cos", stats.cos_range), ("jacc", stats.jacc_range)):
+        label = "Cos" if kind == "cos" else "Jacc"
+        for name in ("P", "NDCG"):
+            total = getattr(sums, f"puf_{name.lower()}_{kind}")
+            out[f"PUF-{name}-{label}"] = 0.0 if hi == lo else total / (hi - lo) / pairs
+    return out
+
+
+def stream_evaluate(
+    inputs: Inputs,
+    k: int = 10,
+    epsilon: float = 0.05,
+    gamma: float = 1.0,
+    envy_utility: str = "precision",
+    block_size: int = BLOCK_SIZE,
+    stats: PairStats | None = None,
+) -> dict:
+    """Every measure as ``userfair.evaluate.evaluate`` returns it, by both passes in this
+    process (:func:`pass_one` unless ``stats`` is given, e.g. read from a file;
+    :func:`pass_two`; :func:`finish`)."""
+    if envy_utility not in fairness.ENVY_UTILITIES:
+        raise ValueError(
+            f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
+        )
+    if gamma < 1.0 and inputs.genres is None:
+        raise ValueError(
+            f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
+            "(--item-features on the command line)"
+        )
+    if stats is None:
+        log.info("streamed pass one over %d users ...", len(inputs.users))
+        stats = pass_one(
+            inputs.train_of_evaluated(), gamma=gamma, genres=inputs.genres, users=inputs.users,
+            block_size=block_size,
+        )  # fmt: skip
+    elif stats.gamma != gamma:
+        raise ValueError(f"pair stats were computed with gamma={stats.gamma}, not {gamma}")
+    log.info("pass one: %.3f s; streamed pass two ...", stats.seconds)
+    sums = pass_two(
+        inputs, stats, k=k, epsilon=epsilon, envy_utility=envy_utility, block_size=block_size
+    )
+    log.info("pass two: pairs %.3f s, envy %.3f s", sums.seconds_pairs, sums.seconds_envy)
+    return finish(inputs, stats, sums)
+
+
+# --- which route -------------------------------------------------------------------------
+
+
+def dense_bytes(m: int, gamma: float = 1.0) -> int:
+    """Bytes of the (m, m) float64 matrices the dense route holds at once: one (cos or
+    Jaccard) at gamma = 1; the Jaccard, the genre similarity and their mix when gamma < 1."""
+    return 8 * m * m * (1 if gamma == 1.0 else 3)
+
+
+def choose_route(m: int, gamma: float = 1.0, route: str = "auto", available=None) -> str:
+    """``dense`` or ``stream``: ``route`` itself unless ``auto``; ``auto`` streams when
+    :func:`dense_bytes` exceed :data:`DENSE_MEMORY_FRACTION` of ``available`` bytes (default:
+    the memory available now, ``psutil.virtual_memory().available``) or ``m`` exceeds
+    :data:`DENSE_MAX_USERS`."""
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
+    if route != "auto":
+        return route
+    if m > DENSE_MAX_USERS:
+        return "stream"
+    if available is None:
+        import psutil
+
+        available = psutil.virtual_memory().available
+    return "stream" if dense_bytes(m, gamma) > DENSE_MEMORY_FRACTION * available else "dense"
