@@ -8,9 +8,10 @@ Synthetic inputs where every user is evaluated (a per-user split): 20,000 items 
 power-law popularity (1 / (rank + 10)^0.9, ranks shuffled); per user a log-normal number of
 train interactions (sigma 0.8, at least 5) with mean about 20 (``qk``: QK-video / Last.fm
 sparsity) or about 100 (``ml``: ML-20M), drawn by popularity (19 and 89 once repeated
-draws are merged); about 25 % more items (at least one) held out as test; a list of k = 10 distinct items drawn by popularity among the
-user's non-train items. The inputs are built as index arrays (``userfair.inputs.Inputs``),
-so the timings are of the measures, not of reading files.
+draws are merged); about 25 % more items (at least one) held out as test; a list of
+k = 10 distinct items drawn by popularity among the user's non-train items. The inputs are
+built as index arrays (``userfair.inputs.Inputs``), so the timings are of the measures, not
+of reading files.
 
 Each (size, density, route) runs in a fresh subprocess, so that its peak RSS
 (``resource.getrusage``) is its own; wall and CPU seconds (``time.process_time``, all

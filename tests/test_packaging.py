@@ -68,7 +68,7 @@ def close(a: float, b: float, tol: float = 1e-12) -> bool:
 def test_extras_are_gpu_and_workflow_and_torch_is_optional():
     assert set(PROJECT["optional-dependencies"]) == {"gpu", "workflow"}
     core = {canonicalize_name(r.name) for r in declared()}
-    assert core == {"numpy", "scipy", "pandas", "pyarrow", "numba"}
+    assert core == {"numpy", "scipy", "pandas", "pyarrow", "numba", "psutil"}
     assert [r.name for r in declared("gpu")] == ["torch"]
 
 

@@ -11,9 +11,10 @@ import pytest
 
 from userfair import fairness, streaming
 from userfair.cli import main
-from userfair.evaluate import KEYS, evaluate
+from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
 from userfair.io import write_inter
+from userfair.measures import NAMES as KEYS
 
 from measures_data import random_split, write_item_file
 

@@ -148,9 +148,11 @@ class PairStats:
         return {
             "format": FORMAT,
             "kind": "pair-stats",
-            **{name: _number(value) if isinstance(value, float) else value
-               for name, value in asdict(self).items()},
-        }  # fmt: skip
+            **{
+                name: _number(value) if isinstance(value, float) else value
+                for name, value in asdict(self).items()
+            },
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> PairStats:
@@ -304,13 +306,21 @@ def combine(parts):
         for part in parts:  # in row order: the same result however the ranges were run
             moments = _merge_moments(moments, (part.uf_pairs, part.uf_mean, part.uf_m2))
         return PairStats(
-            m=first.m, start=first.start, stop=last.stop, gamma=first.gamma,
+            m=first.m,
+            start=first.start,
+            stop=last.stop,
+            gamma=first.gamma,
             sharing_pairs=sum(p.sharing_pairs for p in parts),
-            cos_min=_min(p.cos_min for p in parts), cos_max=_max(p.cos_max for p in parts),
-            jacc_min=_min(p.jacc_min for p in parts), jacc_max=_max(p.jacc_max for p in parts),
-            uf_pairs=int(moments[0]), uf_mean=float(moments[1]), uf_m2=float(moments[2]),
-            seconds=sum(p.seconds for p in parts), users_sha256=digest,
-        )  # fmt: skip
+            cos_min=_min(p.cos_min for p in parts),
+            cos_max=_max(p.cos_max for p in parts),
+            jacc_min=_min(p.jacc_min for p in parts),
+            jacc_max=_max(p.jacc_max for p in parts),
+            uf_pairs=int(moments[0]),
+            uf_mean=float(moments[1]),
+            uf_m2=float(moments[2]),
+            seconds=sum(p.seconds for p in parts),
+            users_sha256=digest,
+        )
     if isinstance(first, PairSums):
         settings = ("k", "epsilon", "envy_utility")
         if any(getattr(p, name) != getattr(first, name) for p in parts for name in settings):
@@ -321,9 +331,13 @@ def combine(parts):
             if f.name not in ("m", "start", "stop", "users_sha256") + settings
         }
         return PairSums(
-            m=first.m, start=first.start, stop=last.stop, users_sha256=digest,
-            **{name: getattr(first, name) for name in settings}, **total,
-        )  # fmt: skip
+            m=first.m,
+            start=first.start,
+            stop=last.stop,
+            users_sha256=digest,
+            **{name: getattr(first, name) for name in settings},
+            **total,
+        )
     raise TypeError(f"cannot combine {type(first).__name__}")
 
 
@@ -363,9 +377,14 @@ def _prepare(rows: sp.spmatrix, gamma: float, genres: sp.spmatrix | None) -> _Ro
         dist, own = np.zeros((m, 0)), np.zeros(m)
     as64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
     return _Rows(
-        as64(rows.indptr), as64(rows.indices), as64(columns.indptr), as64(columns.indices),
-        np.diff(rows.indptr).astype(np.float64), dist, own,
-    )  # fmt: skip
+        as64(rows.indptr),
+        as64(rows.indices),
+        as64(columns.indptr),
+        as64(columns.indices),
+        np.diff(rows.indptr).astype(np.float64),
+        dist,
+        own,
+    )
 
 
 def _threads() -> int:
@@ -443,9 +462,18 @@ def pass_one(
     moments = (0, 0.0, 0.0)
     for a, b in blocks(stop - start, block_size):
         out = kern.pass_one_rows(
-            data.row_ptr, data.row_items, data.col_ptr, data.col_users, data.degrees,
-            start + a, start + b, float(gamma), data.dist, data.own, threads,
-        )  # fmt: skip
+            data.row_ptr,
+            data.row_items,
+            data.col_ptr,
+            data.col_users,
+            data.degrees,
+            start + a,
+            start + b,
+            float(gamma),
+            data.dist,
+            data.own,
+            threads,
+        )
         sharing += int(out[:, kern.ONE_SHARING].sum())
         extremes = [
             min(extremes[0], out[:, kern.ONE_COS_MIN].min()),
@@ -459,13 +487,21 @@ def pass_one(
             )
         log.debug("pass one: rows %d:%d of %d", start + a, start + b, data.m)
     return PairStats(
-        m=data.m, start=start, stop=stop, gamma=float(gamma), sharing_pairs=sharing,
-        cos_min=_number(extremes[0]), cos_max=_number(extremes[1]),
-        jacc_min=_number(extremes[2]), jacc_max=_number(extremes[3]),
-        uf_pairs=int(moments[0]), uf_mean=float(moments[1]), uf_m2=float(moments[2]),
+        m=data.m,
+        start=start,
+        stop=stop,
+        gamma=float(gamma),
+        sharing_pairs=sharing,
+        cos_min=_number(extremes[0]),
+        cos_max=_number(extremes[1]),
+        jacc_min=_number(extremes[2]),
+        jacc_max=_number(extremes[3]),
+        uf_pairs=int(moments[0]),
+        uf_mean=float(moments[1]),
+        uf_m2=float(moments[2]),
         seconds=time.perf_counter() - clock,
         users_sha256=None if users is None else users_digest(users),
-    )  # fmt: skip
+    )
 
 
 # --- pass two ----------------------------------------------------------------------------
@@ -497,9 +533,16 @@ def _item_cosines(inputs: Inputs, local_items: np.ndarray, threads: int):
         if nonzeros.sum() < DENSE_COSINES_SHARE * r * r:
             indptr = np.r_[0, np.cumsum(nonzeros)].astype(np.int64)
             indices, data = kern.item_cosines_csr(
-                unit.indptr, unit.indices, unit.data, rows.indptr, rows.indices, rows.data, r,
-                indptr, threads,
-            )  # fmt: skip
+                unit.indptr,
+                unit.indices,
+                unit.data,
+                rows.indptr,
+                rows.indices,
+                rows.data,
+                r,
+                indptr,
+                threads,
+            )
             return False, np.zeros((1, 1)), indptr, indices, data
     dense = _kernels.item_cosines(
         unit.indptr, unit.indices, unit.data, rows.indptr, rows.indices, rows.data, r
@@ -546,11 +589,31 @@ def pass_two(
     pair_sums = np.zeros(6)
     for a, b in blocks(stop - start, block_size):
         out = kern.pass_two_rows(
-            data.row_ptr, data.row_items, data.col_ptr, data.col_users, data.degrees,
-            start + a, start + b, float(stats.gamma), data.dist, data.own,
-            precision, ndcg, float(cos_lo), float(jacc_lo), float(threshold),
-            local, k, dense, cosines, c_ptr, c_items, c_values, len(items), threads,
-        )  # fmt: skip
+            data.row_ptr,
+            data.row_items,
+            data.col_ptr,
+            data.col_users,
+            data.degrees,
+            start + a,
+            start + b,
+            float(stats.gamma),
+            data.dist,
+            data.own,
+            precision,
+            ndcg,
+            float(cos_lo),
+            float(jacc_lo),
+            float(threshold),
+            local,
+            k,
+            dense,
+            cosines,
+            c_ptr,
+            c_items,
+            c_values,
+            len(items),
+            threads,
+        )
         pair_sums += out.sum(axis=0)
         log.debug("pass two: rows %d:%d of %d", start + a, start + b, m)
     seconds_pairs = time.perf_counter() - clock
@@ -564,37 +627,53 @@ def pass_two(
     envy = np.zeros(3)
     for a, b in blocks(stop - start, block_size):
         out = kern.envy_rows(
-            relevant_rec.indptr.astype(np.int64), relevant_rec.indices.astype(np.int64),
-            holders.indptr.astype(np.int64), holders.indices.astype(np.int64),
-            own, denominator, start + a, start + b, float(epsilon), threads,
-        )  # fmt: skip
+            relevant_rec.indptr.astype(np.int64),
+            relevant_rec.indices.astype(np.int64),
+            holders.indptr.astype(np.int64),
+            holders.indices.astype(np.int64),
+            own,
+            denominator,
+            start + a,
+            start + b,
+            float(epsilon),
+            threads,
+        )
         envy += out.sum(axis=0)
     seconds_envy = time.perf_counter() - clock
     return PairSums(
-        m=m, start=start, stop=stop, k=k, epsilon=float(epsilon), envy_utility=envy_utility,
+        m=m,
+        start=start,
+        stop=stop,
+        k=k,
+        epsilon=float(epsilon),
+        envy_utility=envy_utility,
         puf_p_cos=float(pair_sums[kern.TWO_P_COS]),
         puf_p_jacc=float(pair_sums[kern.TWO_P_JACC]),
         puf_ndcg_cos=float(pair_sums[kern.TWO_NDCG_COS]),
         puf_ndcg_jacc=float(pair_sums[kern.TWO_NDCG_JACC]),
-        uf_sum=float(pair_sums[kern.TWO_UF]), uf_similar_pairs=int(pair_sums[kern.TWO_UF_PAIRS]),
-        envy_sum=float(envy[0]), max_envy_sum=float(envy[1]), envious_users=int(envy[2]),
-        seconds_pairs=seconds_pairs, seconds_uf_setup=uf_setup, seconds_envy=seconds_envy,
+        uf_sum=float(pair_sums[kern.TWO_UF]),
+        uf_similar_pairs=int(pair_sums[kern.TWO_UF_PAIRS]),
+        envy_sum=float(envy[0]),
+        max_envy_sum=float(envy[1]),
+        envious_users=int(envy[2]),
+        seconds_pairs=seconds_pairs,
+        seconds_uf_setup=uf_setup,
+        seconds_envy=seconds_envy,
         users_sha256=users_digest(inputs.users),
-    )  # fmt: skip
+    )
 
 
 # --- the measures ------------------------------------------------------------------------
 
 #: The measures :func:`finish` computes from the pair results (the others are per user).
-PAIR_KEYS = ("ME", "MME", "PEU", "UF", "PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos",
-             "PUF-NDCG-Jacc")  # fmt: skip
+PAIR_KEYS = ("ME", "MME", "PEU", "UF", "PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc")
 
 
 def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
     """Every measure as ``userfair.evaluate.evaluate`` returns it (the 18 measures of
-    ``KEYS``, ``seconds``, ``conventions``) from the complete ``stats`` and ``sums`` of
-    ``inputs`` (k, epsilon and the envy utility are those of ``sums``; the per-user measures,
-    SD and Gini are computed here: O(m k)).
+    ``userfair.measures.NAMES``, ``seconds``, ``conventions``) from the complete ``stats``
+    and ``sums`` of ``inputs`` (k, epsilon and the envy utility are those of ``sums``; the
+    per-user measures, SD and Gini are computed here: O(m k)).
 
     ``seconds``: the six effectiveness measures share one pass, SD and Gini their own;
     ``similarity-cos`` and ``similarity-jacc`` are each credited pass one (the raw ranges
@@ -602,7 +681,9 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
     the pair part of pass two (one pass gives all four PUF sums and UF's); UF that plus its
     item cosines. Times of ranges run apart are summed (work, not the wall time of a
     scatter)."""
-    from userfair.evaluate import KEYS, conventions
+    from userfair.evaluate import conventions
+    from userfair.measures import EFF
+    from userfair.measures import NAMES as KEYS
 
     _check_stats(stats, inputs)
     if not sums.complete or sums.m != stats.m:
@@ -613,10 +694,9 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
     per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
-    for name in effectiveness.MEASURES:
+    for name in EFF:
         seconds[name] = time.perf_counter() - clock
-    scores = {name: float(per_user[name].mean()) if m else math.nan
-              for name in effectiveness.MEASURES}  # fmt: skip
+    scores = {name: float(per_user[name].mean()) if m else math.nan for name in EFF}
     for name in ("P", "NDCG"):
         for key, function in ((f"SD-{name}", fairness.sd), (f"Gini-{name}", fairness.gini)):
             clock = time.perf_counter()
@@ -679,9 +759,12 @@ def stream_evaluate(
     if stats is None:
         log.info("streamed pass one over %d users ...", len(inputs.users))
         stats = pass_one(
-            inputs.train_of_evaluated(), gamma=gamma, genres=inputs.genres, users=inputs.users,
+            inputs.train_of_evaluated(),
+            gamma=gamma,
+            genres=inputs.genres,
+            users=inputs.users,
             block_size=block_size,
-        )  # fmt: skip
+        )
     elif stats.gamma != gamma:
         raise ValueError(f"pair stats were computed with gamma={stats.gamma}, not {gamma}")
     log.info("pass one: %.3f s; streamed pass two ...", stats.seconds)
