@@ -28,6 +28,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/measures.smk"
+include: "workflow/rules/uncertainty.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/figures.smk"
 
@@ -38,5 +39,6 @@ rule all:
         data_targets(),
         model_targets(),
         measure_targets(),
+        uncertainty_targets(),
         experiment_targets(),
         figure_targets(),

@@ -17,7 +17,15 @@ from conftest import REPO, make_workdir, snakemake
 
 TEST_CONFIG = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text())
 MODELS = TEST_CONFIG["models"]
-FIGURES = ["agreement", "relevance", "similarity", "extreme", "gamma_models", "gamma_relevance"]
+FIGURES = [
+    "agreement",
+    "relevance",
+    "similarity",
+    "extreme",
+    "gamma_models",
+    "gamma_relevance",
+    "intervals",
+]
 EXPERIMENTS = ["relevance", "similarity", "extreme", "gamma_models", "gamma_relevance"]
 
 
@@ -26,7 +34,14 @@ def _write_yaml(path, obj):
     return str(path)
 
 
-FIGURE_RULES = {"fig_agreement", "fig_relevance", "fig_similarity", "fig_extreme", "fig_gamma"}
+FIGURE_RULES = {
+    "fig_agreement",
+    "fig_relevance",
+    "fig_similarity",
+    "fig_extreme",
+    "fig_gamma",
+    "fig_intervals",
+}
 
 
 def _scheduled_jobs(dry_run_output: str) -> dict[str, int]:
@@ -94,6 +109,42 @@ def test_every_deliverable_is_built(workflow_run):
         .eq("UserKNN")
         .all()
     )
+
+
+@pytest.mark.slow
+def test_bootstrap_outputs(workflow_run):
+    _, test_dir = workflow_run
+    results = test_dir / "results"
+    resamples = TEST_CONFIG["uncertainty"]["resamples"]
+    for model in MODELS:
+        frame = pd.read_parquet(results / "ml-100k" / "uncertainty" / f"{model}.parquet")
+        assert len(frame) == resamples and list(frame.columns) == list(NAMES)
+    scores = pd.read_csv(results / "tables" / "scores.csv", index_col=0)
+    with_intervals = pd.read_csv(results / "tables" / "scores_ci.csv", index_col=0)
+    for label in ("U-KNN", "I-KNN", "BPR"):  # the point estimates are Table 2's
+        pd.testing.assert_series_equal(with_intervals[label], scores[label])
+        assert {f"{label} low", f"{label} high"} <= set(with_intervals.columns)
+    tex = (results / "tables" / "scores_ci.tex").read_text()
+    assert f"95\\% percentile intervals over {resamples:,} bootstrap resamples" in tex
+    significance = pd.read_csv(results / "tables" / "significance.csv")
+    assert len(significance) == len(NAMES) * 3  # three model pairs per measure
+    assert (
+        significance["p"].between(0, 1).all()
+        and (significance["p_holm"] >= significance["p"]).all()
+    )
+    taus = pd.read_csv(results / "tables" / "agreement_ci.csv")
+    assert len(taus) == len(NAMES) ** 2 and {"low", "high", "excludes_zero"} <= set(taus.columns)
+    agreement = pd.read_csv(results / "tables" / "agreement.csv")
+    pd.testing.assert_series_equal(taus["tau"], agreement["tau"])  # Fig. 1's full-data tau
+
+
+@pytest.mark.slow
+def test_resamples_zero_turns_the_bootstrap_off(workflow_run, tmp_path):
+    repo, _ = workflow_run
+    off = _write_yaml(tmp_path / "off.yaml", {"uncertainty": {"resamples": 0}})
+    jobs = _scheduled_jobs(_run(repo, "-n", "--configfile", off).stdout)
+    # no bootstrap job, no other output touched: only Fig. 1 is redrawn, without intervals
+    assert set(jobs) - {"all"} == {"fig_agreement"}, jobs
 
 
 @pytest.mark.slow

@@ -193,13 +193,13 @@ def per_dataset(**templates):
     return named
 
 
-def per_run(template):
-    """Input function (use with unpack): named inputs ``D/M`` -> ``template`` of dataset D
-    and model M for every configured dataset and model."""
+def per_run(template, prefix=""):
+    """Input function (use with unpack): named inputs ``PREFIXD/M`` -> ``template`` of
+    dataset D and model M for every configured dataset and model."""
 
     def named(wildcards):
         return {
-            f"{d}/{m}": template.format(dataset=d, model=m)
+            f"{prefix}{d}/{m}": template.format(dataset=d, model=m)
             for d in DATASETS
             for m in MODELS
         }
@@ -238,6 +238,28 @@ def experiment_model_topk(wildcards):
     )[0]
 
 
+# The bootstrap over the evaluated users (config uncertainty; resamples 0: off).
+RESAMPLES = config["uncertainty"]["resamples"]
+
+
+def uncertainty_settings():
+    """Params of the bootstrap: the measures' settings, the resamples and their seed (the
+    config's seed unless uncertainty.seed is given), the same for every model of a dataset
+    so that the comparisons are paired."""
+    seed = config["uncertainty"]["seed"]
+    return {
+        **measure_settings("epsilon", "envy_utility", "gamma", "block_size", "device"),
+        "resamples": RESAMPLES,
+        "seed": config["seed"] if seed is None else seed,
+    }
+
+
+def agreement_intervals(wildcards):
+    """Fig. 1's tau intervals when the bootstrap is on, else nothing (the figure is then
+    exactly the one without it)."""
+    return [rules.table_uncertainty.output.agreement] if RESAMPLES else []
+
+
 # --- each stage's targets ---------------------------------------------------------------
 
 
@@ -264,6 +286,18 @@ def measure_targets():
         *rules.table_scores.output,
         *rules.table_timing.output,
         *rules.agreement.output,
+    ]
+
+
+def uncertainty_targets():
+    """With resamples > 0: every model's resamples, Table 2 with intervals, the paired
+    comparisons, the interval and tau tables and the interval figure; else nothing."""
+    if not RESAMPLES:
+        return []
+    return [
+        *expand(rules.uncertainty.output[0], dataset=DATASETS, model=MODELS),
+        *rules.table_uncertainty.output,
+        *rules.fig_intervals.output,
     ]
 
 

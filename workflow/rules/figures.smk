@@ -12,6 +12,7 @@ PLOTTING_CODE = os.path.relpath(
 rule fig_agreement:
     input:
         data=rules.agreement.output[0],
+        intervals=agreement_intervals,
         code=PLOTTING_CODE,
     output:
         pdf=report(
@@ -180,3 +181,36 @@ rule fig_gamma:
         "Appendix figures: UF and PUF for every gamma"
     script:
         "../scripts/fig_gamma.py"
+
+
+rule fig_intervals:
+    input:
+        intervals=rules.table_uncertainty.output.intervals,
+        code=PLOTTING_CODE,
+    output:
+        pdf=report(
+            "results/figures/intervals.pdf",
+            caption="../report/fig_intervals.rst",
+            category="Figures",
+            labels={"figure": "Fair measures with intervals", "format": "PDF"},
+        ),
+        png=report(
+            "results/figures/intervals.png",
+            caption="../report/fig_intervals.rst",
+            category="Figures",
+            labels={"figure": "Fair measures with intervals", "format": "PNG"},
+        ),
+    log:
+        "results/logs/fig_intervals/fig_intervals.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=config["plots"],
+        models=MODELS,
+    message:
+        "Every Fair measure per model with its bootstrap interval"
+    script:
+        "../scripts/fig_intervals.py"

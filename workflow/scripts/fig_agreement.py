@@ -1,4 +1,5 @@
-"""Rule fig_agreement: Fig. 1, the Kendall tau heatmap per dataset, PDF and PNG."""
+"""Rule fig_agreement: Fig. 1, the Kendall tau heatmap per dataset, PDF and PNG (with the
+bootstrap intervals of tau when the workflow computes them)."""
 
 import logging
 
@@ -9,10 +10,12 @@ from userfair.joblog import job_log
 
 with job_log(snakemake):
     frame = pd.read_csv(snakemake.input.data)
+    intervals = [pd.read_csv(path) for path in snakemake.input.intervals]
     plots.agreement_figure(
         frame,
         plots.Style(**snakemake.params.style),
         snakemake.output.pdf,
         snakemake.output.png,
+        intervals=intervals[0] if intervals else None,
     )
     logging.info("%s, %s written", snakemake.output.pdf, snakemake.output.png)

@@ -1,0 +1,74 @@
+# Uncertainty stage (docs/method.md#uncertainty): bootstrap resamples of the evaluated
+# users, every measure of every model recomputed on each (the same resamples for every
+# model of a dataset), then Table 2 with intervals, the paired model comparisons and the
+# tau intervals of Fig. 1. Off with uncertainty.resamples: 0 (no job, no file).
+
+
+rule uncertainty:
+    input:
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=rules.topk.output.topk,
+        cos=similarity_file("cos"),
+        jacc=similarity_file("jacc"),
+        genre=uf_genre_similarity,
+    output:
+        "results/{dataset}/uncertainty/{model}.parquet",
+    log:
+        "results/logs/uncertainty/{dataset}_{model}.log",
+    conda:
+        "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        **uncertainty_settings(),
+    message:
+        "Bootstrap resamples of every measure of {wildcards.model} on {wildcards.dataset}"
+    script:
+        "../scripts/uncertainty.py"
+
+
+rule table_uncertainty:
+    input:
+        unpack(per_run(rules.measures.output[0], prefix="measures:")),
+        unpack(per_run(rules.uncertainty.output[0], prefix="resamples:")),
+    output:
+        csv=report(
+            "results/tables/scores_ci.csv",
+            caption="../report/table_scores_ci.rst",
+            category="Tables",
+            labels={"table": "Table 2 with intervals", "format": "CSV"},
+        ),
+        tex=report(
+            "results/tables/scores_ci.tex",
+            caption="../report/table_scores_ci.rst",
+            category="Tables",
+            labels={"table": "Table 2 with intervals", "format": "LaTeX"},
+        ),
+        significance=report(
+            "results/tables/significance.csv",
+            caption="../report/significance.rst",
+            category="Tables",
+            labels={"table": "Paired model comparisons", "format": "CSV"},
+        ),
+        intervals="results/tables/intervals.csv",
+        agreement="results/tables/agreement_ci.csv",
+    log:
+        "results/logs/table_uncertainty/table_uncertainty.log",
+    conda:
+        "../../envs/measures.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        datasets=DATASETS,
+        models=MODELS,
+        level=config["uncertainty"]["level"],
+        resamples=RESAMPLES,
+    message:
+        "Table 2 with bootstrap intervals, paired comparisons, tau intervals"
+    script:
+        "../scripts/table_uncertainty.py"
