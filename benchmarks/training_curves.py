@@ -1,4 +1,4 @@
-"""Validation curves of the seven recommenders under the configured training (issue 9).
+"""Validation curves of the seven recommenders under the configured training.
 
     python benchmarks/training_curves.py [--models MultiVAE NCL] [--datasets ml-100k synthetic]
         [--grid config/grids/quick.yaml] [--configfile config/config.yaml]

@@ -1,5 +1,5 @@
 """The quick grid and the default early stopping give every model a fair chance on the
-default ml-100k split (issue 9): enough optimiser updates per epoch, warm-up phases that the
+default ml-100k split: enough optimiser updates per epoch, warm-up phases that the
 patience and the budget allow for, and (slow) a real MultiVAE run that reaches the
 neighbourhood baseline within the epochs early stopping waits for. docs/training.md has the
 measured curves behind the rules.
