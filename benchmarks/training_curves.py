@@ -50,7 +50,8 @@ from userfair import data, grids  # noqa: E402
 from userfair.download import recbole_ml100k_dir  # noqa: E402
 from userfair.io import write_inter  # noqa: E402
 
-MODELS = list(grids.MODEL_KEYS)
+# The paper's models: those of the default config.
+MODELS = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["models"]
 DATASETS = ("ml-100k", "synthetic")
 
 
@@ -275,7 +276,7 @@ def main(argv=None) -> int:
                 started = time.perf_counter()
                 record = recommenders.train_point(model, params, split_dir, name, work, training)
                 seconds = time.perf_counter() - started
-                trainable = model not in grids.NON_TRAINABLE
+                trainable = grids.trainable(model)
                 row = {
                     "dataset": name,
                     "model": model,
@@ -325,7 +326,7 @@ def replay(
         if model not in models or name not in datasets:
             continue
         record = {"curve": curve.sort_values("epoch").to_dict("records")}
-        trainable = model not in grids.NON_TRAINABLE
+        trainable = grids.trainable(model)
         rows.append(
             {
                 "dataset": name,

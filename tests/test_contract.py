@@ -137,3 +137,102 @@ def test_dropping_a_stage_fails_at_the_rule_that_needs_it(tmp_path):
     assert proc.returncode != 0
     assert "Rule exp_relevance is not defined in this workflow" in output, output[-3000:]
     assert "figures.smk" in output
+
+
+# --- one registry per kind of name ---------------------------------------------------------
+
+# Files that are a registry themselves or implement a named model or dataset.
+REGISTRIES = {
+    "catalogue.py",  # the datasets
+    "models.py",  # the models
+    "recommenders.py",  # trains them (UserKNN/ItemKNN are ours; NCL's cluster check)
+    "userknn.py",
+    "download.py",  # the ml-100k inside recbole
+    "testdata.py",
+}
+
+
+def _registered_names() -> list[str]:
+    from userfair import catalogue
+
+    paper_models = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["models"]
+    return [*paper_models, "LightGCN", *catalogue.CATALOGUE]
+
+
+def _enums(node):
+    if isinstance(node, dict):
+        if isinstance(node.get("enum"), list):
+            yield node["enum"]
+        for value in node.values():
+            yield from _enums(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _enums(value)
+
+
+def test_no_file_keeps_a_private_list_of_model_or_dataset_names():
+    """Model names come from userfair.models, dataset names from userfair.catalogue (and
+    the config's custom_datasets): rules, scripts, the library's other modules and the
+    profiles hold no quoted model or dataset name, and the schema no enum of them."""
+    names = _registered_names()
+    literal = re.compile(r"""['"](%s)['"]""" % "|".join(map(re.escape, names)))
+    files = [
+        REPO / "Snakefile",
+        *RULES.glob("*.smk"),
+        *(REPO / "workflow" / "scripts").glob("*.py"),
+        *(p for p in (REPO / "workflow" / "userfair").glob("*.py") if p.name not in REGISTRIES),
+        *(REPO / "profiles").rglob("*.yaml"),
+    ]
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in files
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if literal.search(line)
+    ]
+    assert not found, "private lists of names (use userfair.models / catalogue):\n" + "\n".join(
+        found
+    )
+    schema = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
+    closed = [enum for enum in _enums(schema) if set(enum) & set(names)]
+    assert not closed, f"config.schema.yaml keeps closed lists of names: {closed}"
+
+
+def test_training_jobs_take_their_partition_from_their_gpu_request():
+    """tune and topk carry their SLURM partition as their own resource, decided by the
+    number of GPUs they ask for; the profile keeps no per-model routing."""
+    blocks = rule_blocks()
+    for rule in ("tune", "topk"):
+        block = blocks[rule][1]
+        resources = block[block.index("    resources:") :].split("\n    params:")[0]
+        assert "gpu=training_gpus," in resources, rule
+        assert "slurm_partition=training_partition," in resources, rule
+    profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+    assert "set-resources" not in profile
+    common = (RULES / "common.smk").read_text()
+    body = common[common.index("def training_partition") :].split("\n\n\n")[0]
+    assert "training_gpus(wildcards)" in body and "USERFAIR_SLURM_GPU_PARTITION" in body
+
+
+def test_names_are_checked_against_the_registries():
+    from userfair.schema import name_errors
+
+    errors = name_errors(
+        {
+            "datasets": ["ml100k", "mine"],
+            "models": ["BPR", "LightGNC"],
+            "custom_datasets": {"mine": {"path": "x.csv", "columns": {"item": "i"}}},
+        }
+    )
+    assert any(e.startswith("config custom_datasets.mine.columns.user: required") for e in errors)
+    assert any(
+        e.startswith("config key datasets[0]: 'ml100k' is not one of")
+        and "did you mean ml-100k" in e
+        for e in errors
+    ), errors
+    assert any(
+        e.startswith("config key models[1]: 'LightGNC' is not one of")
+        and "did you mean LightGCN?" in e
+        for e in errors
+    ), errors
+    assert not any("datasets[1]" in e for e in errors)  # declared, though badly
+    assert name_errors({"models": ["LightGCN", "EASE"], "datasets": ["ml-100k"]}) == []

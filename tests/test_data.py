@@ -341,11 +341,15 @@ def test_stats_and_table1():
         "train": 2,
         "valid": 1,
         "test": 1,
+        "protocol": "global",
     }
     table = data.table1({"toy": {**stats, **data.split_counts(splits)}})
     assert table.loc["toy", "users in split"] == 3 and table.loc[
         "toy", "sparsity (%)"
     ] == pytest.approx(55.5556, abs=1e-4)
+    assert table.loc["toy", "split protocol"] == "global"
+    per_user = data.dataset_stats(pre, splits, protocol="per-user")
+    assert per_user["protocol"] == "per-user"
     with pytest.raises(InputError, match="missing field"):
         data.table1({"toy": stats})
 

@@ -83,7 +83,9 @@ def test_default_config_builds_the_data_stage(tmp_path):
         genres.set_index("item_id:token").loc["1", "genre:token_seq"]
         == "Animation Children's Comedy"
     )
-    for rule in ("download", "preprocess", "split", "stats", "genres"):
+    # the download log names the file fetched (ml-100k.zip; a declared table: NAME.csv, ...)
+    assert (workdir / "results" / "logs" / "download" / "ml-100k.zip.log").is_file()
+    for rule in ("preprocess", "split", "stats", "genres"):
         assert (workdir / "results" / "logs" / rule / "ml-100k.log").is_file()
     # a second run has nothing to do
     again = snakemake(workdir, "table_stats", "--cores", "1", "-n")

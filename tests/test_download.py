@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
-from userfair import download
+from userfair import catalogue, download
 from userfair.io import InputError, read_inter
 
 from conftest import make_workdir, snakemake
@@ -60,6 +60,11 @@ def server(tmp_path_factory):
     """(base url, served folder) of a live HTTP server with good, corrupt and truncated files."""
     root = tmp_path_factory.mktemp("served")
     good = lastfm_archive(root / "lastfm.zip")
+    with zipfile.ZipFile(good) as archive:  # the same interactions as a declared CSV
+        rows = archive.read("lastfm.inter").decode().splitlines()[1:]
+    (root / "plays.csv").write_text(
+        "listener;band\n" + "".join(f"{r.split()[0]};{r.split()[1]}\n" for r in rows)
+    )
     (root / "corrupt.zip").write_bytes(b"PK\x03\x04 definitely not a complete zip archive")
     (root / "truncated.zip").write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     httpd = http.server.ThreadingHTTPServer(
@@ -111,6 +116,18 @@ def test_wrong_sha256_is_rejected(server, tmp_path):
     assert leftovers(tmp_path) == []
 
 
+def test_a_declared_table_is_fetched_without_a_zip_check(server, tmp_path):
+    base, root = server
+    spec = {"url": f"{base}/plays.csv", "columns": {"user": "listener", "item": "band"}}
+    dataset = catalogue.declare("plays", spec)
+    dest = tmp_path / catalogue.downloaded_archive(dataset)
+    assert dest.name == "plays.csv"
+    download.fetch(dataset, dest, url=dataset.url)
+    assert dest.read_bytes() == (root / "plays.csv").read_bytes()
+    with pytest.raises(InputError, match="not a zip archive"):  # a RecBole archive still is
+        download.download(f"{base}/plays.csv", tmp_path / "x.zip")
+
+
 def test_ml100k_is_copied_from_recbole_without_network(tmp_path):
     dest = download.fetch("ml-100k", tmp_path / "ml-100k.zip", url="http://127.0.0.1:9/unused")
     with zipfile.ZipFile(dest) as archive:
@@ -153,6 +170,24 @@ def test_download_rule_fails_cleanly_on_a_corrupt_archive(server, tmp_path):
     workdir = tmp_path / "run"
     proc = run_lastfm(workdir, f"{base}/corrupt.zip", check=False)
     assert proc.returncode != 0
-    log = (workdir / "results" / "logs" / "download" / "lastfm.log").read_text()
+    log = (workdir / "results" / "logs" / "download" / "lastfm.zip.log").read_text()
     assert "not a zip archive, or a truncated one" in log and "lastfm.zip" in log
     assert leftovers(workdir / "resources" / "raw" / "lastfm") == []
+
+
+@pytest.mark.slow
+def test_download_rule_fetches_a_declared_csv(server, tmp_path):
+    base, _ = server
+    workdir = make_workdir(tmp_path / "run")
+    spec = {
+        "url": f"{base}/plays.csv",
+        "separator": ";",
+        "columns": {"user": "listener", "item": "band"},
+    }
+    (workdir / "run.yaml").write_text(
+        yaml.safe_dump({"datasets": ["plays"], "custom_datasets": {"plays": spec}})
+    )
+    snakemake(workdir, "table_stats", "--cores", "1", "--configfile", "run.yaml")
+    assert (workdir / "resources" / "raw" / "plays" / "plays.csv").is_file()
+    stats = json.loads((workdir / "results" / "plays" / "data" / "stats.json").read_text())
+    assert stats["interactions"] == 800  # as the lastfm archive: the duplicate is gone

@@ -22,7 +22,7 @@ from conftest import REPO
 CONFIG = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 TRAINING = CONFIG["training"]
 POINTS = grids.load_points(REPO / CONFIG["grid"], CONFIG["models"])
-TRAINABLE = [m for m in CONFIG["models"] if m not in grids.NON_TRAINABLE]
+TRAINABLE = [m for m in CONFIG["models"] if grids.trainable(m)]
 # RecBole trains these on batches of users (its AE dataloader), the others on batches of
 # interactions.
 USER_BATCHES = {"MultiVAE"}

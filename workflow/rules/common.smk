@@ -13,19 +13,36 @@
 import re
 from pathlib import Path
 
-from userfair import catalogue, grids
+from userfair import catalogue, grids, models
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
 DATASET_OPTIONS = config["dataset_options"]
+# The datasets the config declares itself (docs/your-data.md); names were checked against
+# catalogue.names(CUSTOM_DATASETS) and models.names() by the Snakefile (userfair.schema).
+CUSTOM_DATASETS = config["custom_datasets"]
+
+
+def dataset_entry(name):
+    """How dataset ``name`` is obtained and read: the catalogue's entry, or the config's
+    declaration under custom_datasets (userfair.catalogue.resolve). The only place a
+    dataset name is resolved."""
+    return catalogue.resolve(name, CUSTOM_DATASETS)
+
+
 SPLITS = ["train", "valid", "test"]
 # The user similarities (results/D/similarity/KIND.npz; userfair.similarity.KINDS).
 SIMILARITY_KINDS = ["cos", "jacc", "genre"]
 # The configured datasets whose raw files carry item genres (they get D.item, the genre
 # similarity and the gamma experiment).
-GENRE_DATASETS = [d for d in DATASETS if catalogue.get(d).has_genres]
-# Datasets that `download` can fetch; qk-video is never downloaded (docs/data.md).
-DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec"]
+GENRE_DATASETS = [d for d in DATASETS if dataset_entry(d).has_genres]
+# Datasets that `download` can fetch: the catalogue's (qk-video is never downloaded,
+# docs/data.md) and the declared ones with a url.
+DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec"] + [
+    n for n in CUSTOM_DATASETS if catalogue.needs_download(dataset_entry(n))
+]
+# Suffixes of a downloaded raw file: zip (RecBole archives) or a declared table's format.
+RAW_SUFFIXES = ["zip", "csv", "tsv", "parquet"]
 # Every grid point of every configured model (config `grid`), checked here so that an
 # unknown model or grid key fails before any job starts.
 GRID_POINTS = grids.load_points(config["grid"], MODELS)
@@ -53,15 +70,23 @@ def check_config():
         raise ValueError(
             f"config measures.gamma = {gamma} < 1 needs item genres, which "
             f"{without_genres} lack; use gamma: 1 or datasets with genres "
-            f"({', '.join(n for n, d in catalogue.CATALOGUE.items() if d.has_genres)})"
+            f"({', '.join(n for n, d in catalogue.CATALOGUE.items() if d.has_genres)}, "
+            "or a dataset of custom_datasets with columns.genres)"
         )
     # A path the user gives replaces the download, so it must exist now.
     for dataset in DATASETS:
-        path = catalogue.options_of(dataset, DATASET_OPTIONS)["path"]
+        if dataset in CUSTOM_DATASETS:
+            key, path = (
+                f"custom_datasets.{dataset}.path",
+                dataset_entry(dataset).default_path,
+            )
+        else:
+            key = f"dataset_options.{dataset}.path"
+            path = catalogue.options_of(dataset, DATASET_OPTIONS)["path"]
         if path and not Path(path).exists():
             raise ValueError(
-                f"config dataset_options.{dataset}.path: {path!r} does not exist (relative "
-                f"paths count from the working directory, {Path.cwd()}); see docs/data.md"
+                f"config {key}: {path!r} does not exist (relative paths count from the "
+                f"working directory, {Path.cwd()}); see docs/data.md"
             )
 
 
@@ -76,28 +101,46 @@ def dataset_mem_mb(wildcards):
     over every dataset, the largest configured one."""
     dataset = getattr(wildcards, "dataset", None)
     if dataset is None:
-        return max(catalogue.get(d).mem_mb for d in DATASETS)
-    return catalogue.get(dataset).mem_mb
+        return max(dataset_entry(d).mem_mb for d in DATASETS)
+    return dataset_entry(dataset).mem_mb
+
+
+def declaration(wildcards):
+    """``{D: its custom_datasets entry}`` for a declared dataset, else ``{}``: a param of
+    every rule that reads the raw file, so that a changed declaration reruns it; the
+    script resolves the dataset with ``catalogue.resolve(D, params.declaration)``."""
+    spec = CUSTOM_DATASETS.get(wildcards.dataset)
+    return {wildcards.dataset: spec} if spec is not None else {}
 
 
 def download_url(wildcards):
-    """The configured address of the dataset's archive, else the catalogue's."""
-    return catalogue.download_url(wildcards.dataset, DATASET_OPTIONS)
+    """The configured address of the dataset's raw file, else the catalogue's."""
+    return catalogue.download_url(dataset_entry(wildcards.dataset), DATASET_OPTIONS)
 
 
 def download_sha256(wildcards):
-    """The configured sha256 of the dataset's archive; empty: not checked."""
+    """The configured sha256 of the dataset's raw file; empty: not checked."""
+    spec = CUSTOM_DATASETS.get(wildcards.dataset)
+    if spec is not None:
+        return spec.get("sha256") or ""
     return catalogue.options_of(wildcards.dataset, DATASET_OPTIONS)["sha256"]
 
 
 def raw_source(wildcards):
     """The raw file, folder or archive that preprocessing reads for the dataset."""
-    return catalogue.raw_source(wildcards.dataset, DATASET_OPTIONS)
+    return catalogue.raw_source(dataset_entry(wildcards.dataset), DATASET_OPTIONS)
+
+
+def min_rating(wildcards):
+    """Ratings >= this are interactions: the declaration's min_rating, else the config's
+    preprocessing.min_rating."""
+    own = dataset_entry(wildcards.dataset).min_rating
+    return config["preprocessing"]["min_rating"] if own is None else own
 
 
 def temporal_split(wildcards):
     """Whether the dataset is split by time (it has timestamps) or by a seeded shuffle."""
-    return catalogue.get(wildcards.dataset).temporal
+    return dataset_entry(wildcards.dataset).temporal
 
 
 def split_folder(wildcards):
@@ -113,10 +156,23 @@ def training_mem_mb(wildcards):
 
 
 def training_gpus(wildcards):
-    """GPUs of a training or export job: one for a neural model unless training.device is
-    cpu; none for UserKNN and ItemKNN."""
-    neural = wildcards.model not in grids.NON_TRAINABLE
-    return int(neural and config["training"]["device"] != "cpu")
+    """GPUs of a training or export job: one for a trainable model unless training.device
+    is cpu; none for UserKNN, ItemKNN and RecBole's other traditional models
+    (userfair.models.Model.gpus)."""
+    return models.get(wildcards.model).gpus(config["training"]["device"])
+
+
+def training_partition(wildcards):
+    """The SLURM partition of a training or export job, decided by the same number as its
+    GPU request: $USERFAIR_SLURM_GPU_PARTITION when it asks for a GPU, else
+    $USERFAIR_SLURM_PARTITION (read at parse time; empty when unset). docs/cluster.md.
+    """
+    variable = (
+        "USERFAIR_SLURM_GPU_PARTITION"
+        if training_gpus(wildcards)
+        else "USERFAIR_SLURM_PARTITION"
+    )
+    return os.environ.get(variable, "")
 
 
 def training_settings():
@@ -141,7 +197,9 @@ def measure_settings(*keys):
 def raw_input(wildcards):
     """The raw file, folder or archive of the dataset, when a rule makes it or it exists
     (userfair.catalogue.tracked_raw_input)."""
-    return catalogue.tracked_raw_input(wildcards.dataset, DATASET_OPTIONS)
+    return catalogue.tracked_raw_input(
+        dataset_entry(wildcards.dataset), DATASET_OPTIONS
+    )
 
 
 def grid_point_files(name):

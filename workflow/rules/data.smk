@@ -4,11 +4,12 @@
 
 rule download:
     output:
-        "resources/raw/{dataset}/{dataset}.zip",
+        "resources/raw/{dataset}/{dataset}.{suffix}",
     log:
-        "results/logs/download/{dataset}.log",
+        "results/logs/download/{dataset}.{suffix}.log",
     wildcard_constraints:
         dataset=one_of(DOWNLOADABLE),
+        suffix=one_of(RAW_SUFFIXES),
     conda:
         "../../envs/data.yaml"
     resources:
@@ -17,8 +18,9 @@ rule download:
     params:
         url=download_url,
         sha256=download_sha256,
+        declaration=declaration,
     message:
-        "Fetch the raw archive of {wildcards.dataset}"
+        "Fetch the raw file of {wildcards.dataset}"
     script:
         "../scripts/download.py"
 
@@ -37,7 +39,8 @@ rule preprocess:
         runtime=60,
     params:
         source=raw_source,
-        min_rating=config["preprocessing"]["min_rating"],
+        declaration=declaration,
+        min_rating=min_rating,
         core=config["preprocessing"]["core"],
     message:
         "Deduplicate, binarise and 5-core {wildcards.dataset} (steps 1-3)"
@@ -65,8 +68,9 @@ rule split:
         valid_share=config["preprocessing"]["valid_share"],
         test_share=config["preprocessing"]["test_share"],
         min_train=config["preprocessing"]["min_train_interactions"],
+        protocol=config["preprocessing"]["protocol"],
     message:
-        "Split {wildcards.dataset} 60/20/20 (steps 4-5)"
+        "Split {wildcards.dataset} ({params.protocol} protocol, steps 4-5)"
     script:
         "../scripts/split.py"
 
@@ -88,6 +92,7 @@ rule genres:
         runtime=30,
     params:
         source=raw_source,
+        declaration=declaration,
     message:
         "Item genres of the split of {wildcards.dataset}"
     script:
@@ -107,6 +112,8 @@ rule stats:
     resources:
         mem_mb=dataset_mem_mb,
         runtime=30,
+    params:
+        protocol=config["preprocessing"]["protocol"],
     message:
         "Table-1 statistics of {wildcards.dataset}"
     script:

@@ -19,6 +19,7 @@ rule tune:
         mem_mb=training_mem_mb,
         runtime=config["training"]["runtime"],
         gpu=training_gpus,
+        slurm_partition=training_partition,
     params:
         grid_params=point_params,
         training=training_settings(),
@@ -68,6 +69,7 @@ rule topk:
         mem_mb=training_mem_mb,
         runtime=60,
         gpu=training_gpus,
+        slurm_partition=training_partition,
     params:
         training=training_settings(),
         data_dir=split_folder,

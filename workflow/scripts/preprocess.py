@@ -1,11 +1,12 @@
 """Rule preprocess: steps 1-3 of docs/method.md#data on the raw interactions of one dataset."""
 
-from userfair import data
+from userfair import catalogue, data
 from userfair.io import atomic_path
 from userfair.joblog import job_log
 
 with job_log(snakemake):
-    raw = data.read_interactions(snakemake.wildcards.dataset, snakemake.params.source)
+    dataset = catalogue.resolve(snakemake.wildcards.dataset, snakemake.params.declaration)
+    raw = data.read_interactions(dataset, snakemake.params.source)
     frame = data.preprocess(raw, min_rating=snakemake.params.min_rating, core=snakemake.params.core)
     with atomic_path(snakemake.output[0]) as tmp:
         data.as_written(frame).to_parquet(tmp, index=False)

@@ -19,6 +19,7 @@ with job_log(snakemake):
         test_share=snakemake.params.test_share,
         min_train=snakemake.params.min_train,
         label=snakemake.input[0],
+        protocol=snakemake.params.protocol,
     )
     for name in data.SPLITS:
         write_inter(data.as_written(splits[name]), snakemake.output[name])

@@ -19,8 +19,9 @@ with job_log(snakemake):
         snakemake.output.tex,
         float_format="{:.2f}",
         caption="Dataset statistics: counts and sparsity after the 5-core step; test "
-        "users, split sizes and split counts after dropping users with few "
-        "train interactions.",
+        "users, split sizes and split counts after the split (protocol global: after "
+        "dropping users with few train interactions; per-user: RecBole's ratio split of "
+        "each user's interactions).",
         label="tab:stats",
     )
     logging.info("Table 1:\n%s", table.to_string())

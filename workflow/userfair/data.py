@@ -28,7 +28,17 @@ from .io import InputError, atomic_path, parse_atomic_header
 log = logging.getLogger(__name__)
 
 SPLITS = ("train", "valid", "test")
-STATS_KEYS = ("users", "items", "interactions", "sparsity", "test_users", "train", "valid", "test")
+STATS_KEYS = (
+    "users",
+    "items",
+    "interactions",
+    "sparsity",
+    "test_users",
+    "train",
+    "valid",
+    "test",
+    "protocol",
+)
 NO_GENRE = "(no genres listed)"
 
 
@@ -551,9 +561,13 @@ def write_item_genres(genres: pd.DataFrame, path: str | os.PathLike) -> None:
 # --- statistics (Table 1) ---------------------------------------------------------------------
 
 
-def dataset_stats(preprocessed: pd.DataFrame, splits: dict[str, pd.DataFrame]) -> dict:
+def dataset_stats(
+    preprocessed: pd.DataFrame, splits: dict[str, pd.DataFrame], protocol: str = "global"
+) -> dict:
     """stats.json: counts and sparsity (%) after the k-core (step 3); test users and split
-    sizes after the final drop (step 5)."""
+    sizes after the final drop (step 5); the split ``protocol`` (global or per-user)."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown split protocol {protocol!r}; expected one of {PROTOCOLS}")
     users = int(preprocessed["user_id"].astype(str).nunique())
     items = int(preprocessed["item_id"].astype(str).nunique())
     interactions = len(preprocessed)
@@ -566,6 +580,7 @@ def dataset_stats(preprocessed: pd.DataFrame, splits: dict[str, pd.DataFrame]) -
         "test_users": int(splits["test"]["user_id"].astype(str).nunique()),
     }
     stats.update({name: len(splits[name]) for name in SPLITS})
+    stats["protocol"] = protocol
     assert tuple(stats) == STATS_KEYS
     return stats
 
@@ -583,6 +598,7 @@ TABLE1_COLUMNS = {
     "test": "test",
     "split_users": "users in split",
     "split_items": "items in split",
+    "protocol": "split protocol",
 }
 
 
@@ -601,4 +617,5 @@ def table1(rows: dict[str, dict]) -> pd.DataFrame:
         raise InputError(f"stats: missing field(s) {', '.join(missing)}")
     frame = frame[list(TABLE1_COLUMNS)].rename(columns=TABLE1_COLUMNS)
     frame.index.name = "dataset"
-    return frame.astype({c: "int64" for c in frame.columns if c != "sparsity (%)"})
+    text = ("sparsity (%)", "split protocol")
+    return frame.astype({c: "int64" for c in frame.columns if c not in text})

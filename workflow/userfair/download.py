@@ -44,7 +44,8 @@ def check_sha256(path: str | os.PathLike, expected: str, label: str) -> None:
     if actual != expected.lower():
         raise InputError(
             f"{label}: sha256 is {actual}, expected {expected} (config "
-            "dataset_options.<dataset>.sha256); the file is corrupt or changed"
+            "dataset_options.<dataset>.sha256 or custom_datasets.<dataset>.sha256); the "
+            "file is corrupt or changed"
         )
 
 
@@ -63,10 +64,18 @@ def check_zip(path: str | os.PathLike, label: str) -> None:
         raise InputError(f"{label}: damaged zip archive (CRC error in member '{bad_member}')")
 
 
-def download(url: str, dest: str | os.PathLike, sha256: str = "", timeout: float = 60) -> Path:
-    """Stream ``url`` to ``dest`` with a progress bar; verify size, sha256 and zip integrity.
+def download(
+    url: str,
+    dest: str | os.PathLike,
+    sha256: str = "",
+    timeout: float = 60,
+    archive: bool = True,
+) -> Path:
+    """Stream ``url`` to ``dest`` with a progress bar; verify size, sha256 and, for an
+    ``archive`` (a RecBole zip), zip integrity. A declared csv/tsv/parquet table is not a
+    zip: ``archive=False`` checks size and sha256 only.
 
-    Only a verified archive ever appears under ``dest``.
+    Only a verified file ever appears under ``dest``.
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -81,7 +90,8 @@ def download(url: str, dest: str | os.PathLike, sha256: str = "", timeout: float
                 f"{dest}: {url}: received {received} of {expected} bytes (truncated)"
             )
         check_sha256(part, sha256, f"{dest} (downloaded from {url})")
-        check_zip(part, f"{dest} (downloaded from {url})")
+        if archive:
+            check_zip(part, f"{dest} (downloaded from {url})")
         os.replace(part, dest)
     finally:
         part.unlink(missing_ok=True)
@@ -156,11 +166,26 @@ def pack_recbole_ml100k(dest: str | os.PathLike) -> Path:
     return Path(dest)
 
 
-def fetch(name: str, dest: str | os.PathLike, url: str = "", sha256: str = "") -> Path:
-    """Put dataset ``name``'s raw archive at ``dest``: copied (ml-100k) or downloaded."""
-    dataset = catalogue.get(name)
+def fetch(
+    name: str | catalogue.Dataset, dest: str | os.PathLike, url: str = "", sha256: str = ""
+) -> Path:
+    """Put dataset ``name``'s raw file at ``dest``: copied (ml-100k) or downloaded. ``name``
+    is a catalogue name or a :class:`~userfair.catalogue.Dataset` (a declared dataset with a
+    ``url``: its file is a zip only in the recbole format)."""
+    dataset = name if isinstance(name, catalogue.Dataset) else catalogue.get(name)
     if dataset.source == "recbole-embedded":
         return pack_recbole_ml100k(dest)
     if dataset.source == "recbole-archive":
         return download(url or dataset.url, dest, sha256=sha256)
-    raise InputError(f"{name}: never downloaded. " + catalogue.tenrec_help(dataset.default_path))
+    if dataset.source == "custom" and (url or dataset.url):
+        return download(
+            url or dataset.url, dest, sha256=sha256, archive=dataset.format == "recbole"
+        )
+    if dataset.source == "custom":
+        raise InputError(
+            f"{dataset.name}: declared with a path, not a url (config "
+            f"custom_datasets.{dataset.name}); nothing to download"
+        )
+    raise InputError(
+        f"{dataset.name}: never downloaded. " + catalogue.tenrec_help(dataset.default_path)
+    )

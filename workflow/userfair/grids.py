@@ -16,48 +16,24 @@ from pathlib import Path
 
 import yaml
 
+from userfair import models
 from userfair.io import InputError
 
-# Training settings a grid may vary for every trainable model.
-TRAINING_KEYS = ("learning_rate", "weight_decay", "train_batch_size")
-
-# The hyper-parameters a grid may set, per model: RecBole's own model parameters
-# (recbole/properties/model/M.yaml; tests/test_training_grids.py checks they exist there),
+# The models and the hyper-parameters a grid may set come from the one registry of models,
+# userfair.models: RecBole's own parameters of each model (recbole/properties/model/M.yaml),
 # the training keys for trainable models, and UserKNN's own K and shrink.
-MODEL_KEYS: dict[str, tuple[str, ...]] = {
-    "UserKNN": ("k", "shrink"),
-    "ItemKNN": ("k", "shrink"),
-    "BPR": ("embedding_size",) + TRAINING_KEYS,
-    "MultiVAE": (
-        "mlp_hidden_size",
-        "latent_dimension",
-        "dropout_prob",
-        "anneal_cap",
-        "total_anneal_steps",
-    )
-    + TRAINING_KEYS,
-    "NGCF": ("embedding_size", "hidden_size_list", "node_dropout", "message_dropout", "reg_weight")
-    + TRAINING_KEYS,
-    "NeuMF": ("mf_embedding_size", "mlp_embedding_size", "mlp_hidden_size", "dropout_prob")
-    + TRAINING_KEYS,
-    "NCL": (
-        "embedding_size",
-        "n_layers",
-        "reg_weight",
-        "ssl_temp",
-        "ssl_reg",
-        "hyper_layers",
-        "alpha",
-        "proto_reg",
-        "num_clusters",
-        "m_step",
-        "warm_up_step",
-    )
-    + TRAINING_KEYS,
-}
+TRAINING_KEYS = models.TRAINING_KEYS
 
-# Models without training: one pass builds the similarity, no epochs, no early stopping.
-NON_TRAINABLE = ("UserKNN", "ItemKNN")
+
+def model_keys(model: str) -> tuple[str, ...]:
+    """The grid keys ``model`` takes; InputError (with close matches) for an unknown model."""
+    return models.get(model).grid_keys
+
+
+def trainable(model: str) -> bool:
+    """Whether ``model`` trains for epochs (UserKNN, ItemKNN and RecBole's traditional
+    models are built in one pass: no epochs, no early stopping, no GPU)."""
+    return models.get(model).trainable
 
 
 def load_grid(path: str | os.PathLike) -> dict:
@@ -75,17 +51,19 @@ def validate_grid(grid: dict, models: list[str], *, label: str = "grid") -> None
     """Raise InputError for an unknown model, an unknown parameter, a value that is not a
     non-empty list, or a configured model missing from the grid."""
     for model, params in grid.items():
-        if model not in MODEL_KEYS:
-            raise InputError(f"{label}: unknown model '{model}' (known: {', '.join(MODEL_KEYS)})")
+        try:
+            allowed = model_keys(model)
+        except InputError as error:
+            raise InputError(f"{label}: {error}") from None
         if params is None:
             continue
         if not isinstance(params, dict):
             raise InputError(f"{label}: model '{model}': expected a mapping parameter -> list")
         for key, values in params.items():
-            if key not in MODEL_KEYS[model]:
+            if key not in allowed:
                 raise InputError(
-                    f"{label}: model '{model}': unknown grid key '{key}' "
-                    f"(allowed: {', '.join(MODEL_KEYS[model])})"
+                    f"{label}: model '{model}': unknown grid key '{key}', not a parameter of "
+                    f"{model} in RecBole 1.2.1 (allowed: {', '.join(allowed)})"
                 )
             if not isinstance(values, list) or not values:
                 raise InputError(

@@ -20,8 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from userfair import recbole_patches
-from userfair.grids import MODEL_KEYS, NON_TRAINABLE
+from userfair import models, recbole_patches
 
 recbole_patches.apply()
 
@@ -62,8 +61,7 @@ class Training:
 
 def model_class(name: str):
     """The RecBole model class of ``name`` (UserKNN and the batch-wise ItemKNN are ours)."""
-    if name not in MODEL_KEYS:
-        raise InputError(f"unknown model '{name}' (known: {', '.join(MODEL_KEYS)})")
+    models.get(name)  # an InputError naming close matches for an unknown model
     return OURS[name] if name in OURS else get_model(name)
 
 
@@ -120,7 +118,7 @@ def recbole_settings(
         "topk": [k],
         "valid_metric": f"NDCG@{k}",
         "metric_decimal_place": 12,
-        "epochs": 1 if model in NON_TRAINABLE else training.epochs,
+        "epochs": training.epochs if models.get(model).trainable else 1,
         "stopping_step": training.stopping_step,
         "eval_step": 1,
         "train_batch_size": training.train_batch_size,

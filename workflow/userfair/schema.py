@@ -1,12 +1,17 @@
 """Checking the workflow's config against config/config.schema.yaml with errors that name
 the key: ``config key measures.gamma: 1.5 is greater than the maximum of 1``.
 
+The schema keeps no list of names: dataset names are checked against the catalogue and the
+config's ``custom_datasets`` (:func:`userfair.catalogue.names`), model names against the
+registry of models (:func:`userfair.models.names`), here, with close matches suggested.
+
 Snakemake's own ``validate`` names only the offending value; the Snakefile calls
 :func:`check_config` first and Snakemake's ``validate`` afterwards, to fill in defaults.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -14,6 +19,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from userfair import catalogue, models
 from userfair.io import InputError
 
 
@@ -32,7 +38,55 @@ def config_errors(config: dict, schema: dict) -> list[str]:
     validator_class = jsonschema.validators.validator_for(schema)
     validator = validator_class(schema)
     errors = sorted(validator.iter_errors(config), key=jsonschema.exceptions.relevance)
-    return [f"config key {key_path(error.absolute_path)}: {error.message}" for error in errors]
+    return [
+        f"config key {key_path(error.absolute_path)}: {error.message}" for error in errors
+    ] + name_errors(config)
+
+
+def _unknown(name: str, known: list[str], what: str) -> str:
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"{name!r} is not one of the {what}{hint} (known: {', '.join(known)})"
+
+
+def name_errors(config: dict) -> list[str]:
+    """Every dataset or model name of ``config`` that no registry knows, and every
+    ``custom_datasets`` declaration that :func:`userfair.catalogue.declare` rejects."""
+    custom = config.get("custom_datasets") or {}
+    errors = []
+    if isinstance(custom, dict):
+        for name, spec in custom.items():
+            try:
+                catalogue.declare(name, spec if isinstance(spec, dict) else {})
+            except InputError as error:
+                errors.append(str(error))
+    else:
+        custom = {}
+    datasets = catalogue.names(custom)
+    for index, name in enumerate(config.get("datasets") or []):
+        if isinstance(name, str) and name not in datasets:
+            what = "datasets (the catalogue's, then those of custom_datasets; docs/data.md)"
+            errors.append(f"config key datasets[{index}]: {_unknown(name, datasets, what)}")
+    for name in config.get("dataset_options") or {}:
+        if name not in catalogue.CATALOGUE:
+            errors.append(
+                f"config key dataset_options.{name}: not a built-in dataset "
+                f"({', '.join(catalogue.CATALOGUE)}); a dataset of custom_datasets takes its "
+                f"path, url and sha256 in custom_datasets.{name}"
+            )
+    for index, name in enumerate(config.get("models") or []):
+        if isinstance(name, str) and name not in models.names():
+            what = "models (RecBole 1.2.1's general recommenders and UserKNN)"
+            errors.append(
+                f"config key models[{index}]: {_unknown(name, list(models.names()), what)}"
+            )
+    model = (config.get("experiments") or {}).get("model")
+    if isinstance(model, str) and model not in models.names():
+        what = "models (RecBole 1.2.1's general recommenders and UserKNN)"
+        errors.append(
+            f"config key experiments.model: {_unknown(model, list(models.names()), what)}"
+        )
+    return errors
 
 
 def check_config(config: dict, schema_path: str | os.PathLike) -> None:

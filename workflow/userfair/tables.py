@@ -12,23 +12,14 @@ import os
 import numpy as np
 import pandas as pd
 
+from . import models
 from .io import InputError, atomic_path, read_json, to_booktabs, write_table
 from .measures import CONVENTION_KEYS, FAIR, GROUPS, NAMES, SIMILARITY_TIMES, higher_is_better
 
-# The paper's short model names (Table 2 columns, figure labels).
-MODEL_LABELS = {
-    "UserKNN": "U-KNN",
-    "ItemKNN": "I-KNN",
-    "BPR": "BPR",
-    "NeuMF": "NMF",
-    "MultiVAE": "MVAE",
-    "NGCF": "NGCF",
-    "NCL": "NCL",
-}
-
 
 def model_label(model: str) -> str:
-    return MODEL_LABELS.get(model, model)
+    """The short name of ``model`` in tables and figures (userfair.models.label)."""
+    return models.label(model)
 
 
 def check_measures(record: dict, source: str | os.PathLike) -> dict:
