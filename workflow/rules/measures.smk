@@ -22,7 +22,6 @@ rule similarity:
         runtime=60,
     params:
         block_size=config["measures"]["block_size"],
-        stream_above=config["measures"]["stream_above"],
     message:
         "User similarity {wildcards.kind} of {wildcards.dataset}"
     script:

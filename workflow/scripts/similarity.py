@@ -14,7 +14,8 @@ with job_log(snakemake):
         item_features=(snakemake.input.item or [None])[0],
     )
     rows = inputs.train_of_evaluated()
-    stream_above = snakemake.params.stream_above
+    # read from the config, not a param: a new threshold must not rebuild a dense file
+    stream_above = snakemake.config["measures"]["stream_above"]
     if rows.shape[0] > stream_above:
         # the measures stream above it (pairs.json); only the experiments read these files
         raise ValueError(
