@@ -1,6 +1,8 @@
 """The workflow on a real SLURM cluster: tests/slurm/cluster.sh brings up a single-node
 cluster with accounting on 127.0.0.1, the tiny ml-100k goes through profiles/slurm, and
-every job must show up in `sacct` as COMPLETED with outputs equal to a local run's.
+every job must show up in `sacct` as COMPLETED with outputs equal to a local run's. The
+measures stream (measures.stream_above: 0) and both passes are scattered over two jobs
+(measures.scatter: 2), so the scatter/gather rules are SLURM jobs too.
 
 Where the machine cannot host SLURM (not root, no apt-get), the test is skipped and says why,
 unless USERFAIR_REQUIRE_SLURM=1 (set by .ci/run), which turns that into a failure."""
@@ -34,6 +36,7 @@ MODELS = {
     "BPR": {"learning_rate": [0.005], "embedding_size": [16]},
 }
 NEURAL = {"BPR"}
+SCATTER = 2  # measures.scatter: each streamed pass in two SLURM jobs
 # Deterministic outputs of the stages sent through SLURM, compared with a local run.
 TARGETS = [
     f"results/{DATASET}/data/{DATASET}.train.inter",
@@ -47,10 +50,11 @@ TARGETS = [
         for model in MODELS
         for name in ("topk.parquet", "recbole_test.json")
     ),
-    *(f"results/{DATASET}/similarity/{kind}.npz" for kind in ("cos", "jacc")),
+    f"results/{DATASET}/similarity/pairs.json",
     *(f"results/{DATASET}/measures/{model}.json" for model in MODELS),
 ]
-TIMINGS = "seconds"  # the one field of .json/.npz outputs that differs between runs
+# the fields of .json/.npz outputs that differ between runs: wall-clock timings
+TIMINGS = ("seconds", "seconds_pairs", "seconds_uf_setup", "seconds_envy")
 SUBMITTED = re.compile(
     r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/(?:([^/]+)/)?\d+\.log\)"
 )
@@ -92,6 +96,7 @@ def write_tiny_config(workdir: Path, tiny_dir: Path) -> Path:
                 "models": list(MODELS),
                 "grid": str(grid),
                 "training": {"epochs": 1},
+                "measures": {"stream_above": 0, "scatter": SCATTER},
             }
         )
     )
@@ -145,14 +150,15 @@ def assert_same_file(local: Path, remote: Path) -> None:
     elif local.suffix == ".npz":
         with np.load(local) as a, np.load(remote) as b:
             assert set(a.files) == set(b.files), remote
-            for name in set(a.files) - {TIMINGS}:
+            for name in set(a.files) - set(TIMINGS):
                 np.testing.assert_array_equal(a[name], b[name], err_msg=f"{remote}: {name}")
     elif local.suffix == ".json":
         a, b = json.loads(local.read_text()), json.loads(remote.read_text())
         assert a.keys() == b.keys(), remote
         # compared as JSON text, so that NaN scores (Gini, UF) count as equal
         same = [
-            json.dumps({k: v for k, v in d.items() if k != TIMINGS}, sort_keys=True) for d in (a, b)
+            json.dumps({k: v for k, v in d.items() if k not in TIMINGS}, sort_keys=True)
+            for d in (a, b)
         ]
         assert same[0] == same[1], f"{remote} differs from {local}"
     else:
@@ -183,7 +189,10 @@ def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluste
     local_rules = sorted(FINISHED.findall(local_log))
     assert sorted(rule for _, rule, _ in submitted) == local_rules, slurm_log[-8000:]
     assert sorted(FINISHED.findall(slurm_log)) == local_rules
-    assert {"tune", "select", "topk", "similarity"} <= set(local_rules)
+    assert {"tune", "select", "topk", "pairs", "measures"} <= set(local_rules)
+    # the streamed measures, scattered: pass one per dataset, pass two per model
+    assert local_rules.count("pairs_part") == SCATTER, local_rules
+    assert local_rules.count("measure_sums") == SCATTER * len(MODELS), local_rules
 
     # ... and the accounting database saw each one complete, under the profile's account;
     # neural training and export had a GPU (one of the cluster's two fake ones) in the GPU

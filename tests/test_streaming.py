@@ -171,6 +171,17 @@ def test_ranges_balance_and_cover():
     assert len(streaming.ranges(rows, 500)) <= 80
 
 
+def test_scatter_items_tile_the_rows_even_with_more_parts_than_users():
+    rows = split_inputs(8).train_of_evaluated()[:6]
+    for n in (1, 2, 5, 20):
+        parts = [streaming.scatter_range(rows, f"{i}-of-{n}") for i in range(1, n + 1)]
+        assert parts[0][0] == 0 and parts[-1][1] == 6, parts
+        assert all(b == c for (_, b), (c, _) in zip(parts, parts[1:])), parts
+    for bad in ("0-of-2", "3-of-2", "1of2"):
+        with pytest.raises(ValueError, match="scatter item"):
+            streaming.scatter_range(rows, bad)
+
+
 def test_combine_refuses_gaps_overlaps_and_other_users():
     inputs = split_inputs(9)
     rows = inputs.train_of_evaluated()

@@ -10,6 +10,7 @@
 # include and the first rule that needs one of its outputs fails at parse time, naming
 # the missing rule.
 
+import json
 import re
 from pathlib import Path
 
@@ -46,6 +47,17 @@ RAW_SUFFIXES = ["zip", "csv", "tsv", "parquet"]
 # Every grid point of every configured model (config `grid`), checked here so that an
 # unknown model or grid key fails before any job starts.
 GRID_POINTS = grids.load_points(config["grid"], MODELS)
+
+
+# Pass one of every dataset and pass two of every dataset x model are scattered over this
+# many jobs (config measures.scatter; 1: one job each, no parts) on the streamed route.
+scattergather:
+    measures=config["measures"]["scatter"],
+
+
+SCATTER = config["measures"]["scatter"]
+# A scattered part's name, Snakemake's "i-of-n".
+SCATTER_ITEM = r"\d+-of-\d+"
 
 
 def one_of(names):
@@ -192,6 +204,67 @@ def measure_settings(*keys):
 
 
 # --- input functions that reach into another stage -------------------------------------
+
+
+def evaluated_users(dataset):
+    """The number of evaluated users (test users) of the dataset, from its stats.json:
+    the checkpoint `stats` must have run before the caller's job is scheduled."""
+    path = checkpoints.stats.get(dataset=dataset).output[0]
+    with open(path) as handle:
+        return json.load(handle)["test_users"]
+
+
+def streamed(dataset):
+    """Whether the measures of the dataset stream (docs/measures.md#in-the-workflow): more
+    evaluated users than config measures.stream_above."""
+    return evaluated_users(dataset) > config["measures"]["stream_above"]
+
+
+def uf_item_genres(wildcards):
+    """The dataset's item genres when UF mixes in the genre similarity (gamma < 1) on the
+    streamed route, else nothing."""
+    if config["measures"]["gamma"] < 1:
+        return expand(rules.genres.output[0], dataset=wildcards.dataset)
+    return []
+
+
+def scatter_template(template, wildcards):
+    """``template`` with the job's dataset (and model) filled in, {scatteritem} left for
+    ``scatter.measures``."""
+    for name in ("dataset", "model"):
+        if name in wildcards.keys():
+            template = template.replace(f"{{{name}}}", wildcards[name])
+    return template
+
+
+def pair_stats_parts(wildcards):
+    """The scattered parts of pass one (`pairs_part`) when measures.scatter > 1, else
+    nothing (then `pairs` makes the whole pass itself)."""
+    if SCATTER == 1:
+        return []
+    return scatter.measures(scatter_template(rules.pairs_part.output[0], wildcards))
+
+
+def measure_inputs(wildcards):
+    """Input function (use with unpack) of `measures`: the similarity files (cos, jacc,
+    genre) on the dense route; on the streamed route pass one (pairs), the item genres when
+    gamma < 1 (item) and, when measures.scatter > 1, the scattered parts of pass two
+    (sums)."""
+    if not streamed(wildcards.dataset):
+        return {
+            "cos": similarity_file("cos").format(dataset=wildcards.dataset),
+            "jacc": similarity_file("jacc").format(dataset=wildcards.dataset),
+            "genre": uf_genre_similarity(wildcards),
+        }
+    named = {
+        "pairs": expand(rules.pairs.output[0], dataset=wildcards.dataset)[0],
+        "item": uf_item_genres(wildcards),
+    }
+    if SCATTER > 1:
+        named["sums"] = scatter.measures(
+            scatter_template(rules.measure_sums.output[0], wildcards)
+        )
+    return named
 
 
 def raw_input(wildcards):

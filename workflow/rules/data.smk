@@ -99,7 +99,9 @@ rule genres:
         "../scripts/genres.py"
 
 
-rule stats:
+# A checkpoint: its test_users (the evaluated users) choose the measures' route
+# (common.smk, streamed).
+checkpoint stats:
     input:
         preprocessed=rules.preprocess.output[0],
         splits=rules.split.output,

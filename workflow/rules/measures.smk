@@ -28,15 +28,97 @@ rule similarity:
         "../scripts/similarity.py"
 
 
-rule measures:
+# The streamed route (more evaluated users than measures.stream_above; docs/measures.md
+# #in-the-workflow): pass one per dataset, scattered over measures.scatter jobs
+# (pairs_part) and gathered (pairs), then pass two per dataset x model, scattered
+# (measure_sums) and gathered by `measures`. With measures.scatter = 1 `pairs` and
+# `measures` make their pass themselves.
+
+
+rule pairs_part:
+    input:
+        train=rules.split.output.train,
+        test=rules.split.output.test,
+        item=uf_item_genres,
+    output:
+        "results/{dataset}/similarity/pairs/{scatteritem}.json",
+    log:
+        "results/logs/pairs_part/{dataset}_{scatteritem}.log",
+    wildcard_constraints:
+        scatteritem=SCATTER_ITEM,
+    conda:
+        "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        **measure_settings("gamma", "block_size"),
+    message:
+        "Pass one of the streamed measures of {wildcards.dataset}, part {wildcards.scatteritem}"
+    script:
+        "../scripts/pairs.py"
+
+
+rule pairs:
+    input:
+        train=rules.split.output.train,
+        test=rules.split.output.test,
+        item=uf_item_genres,
+        parts=pair_stats_parts,
+    output:
+        "results/{dataset}/similarity/pairs.json",
+    log:
+        "results/logs/pairs/{dataset}.log",
+    conda:
+        "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        **measure_settings("gamma", "block_size"),
+    message:
+        "Pass one of the streamed measures of {wildcards.dataset}"
+    script:
+        "../scripts/pairs.py"
+
+
+rule measure_sums:
     input:
         train=rules.split.output.train,
         valid=rules.split.output.valid,
         test=rules.split.output.test,
         topk=rules.topk.output.topk,
-        cos=similarity_file("cos"),
-        jacc=similarity_file("jacc"),
-        genre=uf_genre_similarity,
+        pairs=rules.pairs.output[0],
+        item=uf_item_genres,
+    output:
+        "results/{dataset}/measures/{model}/sums/{scatteritem}.json",
+    log:
+        "results/logs/measure_sums/{dataset}_{model}_{scatteritem}.log",
+    wildcard_constraints:
+        scatteritem=SCATTER_ITEM,
+    conda:
+        "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        **measure_settings("epsilon", "envy_utility", "block_size"),
+    message:
+        "Pass two of {wildcards.model} on {wildcards.dataset}, part {wildcards.scatteritem}"
+    script:
+        "../scripts/measure_sums.py"
+
+
+rule measures:
+    input:
+        unpack(measure_inputs),
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=rules.topk.output.topk,
     output:
         "results/{dataset}/measures/{model}.json",
     log:

@@ -14,6 +14,18 @@ with job_log(snakemake):
         item_features=(snakemake.input.item or [None])[0],
     )
     rows = inputs.train_of_evaluated()
+    # read from the config, not a param: a new threshold must not rebuild a dense file
+    stream_above = snakemake.config["measures"]["stream_above"]
+    if rows.shape[0] > stream_above:
+        # the measures stream above it (pairs.json); only the experiments read these files
+        raise ValueError(
+            f"{rows.shape[0]} evaluated users > measures.stream_above = {stream_above}: the "
+            f"dense ({rows.shape[0]} x {rows.shape[0]}) {kind} similarity is not built above "
+            "it (the measures stream instead). The experiments of Figs. 2-4 and the gamma "
+            "figures need it: raise measures.stream_above to at least "
+            f"{rows.shape[0]} to build them, or ask only for the measure targets "
+            "(docs/measures.md#in-the-workflow)"
+        )
     logging.info("%s similarity of %d users", kind, rows.shape[0])
     result = similarity.compute(
         kind, rows, inputs.users, inputs.genres, snakemake.params.block_size

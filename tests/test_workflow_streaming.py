@@ -1,0 +1,103 @@
+"""The workflow's streamed measures: above config measures.stream_above the measures of the
+tiny ml-100k come from pass one (pairs.json) and pass two instead of the dense similarity
+files, in one job or scattered over measures.scatter jobs, with the same numbers."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import pytest
+import yaml
+
+from userfair.measures import NAMES
+
+from conftest import make_workdir, snakemake
+
+DATASET, MODEL = "ml-100k", "UserKNN"
+MEASURES = f"results/{DATASET}/measures/{MODEL}.json"
+PAIRS = f"results/{DATASET}/similarity/pairs.json"
+
+
+def _config(workdir, tiny, name, **measures):
+    grid = workdir / "grid.yaml"
+    grid.write_text(yaml.safe_dump({MODEL: {"k": [50], "shrink": [0.0]}}))
+    path = workdir / f"{name}.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "dataset_options": {DATASET: {"path": str(tiny)}},
+                "datasets": [DATASET],
+                "models": [MODEL],
+                "grid": str(grid),
+                "measures": {"device": "cpu", **measures},
+            }
+        )
+    )
+    return str(path)
+
+
+def _measures(workdir, config):
+    """The measures file of a fresh run of `measures` under ``config``, and the log."""
+    (workdir / MEASURES).unlink(missing_ok=True)
+    shutil.rmtree(workdir / f"results/{DATASET}/measures/{MODEL}", ignore_errors=True)
+    proc = snakemake(workdir, MEASURES, "--cores", "2", "--configfile", config)
+    return json.loads((workdir / MEASURES).read_text()), proc.stderr
+
+
+def _finished(log: str, rule: str) -> int:
+    """How many jobs of ``rule`` the run finished."""
+    return log.count(f"(Rule: {rule})")
+
+
+def _assert_same(dense, streamed):
+    for name in NAMES:
+        a, b = dense[name], streamed[name]
+        if a is None or (isinstance(a, float) and math.isnan(a)):
+            assert b is None or math.isnan(b), name
+        else:
+            assert b == pytest.approx(a, rel=1e-9, abs=1e-12), name
+    assert dense["conventions"] == streamed["conventions"]
+    # Table 3 keeps a similarity time: pass one's, on the streamed route
+    assert {"similarity-cos", "similarity-jacc"} <= streamed["seconds"].keys()
+
+
+@pytest.mark.slow
+def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_ml100k):
+    work = make_workdir(tmp_path / "run")
+    dense, log = _measures(work, _config(work, tiny_ml100k, "dense"))
+    assert _finished(log, "similarity") == 2 and _finished(log, "pairs") == 0, log[-4000:]
+    assert not (work / PAIRS).exists()
+
+    one, log = _measures(work, _config(work, tiny_ml100k, "stream", stream_above=0))
+    assert _finished(log, "pairs") == 1 and _finished(log, "similarity") == 0, log[-4000:]
+    assert _finished(log, "pairs_part") == _finished(log, "measure_sums") == 0
+    _assert_same(dense, one)
+
+    stats = json.loads((work / PAIRS).read_text())
+    (work / PAIRS).unlink()
+    two, log = _measures(work, _config(work, tiny_ml100k, "two", stream_above=0, scatter=2))
+    for rule, jobs in (("pairs_part", 2), ("measure_sums", 2), ("pairs", 1), ("measures", 1)):
+        assert _finished(log, rule) == jobs, (rule, log[-4000:])
+    _assert_same(dense, two)
+    gathered = json.loads((work / PAIRS).read_text())
+    assert {k: v for k, v in gathered.items() if k not in ("seconds", "uf_mean", "uf_m2")} == {
+        k: v for k, v in stats.items() if k not in ("seconds", "uf_mean", "uf_m2")
+    }
+
+    # the dense files are not built above the threshold: a clear error names the key (a
+    # dense file already there stays valid: a new threshold alone rebuilds nothing)
+    (work / f"results/{DATASET}/similarity/jacc.npz").unlink()
+    proc = snakemake(
+        work,
+        f"results/{DATASET}/similarity/jacc.npz",
+        "--cores",
+        "1",
+        "--configfile",
+        _config(work, tiny_ml100k, "stream", stream_above=0),
+        check=False,
+    )
+    assert proc.returncode != 0
+    logs = "".join(p.read_text() for p in (work / "results/logs/similarity").glob("*jacc*"))
+    assert "measures.stream_above" in logs, logs
