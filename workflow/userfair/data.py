@@ -118,29 +118,38 @@ def _require(header: dict[str, str], names: tuple[str, ...], label: str) -> str:
 def _read_atomic(
     source: RawSource, member: str, fields: dict[str, str], numeric: tuple[str, ...]
 ) -> pd.DataFrame:
-    """Read the atomic-file columns ``fields`` (raw name -> our name) of ``member``."""
+    """Read the atomic-file columns ``fields`` (raw name -> our name) of ``member``; the
+    columns ``numeric`` (our names) as float64."""
     label = source.label(member)
     header = _atomic_header(source, member)
     cells = [header[name] for name in fields]
-    # numbers are read as text and parsed below, so that a bad value is reported by name
-    dtypes = {
-        cell: ("category" if name in ("user_id", "item_id") else str)
-        for cell, name in zip(cells, fields.values())
-    }
-    with source.open(member) as handle:
-        frame = pd.read_csv(
-            handle,
-            sep="\t",
-            usecols=cells,
-            dtype=dtypes,
-            quoting=csv.QUOTE_NONE,
-            keep_default_na=False,
-            encoding_errors="replace",
-        )
+
+    def read(numbers_as):
+        dtypes = {
+            cell: ("category" if name in ("user_id", "item_id") else
+                   numbers_as if name in numeric else str)
+            for cell, name in zip(cells, fields.values())
+        }  # fmt: skip
+        with source.open(member) as handle:
+            return pd.read_csv(
+                handle,
+                sep="\t",
+                usecols=cells,
+                dtype=dtypes,
+                quoting=csv.QUOTE_NONE,
+                keep_default_na=False,
+                encoding_errors="replace",
+            )
+
+    try:  # numbers as numbers: a text column of 20M ratings would cost gigabytes
+        frame = read("float64")
+    except ValueError:  # a bad value: read as text, so that _to_number names its row
+        frame = read(str)
     frame = frame[cells]
     frame.columns = list(fields.values())
+    raw_names = {ours: raw for raw, ours in fields.items()}
     for name in numeric:
-        frame[name] = _to_number(frame[name], label, name)
+        frame[name] = _to_number(frame[name], label, raw_names[name])
     return frame
 
 
@@ -175,7 +184,8 @@ def read_interactions(dataset: str | Dataset, path: str | os.PathLike) -> pd.Dat
     ):
         if column:
             fields[table.column(column, key)] = ours
-    frame = _keep_feedback(table.read(fields), dataset, table.label)
+    numeric = tuple(ours for ours in fields.values() if ours in ("rating", "timestamp"))
+    frame = _keep_feedback(table.read(fields, numeric), dataset, table.label)
     for name, column in (
         ("rating", dataset.rating_column),
         ("timestamp", dataset.timestamp_column),
@@ -245,39 +255,54 @@ class _Table:
                 )
             raise InputError(message) from None
 
-    def read(self, fields: dict[str, str]) -> pd.DataFrame:
-        """The columns ``fields`` (raw name -> our name) as text/categoricals, file order."""
+    def read(self, fields: dict[str, str], numeric: tuple[str, ...] = ()) -> pd.DataFrame:
+        """The columns ``fields`` (raw name -> our name) in file order: ids as categoricals,
+        the columns ``numeric`` (our names) as float64 where every value is a number (else
+        as text, for the caller to report the bad value), the rest as text."""
         log.info("reading columns %s of %s", ", ".join(fields), self.label)
         if self.dataset.format == "recbole":
-            return _read_atomic(self.source, self.member, fields, ())
+            return _read_atomic(self.source, self.member, fields, numeric)
         import pyarrow as pa
-        import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
         if self.dataset.format == "parquet":
             frame = pq.read_table(self.path, columns=list(fields)).to_pandas()
         else:
-            reader = pacsv.open_csv(
-                self.path,
-                parse_options=pacsv.ParseOptions(delimiter=self.separator),
-                convert_options=pacsv.ConvertOptions(
-                    include_columns=list(fields),
-                    column_types={name: pa.string() for name in fields},
-                ),
-            )
-            batches, rows = [], 0
-            for batch in reader:
-                rows += batch.num_rows
-                batches.append(batch)
-                if rows % 10_000_000 < batch.num_rows:
-                    log.info("read %d rows of %s", rows, self.label)
-            frame = pa.Table.from_batches(batches, schema=reader.schema).to_pandas()
+            floats = {raw for raw, ours in fields.items() if ours in numeric}
+            try:
+                frame = self._read_text(fields, floats)
+            except pa.ArrowInvalid:  # a bad number: as text, for the caller to name it
+                frame = self._read_text(fields, set())
         frame = frame[list(fields)]
         frame.columns = list(fields.values())
         for name in frame.columns:
             if name in ("user_id", "item_id"):
                 frame[name] = frame[name].astype(str).astype("category")
         return frame
+
+    def _read_text(self, fields: dict[str, str], floats: set[str]) -> pd.DataFrame:
+        """A csv/tsv table's columns ``fields`` streamed with pyarrow; ``floats`` (raw
+        names) as float64, the others as strings."""
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        reader = pacsv.open_csv(
+            self.path,
+            parse_options=pacsv.ParseOptions(delimiter=self.separator),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=list(fields),
+                column_types={
+                    name: pa.float64() if name in floats else pa.string() for name in fields
+                },
+            ),
+        )
+        batches, rows = [], 0
+        for batch in reader:
+            rows += batch.num_rows
+            batches.append(batch)
+            if rows % 10_000_000 < batch.num_rows:
+                log.info("read %d rows of %s", rows, self.label)
+        return pa.Table.from_batches(batches, schema=reader.schema).to_pandas()
 
 
 def _keep_feedback(frame: pd.DataFrame, dataset: Dataset, label: str) -> pd.DataFrame:
