@@ -450,3 +450,85 @@ def test_unknown_protocol_is_an_error():
             min_train=1,
             protocol="leave-one-out",
         )
+
+
+# --- the reader and step 1 at scale: ids as categoricals, integer keys ------------------------
+
+
+def test_ids_are_read_as_categoricals_with_sorted_categories(tmp_path):
+    write_atomic(
+        tmp_path / "ml-20m.inter",
+        "user_id:token\titem_id:token\trating:float\ttimestamp:float",
+        ["u9\tb\t4\t5", "u10\ta\t3.5\t6", "u9\t007\t1\t7", "u2\tb\t5\t8"],
+    )
+    raw = data.read_interactions("ml-20m", tmp_path)
+    for name, values in (
+        ("user_id", ["u9", "u10", "u9", "u2"]),
+        ("item_id", ["b", "a", "007", "b"]),
+    ):
+        assert isinstance(raw[name].dtype, pd.CategoricalDtype)
+        assert list(raw[name].cat.categories) == sorted(set(values))  # pandas' own order
+        assert raw[name].astype(str).tolist() == values  # ids are text: '007' stays '007'
+    assert raw["rating"].tolist() == [4.0, 3.5, 1.0, 5.0] and raw["rating"].dtype == np.float64
+    assert raw.index.equals(pd.RangeIndex(4))
+
+
+def test_a_short_row_is_named_with_the_file(tmp_path):
+    write_atomic(
+        tmp_path / "ml-20m.inter",
+        "user_id:token\titem_id:token\trating:float\ttimestamp:float",
+        ["1\t2\t4\t5", "1\t3\t4"],
+    )
+    with pytest.raises(InputError, match=r"ml-20m.inter: cannot be read as a '\\t'-separated"):
+        data.read_interactions("ml-20m", tmp_path)
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+@pytest.mark.parametrize("timestamps", [True, False])
+def test_duplicates_equal_a_loop_over_the_rows(categorical, timestamps):
+    """Step 1 against its definition, row by row: for each (user, item) the row with the
+    largest timestamp, the later row among equal ones (the last row without timestamps)."""
+    rng = np.random.default_rng(7)
+    n = 2_000
+    raw = pd.DataFrame(
+        {
+            "user_id": rng.integers(0, 30, n).astype(str),
+            "item_id": rng.integers(0, 40, n).astype(str),
+            "rating": rng.integers(1, 6, n).astype(float),
+            "timestamp": rng.integers(0, 50, n).astype(float),  # many ties
+        }
+    )
+    if not timestamps:
+        raw = raw.drop(columns="timestamp")
+    if categorical:
+        raw["user_id"] = raw["user_id"].astype("category")
+        raw["item_id"] = raw["item_id"].astype("category")
+    best = {}
+    for row in raw.itertuples():
+        key = (str(row.user_id), str(row.item_id))
+        stamp = row.timestamp if timestamps else 0.0
+        if key not in best or stamp >= best[key][0]:
+            best[key] = (stamp, row.Index)
+    expected = sorted(index for _, index in best.values())
+    out = data.drop_duplicates_keep_latest(raw)
+    assert out.index.tolist() == expected
+    assert out["rating"].tolist() == raw.loc[expected, "rating"].tolist()
+
+
+def test_preprocess_file_equals_read_then_preprocess():
+    direct = data.preprocess(
+        data.read_interactions("ml-100k", recbole_ml100k_dir()), min_rating=3, core=5
+    )
+    routed = data.preprocess_file("ml-100k", recbole_ml100k_dir(), min_rating=3, core=5)
+    pd.testing.assert_frame_equal(direct, routed)
+    assert data.as_written(routed).equals(data.as_written(direct))
+    assert data.as_written(routed)["user_id"].map(type).eq(str).all()
+
+
+def test_as_written_gives_the_same_text_for_strings_and_categoricals():
+    part = frame([("u1", "i1", 5, 1), ("u2", "i1", 4, 2), ("u1", "i3", 4, 3)])
+    as_category = part.astype({"user_id": "category", "item_id": "category"})
+    as_category = as_category[as_category["user_id"] != "u2"]  # an unused category stays
+    assert data.as_written(as_category).equals(
+        data.as_written(part[part["user_id"] != "u2"]).set_axis(range(2))
+    )

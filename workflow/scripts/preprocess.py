@@ -6,7 +6,11 @@ from userfair.joblog import job_log
 
 with job_log(snakemake):
     dataset = catalogue.resolve(snakemake.wildcards.dataset, snakemake.params.declaration)
-    raw = data.read_interactions(dataset, snakemake.params.source)
-    frame = data.preprocess(raw, min_rating=snakemake.params.min_rating, core=snakemake.params.core)
+    frame = data.preprocess_file(
+        dataset,
+        snakemake.params.source,
+        min_rating=snakemake.params.min_rating,
+        core=snakemake.params.core,
+    )
     with atomic_path(snakemake.output[0]) as tmp:
         data.as_written(frame).to_parquet(tmp, index=False)

@@ -8,7 +8,6 @@ to break ties between equal timestamps.
 
 from __future__ import annotations
 
-import csv
 import io
 import logging
 import os
@@ -115,41 +114,116 @@ def _require(header: dict[str, str], names: tuple[str, ...], label: str) -> str:
     )
 
 
+IDS = ("user_id", "item_id")
+
+
+def _read_delimited(
+    opener,
+    label: str,
+    fields: dict[str, str],
+    numeric: tuple[str, ...],
+    *,
+    delimiter: str,
+    quoted: bool,
+) -> pd.DataFrame:
+    """The columns ``fields`` (raw name -> our name) of a delimited text file, in file
+    order, streamed with pyarrow: the id columns dictionary-encoded (so a 20-million-row
+    file never holds their text; categoricals with sorted categories, as pandas makes
+    them), the columns ``numeric`` (our names) as float64 where every value is a number
+    (else as text, for the caller to name the bad value), the rest as text. ``opener()``
+    gives a fresh path or binary handle. Empty cells stay empty strings."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    ids = pa.dictionary(pa.int32(), pa.string())
+
+    def read(floats: bool) -> dict[str, pd.Series]:
+        types = {
+            raw: ids if ours in IDS else
+            pa.float64() if floats and ours in numeric else pa.string()
+            for raw, ours in fields.items()
+        }  # fmt: skip
+        with opener() as source:
+            reader = pacsv.open_csv(
+                source,
+                read_options=pacsv.ReadOptions(block_size=1 << 24),
+                parse_options=pacsv.ParseOptions(
+                    delimiter=delimiter, quote_char='"' if quoted else False
+                ),
+                convert_options=pacsv.ConvertOptions(
+                    include_columns=list(fields),
+                    column_types=types,
+                    null_values=[],
+                    strings_can_be_null=False,
+                ),
+            )
+            batches, rows = [], 0
+            for batch in reader:
+                rows += batch.num_rows
+                batches.append(batch)
+                if rows % 10_000_000 < batch.num_rows:
+                    log.info("read %d rows of %s", rows, label)
+            table = pa.Table.from_batches(batches, schema=reader.schema)
+        del batches
+        table = table.unify_dictionaries()
+        columns = {}
+        for name in table.column_names:  # one column at a time, freed once converted
+            columns[name] = table.column(name).to_pandas()
+            table = table.drop_columns([name])
+        del table
+        pa.default_memory_pool().release_unused()  # give the parser's buffers back
+        return columns
+
+    try:  # numbers as numbers: a text column of 20M ratings would cost gigabytes
+        read_columns = read(True)
+    except pa.ArrowInvalid:  # a bad number: as text, so that _to_number names its row
+        try:
+            read_columns = read(False)
+        except pa.ArrowInvalid as error:  # a short row, invalid UTF-8, ...
+            raise InputError(
+                f"{label}: cannot be read as a {delimiter!r}-separated table: {error}"
+            ) from None
+    columns = {ours: read_columns[raw] for raw, ours in fields.items()}
+    for name in IDS:
+        if name in columns:
+            columns[name] = _sorted_categories(columns[name])
+    return pd.DataFrame(columns, copy=False)
+
+
+def _sorted_categories(column: pd.Series) -> pd.Series:
+    """``column`` as a categorical whose categories are sorted (pandas' own order); a
+    categorical is recoded through its (small) categories, its codes copied once."""
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        return column.astype(str).astype("category")
+    categories = column.cat.categories
+    if categories.is_monotonic_increasing:
+        return column
+    order = categories.argsort()
+    recode = np.empty(len(order), dtype=column.cat.codes.dtype)
+    recode[order] = np.arange(len(order))
+    codes = column.cat.codes.to_numpy()
+    codes = (
+        np.where(codes >= 0, recode[codes], codes) if codes.min(initial=0) < 0 else recode[codes]
+    )
+    return pd.Series(
+        pd.Categorical.from_codes(codes, categories[order]), index=column.index, name=column.name
+    )
+
+
 def _read_atomic(
     source: RawSource, member: str, fields: dict[str, str], numeric: tuple[str, ...]
 ) -> pd.DataFrame:
     """Read the atomic-file columns ``fields`` (raw name -> our name) of ``member``; the
-    columns ``numeric`` (our names) as float64."""
-    label = source.label(member)
+    columns ``numeric`` (our names) as float64 (see ``_read_delimited``)."""
     header = _atomic_header(source, member)
-    cells = [header[name] for name in fields]
-
-    def read(numbers_as):
-        dtypes = {
-            cell: ("category" if name in ("user_id", "item_id") else
-                   numbers_as if name in numeric else str)
-            for cell, name in zip(cells, fields.values())
-        }  # fmt: skip
-        with source.open(member) as handle:
-            return pd.read_csv(
-                handle,
-                sep="\t",
-                usecols=cells,
-                dtype=dtypes,
-                quoting=csv.QUOTE_NONE,
-                keep_default_na=False,
-                encoding_errors="replace",
-            )
-
-    try:  # numbers as numbers: a text column of 20M ratings would cost gigabytes
-        frame = read("float64")
-    except ValueError:  # a bad value: read as text, so that _to_number names its row
-        frame = read(str)
-    frame = frame[cells]
-    frame.columns = list(fields.values())
+    cells = {header[name]: ours for name, ours in fields.items()}
+    frame = _read_delimited(
+        lambda: source.open(member), source.label(member), cells, numeric,
+        delimiter="\t", quoted=False,
+    )  # fmt: skip
     raw_names = {ours: raw for raw, ours in fields.items()}
     for name in numeric:
-        frame[name] = _to_number(frame[name], label, raw_names[name])
+        frame[name] = _to_number(frame[name], source.label(member), raw_names[name])
     return frame
 
 
@@ -162,7 +236,7 @@ def _to_number(column: pd.Series, label: str, field: str) -> pd.Series:
             f"{label}: column '{field}' must be numeric; data row {row + 1} "
             f"holds {column.iloc[row]!r}"
         )
-    return values.astype("float64")
+    return values.astype("float64", copy=False)
 
 
 def read_interactions(dataset: str | Dataset, path: str | os.PathLike) -> pd.DataFrame:
@@ -193,7 +267,8 @@ def read_interactions(dataset: str | Dataset, path: str | os.PathLike) -> pd.Dat
         if name in frame:
             frame[name] = _to_number(frame[name], table.label, column)
     log.info("read %d interactions from %s", len(frame), table.label)
-    return frame.reset_index(drop=True)
+    frame.index = pd.RangeIndex(len(frame))  # in place: no copy of 20M rows
+    return frame
 
 
 def _path_key(dataset: Dataset) -> str:
@@ -262,47 +337,19 @@ class _Table:
         log.info("reading columns %s of %s", ", ".join(fields), self.label)
         if self.dataset.format == "recbole":
             return _read_atomic(self.source, self.member, fields, numeric)
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         if self.dataset.format == "parquet":
+            import pyarrow.parquet as pq
+
             frame = pq.read_table(self.path, columns=list(fields)).to_pandas()
-        else:
-            floats = {raw for raw, ours in fields.items() if ours in numeric}
-            try:
-                frame = self._read_text(fields, floats)
-            except pa.ArrowInvalid:  # a bad number: as text, for the caller to name it
-                frame = self._read_text(fields, set())
-        frame = frame[list(fields)]
-        frame.columns = list(fields.values())
-        for name in frame.columns:
-            if name in ("user_id", "item_id"):
-                frame[name] = frame[name].astype(str).astype("category")
-        return frame
-
-    def _read_text(self, fields: dict[str, str], floats: set[str]) -> pd.DataFrame:
-        """A csv/tsv table's columns ``fields`` streamed with pyarrow; ``floats`` (raw
-        names) as float64, the others as strings."""
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
-
-        reader = pacsv.open_csv(
-            self.path,
-            parse_options=pacsv.ParseOptions(delimiter=self.separator),
-            convert_options=pacsv.ConvertOptions(
-                include_columns=list(fields),
-                column_types={
-                    name: pa.float64() if name in floats else pa.string() for name in fields
-                },
-            ),
-        )
-        batches, rows = [], 0
-        for batch in reader:
-            rows += batch.num_rows
-            batches.append(batch)
-            if rows % 10_000_000 < batch.num_rows:
-                log.info("read %d rows of %s", rows, self.label)
-        return pa.Table.from_batches(batches, schema=reader.schema).to_pandas()
+            frame = frame[list(fields)]
+            frame.columns = list(fields.values())
+            for name in IDS:
+                frame[name] = _sorted_categories(frame[name])
+            return frame
+        return _read_delimited(
+            lambda: open(self.path, "rb"), self.label, fields, numeric,
+            delimiter=self.separator, quoted=True,
+        )  # fmt: skip
 
 
 def _keep_feedback(frame: pd.DataFrame, dataset: Dataset, label: str) -> pd.DataFrame:
@@ -369,29 +416,56 @@ def read_item_genres(dataset: str | Dataset, path: str | os.PathLike) -> pd.Data
 # --- preprocessing (steps 1-3) -------------------------------------------------------
 
 
+def _codes(column: pd.Series) -> tuple[np.ndarray, int]:
+    """Integer codes of an id column and their count: a categorical's own codes (no copy),
+    else ``pd.factorize``'s."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), len(column.cat.categories)
+    codes, uniques = pd.factorize(column)
+    return codes, len(uniques)
+
+
 def drop_duplicates_keep_latest(frame: pd.DataFrame) -> pd.DataFrame:
     """Step 1: one row per (user, item), the most recent one (the last in the file when
-    there is no timestamp, or among equal timestamps). Rows stay in file order."""
-    ordered = frame.sort_values("timestamp", kind="stable") if "timestamp" in frame else frame
-    kept = ordered.drop_duplicates(["user_id", "item_id"], keep="last").index
-    return frame.loc[np.sort(kept.to_numpy())]
+    there is no timestamp, or among equal timestamps). Rows stay in file order.
+
+    Done on integer keys (a stable sort by pair, then by timestamp: the last row of each
+    pair's run is the one kept), so that only the kept rows are ever copied."""
+    users, _ = _codes(frame["user_id"])
+    items, n_items = _codes(frame["item_id"])
+    pair = users.astype(np.int64) * n_items + items
+    del users, items
+    if "timestamp" in frame:
+        order = np.lexsort((frame["timestamp"].to_numpy(), pair))  # stable: file order last
+    else:
+        order = np.argsort(pair, kind="stable")
+    pair = pair[order]
+    last = np.ones(len(pair), dtype=bool)
+    last[:-1] = pair[1:] != pair[:-1]
+    del pair
+    kept = np.zeros(len(frame), dtype=bool)
+    kept[order[last]] = True  # back in file order
+    del order, last
+    log.info("duplicates: %d of %d rows kept", kept.sum(), len(frame))
+    return frame[kept]
 
 
 def keep_ratings_at_least(frame: pd.DataFrame, min_rating: float) -> pd.DataFrame:
     """Step 2 (rated datasets): ratings >= ``min_rating`` become interactions; the rest go."""
-    return frame[frame["rating"] >= min_rating].drop(columns="rating")
+    keep = (frame["rating"] >= min_rating).to_numpy()
+    return frame.loc[keep, [name for name in frame.columns if name != "rating"]]
 
 
 def k_core(frame: pd.DataFrame, core: int) -> pd.DataFrame:
     """Step 3: drop users and items with < ``core`` interactions until none is left."""
-    users = pd.factorize(frame["user_id"])[0]
-    items = pd.factorize(frame["item_id"])[0]
+    users, n_users = _codes(frame["user_id"])
+    items, n_items = _codes(frame["item_id"])
     keep = np.ones(len(frame), dtype=bool)
     passes = 0
     while True:
         passes += 1
-        user_counts = np.bincount(users[keep], minlength=users.max(initial=-1) + 1)
-        item_counts = np.bincount(items[keep], minlength=items.max(initial=-1) + 1)
+        user_counts = np.bincount(users[keep], minlength=n_users)
+        item_counts = np.bincount(items[keep], minlength=n_items)
         still = keep & (user_counts[users] >= core) & (item_counts[items] >= core)
         if still.sum() == keep.sum():
             break
@@ -402,9 +476,21 @@ def k_core(frame: pd.DataFrame, core: int) -> pd.DataFrame:
 
 def preprocess(frame: pd.DataFrame, *, min_rating: float, core: int) -> pd.DataFrame:
     """Steps 1-3 of docs/method.md#data in order; the result has user_id, item_id[, timestamp]."""
-    rows = len(frame)
-    frame = drop_duplicates_keep_latest(frame)
-    log.info("duplicates: %d of %d rows kept", len(frame), rows)
+    return _ratings_and_core(drop_duplicates_keep_latest(frame), min_rating, core)
+
+
+def preprocess_file(
+    dataset: str | Dataset, path: str | os.PathLike, *, min_rating: float, core: int
+) -> pd.DataFrame:
+    """``preprocess(read_interactions(dataset, path))``, with the raw frame freed as soon as
+    step 1 has copied out the rows it keeps (the rule's route: a caller that holds the raw
+    frame holds one more copy of the ratings through steps 2-3)."""
+    return _ratings_and_core(
+        drop_duplicates_keep_latest(read_interactions(dataset, path)), min_rating, core
+    )
+
+
+def _ratings_and_core(frame: pd.DataFrame, min_rating: float, core: int) -> pd.DataFrame:
     if "rating" in frame:
         rows = len(frame)
         frame = keep_ratings_at_least(frame, min_rating)
@@ -543,14 +629,19 @@ def make_splits(
     }
 
 
+def _as_text(column: pd.Series) -> np.ndarray:
+    """An id column as an object array of strings; a categorical's rows share its
+    categories' string objects (8 bytes a row, not a new string each)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        if len(codes) == 0 or codes.min() >= 0:
+            return column.cat.categories.astype(str).to_numpy(dtype=object)[codes]
+    return column.astype(str).to_numpy()
+
+
 def as_written(part: pd.DataFrame) -> pd.DataFrame:
     """Interactions as written to files: string ids, integral timestamps as integers."""
-    out = pd.DataFrame(
-        {
-            "user_id": part["user_id"].astype(str).to_numpy(),
-            "item_id": part["item_id"].astype(str).to_numpy(),
-        }
-    )
+    out = pd.DataFrame({"user_id": _as_text(part["user_id"]), "item_id": _as_text(part["item_id"])})
     if "timestamp" in part:
         stamps = part["timestamp"].to_numpy()
         integral = len(stamps) and np.all(np.mod(stamps, 1) == 0)
