@@ -101,3 +101,16 @@ def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_ml1
     assert proc.returncode != 0
     logs = "".join(p.read_text() for p in (work / "results/logs/similarity").glob("*jacc*"))
     assert "measures.stream_above" in logs, logs
+
+    # gamma < 1: UF mixes in the genre similarity (ml-100k's genres), both passes carry it;
+    # streamed and scattered it still equals the dense route
+    mixed, log = _measures(work, _config(work, tiny_ml100k, "dense-mixed", gamma=0.8))
+    assert _finished(log, "pairs") == 0, log[-4000:]
+    assert mixed["conventions"]["gamma"] == 0.8 and mixed["UF"] != dense["UF"]
+    (work / PAIRS).unlink()
+    streamed, log = _measures(
+        work, _config(work, tiny_ml100k, "two-mixed", gamma=0.8, stream_above=0, scatter=2)
+    )
+    assert _finished(log, "pairs_part") == 2 and _finished(log, "measure_sums") == 2, log[-4000:]
+    _assert_same(mixed, streamed)
+    assert json.loads((work / PAIRS).read_text())["gamma"] == 0.8
