@@ -170,6 +170,23 @@ def test_save_and_load_round_trip(tmp_path):
         similarity.load(tmp_path / "cos.npz", expected_users=np.array(["a", "c", "b"]))
 
 
+def test_load_dataset_takes_the_genre_file_only_when_given(tmp_path):
+    users = np.array(["a", "b", "c"])
+    for kind in ("cos", "jacc", "genre"):
+        similarity.save(
+            tmp_path / f"{kind}.npz",
+            similarity.compute(kind if kind != "genre" else "cos", ROWS, users),
+        )
+    two = similarity.load_dataset(tmp_path / "cos.npz", tmp_path / "jacc.npz", [], users)
+    assert sorted(two) == ["cos", "jacc"]
+    for genre in ([tmp_path / "genre.npz"], str(tmp_path / "genre.npz")):
+        three = similarity.load_dataset(tmp_path / "cos.npz", tmp_path / "jacc.npz", genre, users)
+        assert sorted(three) == ["cos", "genre", "jacc"]
+    np.testing.assert_array_equal(two["jacc"].sim, similarity.load(tmp_path / "jacc.npz").sim)
+    with pytest.raises(InputError, match=r"cos\.npz: field 'users'"):  # the first file named
+        similarity.load_dataset(tmp_path / "cos.npz", tmp_path / "jacc.npz", [], users[::-1])
+
+
 def test_load_names_the_file_and_field(tmp_path):
     np.savez(tmp_path / "bad.npz", users=np.array(["a"]), sim=np.zeros((1, 1)))
     with pytest.raises(InputError, match=r"bad\.npz.*'seconds'"):

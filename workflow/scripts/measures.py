@@ -47,10 +47,9 @@ with job_log(snakemake):
             )
         result = streaming.finish(inputs, stats, sums)
     else:
-        # cos and jacc always; the genre similarity (1 - JS) only when gamma < 1 needs it
-        paths = {"cos": snakemake.input.cos, "jacc": snakemake.input.jacc}
-        paths.update({"genre": path for path in snakemake.input.genre})
-        similarities = {kind: similarity.load(path, inputs.users) for kind, path in paths.items()}
+        similarities = similarity.load_dataset(
+            snakemake.input.cos, snakemake.input.jacc, snakemake.input.genre, inputs.users
+        )
         result = evaluate.evaluate(
             inputs,
             k=p.k,

@@ -16,9 +16,9 @@ with job_log(snakemake):
         k=p.k,
         valid=snakemake.input.valid,
     )
-    paths = {"cos": snakemake.input.cos, "jacc": snakemake.input.jacc}
-    paths.update({"genre": path for path in snakemake.input.genre})
-    similarities = {kind: similarity.load(path, inputs.users) for kind, path in paths.items()}
+    similarities = similarity.load_dataset(
+        snakemake.input.cos, snakemake.input.jacc, snakemake.input.genre, inputs.users
+    )
     # The same seed for every model of a dataset: the same resampled users (paired).
     weights = uncertainty.resample_weights(len(inputs.users), p.resamples, p.seed)
     logging.info("%d resamples of %d users (seed %d)", p.resamples, len(inputs.users), p.seed)

@@ -269,3 +269,19 @@ def load(path: str | os.PathLike, expected_users: np.ndarray | None = None) -> S
             f"({len(users)} stored, {len(expected_users)} expected, in canonical order)"
         )
     return Similarity(users, sim, seconds, lo, hi)
+
+
+def load_dataset(
+    cos: str | os.PathLike,
+    jacc: str | os.PathLike,
+    genre=(),
+    expected_users: np.ndarray | None = None,
+) -> dict[str, Similarity]:
+    """A dataset's similarity files as ``evaluate``/``bootstrap`` take them: ``{"cos",
+    "jacc"[, "genre"]}`` (the genre similarity is given, as a path or a one-path list,
+    only when gamma < 1 needs it), each checked against ``expected_users``."""
+    paths = {"cos": cos, "jacc": jacc}
+    paths.update(
+        {"genre": path for path in ([genre] if isinstance(genre, (str, os.PathLike)) else genre)}
+    )
+    return {kind: load(path, expected_users) for kind, path in paths.items()}

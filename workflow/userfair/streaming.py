@@ -38,6 +38,7 @@ import math
 import os
 import time
 from dataclasses import asdict, dataclass, fields
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -76,8 +77,56 @@ def _number(value):
     return None if value is None or not math.isfinite(value) else float(value)
 
 
+class _Record:
+    """A pass's result for the rows ``start:stop`` of ``m`` users, as a JSON record
+    (``{"format", "kind", fields...}``; infinite floats as null)."""
+
+    KIND: ClassVar[str]
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("users_sha256",)
+
+    @property
+    def complete(self) -> bool:
+        return self.start == 0 and self.stop == self.m
+
+    def to_dict(self) -> dict:
+        return {
+            "format": FORMAT,
+            "kind": self.KIND,
+            **{
+                name: _number(value) if isinstance(value, float) else value
+                for name, value in asdict(self).items()
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        if data.get("kind") != cls.KIND or data.get("format") != FORMAT:
+            raise InputError(
+                f"not a {cls.KIND} record of format {FORMAT}: kind={data.get('kind')!r}, "
+                f"format={data.get('format')!r}"
+            )
+        names = [f.name for f in fields(cls)]
+        missing = [name for name in names if name not in data and name not in cls.OPTIONAL]
+        if missing:
+            raise InputError(f"{cls.KIND} record lacks field(s) {missing}")
+        return cls(**{name: data[name] for name in names if name in data})
+
+    def save(self, path) -> None:
+        with atomic_path(path) as tmp:
+            with open(tmp, "w") as handle:
+                json.dump(self.to_dict(), handle, indent=2)
+                handle.write("\n")
+
+    @classmethod
+    def load(cls, path):
+        if not os.path.isfile(path):
+            raise InputError(f"{path}: file not found")
+        with open(path) as handle:
+            return cls.from_dict(json.load(handle))
+
+
 @dataclass(frozen=True)
-class PairStats:
+class PairStats(_Record):
     """What pass two needs from pass one, for the rows ``start:stop`` of ``m`` users.
 
     Pairs are the unordered pairs u < v with u in ``start:stop``. ``sharing_pairs`` of them
@@ -103,14 +152,13 @@ class PairStats:
     seconds: float = 0.0
     users_sha256: str | None = None
 
+    KIND: ClassVar[str] = "pair-stats"
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("seconds", "users_sha256")
+
     @property
     def pairs(self) -> int:
         """The number of unordered pairs of all m users."""
         return self.m * (self.m - 1) // 2
-
-    @property
-    def complete(self) -> bool:
-        return self.start == 0 and self.stop == self.m
 
     def _range(self, lo: float | None, hi: float | None) -> tuple[float, float]:
         self._require_complete()
@@ -144,30 +192,9 @@ class PairStats:
                 "range first"
             )
 
-    def to_dict(self) -> dict:
-        return {
-            "format": FORMAT,
-            "kind": "pair-stats",
-            **{
-                name: _number(value) if isinstance(value, float) else value
-                for name, value in asdict(self).items()
-            },
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PairStats:
-        return cls(**_fields(cls, data, "pair-stats"))
-
-    def save(self, path) -> None:
-        _save_json(self.to_dict(), path)
-
-    @classmethod
-    def load(cls, path) -> PairStats:
-        return cls.from_dict(_load_json(path))
-
 
 @dataclass(frozen=True)
-class PairSums:
+class PairSums(_Record):
     """Pass two's sums over the rows ``start:stop`` (pairs u < v, u in the rows; for envy
     the ordered pairs (u, v), u in the rows).
 
@@ -200,56 +227,13 @@ class PairSums:
     seconds_envy: float = 0.0
     users_sha256: str | None = None
 
-    @property
-    def complete(self) -> bool:
-        return self.start == 0 and self.stop == self.m
-
-    def to_dict(self) -> dict:
-        return {"format": FORMAT, "kind": "pair-sums", **asdict(self)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PairSums:
-        return cls(**_fields(cls, data, "pair-sums"))
-
-    def save(self, path) -> None:
-        _save_json(self.to_dict(), path)
-
-    @classmethod
-    def load(cls, path) -> PairSums:
-        return cls.from_dict(_load_json(path))
-
-
-def _fields(cls, data: dict, kind: str) -> dict:
-    if data.get("kind") != kind or data.get("format") != FORMAT:
-        raise InputError(
-            f"not a {kind} record of format {FORMAT}: kind={data.get('kind')!r}, "
-            f"format={data.get('format')!r}"
-        )
-    names = [f.name for f in fields(cls)]
-    missing = [
-        name
-        for name in names
-        if name not in data
-        and name
-        not in ("seconds", "users_sha256", "seconds_pairs", "seconds_uf_setup", "seconds_envy")
-    ]
-    if missing:
-        raise InputError(f"{kind} record lacks field(s) {missing}")
-    return {name: data[name] for name in names if name in data}
-
-
-def _save_json(data: dict, path) -> None:
-    with atomic_path(path) as tmp:
-        with open(tmp, "w") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
-
-
-def _load_json(path) -> dict:
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: file not found")
-    with open(path) as handle:
-        return json.load(handle)
+    KIND: ClassVar[str] = "pair-sums"
+    OPTIONAL: ClassVar[tuple[str, ...]] = (
+        "seconds_pairs",
+        "seconds_uf_setup",
+        "seconds_envy",
+        "users_sha256",
+    )
 
 
 def _check_tiles(parts) -> list:
