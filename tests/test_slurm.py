@@ -84,10 +84,12 @@ def slurm_cluster():
         cluster("down")
 
 
-def write_tiny_config(workdir: Path, tiny_dir: Path) -> Path:
+def write_tiny_config(
+    workdir: Path, tiny_dir: Path, name: str = "tiny", training: dict | None = None
+) -> Path:
     grid = workdir / "grid.yaml"
     grid.write_text(yaml.safe_dump(MODELS, sort_keys=False))
-    path = workdir / "tiny.yaml"
+    path = workdir / f"{name}.yaml"
     path.write_text(
         yaml.safe_dump(
             {
@@ -95,7 +97,7 @@ def write_tiny_config(workdir: Path, tiny_dir: Path) -> Path:
                 "datasets": [DATASET],
                 "models": list(MODELS),
                 "grid": str(grid),
-                "training": {"epochs": 1},
+                "training": {"epochs": 1, **(training or {})},
                 "measures": {"stream_above": 0, "scatter": SCATTER},
             }
         )
@@ -212,6 +214,25 @@ def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluste
 
     for target in TARGETS:
         assert_same_file(local / target, on_slurm / target)
+
+    # training.device: cpu keeps a neural model's training on the CPU partition, no GPU
+    # asked (the new device reruns the BPR grid point alone)
+    (point,) = (on_slurm / f"results/{DATASET}/models/BPR/grid").iterdir()
+    cpu_log = run_snakemake(
+        on_slurm,
+        str((point / "valid.json").relative_to(on_slurm)),
+        "--profile",
+        "profiles/slurm",
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+        "--configfile",
+        str(write_tiny_config(on_slurm, tiny_ml100k, "cpu", {"device": "cpu"})),
+    ).stderr
+    submitted = SUBMITTED.findall(cpu_log)
+    assert [(rule, job.split("_")[1]) for _, rule, job in submitted] == [("tune", "BPR")], cpu_log
+    row = sacct_rows([submitted[0][0]])[submitted[0][0]]
+    assert (row["state"], row["partition"]) == ("COMPLETED", PARTITION), row
+    assert "gres/gpu" not in row["tres"], row
 
 
 def test_cluster_script_says_why_a_machine_cannot_host_slurm():
