@@ -2,6 +2,7 @@
 that runs on a GPU) gives the numba path's PairStats and PairSums and the dense route's
 measures."""
 
+import collections
 import dataclasses
 import math
 
@@ -10,6 +11,9 @@ import pytest
 from test_streaming import K, assert_same, close, split_inputs
 from userfair import fairness, streaming
 from userfair.evaluate import evaluate
+from userfair.inputs import load_inputs
+
+from measures_data import random_split
 
 torch = pytest.importorskip("torch")
 _streaming_torch = pytest.importorskip("userfair._streaming_torch")
@@ -75,13 +79,33 @@ def test_pass_two_equals_numba(inputs, share_all, gamma, utility, cut):
     assert two.uf_similar_pairs > 0 and two.envious_users > 0
 
 
-def test_pass_two_with_sparse_item_cosines(inputs, monkeypatch):
-    # UF's item cosines as CSR on the device (what many recommended items take)
+@pytest.mark.parametrize("on_device", ["csr", "dense"])
+def test_pass_two_with_sparse_item_cosines(inputs, monkeypatch, on_device):
+    # UF's item cosines come as CSR (what many recommended items take); on the device they
+    # stay CSR or are made dense where they fit
     monkeypatch.setattr(fairness, "UF_DENSE_ITEMS", 0)
     monkeypatch.setattr(streaming, "DENSE_COSINES_SHARE", math.inf)
+    monkeypatch.setattr(_streaming_torch, "DENSE_COSINES_MEMORY", 0 if on_device == "csr" else 1)
     data = inputs[False]
     stats = streaming.pass_one(data.train_of_evaluated(), users=data.users)
     assert_equal_records(*both(streaming.pass_two, data, stats, k=K, block_size=BLOCK))
+
+
+def test_pass_two_with_many_items(monkeypatch):
+    # many recommended items, few similar partners: UF's k^2 look-ups per pair
+    train, test, topk, _ = random_split(16, m=80, n=1500)
+    data = load_inputs(train, test, topk, k=K)
+    stats = streaming.pass_one(data.train_of_evaluated(), users=data.users)
+    calls = collections.Counter()
+
+    def counted(name):
+        real = getattr(_streaming_torch.Lists, name)
+        return lambda *args: calls.update([name]) or real(*args)
+
+    for name in ("cosine_sums", "row_sums"):
+        monkeypatch.setattr(_streaming_torch.Lists, name, counted(name))
+    assert_equal_records(*both(streaming.pass_two, data, stats, k=K, block_size=BLOCK))
+    assert calls["cosine_sums"] > calls["row_sums"]  # some blocks took the look-ups
 
 
 @pytest.mark.parametrize("gamma", [1.0, 0.4])

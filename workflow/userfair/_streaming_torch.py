@@ -30,6 +30,9 @@ from userfair import _streaming_kernels as kern
 PAIR_BYTES = 128
 #: A block may take this share of the device's free memory.
 MEMORY_SHARE = 0.5
+#: UF's item cosines, CSR on the host, are made dense (r, r) on the device when that takes
+#: at most this share of its free memory.
+DENSE_COSINES_MEMORY = 0.25
 F64 = torch.float64
 
 
@@ -160,37 +163,53 @@ class Train:
 
 class Lists:
     """The top-k lists (re-indexed into the r recommended items) on the device and UF's
-    item cosines C, dense (r, r) or CSR (the arguments ``streaming._item_cosines`` gives)."""
+    item cosines C (from the arguments ``streaming._item_cosines`` gives): dense (r, r)
+    when they come dense or fit :data:`DENSE_COSINES_MEMORY`, else CSR."""
 
     def __init__(self, local, r, dense, cosines, c_ptr, c_items, c_values, device):
         self.local = _tensor(local, device, torch.int64)  # (m, k)
         self.r, self.device = r, device
+        self.sparse = not dense
         if dense:
-            self.cosines, self.sparse = _tensor(cosines, device, F64), False
-        else:  # CSR rows with sorted columns; C is symmetric
-            import scipy.sparse as sp
+            self.cosines = _tensor(cosines, device, F64)
+            return
+        import scipy.sparse as sp
 
-            matrix = sp.csr_matrix((c_values, c_items, c_ptr), shape=(r, r))
-            matrix.sort_indices()
-            self.cosines = _csr(
-                _tensor(matrix.indptr, device, torch.int64),
-                _tensor(matrix.indices, device, torch.int64),
-                _tensor(matrix.data, device, F64),
-                (r, r),
-            )
-            self.sparse = True
+        matrix = sp.csr_matrix((c_values, c_items, c_ptr), shape=(r, r))
+        matrix.sort_indices()
+        self.cosines = _csr(
+            _tensor(matrix.indptr, device, torch.int64),
+            _tensor(matrix.indices, device, torch.int64),
+            _tensor(matrix.data, device, F64),
+            (r, r),
+        )
+        if 8 * r * r <= DENSE_COSINES_MEMORY * free_bytes(device):  # made dense there
+            self.cosines, self.sparse = self.cosines.to_dense(), False
 
     def row_bytes(self) -> int:
         return 16 * self.r
 
-    def item_sums(self, lo: int, hi: int):
+    def cosine_sums(self, lo: int, u, v):
+        """sum over i in L_u, j in L_v of C[i, j] for the pairs (u, v) (u, v: user indices,
+        u relative to ``lo``, v absolute), by the cheaper way as the kernel chooses it:
+        with dense C, k^2 look-ups per pair when they are fewer than the row sums
+        t_u = sum_{i in L_u} C[i, .] (k r per user, counted at 1/8: they stream); else the
+        row sums of the block's users and k look-ups per pair."""
+        k = self.local.shape[1]
+        b = int(u.max()) + 1
+        if not self.sparse and len(u) * k * k <= k * self.r * b // 8 + len(u) * k:
+            theirs = self.local[v]  # (pairs, k)
+            out = torch.zeros(len(u), dtype=F64, device=self.device)
+            for item in self.local[u + lo].T:  # i in L_u, in rank order
+                out += self.cosines[item[:, None], theirs].sum(dim=1)
+            return out
+        return self.row_sums(lo, lo + b)[u[:, None], self.local[v]].sum(dim=1)
+
+    def row_sums(self, lo: int, hi: int):
         """(b, r): sum over i in L_u of C[i, j], for the users u of lo:hi."""
         lists = self.local[lo:hi]
-        if not self.sparse:  # in rank order, as the kernel's row sums
-            out = self.cosines[lists[:, 0]].clone()
-            for rank in range(1, lists.shape[1]):
-                out += self.cosines[lists[:, rank]]
-            return out
+        if not self.sparse:  # each list's rows of C summed (in rank order on the CPU)
+            return torch.nn.functional.embedding_bag(lists, self.cosines, mode="sum")
         onehot = torch.zeros((hi - lo, self.r), dtype=F64, device=self.device)
         rows = torch.arange(hi - lo, device=self.device)[:, None].expand_as(lists)
         onehot.index_put_((rows, lists), torch.ones_like(lists, dtype=F64), accumulate=True)
@@ -219,8 +238,7 @@ def pass_two_rows(train, lists, precision, ndcg, cos_lo, jacc_lo, threshold, lo,
     u, v = similar.nonzero(as_tuple=True)
     if len(u):
         k = lists.local.shape[1]
-        sums = lists.item_sums(lo, hi)  # (b, r)
-        cosine_sums = sums[u[:, None], lists.local[v + lo]].sum(dim=1)
+        cosine_sums = lists.cosine_sums(lo, u, v + lo)
         out[0, kern.TWO_UF] = (values[u, v] * (k * k - cosine_sums)).sum().item()
         out[0, kern.TWO_UF_PAIRS] = len(u)
     return out
@@ -230,16 +248,15 @@ def envy_rows(relevant, lists, own, denominator, epsilon, lo, hi):
     """(1, 3) as ``kern.envy_rows`` over u in lo:hi: sum of envy(u, v) over v != u, sum of
     each u's max envy, the number of u whose max envy exceeds ``epsilon`` (``relevant``: the
     relevant recommended items as :class:`Rows`; ``own``, ``denominator``: (m,) float64)."""
-    hits = relevant.dense(lo, hi)  # (b, r)
-    counts = hits[:, lists.local[:, 0]]  # (b, m): |L_v & R_u|
-    for rank in range(1, lists.local.shape[1]):
-        counts += hits[:, lists.local[:, rank]]
-    gain = counts.to(F64) / denominator[lo:hi, None] - own[lo:hi, None]
+    hits = relevant.dense(lo, hi).T.contiguous()  # (r, b): R_u as columns
+    # (m, b): |L_v & R_u|, the rows of L_v's items summed, a row per v
+    counts = torch.nn.functional.embedding_bag(lists.local, hits, mode="sum")
+    gain = counts.to(F64) / denominator[None, lo:hi] - own[None, lo:hi]
     del counts
     rows = torch.arange(hi - lo, device=gain.device)
-    gain[rows, rows + lo] = 0.0  # v = u is no pair
+    gain[rows + lo, rows] = 0.0  # v = u is no pair
     gain.clamp_(min=0.0)
-    worst = gain.max(dim=1).values
+    worst = gain.max(dim=0).values
     return np.array(
         [[gain.sum().item(), worst.sum().item(), float((worst > epsilon).sum().item())]]
     )
