@@ -1,7 +1,7 @@
 """Benchmark of the streamed measures (userfair.streaming); results go to docs/performance.md.
 
     python benchmarks/streaming.py [--sizes 10000 20000 50000 100000] [--density qk ml]
-        [--dense-max 20000] [--parts 4] [--json out.json]
+        [--dense-max 20000] [--parts 4] [--device cpu] [--json out.json]
         [--plot docs/figures/streaming_scaling.png]
 
 Synthetic inputs where every user is evaluated (a per-user split): 20,000 items with
@@ -21,7 +21,9 @@ in one process), then both passes again on the first of ``--parts`` balanced row
 (``streaming.ranges``): the job of a scatter over ``--parts`` jobs. ``sample`` (sizes from
 ``--sample-from`` on): only that one range, and the one-process time estimated from its
 share of the work. ``dense``: ``evaluate(route="dense")``, where its m x m matrices fit
-(``--dense-max``), as the naive comparison.
+(``--dense-max``), as the naive comparison. ``--device`` (default ``cpu``: the numba
+kernels) is where the streamed passes run: ``cuda`` for a GPU, ``torch-cpu`` for the same
+torch code on the CPU; the dense comparison always runs on ``cpu``.
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def synthetic(m: int, mean_train: float, seed: int = 0):
     )
 
 
-def run_stream(inputs, parts: int) -> dict:
+def run_stream(inputs, parts: int, device: str) -> dict:
     """Pass one, then ``stream_evaluate`` with its stats (one process, one range: what
     ``evaluate(route="stream")`` runs), then both passes on the first of ``parts`` balanced
     ranges alone: the job of a scatter."""
@@ -123,13 +125,13 @@ def run_stream(inputs, parts: int) -> dict:
 
     rows = inputs.train_of_evaluated()
     clock, cpu = time.perf_counter(), time.process_time()
-    stats = streaming.pass_one(rows, users=inputs.users)
-    result = streaming.stream_evaluate(inputs, k=K, stats=stats)
+    stats = streaming.pass_one(rows, users=inputs.users, device=device)
+    result = streaming.stream_evaluate(inputs, k=K, stats=stats, device=device)
     total, cpu = time.perf_counter() - clock, time.process_time() - cpu
     cuts = streaming.ranges(rows, parts)
     a, b = cuts[0]
-    one = streaming.pass_one(rows, a, b, users=inputs.users)
-    two = streaming.pass_two(inputs, stats, a, b, k=K)
+    one = streaming.pass_one(rows, a, b, users=inputs.users, device=device)
+    two = streaming.pass_two(inputs, stats, a, b, k=K, device=device)
     return {
         "measures": {
             key: value for key, value in result.items() if key not in ("seconds", "conventions")
@@ -150,7 +152,7 @@ def run_stream(inputs, parts: int) -> dict:
     }
 
 
-def run_sample(inputs, parts: int) -> dict:
+def run_sample(inputs, parts: int, device: str) -> dict:
     """Both passes on the first of ``parts`` balanced ranges only (the job of a scatter over
     ``parts`` jobs), for sizes too slow to run whole here. Pass two runs with the range's
     own pass-one stats stretched to all rows (a timing stand-in: its threshold and ranges
@@ -164,9 +166,9 @@ def run_sample(inputs, parts: int) -> dict:
     cuts = streaming.ranges(rows, parts)
     a, b = cuts[0]
     clock, cpu = time.perf_counter(), time.process_time()
-    one = streaming.pass_one(rows, a, b, users=inputs.users)
+    one = streaming.pass_one(rows, a, b, users=inputs.users, device=device)
     stand_in = dataclasses.replace(one, start=0, stop=one.m)
-    two = streaming.pass_two(inputs, stand_in, a, b, k=K)
+    two = streaming.pass_two(inputs, stand_in, a, b, k=K, device=device)
     total, cpu = time.perf_counter() - clock, time.process_time() - cpu
     share = float(work[a:b].sum() / work.sum())
     return {
@@ -185,7 +187,7 @@ def run_sample(inputs, parts: int) -> dict:
     }
 
 
-def one_run(size: int, density: str, route: str, parts: int) -> dict:
+def one_run(size: int, density: str, route: str, parts: int, device: str = "cpu") -> dict:
     clock = time.perf_counter()
     inputs = synthetic(size, DENSITIES[density], seed=size)
     generated = time.perf_counter() - clock
@@ -195,6 +197,7 @@ def one_run(size: int, density: str, route: str, parts: int) -> dict:
         "size": size,
         "density": density,
         "route": route,
+        "device": device if route != "dense" else "cpu",
         "train_interactions": int(rows.nnz),
         "train_per_user": rows.nnz / size,
         "recommended_items": int(len(np.unique(inputs.topk))),
@@ -203,7 +206,11 @@ def one_run(size: int, density: str, route: str, parts: int) -> dict:
         "rss_before_gib": peak_rss_gib(),
     }
     if route in ("stream", "sample"):
-        result = (run_stream if route == "stream" else run_sample)(inputs, parts)
+        if device != "cpu":  # torch's import and CUDA start, not timed as the measures'
+            from userfair._backend import resolve
+
+            resolve(device)
+        result = (run_stream if route == "stream" else run_sample)(inputs, parts, device)
         out["total_s"] = result["evaluate_s"]
         out["peak_rss_gib"] = peak_rss_gib()  # the scatter sample holds no more than this
     else:
@@ -256,6 +263,7 @@ def plot(rows: list[dict], path: Path) -> None:
             r
             for r in rows
             if r["density"] == density
+            and r.get("device", "cpu") == "cpu"  # the CPU runs (a GPU's would need own lines)
             and (r["route"] == route or (route == "stream" and r["route"] == "sample"))
         ]
         same.sort(key=lambda r: r["size"])
@@ -290,6 +298,10 @@ def main() -> None:
     parser.add_argument("--density", nargs="+", default=["qk", "ml"], choices=list(DENSITIES))
     parser.add_argument("--dense-max", type=int, default=20_000)
     parser.add_argument("--parts", type=int, default=4)
+    parser.add_argument(
+        "--device", default="cpu", choices=["cpu", "cuda", "torch-cpu", "auto"],
+        help="where the streamed passes run (cpu: the numba kernels; cuda: torch on the GPU)",
+    )  # fmt: skip
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per run")
     parser.add_argument(
         "--sample-from", type=int, default=10**9,
@@ -301,7 +313,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.one:
         size, density, route = args.one
-        print(json.dumps(one_run(int(size), density, route, args.parts), default=float))
+        row = one_run(int(size), density, route, args.parts, args.device)
+        print(json.dumps(row, default=float))
         return
     rows = []
     print(json.dumps(machine()))
@@ -314,7 +327,7 @@ def main() -> None:
                 try:
                     proc = subprocess.run(
                         [sys.executable, __file__, "--one", str(size), density, route,
-                         "--parts", str(args.parts)],
+                         "--parts", str(args.parts), "--device", args.device],
                         capture_output=True, text=True, timeout=args.timeout,
                     )  # fmt: skip
                 except subprocess.TimeoutExpired:
@@ -327,7 +340,8 @@ def main() -> None:
                 row["load_after"] = os.getloadavg()
                 rows.append(row)
                 print(
-                    f"{density} {size:>7} {route:<6} total {row['total_s']:8.1f} s  "
+                    f"{density} {size:>7} {route:<6} {row['device']:<9} "
+                    f"total {row['total_s']:8.1f} s  "
                     f"cpu {row['cpu_s']:8.1f} s  "
                     f"peak {row['peak_rss_gib']:5.2f} GiB  (before {row['rss_before_gib']:.2f})  "
                     f"load {row['load_after'][0]:.1f}",
@@ -335,8 +349,9 @@ def main() -> None:
                 )
                 if args.json:
                     previous = json.loads(args.json.read_text()) if args.json.exists() else {}
+                    key = (size, density, route, row["device"])
                     runs = [r for r in previous.get("runs", []) if (r["size"], r["density"],
-                            r["route"]) != (size, density, route)] + [row]  # fmt: skip
+                            r["route"], r.get("device", "cpu")) != key] + [row]  # fmt: skip
                     args.json.write_text(json.dumps({"machine": machine(), "runs": runs},
                                                     indent=1, default=float))  # fmt: skip
     if args.plot:  # every run of the JSON file when given (several invocations add up)

@@ -75,16 +75,18 @@ def evaluate(
 
     ``route``: ``dense`` (the (m, m) similarity matrices, above), ``stream``
     (``userfair.streaming.stream_evaluate``: the same numbers in row passes that never hold
-    m x m; ``similarities`` and ``device`` are not used) or ``auto`` (default): dense when
+    m x m, on ``device`` too: numba on the CPU, or torch blocks; ``similarities`` are not
+    used) or ``auto`` (default): dense when
     ``similarities`` are given, else ``userfair.streaming.choose_route`` (stream when the
     dense matrices would exceed half the available memory or m > 50,000).
     """
     route = route if similarities else streaming.choose_route(len(inputs.users), gamma, route)
+    device = "cpu" if resolve(device) is None else device  # import torch once, untimed
     if route == "stream":
         log.info("streamed route for %d users", len(inputs.users))
         return streaming.stream_evaluate(
             inputs, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,
-            block_size=block_size,
+            block_size=block_size, device=device,
         )  # fmt: skip
     if route not in streaming.ROUTES:
         raise ValueError(f"route must be one of {streaming.ROUTES}, got {route!r}")
@@ -97,7 +99,6 @@ def evaluate(
         raise ValueError(
             f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
         )
-    device = "cpu" if resolve(device) is None else device  # import torch once, untimed
     similarities = dict(similarities or {})
     clock = _Clock()
     scores: dict[str, float] = {}

@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from userfair import effectiveness, fairness
-from userfair._backend import binary_csr, blocks
+from userfair._backend import binary_csr, blocks, resolve
 from userfair.inputs import Inputs
 from userfair.io import InputError, atomic_path
 from userfair.similarity import BLOCK_SIZE, genre_distributions
@@ -337,6 +337,7 @@ class _Rows:
     degrees: np.ndarray  # float64 |H_u|
     dist: np.ndarray  # (m, g) genre distributions, (m, 0) when unused
     own: np.ndarray  # (m,) their base-2 entropies
+    items: int  # n, the train matrix's columns
 
     @property
     def m(self) -> int:
@@ -368,6 +369,7 @@ def _prepare(rows: sp.spmatrix, gamma: float, genres: sp.spmatrix | None) -> _Ro
         np.diff(rows.indptr).astype(np.float64),
         dist,
         own,
+        rows.shape[1],
     )
 
 
@@ -443,6 +445,7 @@ def pass_one(
     genres: sp.spmatrix | None = None,
     users=None,
     block_size: int = BLOCK_SIZE,
+    device: str = "cpu",
 ) -> PairStats:
     """:class:`PairStats` of the pairs u < v with u in ``start:stop`` of the evaluated users'
     train ``rows`` (all m rows are read: a row pairs with every later one).
@@ -450,29 +453,42 @@ def pass_one(
     ``gamma`` < 1 mixes in the genre similarity of ``genres`` (the (n, g) item genres) for
     UF's moments. ``users`` (the evaluated users' ids) only stamps the result with their
     digest, checked when results are combined or used. Rows go through the compiled kernel
-    ``block_size`` at a time (progress is logged per block)."""
+    ``block_size`` at a time (progress is logged per block); ``device`` (``userfair._backend``:
+    ``cpu``, ``cuda``, ``torch-cpu``, ``auto``) runs the blocks as torch products instead
+    (``userfair._streaming_torch``; fewer rows per block where memory is short)."""
     clock = time.perf_counter()
     data = _prepare(rows, gamma, genres)
     start, stop = _row_range(data.m, start, stop)
     from userfair import _streaming_kernels as kern
 
-    threads = _threads()
+    target = resolve(device)
+    if target is None:
+        threads = _threads()
+
+        def block_of(lo, hi):
+            return kern.pass_one_rows(
+                data.row_ptr,
+                data.row_items,
+                data.col_ptr,
+                data.col_users,
+                data.degrees,
+                lo,
+                hi,
+                float(gamma),
+                data.dist,
+                data.own,
+                threads,
+            )
+    else:
+        from userfair import _streaming_torch
+
+        train = _streaming_torch.Train(data, gamma, target)
+        block_of = train.pass_one_rows
+        block_size = _streaming_torch.block_rows(block_size, train.row_bytes(), target)
     sharing, extremes = 0, [np.inf, -np.inf, np.inf, -np.inf]
     moments = (0, 0.0, 0.0)
     for a, b in blocks(stop - start, block_size):
-        out = kern.pass_one_rows(
-            data.row_ptr,
-            data.row_items,
-            data.col_ptr,
-            data.col_users,
-            data.degrees,
-            start + a,
-            start + b,
-            float(gamma),
-            data.dist,
-            data.own,
-            threads,
-        )
+        out = block_of(start + a, start + b)
         sharing += int(out[:, kern.ONE_SHARING].sum())
         extremes = [
             min(extremes[0], out[:, kern.ONE_COS_MIN].min()),
@@ -559,10 +575,12 @@ def pass_two(
     epsilon: float = 0.05,
     envy_utility: str = "precision",
     block_size: int = BLOCK_SIZE,
+    device: str = "cpu",
 ) -> PairSums:
     """:class:`PairSums` of the rows ``start:stop`` of ``inputs`` (its top-k lists, test
     items and train matrix), given the complete pass-one ``stats`` of the same users (UF's
-    gamma is ``stats.gamma``; gamma < 1 needs ``inputs.genres``)."""
+    gamma is ``stats.gamma``; gamma < 1 needs ``inputs.genres``). ``device`` as in
+    :func:`pass_one` (UF's item cosines are computed on the CPU either way)."""
     from userfair import _streaming_kernels as kern
 
     _check_stats(stats, inputs)
@@ -572,10 +590,11 @@ def pass_two(
     relevant = binary_csr(inputs.relevant)
     scores = effectiveness.per_user(topk, relevant, k)
     threads = _threads()
+    target = resolve(device)
 
     clock = time.perf_counter()
     items, local = fairness._recommended(topk)
-    dense, cosines, c_ptr, c_items, c_values = _item_cosines(inputs, items, threads)
+    cosines = _item_cosines(inputs, items, threads)
     uf_setup = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -585,35 +604,48 @@ def pass_two(
     precision = np.ascontiguousarray(scores["P"])
     ndcg = np.ascontiguousarray(scores["NDCG"])
     local = np.ascontiguousarray(local)
+    if target is None:
+
+        def pair_block(lo, hi):
+            return kern.pass_two_rows(
+                data.row_ptr,
+                data.row_items,
+                data.col_ptr,
+                data.col_users,
+                data.degrees,
+                lo,
+                hi,
+                float(stats.gamma),
+                data.dist,
+                data.own,
+                precision,
+                ndcg,
+                float(cos_lo),
+                float(jacc_lo),
+                float(threshold),
+                local,
+                k,
+                *cosines,
+                len(items),
+                threads,
+            )
+    else:
+        from userfair import _streaming_torch as on_device
+        from userfair._backend import to_torch
+
+        train = on_device.Train(data, stats.gamma, target)
+        lists = on_device.Lists(local, len(items), *cosines, target)
+        block_size = on_device.block_rows(block_size, train.row_bytes() + lists.row_bytes(), target)
+        on_scores = to_torch(precision, target), to_torch(ndcg, target)
+
+        def pair_block(lo, hi):
+            return on_device.pass_two_rows(
+                train, lists, *on_scores, float(cos_lo), float(jacc_lo), threshold, lo, hi
+            )
+
     pair_sums = np.zeros(6)
     for a, b in blocks(stop - start, block_size):
-        out = kern.pass_two_rows(
-            data.row_ptr,
-            data.row_items,
-            data.col_ptr,
-            data.col_users,
-            data.degrees,
-            start + a,
-            start + b,
-            float(stats.gamma),
-            data.dist,
-            data.own,
-            precision,
-            ndcg,
-            float(cos_lo),
-            float(jacc_lo),
-            float(threshold),
-            local,
-            k,
-            dense,
-            cosines,
-            c_ptr,
-            c_items,
-            c_values,
-            len(items),
-            threads,
-        )
-        pair_sums += out.sum(axis=0)
+        pair_sums += pair_block(start + a, start + b).sum(axis=0)
         log.debug("pass two: rows %d:%d of %d", start + a, start + b, m)
     seconds_pairs = time.perf_counter() - clock
 
@@ -622,22 +654,33 @@ def pass_two(
     relevant_rec = relevant[:, items].tocsr()
     relevant_rec.sort_indices()
     own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
-    holders = fairness._onehot(local, len(items)).T.tocsr()  # item -> users whose list has it
+    if target is None:
+        holders = fairness._onehot(local, len(items)).T.tocsr()  # item -> users with it listed
+        as64 = lambda a: a.astype(np.int64)  # noqa: E731
+        hits = as64(relevant_rec.indptr), as64(relevant_rec.indices)
+        lists_of = as64(holders.indptr), as64(holders.indices)
+
+        def envy_block(lo, hi):
+            return kern.envy_rows(
+                *hits,
+                *lists_of,
+                own,
+                denominator,
+                lo,
+                hi,
+                float(epsilon),
+                threads,
+            )
+    else:
+        hits = on_device.Rows(relevant_rec.indptr, relevant_rec.indices, len(items), target)
+        on_own, on_denominator = to_torch(own, target), to_torch(denominator, target)
+
+        def envy_block(lo, hi):
+            return on_device.envy_rows(hits, lists, on_own, on_denominator, float(epsilon), lo, hi)
+
     envy = np.zeros(3)
     for a, b in blocks(stop - start, block_size):
-        out = kern.envy_rows(
-            relevant_rec.indptr.astype(np.int64),
-            relevant_rec.indices.astype(np.int64),
-            holders.indptr.astype(np.int64),
-            holders.indices.astype(np.int64),
-            own,
-            denominator,
-            start + a,
-            start + b,
-            float(epsilon),
-            threads,
-        )
-        envy += out.sum(axis=0)
+        envy += envy_block(start + a, start + b).sum(axis=0)
     seconds_envy = time.perf_counter() - clock
     return PairSums(
         m=m,
@@ -742,10 +785,11 @@ def stream_evaluate(
     envy_utility: str = "precision",
     block_size: int = BLOCK_SIZE,
     stats: PairStats | None = None,
+    device: str = "cpu",
 ) -> dict:
     """Every measure as ``userfair.evaluate.evaluate`` returns it, by both passes in this
     process (:func:`pass_one` unless ``stats`` is given, e.g. read from a file;
-    :func:`pass_two`; :func:`finish`)."""
+    :func:`pass_two`; :func:`finish`), on ``device`` (see :func:`pass_one`)."""
     if envy_utility not in fairness.ENVY_UTILITIES:
         raise ValueError(
             f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
@@ -763,12 +807,19 @@ def stream_evaluate(
             genres=inputs.genres,
             users=inputs.users,
             block_size=block_size,
+            device=device,
         )
     elif stats.gamma != gamma:
         raise ValueError(f"pair stats were computed with gamma={stats.gamma}, not {gamma}")
     log.info("pass one: %.3f s; streamed pass two ...", stats.seconds)
     sums = pass_two(
-        inputs, stats, k=k, epsilon=epsilon, envy_utility=envy_utility, block_size=block_size
+        inputs,
+        stats,
+        k=k,
+        epsilon=epsilon,
+        envy_utility=envy_utility,
+        block_size=block_size,
+        device=device,
     )
     log.info("pass two: pairs %.3f s, envy %.3f s", sums.seconds_pairs, sums.seconds_envy)
     return finish(inputs, stats, sums)

@@ -1,0 +1,164 @@
+"""The streamed measures' torch path (userfair._streaming_torch, device torch-cpu: the code
+that runs on a GPU) gives the numba path's PairStats and PairSums and the dense route's
+measures."""
+
+import collections
+import dataclasses
+import math
+
+import pytest
+
+from test_streaming import K, assert_same, close, split_inputs
+from userfair import fairness, streaming
+from userfair.evaluate import evaluate
+from userfair.inputs import load_inputs
+
+from measures_data import random_split
+
+torch = pytest.importorskip("torch")
+_streaming_torch = pytest.importorskip("userfair._streaming_torch")
+
+M = 300  # a few hundred users
+BLOCK = 16  # ~19 blocks of rows
+COUNTS = {"m", "start", "stop", "sharing_pairs", "uf_pairs", "uf_similar_pairs", "envious_users"}
+TIMES = {"seconds", "seconds_pairs", "seconds_uf_setup", "seconds_envy"}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """{share_all: inputs}: with genres; every pair sharing an item (raw minimum > 0) or not."""
+    folder = tmp_path_factory.mktemp("genres")
+    return {share: split_inputs(21, folder, m=M, share_all=share) for share in (False, True)}
+
+
+def assert_equal_records(torch_record, numba_record):
+    bad = {}
+    for field in dataclasses.fields(numba_record):
+        a, b = getattr(torch_record, field.name), getattr(numba_record, field.name)
+        if field.name in TIMES:
+            continue
+        if field.name in COUNTS or not isinstance(b, float):
+            ok = a == b
+        else:
+            ok = close(a, b)
+        if not ok:
+            bad[field.name] = (a, b)
+    assert not bad, bad
+
+
+def both(function, *args, **options):
+    """``function`` on the numba path and the torch path (torch first)."""
+    return function(*args, device="torch-cpu", **options), function(*args, **options)
+
+
+@pytest.mark.parametrize("share_all", [False, True])
+@pytest.mark.parametrize("gamma", [1.0, 0.4])
+@pytest.mark.parametrize("cut", [(0, None), (37, 181)])
+def test_pass_one_equals_numba(inputs, share_all, gamma, cut):
+    data = inputs[share_all]
+    rows = data.train_of_evaluated()
+    one, numba = both(streaming.pass_one, rows, *cut, gamma=gamma, genres=data.genres,
+                      users=data.users, block_size=BLOCK)  # fmt: skip
+    assert_equal_records(one, numba)
+    assert one.sharing_pairs > 0
+    if cut == (0, None):
+        assert (one.cos_range[0] > 0) == share_all  # lo > 0 exactly when every pair shares
+
+
+@pytest.mark.parametrize("share_all", [False, True])
+@pytest.mark.parametrize("gamma", [1.0, 0.4])
+@pytest.mark.parametrize("utility", ["precision", "ideal"])
+@pytest.mark.parametrize("cut", [(0, None), (37, 181)])
+def test_pass_two_equals_numba(inputs, share_all, gamma, utility, cut):
+    data = inputs[share_all]
+    stats = streaming.pass_one(data.train_of_evaluated(), gamma=gamma, genres=data.genres,
+                               users=data.users)  # fmt: skip
+    two, numba = both(streaming.pass_two, data, stats, *cut, k=K, envy_utility=utility,
+                      block_size=BLOCK)  # fmt: skip
+    assert_equal_records(two, numba)
+    assert two.uf_similar_pairs > 0 and two.envious_users > 0
+
+
+@pytest.mark.parametrize("on_device", ["csr", "dense"])
+def test_pass_two_with_sparse_item_cosines(inputs, monkeypatch, on_device):
+    # UF's item cosines come as CSR (what many recommended items take); on the device they
+    # stay CSR or are made dense where they fit
+    monkeypatch.setattr(fairness, "UF_DENSE_ITEMS", 0)
+    monkeypatch.setattr(streaming, "DENSE_COSINES_SHARE", math.inf)
+    monkeypatch.setattr(_streaming_torch, "DENSE_COSINES_MEMORY", 0 if on_device == "csr" else 1)
+    data = inputs[False]
+    stats = streaming.pass_one(data.train_of_evaluated(), users=data.users)
+    assert_equal_records(*both(streaming.pass_two, data, stats, k=K, block_size=BLOCK))
+
+
+def test_pass_two_with_many_items(monkeypatch):
+    # many recommended items, few similar partners: UF's k^2 look-ups per pair
+    train, test, topk, _ = random_split(16, m=80, n=1500)
+    data = load_inputs(train, test, topk, k=K)
+    stats = streaming.pass_one(data.train_of_evaluated(), users=data.users)
+    calls = collections.Counter()
+
+    def counted(name):
+        real = getattr(_streaming_torch.Lists, name)
+        return lambda *args: calls.update([name]) or real(*args)
+
+    for name in ("cosine_sums", "row_sums"):
+        monkeypatch.setattr(_streaming_torch.Lists, name, counted(name))
+    assert_equal_records(*both(streaming.pass_two, data, stats, k=K, block_size=BLOCK))
+    assert calls["cosine_sums"] > calls["row_sums"]  # some blocks took the look-ups
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.4])
+def test_scattered_ranges_combine_to_the_numba_whole(inputs, gamma):
+    data = inputs[False]
+    rows = data.train_of_evaluated()
+    options = {"gamma": gamma, "genres": data.genres, "users": data.users}
+    cuts = streaming.ranges(rows, 3, gamma)
+    stats = streaming.combine(
+        streaming.pass_one(rows, a, b, block_size=BLOCK, device="torch-cpu", **options)
+        for a, b in cuts
+    )
+    whole = streaming.pass_one(rows, **options)
+    assert_equal_records(stats, whole)
+    sums = streaming.combine(
+        streaming.pass_two(data, stats, a, b, k=K, block_size=BLOCK, device="torch-cpu")
+        for a, b in cuts
+    )
+    assert_equal_records(sums, streaming.pass_two(data, whole, k=K))
+
+
+@pytest.mark.parametrize("share_all", [False, True])
+@pytest.mark.parametrize("gamma", [1.0, 0.4])
+@pytest.mark.parametrize("utility", ["precision", "ideal"])
+def test_stream_evaluate_on_torch_equals_dense(inputs, share_all, gamma, utility):
+    data = inputs[share_all]
+    options = {"k": K, "gamma": gamma, "envy_utility": utility}
+    streamed = streaming.stream_evaluate(data, block_size=BLOCK, device="torch-cpu", **options)
+    dense = evaluate(data, block_size=256, device="cpu", route="dense", **options)
+    assert_same(streamed, dense)
+    assert not math.isnan(streamed["UF"])
+
+
+def test_evaluate_passes_its_device_to_the_streamed_route(inputs, monkeypatch):
+    data = inputs[False]
+    devices = []
+    real = streaming.pass_one
+    spy = lambda *a, **kw: devices.append(kw["device"]) or real(*a, **kw)  # noqa: E731
+    monkeypatch.setattr(streaming, "pass_one", spy)
+    streamed = evaluate(data, k=K, block_size=64, route="stream", device="torch-cpu")
+    assert devices == ["torch-cpu"]
+    if not torch.cuda.is_available():  # auto without CUDA: the numba kernels, as before
+        monkeypatch.setattr(_streaming_torch, "Train", None)  # any torch block would fail
+        assert_same(evaluate(data, k=K, block_size=64, route="stream", device="auto"), streamed)
+        assert devices[-1] == "cpu"
+
+
+def test_blocks_shrink_to_the_free_memory(inputs, monkeypatch):
+    data = inputs[False]
+    rows = data.train_of_evaluated()
+    train = _streaming_torch.Train(streaming._prepare(rows, 1.0, None), 1.0, torch.device("cpu"))
+    monkeypatch.setattr(_streaming_torch, "free_bytes", lambda device: 10 * train.row_bytes())
+    assert _streaming_torch.block_rows(2048, train.row_bytes(), torch.device("cpu")) == 5
+    assert _streaming_torch.block_rows(3, train.row_bytes(), torch.device("cpu")) == 3
+    small = streaming.pass_one(rows, users=data.users, device="torch-cpu")  # 5 rows a block
+    assert_equal_records(small, streaming.pass_one(rows, users=data.users))
