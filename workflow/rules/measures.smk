@@ -53,7 +53,7 @@ rule pairs_part:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("gamma", "block_size"),
+        **measure_settings("gamma", "block_size", "device"),
     message:
         "Pass one of the streamed measures of {wildcards.dataset}, part {wildcards.scatteritem}"
     script:
@@ -77,7 +77,7 @@ rule pairs:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("gamma", "block_size"),
+        **measure_settings("gamma", "block_size", "device"),
     message:
         "Pass one of the streamed measures of {wildcards.dataset}"
     script:
@@ -105,7 +105,7 @@ rule measure_sums:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("epsilon", "envy_utility", "block_size"),
+        **measure_settings("epsilon", "envy_utility", "block_size", "device"),
     message:
         "Pass two of {wildcards.model} on {wildcards.dataset}, part {wildcards.scatteritem}"
     script:

@@ -30,6 +30,7 @@ with job_log(snakemake):
         epsilon=p.epsilon,
         envy_utility=p.envy_utility,
         block_size=p.block_size,
+        device=p.device,
     )
     sums.save(snakemake.output[0])
     logging.info(

@@ -44,6 +44,7 @@ with job_log(snakemake):
                 epsilon=p.epsilon,
                 envy_utility=p.envy_utility,
                 block_size=p.block_size,
+                device=p.device,
             )
         result = streaming.finish(inputs, stats, sums)
     else:

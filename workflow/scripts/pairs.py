@@ -32,6 +32,7 @@ with job_log(snakemake):
             genres=inputs.genres,
             users=inputs.users,
             block_size=p.block_size,
+            device=p.device,
         )
     stats.save(snakemake.output[0])
     logging.info(
