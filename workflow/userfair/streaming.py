@@ -343,6 +343,12 @@ class _Rows:
     def m(self) -> int:
         return self.degrees.shape[0]
 
+    def pair_arguments(self) -> tuple:
+        """The first arguments of the compiled pair kernels (``pass_one_rows``,
+        ``pass_two_rows``): the train rows as user -> items and item -> users lists and the
+        degrees; the row range, gamma and the genre arrays follow."""
+        return (self.row_ptr, self.row_items, self.col_ptr, self.col_users, self.degrees)
+
 
 def _prepare(rows: sp.spmatrix, gamma: float, genres: sp.spmatrix | None) -> _Rows:
     if not 0.0 <= gamma <= 1.0:
@@ -467,11 +473,7 @@ def pass_one(
 
         def block_of(lo, hi):
             return kern.pass_one_rows(
-                data.row_ptr,
-                data.row_items,
-                data.col_ptr,
-                data.col_users,
-                data.degrees,
+                *data.pair_arguments(),
                 lo,
                 hi,
                 float(gamma),
@@ -608,11 +610,7 @@ def pass_two(
 
         def pair_block(lo, hi):
             return kern.pass_two_rows(
-                data.row_ptr,
-                data.row_items,
-                data.col_ptr,
-                data.col_users,
-                data.degrees,
+                *data.pair_arguments(),
                 lo,
                 hi,
                 float(stats.gamma),
