@@ -51,6 +51,21 @@ def _interactions(source, name: str) -> tuple[pd.DataFrame, str]:
     return frame[["user_id", "item_id"]].astype(str), label
 
 
+def _distinct(column) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, distinct values as str) of an id column, by hashing (``pd.factorize``): the
+    string work of sorting and searching is then done on the distinct values only."""
+    codes, distinct = pd.factorize(np.asarray(column))
+    return codes, np.asarray(distinct).astype(str)
+
+
+def _positions(column, universe: np.ndarray) -> np.ndarray:
+    """The index of each value of an id column in the sorted ``universe`` (which holds
+    them all): ``np.searchsorted(universe, column)``, searched once per distinct value.
+    ``column`` may be given as its ``_distinct`` pair."""
+    codes, distinct = column if isinstance(column, tuple) else _distinct(column)
+    return np.searchsorted(universe, distinct)[codes]
+
+
 def _binary_matrix(rows: np.ndarray, cols: np.ndarray, shape) -> sp.csr_matrix:
     """A binary CSR matrix with ones at (rows, cols); repeated pairs count once."""
     matrix = sp.csr_matrix((np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=shape)
@@ -97,8 +112,8 @@ def _topk_matrix(
             f"{label}: field 'item_id' has {int(lengths[short].iloc[0])} item(s) for user "
             f"{str(lengths[short].index[0])!r}, fewer than k={k}"
         )
-    user_index = np.searchsorted(users, topk["user_id"].to_numpy())
-    item_index = np.searchsorted(items, topk["item_id"].to_numpy())
+    user_index = _positions(topk["user_id"], users)
+    item_index = _positions(topk["item_id"], items)
     order = np.lexsort((topk["rank"].to_numpy(), user_index))
     return item_index[order].reshape(len(users), k).astype(np.int64)
 
@@ -186,21 +201,26 @@ def load_inputs(
     if test_frame.empty:
         raise InputError(f"{test_label}: no interactions, so no user to evaluate")
 
-    users = np.unique(test_frame["user_id"].to_numpy().astype(str))
-    known = [train_frame["item_id"].to_numpy(), test_frame["item_id"].to_numpy()]
+    ids = {
+        (part, column): _distinct(frame[column])
+        for part, frame in (("train", train_frame), ("test", test_frame))
+        for column in ("user_id", "item_id")
+    }
+    users = np.unique(ids["test", "user_id"][1])
+    known = [ids["train", "item_id"][1], ids["test", "item_id"][1]]
     if valid is not None:
-        known.append(_interactions(valid, "VALID")[0]["item_id"].to_numpy())
-    items = np.unique(np.concatenate(known).astype(str))
+        known.append(_distinct(_interactions(valid, "VALID")[0]["item_id"])[1])
+    items = np.unique(np.concatenate(known))
     # Rows of `train`: every TRAIN user, plus TEST users without train data (empty rows).
-    train_users = np.unique(np.concatenate([train_frame["user_id"].to_numpy().astype(str), users]))
+    train_users = np.unique(np.concatenate([ids["train", "user_id"][1], users]))
     train_matrix = _binary_matrix(
-        np.searchsorted(train_users, train_frame["user_id"].to_numpy().astype(str)),
-        np.searchsorted(items, train_frame["item_id"].to_numpy().astype(str)),
+        _positions(ids["train", "user_id"], train_users),
+        _positions(ids["train", "item_id"], items),
         (len(train_users), len(items)),
     )
     relevant = _binary_matrix(
-        np.searchsorted(users, test_frame["user_id"].to_numpy().astype(str)),
-        np.searchsorted(items, test_frame["item_id"].to_numpy().astype(str)),
+        _positions(ids["test", "user_id"], users),
+        _positions(ids["test", "item_id"], items),
         (len(users), len(items)),
     )
     return Inputs(
