@@ -215,15 +215,15 @@ def _read_atomic(
 ) -> pd.DataFrame:
     """Read the atomic-file columns ``fields`` (raw name -> our name) of ``member``; the
     columns ``numeric`` (our names) as float64 (see ``_read_delimited``)."""
-    header = _atomic_header(source, member)
+    header, label = _atomic_header(source, member), source.label(member)
     cells = {header[name]: ours for name, ours in fields.items()}
     frame = _read_delimited(
-        lambda: source.open(member), source.label(member), cells, numeric,
+        lambda: source.open(member), label, cells, numeric,
         delimiter="\t", quoted=False,
     )  # fmt: skip
     raw_names = {ours: raw for raw, ours in fields.items()}
     for name in numeric:
-        frame[name] = _to_number(frame[name], source.label(member), raw_names[name])
+        frame[name] = _to_number(frame[name], label, raw_names[name])
     return frame
 
 

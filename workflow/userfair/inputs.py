@@ -58,12 +58,12 @@ def _distinct(column) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.asarray(distinct).astype(str)
 
 
-def _positions(column, universe: np.ndarray) -> np.ndarray:
-    """The index of each value of an id column in the sorted ``universe`` (which holds
-    them all): ``np.searchsorted(universe, column)``, searched once per distinct value.
-    ``column`` may be given as its ``_distinct`` pair."""
-    codes, distinct = column if isinstance(column, tuple) else _distinct(column)
-    return np.searchsorted(universe, distinct)[codes]
+def _positions(distinct: tuple[np.ndarray, np.ndarray], universe: np.ndarray) -> np.ndarray:
+    """The index of each value of an id column, given as its ``_distinct`` pair, in the
+    sorted ``universe`` (which holds them all): ``np.searchsorted(universe, column)``,
+    searched once per distinct value."""
+    codes, values = distinct
+    return np.searchsorted(universe, values)[codes]
 
 
 def _binary_matrix(rows: np.ndarray, cols: np.ndarray, shape) -> sp.csr_matrix:
@@ -112,8 +112,8 @@ def _topk_matrix(
             f"{label}: field 'item_id' has {int(lengths[short].iloc[0])} item(s) for user "
             f"{str(lengths[short].index[0])!r}, fewer than k={k}"
         )
-    user_index = _positions(topk["user_id"], users)
-    item_index = _positions(topk["item_id"], items)
+    user_index = _positions(_distinct(topk["user_id"]), users)
+    item_index = _positions(_distinct(topk["item_id"]), items)
     order = np.lexsort((topk["rank"].to_numpy(), user_index))
     return item_index[order].reshape(len(users), k).astype(np.int64)
 

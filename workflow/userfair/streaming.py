@@ -82,7 +82,7 @@ class _Record:
     (``{"format", "kind", fields...}``; infinite floats as null)."""
 
     KIND: ClassVar[str]
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("users_sha256",)
+    OPTIONAL: ClassVar[tuple[str, ...]]  # fields a record may lack
 
     @property
     def complete(self) -> bool:
