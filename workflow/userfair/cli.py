@@ -7,6 +7,8 @@ userfair evaluate --train TRAIN --test TEST --topk TOPK [--format auto] [--valid
                   [--resamples 0] [--level 0.95] [--seed 0] [--json] [-v]
 userfair compare  --train TRAIN --test TEST --topk A --topk B [evaluate's options]
                   [--resamples 1000]
+userfair users    --train TRAIN --test TEST --topk TOPK [evaluate's options] [--out FILE]
+                  [--user-features FILE] [--worst N] [--worst-measure PUF-P-Cos]
 """
 
 from __future__ import annotations
@@ -79,7 +81,97 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
     run.add_argument("--seed", type=int, default=0, help="seed of the resamples (0)")
     _compare_parser(commands, run)
+    _users_parser(commands, run)
     return parser
+
+
+def _users_parser(commands, evaluate_parser) -> None:
+    """``userfair users``: evaluate's inputs and options, plus the output file, the user
+    features and the worst cases (docs/method.md#who)."""
+    users = commands.add_parser(
+        "users",
+        help="each evaluated user's share of every fairness measure, with user attributes",
+        description="One row per evaluated user: P, NDCG, the user's share of each fairness "
+        "measure (each column sums to the measure of `userfair evaluate`), the signed parts "
+        "and the user attributes (docs/method.md#who). In-memory route: the m x m "
+        "similarities are held; the block products run with numpy (--device is accepted "
+        "and not used yet; --route auto means dense, stream is not available yet).",
+    )
+    users.add_argument(
+        "--out", default=None,
+        help="write the frame to this .parquet or .csv file (atomic); default: CSV on stdout",
+    )  # fmt: skip
+    users.add_argument(
+        "--user-features", default=None,
+        help="RecBole .user file (user_id and feature columns) joined to the frame",
+    )  # fmt: skip
+    users.add_argument(
+        "--worst", type=int, default=0,
+        help="print the N most disadvantaged users and their better-served neighbours",
+    )  # fmt: skip
+    users.add_argument(
+        "--worst-measure", default="PUF-P-Cos",
+        choices=["PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc"],
+        help="the PUF measure whose disadvantaged part ranks the worst cases (PUF-P-Cos)",
+    )  # fmt: skip
+    users.add_argument(
+        "--neighbours", type=int, default=10,
+        help="most similar users looked at for each worst case (10)",
+    )  # fmt: skip
+    for action in evaluate_parser._actions:
+        if action.dest not in ("help", "json", "resamples", "level", "seed"):
+            users._add_action(action)
+
+
+def _users(args) -> int:
+    """``userfair users``: the per-user decomposition, written or printed as CSV."""
+    from userfair import decompose
+    from userfair.inputs import load_inputs
+    from userfair.io import InputError
+
+    try:
+        if args.out is not None:
+            decompose.check_suffix(args.out)
+        if args.route == "stream":
+            raise ValueError(
+                "userfair users has only the in-memory route so far (m x m similarities); "
+                "--route stream is not available yet"
+            )
+        if args.worst < 0 or args.neighbours < 1:
+            raise ValueError("--worst must be >= 0 and --neighbours >= 1")
+        features = None
+        if args.user_features is not None:
+            features = decompose.read_user_features(args.user_features)
+        inputs = load_inputs(
+            args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
+            valid=args.valid, topk_format=args.format,
+        )  # fmt: skip
+        sims = decompose.similarities_of(inputs, None, args.gamma, args.block_size)
+        frame = decompose.decompose(
+            inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma, similarities=sims,
+            block_size=args.block_size, envy_utility=args.envy_utility,
+        )  # fmt: skip
+        if features is not None:
+            frame = decompose.join_features(frame, features, label=str(args.user_features))
+        if args.out is not None:
+            decompose.write_users(frame, args.out)
+    except (InputError, ValueError) as error:
+        print(f"userfair: error: {error}", file=sys.stderr)
+        return 2
+    if args.out is None:
+        frame.to_csv(sys.stdout, index=False)
+    else:
+        print(f"wrote {len(frame)} users x {frame.shape[1]} columns to {args.out}")
+    if args.worst:
+        kind = "cos" if args.worst_measure.endswith("Cos") else "jacc"
+        table = decompose.worst_cases(
+            frame, sims[kind].sim, args.worst, args.worst_measure, args.neighbours
+        )
+        stream = sys.stderr if args.out is None else sys.stdout
+        print(f"the {len(table)} users most disadvantaged by {args.worst_measure}:", file=stream)
+        for line in decompose.worst_lines(table, args.worst_measure, args.k):
+            print(line, file=stream)
+    return 0
 
 
 def _compare_parser(commands, evaluate_parser) -> None:
@@ -126,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.command == "compare":
         return _compare(args)
+    if args.command == "users":
+        return _users(args)
     if args.resamples != 0:
         return _evaluate_with_intervals(args)
     # Imported here, not at the top: `userfair --help` stays free of numpy and pandas.

@@ -1,0 +1,457 @@
+"""Who is treated unfairly: each evaluated user's exact share of every fairness measure
+(docs/method.md#who), the user's attributes beside it, and the worst cases in words.
+
+In-memory (dense) route: the (m, m) cosine and Jaccard matrices of ``userfair.similarity``
+are held (or given, e.g. the similarity files); every pass over the pairs reads them in row
+blocks of ``block_size`` users, so the work arrays are (block_size, m). Every per-user
+column is a sum of row-block contributions (a user's own row, plus the column entries other
+rows give it), so a streamed route can fill the same accumulators block by block.
+
+Uses these public functions: ``userfair.effectiveness.per_user``, ``hits``,
+``validate_lists``; ``userfair.fairness.envy_denominators``, ``ENVY_UTILITIES``;
+``userfair.similarity.compute``, ``uf_similarity``, ``Similarity.raw``;
+``userfair.inputs.Inputs.train_of_evaluated``; ``userfair.measures`` (names); and UF's
+similar-pair threshold ``userfair._kernels.pair_threshold`` (the very threshold the dense
+``userfair evaluate`` compares with, so that no pair on the border can flip).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.stats import rankdata
+
+from userfair import effectiveness, fairness, similarity
+from userfair.inputs import Inputs
+from userfair.io import InputError, atomic_path
+from userfair.measures import FAIR_PUF
+
+#: The per-user columns whose sum over the users is the measure of the same name, in order.
+SHARES = FAIR_PUF + ("UF", "ME", "MME", "PEU", "Gini-P", "Gini-NDCG", "SD-P", "SD-NDCG")
+#: The signed parts: each column, too, sums over the users to the measure before the colon.
+SIGNED = tuple(
+    f"{name}:{part}"
+    for name in FAIR_PUF + ("Gini-P", "Gini-NDCG")
+    for part in ("disadvantaged", "advantaged")
+) + ("ME:envies", "ME:envied", "MME:envies", "MME:envied")
+#: The user attributes (docs/method.md#who-attributes).
+ATTRIBUTES = ("train_items", "popularity", "mean_similarity")
+#: Every column of :func:`decompose`'s frame, before the caller's user features.
+COLUMNS = ("user_id", "P", "NDCG") + SHARES + SIGNED + ATTRIBUTES
+#: File suffixes :func:`write_users` writes.
+SUFFIXES = (".parquet", ".csv")
+
+
+def _blocks(m: int, size: int):
+    for start in range(0, m, max(1, int(size))):
+        yield start, min(m, start + max(1, int(size)))
+
+
+def puf_parts(scores, sim: np.ndarray, block_size: int = 2048):
+    """(share, disadvantaged, advantaged) of PUF = sum_{u != v} sim |S_u - S_v| / (m (m-1)).
+
+    share_u = sum_v sim(u, v) |S_u - S_v| / (m (m - 1)): half of each unordered pair's term
+    to each of its two users. disadvantaged_u: the whole term of each pair in which u is the
+    worse-served (S_u < S_v); advantaged_u: in which u is the better-served. Each of the three
+    sums over the users to PUF; share = (disadvantaged + advantaged) / 2. NaN for m < 2.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    m = scores.size
+    if m < 2:
+        return (np.full(m, math.nan),) * 3
+    below, above = np.zeros(m), np.zeros(m)
+    for start, stop in _blocks(m, block_size):
+        gaps = scores[start:stop, None] - scores[None, :]  # S_u - S_v
+        weighted = np.abs(gaps) * sim[start:stop]
+        above[start:stop] = np.where(gaps < 0, weighted, 0.0).sum(axis=1)  # v better served
+        below[start:stop] = np.where(gaps > 0, weighted, 0.0).sum(axis=1)
+    pairs = m * (m - 1)
+    return (above + below) / pairs, 2.0 * above / pairs, 2.0 * below / pairs
+
+
+def envy_parts(
+    topk: np.ndarray,
+    relevant: sp.spmatrix,
+    k: int = 10,
+    epsilon: float = 0.05,
+    utility: str = "precision",
+    block_size: int = 2048,
+) -> dict[str, np.ndarray]:
+    """Per-user ME, MME, PEU and their signed parts (``fairness.envy``'s utilities).
+
+    ME:envies_u = sum_v envy(u, v) / (m (m-1)), ME:envied_v = sum_u envy(u, v) / (m (m-1)),
+    ME = (envies + envied) / 2. MME:envies_u = max_v envy(u, v) / m; MME:envied gives that
+    max to the envied user v* attaining it (split equally among tied v*; nobody when the max
+    is 0); MME = (envies + envied) / 2. PEU_u = [max_v envy(u, v) > epsilon] / m (the envier
+    carries it). Each column sums to its measure; NaN for m < 2.
+    """
+    relevant = sp.csr_matrix(relevant, dtype=np.float64)
+    relevant.data[:] = 1.0
+    topk = effectiveness.validate_lists(topk, k, relevant.shape)
+    m = topk.shape[0]
+    names = ("ME", "ME:envies", "ME:envied", "MME", "MME:envies", "MME:envied", "PEU")
+    if m < 2:
+        return {name: np.full(m, math.nan) for name in names}
+    denominator = fairness.envy_denominators(relevant, k, utility)
+    own = effectiveness.hits(topk, relevant, k).sum(axis=1) / denominator
+    items, local = np.unique(topk, return_inverse=True)
+    local = local.reshape(topk.shape)
+    lists_t = sp.csr_matrix(
+        (np.ones(m * k), local.ravel(), np.arange(0, m * k + 1, k)), shape=(m, len(items))
+    ).T.tocsr()
+    relevant_rec = relevant[:, items]
+    envies, envied = np.zeros(m), np.zeros(m)
+    max_envy, max_envied = np.zeros(m), np.zeros(m)
+    for start, stop in _blocks(m, block_size):
+        counts = (relevant_rec[start:stop] @ lists_t).tocsr()  # (b, m): |R_u & L_v|
+        rows = np.repeat(np.arange(start, stop), np.diff(counts.indptr))
+        columns = counts.indices
+        gain = np.maximum(counts.data / denominator[rows] - own[rows], 0.0)  # envy(u, v)
+        envies[start:stop] = np.bincount(rows - start, weights=gain, minlength=stop - start)
+        envied += np.bincount(columns, weights=gain, minlength=m)
+        np.maximum.at(max_envy, rows, gain)
+        top = (gain == max_envy[rows]) & (gain > 0)  # the v* of each row (ties: all of them)
+        ties = np.bincount(rows[top] - start, minlength=stop - start)
+        credit = max_envy[rows[top]] / ties[rows[top] - start]
+        max_envied += np.bincount(columns[top], weights=credit, minlength=m)
+    pairs = m * (m - 1)
+    return {
+        "ME": (envies + envied) / (2.0 * pairs),
+        "ME:envies": envies / pairs,
+        "ME:envied": envied / pairs,
+        "MME": (max_envy + max_envied) / (2.0 * m),
+        "MME:envies": max_envy / m,
+        "MME:envied": max_envied / m,
+        "PEU": (max_envy > epsilon) / m,
+    }
+
+
+def uf_parts(
+    topk: np.ndarray,
+    train: sp.spmatrix,
+    sim_uf: np.ndarray,
+    k: int = 10,
+    block_size: int = 2048,
+) -> np.ndarray:
+    """Per-user UF: UF_u = UF * t_u / T, where T = sum over the similar pairs u < v of
+    sim_UF(u, v) d_L(u, v) (the sum inside UF's log) and t_u is half of each of u's similar
+    pairs' terms (sum_u t_u = T). The column sums to UF = log(T) / log(m (m-1) / 2); NaN
+    where UF is NaN (fewer than 2 pairs, or T = 0). ``fairness.uf``'s conventions: the same
+    threshold mean + SD over the pairs, the item cosines of the binarised ``train``."""
+    from userfair import _kernels  # numba; the threshold of the dense userfair evaluate
+
+    sim_uf = np.asarray(sim_uf, dtype=np.float64)
+    m = sim_uf.shape[0]
+    topk = effectiveness.validate_lists(topk, k, (m, train.shape[1]))
+    n_pairs = m * (m - 1) // 2
+    if n_pairs < 2:
+        return np.full(m, math.nan)
+    threshold = _kernels.pair_threshold(sim_uf)
+    items, local = np.unique(topk, return_inverse=True)
+    local = local.reshape(topk.shape)
+    r = len(items)
+    columns = sp.csc_matrix(train, dtype=np.float64)[:, items]
+    columns.data[:] = 1.0
+    counts = np.diff(columns.indptr)
+    columns.data[:] = np.repeat(1.0 / np.sqrt(np.maximum(counts, 1)), counts)
+    item_cos = (columns.T @ columns).tocsr()  # (r, r) cosines of the recommended items
+    lists = sp.csr_matrix((np.ones(m * k), local.ravel(), np.arange(0, m * k + 1, k)), (m, r))
+    half = np.zeros(m)
+    rows_per_block = max(1, min(block_size, (1 << 24) // max(r, m)))
+    for start, stop in _blocks(m, rows_per_block):
+        to_items = (lists[start:stop] @ item_cos).toarray()  # (b, r)
+        cosine_sums = np.asarray(lists @ to_items.T).T  # (b, m): sum_{i in L_u, j in L_v}
+        sim = sim_uf[start:stop]
+        later = np.arange(m)[None, :] > np.arange(start, stop)[:, None]  # v > u: each pair once
+        terms = np.where(later & (sim >= threshold), sim * (k * k - cosine_sums), 0.0)
+        terms /= k * k
+        half[start:stop] += 0.5 * terms.sum(axis=1)
+        half += 0.5 * terms.sum(axis=0)
+    total = half.sum()
+    if total <= 0:
+        return np.full(m, math.nan)
+    return math.log(total) / math.log(n_pairs) * half / total
+
+
+def gini_parts(scores):
+    """(share, disadvantaged, advantaged) of Gini = sum_j (2j - m - 1) x_(j) / (m sum x).
+
+    share_u = (2 r_u - m - 1) x_u / (m sum x) with r_u the user's rank in ascending order;
+    tied users take the mean of their positions' weights (r_u = their average rank), which
+    leaves the sum unchanged because their scores are equal. The signed parts read Gini as
+    its pair sum, sum over unordered pairs |x_u - x_v| / (m sum x): disadvantaged_u is the
+    sum over the better-served v of x_v - x_u, advantaged_u over the worse-served v of
+    x_u - x_v, each divided by m sum x. NaN when every score is 0 (Gini is NaN).
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    m, total = x.size, x.sum()
+    if m == 0 or total == 0:
+        return (np.full(m, math.nan),) * 3
+    ranks = rankdata(x, method="average")
+    share = (2.0 * ranks - m - 1) * x / (m * total)
+    ordered = np.sort(x)
+    prefix = np.r_[0.0, np.cumsum(ordered)]
+    below = np.searchsorted(ordered, x, side="left")  # users with a lower score
+    above = m - np.searchsorted(ordered, x, side="right")  # users with a higher score
+    advantaged = below * x - prefix[below]
+    disadvantaged = (prefix[m] - prefix[m - above]) - above * x
+    return share, disadvantaged / (m * total), advantaged / (m * total)
+
+
+def sd_share(scores) -> np.ndarray:
+    """SD_u = SD * (x_u - mean)^2 / sum_v (x_v - mean)^2: the user's share of the variance,
+    scaled so that the column sums to the SD (the SD is not a sum; its square is). 0 for
+    every user when all scores are equal; NaN without users."""
+    x = np.asarray(scores, dtype=np.float64)
+    if x.size == 0:
+        return x.copy()
+    squares = (x - x.mean()) ** 2
+    total = squares.sum()
+    if total == 0:
+        return np.zeros(x.size)
+    return float(np.std(x)) * squares / total
+
+
+def attributes(inputs: Inputs, cosine: np.ndarray | None = None) -> pd.DataFrame:
+    """``train_items`` (the user's number of train items), ``popularity`` (the mean, over the
+    user's train items, of the number of train users of the item; NaN without train items)
+    and ``mean_similarity`` (the mean min-max normalised cosine, the one PUF reads, to the
+    other evaluated users; NaN for m < 2; only with ``cosine``), in canonical order."""
+    train = sp.csr_matrix(inputs.train, dtype=np.float64)
+    train.data[:] = 1.0
+    rows = train[inputs.train_rows]
+    activity = np.diff(rows.indptr).astype(np.int64)
+    item_users = np.asarray(train.sum(axis=0)).ravel()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        popularity = np.where(activity > 0, (rows @ item_users) / activity, math.nan)
+    m = len(inputs.users)
+    mean_similarity = np.full(m, math.nan)
+    if cosine is not None and m >= 2:
+        mean_similarity = np.asarray(cosine.sum(axis=1)).ravel() / (m - 1)  # diagonal is 0
+    return pd.DataFrame(
+        {"train_items": activity, "popularity": popularity, "mean_similarity": mean_similarity}
+    )
+
+
+def similarities_of(
+    inputs: Inputs, similarities: dict | None = None, gamma: float = 1.0, block_size: int = 2048
+) -> dict[str, similarity.Similarity]:
+    """``similarities`` completed with the missing ``cos``, ``jacc`` (and ``genre`` when
+    gamma < 1) of ``inputs.users``, as ``userfair evaluate`` computes them."""
+    found = dict(similarities or {})
+    rows = inputs.train_of_evaluated()
+    m = len(inputs.users)
+    for kind in ("cos", "jacc") + (("genre",) if gamma < 1.0 else ()):
+        if found.get(kind) is None:
+            if kind == "genre" and inputs.genres is None:
+                raise ValueError(
+                    f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
+                    "(--item-features on the command line)"
+                )
+            found[kind] = similarity.compute(kind, rows, inputs.users, inputs.genres, block_size)
+        elif found[kind].sim.shape != (m, m):
+            raise ValueError(
+                f"similarities[{kind!r}] must be ({m}, {m}), got {found[kind].sim.shape}"
+            )
+    return found
+
+
+def decompose(
+    inputs: Inputs,
+    k: int = 10,
+    epsilon: float = 0.05,
+    gamma: float = 1.0,
+    similarities: dict[str, similarity.Similarity] | None = None,
+    block_size: int = 2048,
+    envy_utility: str = "precision",
+    features: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One row per evaluated user (canonical order) with :data:`COLUMNS`: ``user_id``,
+    ``P`` and ``NDCG`` at k, the user's share of each measure in :data:`SHARES` (each
+    column sums over the users to the measure of ``userfair.evaluate.evaluate`` with the
+    same arguments), the signed parts :data:`SIGNED` and the :data:`ATTRIBUTES`; then the
+    columns of ``features`` (keyed by a ``user_id`` column, else by its index), joined on
+    the user id (users it lacks get NaN). Definitions: docs/method.md#who.
+
+    ``similarities``: as for ``evaluate`` (``{"cos", "jacc"[, "genre"]}``, e.g. the
+    similarity files); missing ones are computed here. They are read, never modified.
+    """
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
+    if envy_utility not in fairness.ENVY_UTILITIES:
+        raise ValueError(
+            f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
+        )
+    sims = similarities_of(inputs, similarities, gamma, block_size)
+    scores = effectiveness.per_user(inputs.topk, inputs.relevant, k)
+    columns: dict[str, np.ndarray] = {
+        "user_id": np.asarray(inputs.users).astype(str),
+        "P": scores["P"],
+        "NDCG": scores["NDCG"],
+    }
+    for name in ("P", "NDCG"):
+        for kind, label in (("cos", "Cos"), ("jacc", "Jacc")):
+            key = f"PUF-{name}-{label}"
+            share, worse, better = puf_parts(scores[name], sims[kind].sim, block_size)
+            columns[key] = share
+            columns[f"{key}:disadvantaged"], columns[f"{key}:advantaged"] = worse, better
+    genre = sims["genre"].raw() if gamma < 1.0 else None
+    sim_uf = similarity.uf_similarity(sims["jacc"].raw(), genre, gamma)
+    if sim_uf is sims["jacc"].sim:
+        sim_uf = sim_uf.copy()  # never hand out the caller's matrix
+    columns["UF"] = uf_parts(inputs.topk, inputs.train, sim_uf, k, block_size)
+    del sim_uf, genre
+    columns.update(envy_parts(inputs.topk, inputs.relevant, k, epsilon, envy_utility, block_size))
+    for name in ("P", "NDCG"):
+        share, worse, better = gini_parts(scores[name])
+        columns[f"Gini-{name}"] = share
+        columns[f"Gini-{name}:disadvantaged"], columns[f"Gini-{name}:advantaged"] = worse, better
+        columns[f"SD-{name}"] = sd_share(scores[name])
+    frame = pd.DataFrame({name: columns[name] for name in COLUMNS if name in columns})
+    extra = attributes(inputs, sims["cos"].sim)
+    for name in ATTRIBUTES:
+        frame[name] = extra[name].to_numpy()
+    return join_features(frame, features) if features is not None else frame
+
+
+def join_features(frame: pd.DataFrame, features: pd.DataFrame, label: str = "features"):
+    """``frame`` with the columns of ``features`` joined on ``user_id`` (a column of
+    ``features``, else its index); users without a row get NaN. A repeated user id or a
+    column name that ``frame`` already has is an error naming ``label`` and the field."""
+    features = features.copy()
+    if "user_id" not in features.columns:
+        features = features.rename_axis("user_id").reset_index()
+    features["user_id"] = features["user_id"].astype(str)
+    repeated = features["user_id"][features["user_id"].duplicated()]
+    if len(repeated):
+        raise InputError(f"{label}: user_id {repeated.iloc[0]!r} appears more than once")
+    clash = sorted(set(features.columns) & set(frame.columns) - {"user_id"})
+    if clash:
+        raise InputError(f"{label}: column {clash[0]!r} is already a column of the user frame")
+    return frame.merge(features, on="user_id", how="left", validate="one_to_one")
+
+
+def read_user_features(path: str | os.PathLike) -> pd.DataFrame:
+    """A RecBole atomic .user file (``user_id:token`` and feature columns; ``:token`` and
+    ``:token_seq`` columns read as text, numbers as float); columns lose their type."""
+    from userfair.io import read_atomic_header
+
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: file not found")
+    fields = read_atomic_header(path)
+    if "user_id" not in fields:
+        raise InputError(
+            f"{path}: missing column 'user_id' in header {list(fields.values())!r} "
+            "(expected a RecBole atomic file: 'user_id:token<TAB>age:float...')"
+        )
+    dtypes = {
+        header: ("float64" if header.split(":", 1)[-1] in ("float", "float_seq") else str)
+        for header in fields.values()
+    }
+    try:
+        frame = pd.read_csv(path, sep="\t", dtype=dtypes, keep_default_na=False)
+    except ValueError as error:
+        raise InputError(f"{path}: {error}") from error
+    frame.columns = list(fields)
+    return frame
+
+
+def check_suffix(path: str | os.PathLike) -> str:
+    """The suffix of an output path, if :func:`write_users` can write it; else InputError."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InputError(f"{path}: unknown suffix {suffix!r}; expected one of {SUFFIXES}")
+    return suffix
+
+
+def write_users(frame: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a user frame as .parquet or .csv (by suffix), atomically."""
+    suffix = check_suffix(path)
+    with atomic_path(path) as tmp:
+        if suffix == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False)
+
+
+def worst_cases(
+    frame: pd.DataFrame,
+    sim: np.ndarray,
+    n: int = 10,
+    measure: str = "PUF-P-Cos",
+    neighbours: int = 10,
+) -> pd.DataFrame:
+    """The ``n`` users with the largest ``MEASURE:disadvantaged`` (ties: canonical order)
+    and, for each, the better-served users among its ``neighbours`` most similar ones
+    (``sim``: the (m, m) similarity ``measure`` reads, in the order of ``frame``'s rows).
+
+    Columns: ``user_id``, the user's score, ``disadvantaged`` (its part of the measure),
+    ``better`` (how many of the neighbours are better served), ``neighbours``,
+    ``min_similarity`` and ``min_score`` / ``mean_score`` over those better-served
+    neighbours (NaN when there are none), and ``better_ids`` (most similar first).
+    """
+    if measure not in FAIR_PUF:
+        raise ValueError(f"worst cases need a PUF measure, one of {FAIR_PUF}; got {measure!r}")
+    m = len(frame)
+    if sim.shape != (m, m):
+        raise ValueError(f"sim must be ({m}, {m}) in the frame's row order, got {sim.shape}")
+    effect = measure.split("-")[1]
+    scores = frame[effect].to_numpy(dtype=np.float64)
+    part = frame[f"{measure}:disadvantaged"].to_numpy(dtype=np.float64)
+    order = np.argsort(-np.nan_to_num(part, nan=-np.inf), kind="stable")[: max(0, n)]
+    records = []
+    for u in order:
+        row = sim[u].copy()
+        row[u] = -np.inf
+        nearest = np.argsort(-row, kind="stable")[: min(neighbours, m - 1)]
+        better = nearest[scores[nearest] > scores[u]]
+        records.append(
+            {
+                "user_id": frame["user_id"].iloc[u],
+                effect: scores[u],
+                "disadvantaged": part[u],
+                "better": len(better),
+                "neighbours": len(nearest),
+                "min_similarity": row[better].min() if len(better) else math.nan,
+                "min_score": scores[better].min() if len(better) else math.nan,
+                "mean_score": scores[better].mean() if len(better) else math.nan,
+                "better_ids": ",".join(frame["user_id"].iloc[better].astype(str)),
+            }
+        )
+    columns = ["user_id", effect, "disadvantaged", "better", "neighbours", "min_similarity"]
+    columns += ["min_score", "mean_score", "better_ids"]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def _floor(value: float, digits: int = 2) -> str:
+    """``value`` rounded down to ``digits`` decimals: a lower bound stays a lower bound."""
+    return f"{math.floor(value * 10**digits + 1e-9) / 10**digits:.{digits}f}"
+
+
+def worst_lines(table: pd.DataFrame, measure: str = "PUF-P-Cos", k: int = 10) -> list[str]:
+    """One readable line per row of :func:`worst_cases`, e.g. ``user 512: P@10 0.00; 7 of
+    its 10 most similar users (cosine >= 0.61) get P@10 >= 0.50 (mean 0.64)``; similarity
+    is the min-max normalised one the measure reads."""
+    effect = measure.split("-")[1]
+    kind = "cosine" if measure.endswith("Cos") else "Jaccard"
+    lines = []
+    for row in table.itertuples(index=False):
+        record = row._asdict()
+        head = f"user {record['user_id']}: {effect}@{k} {record[effect]:.2f}; "
+        if record["better"] == 0:
+            lines.append(
+                head + f"none of its {record['neighbours']} most similar users is better served"
+            )
+            continue
+        lines.append(
+            head
+            + f"{record['better']} of its {record['neighbours']} most similar users ({kind} >= "
+            f"{_floor(record['min_similarity'])}) get {effect}@{k} >= "
+            f"{_floor(record['min_score'])} (mean {record['mean_score']:.2f})"
+        )
+    return lines
