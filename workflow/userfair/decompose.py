@@ -43,6 +43,8 @@ SIGNED = tuple(
 ATTRIBUTES = ("train_items", "popularity", "mean_similarity")
 #: Every column of :func:`decompose`'s frame, before the caller's user features.
 COLUMNS = ("user_id", "P", "NDCG") + SHARES + SIGNED + ATTRIBUTES
+#: Entries of a cache-sized chunk (1 MiB of float64) for elementwise passes over pairs.
+CACHE_ENTRIES = 1 << 17
 #: File suffixes :func:`write_users` writes.
 SUFFIXES = (".parquet", ".csv")
 
@@ -64,14 +66,24 @@ def puf_parts(scores, sim: np.ndarray, block_size: int = 2048):
     m = scores.size
     if m < 2:
         return (np.full(m, math.nan),) * 3
-    below, above = np.zeros(m), np.zeros(m)
-    for start, stop in _blocks(m, block_size):
-        gaps = scores[start:stop, None] - scores[None, :]  # S_u - S_v
-        weighted = np.abs(gaps) * sim[start:stop]
-        above[start:stop] = np.where(gaps < 0, weighted, 0.0).sum(axis=1)  # v better served
-        below[start:stop] = np.where(gaps > 0, weighted, 0.0).sum(axis=1)
+    # total_u = sum_v sim |S_u - S_v| in cache-sized chunks; the signed sum
+    # sum_v sim (S_u - S_v) = S_u sum_v sim - (sim S)_u is a product; below_u (u better
+    # served) = (total + signed) / 2, above_u (u worse served) = (total - signed) / 2.
+    total, signed = np.empty(m), np.empty(m)
+    rows = max(1, min(block_size, CACHE_ENTRIES // m))
+    buffer = np.empty((rows, m))
+    for start, stop in _blocks(m, rows):
+        gaps = buffer[: stop - start]
+        np.subtract(scores[start:stop, None], scores[None, :], out=gaps)
+        np.abs(gaps, out=gaps)
+        gaps *= sim[start:stop]
+        total[start:stop] = gaps.sum(axis=1)
+        block = sim[start:stop]
+        signed[start:stop] = scores[start:stop] * block.sum(axis=1) - block @ scores
+    above = np.maximum((total - signed) / 2.0, 0.0)
+    below = np.maximum((total + signed) / 2.0, 0.0)
     pairs = m * (m - 1)
-    return (above + below) / pairs, 2.0 * above / pairs, 2.0 * below / pairs
+    return total / pairs, 2.0 * above / pairs, 2.0 * below / pairs
 
 
 def envy_parts(
@@ -164,14 +176,17 @@ def uf_parts(
     half = np.zeros(m)
     rows_per_block = max(1, min(block_size, (1 << 24) // max(r, m)))
     for start, stop in _blocks(m, rows_per_block):
-        to_items = (lists[start:stop] @ item_cos).toarray()  # (b, r)
-        cosine_sums = np.asarray(lists @ to_items.T).T  # (b, m): sum_{i in L_u, j in L_v}
-        sim = sim_uf[start:stop]
-        later = np.arange(m)[None, :] > np.arange(start, stop)[:, None]  # v > u: each pair once
-        terms = np.where(later & (sim >= threshold), sim * (k * k - cosine_sums), 0.0)
-        terms /= k * k
-        half[start:stop] += 0.5 * terms.sum(axis=1)
-        half += 0.5 * terms.sum(axis=0)
+        to_items = (lists[start:stop] @ item_cos).toarray()  # (b, r): sum_{i in L_u} cos(i, .)
+        upper = sim_uf[start:stop, start:]  # columns v >= start: each pair once, from u < v
+        u, v = np.nonzero(upper >= threshold)
+        keep = u < v
+        u, v = u[keep], v[keep]
+        weights = upper[u, v]
+        positions = local[v + start] + (u * r)[:, None]  # to_items[u, j] for j in L_v
+        cosine_sums = np.take(to_items.reshape(-1), positions).sum(axis=1)
+        terms = weights * (k * k - cosine_sums) / (k * k)  # sim_UF(u, v) d_L(u, v)
+        half += 0.5 * np.bincount(u + start, weights=terms, minlength=m)
+        half += 0.5 * np.bincount(v + start, weights=terms, minlength=m)
     total = half.sum()
     if total <= 0:
         return np.full(m, math.nan)

@@ -1,0 +1,110 @@
+"""Cost of the per-user decomposition (userfair.decompose) against the measures themselves
+(userfair.evaluate, dense route) on the same inputs and the same similarity matrices;
+results go to docs/performance.md ("Per-user decomposition").
+
+    python benchmarks/decompose.py [--evaluated 3514] [--repeat 3] [--block-size 2048]
+
+Synthetic QK-video-sized input (benchmarks/measures.py's generator: 3,514 evaluated users
+of 4,656, 6,423 items, k = 10). The similarities are computed once and given to both, so
+both times exclude them (they are reported on their own). Each side runs ``--repeat``
+times, alternating, after one untimed warm-up of each (numba compilation); the best time
+of each is reported, with their ratio, and the decomposition's time per part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from measures import K, peak_rss_gb, synthetic  # noqa: E402
+
+
+def parts(inputs, sims, block_size: int) -> dict[str, float]:
+    """Seconds of each part of the decomposition, run one by one."""
+    from userfair import decompose as dec
+    from userfair import effectiveness, similarity
+
+    seconds = {}
+
+    def timed(name, function, *args, **kwargs):
+        start = time.perf_counter()
+        value = function(*args, **kwargs)
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
+        return value
+
+    scores = timed("P, NDCG", effectiveness.per_user, inputs.topk, inputs.relevant, K)
+    for name in ("P", "NDCG"):
+        for kind in ("cos", "jacc"):
+            timed("PUF x4", dec.puf_parts, scores[name], sims[kind].sim, block_size)
+        timed("Gini, SD", dec.gini_parts, scores[name])
+        timed("Gini, SD", dec.sd_share, scores[name])
+    sim_uf = timed("UF", similarity.uf_similarity, sims["jacc"].raw(), None, 1.0).copy()
+    timed("UF", dec.uf_parts, inputs.topk, inputs.train, sim_uf, K, block_size)
+    envy = (inputs.topk, inputs.relevant, K, 0.05, "precision", block_size)
+    timed("ME, MME, PEU", dec.envy_parts, *envy)
+    timed("attributes", dec.attributes, inputs, sims["cos"].sim)
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--evaluated", type=int, default=3514)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--block-size", type=int, default=2048)
+    args = parser.parse_args()
+
+    from userfair import decompose as dec
+    from userfair.evaluate import evaluate
+    from userfair.inputs import load_inputs
+
+    train, test, topk = synthetic(args.evaluated)
+    inputs = load_inputs(train, test, topk, k=K)
+    start = time.perf_counter()
+    sims = dec.similarities_of(inputs, block_size=args.block_size)
+    similarity_seconds = time.perf_counter() - start
+    options = {"k": K, "block_size": args.block_size}
+
+    def run_measures():
+        return evaluate(inputs, similarities=dict(sims), device="cpu", route="dense", **options)
+
+    def run_decompose():
+        return dec.decompose(inputs, similarities=sims, **options)
+
+    result, frame = run_measures(), run_decompose()  # warm-up: numba compiles once
+    worst = 0.0
+    for name in dec.SHARES:
+        worst = max(worst, abs(frame[name].sum() - result[name]))
+    times = {"measures": [], "decompose": []}
+    for _ in range(args.repeat):
+        for name, function in (("measures", run_measures), ("decompose", run_decompose)):
+            start = time.perf_counter()
+            function()
+            times[name].append(time.perf_counter() - start)
+    best = {name: min(values) for name, values in times.items()}
+    report = {
+        "evaluated": len(inputs.users),
+        "items": len(inputs.items),
+        "train_items_per_user": float(frame.train_items.mean()),
+        "similarities_s": similarity_seconds,
+        "measures_s": best["measures"],
+        "decompose_s": best["decompose"],
+        "ratio": best["decompose"] / best["measures"],
+        "all_runs_s": times,
+        "decompose_parts_s": parts(inputs, sims, args.block_size),
+        "measures_parts_s": result["seconds"],
+        "largest_sum_error": worst,
+        "peak_rss_gb": peak_rss_gb(),
+        "load": os.getloadavg(),
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
