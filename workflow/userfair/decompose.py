@@ -174,7 +174,7 @@ def uf_parts(
     item_cos = (columns.T @ columns).tocsr()  # (r, r) cosines of the recommended items
     lists = sp.csr_matrix((np.ones(m * k), local.ravel(), np.arange(0, m * k + 1, k)), (m, r))
     half = np.zeros(m)
-    rows_per_block = max(1, min(block_size, (1 << 24) // max(r, m)))
+    rows_per_block = max(1, min(block_size, (1 << 22) // max(r, m)))  # 32 MiB blocks
     for start, stop in _blocks(m, rows_per_block):
         to_items = (lists[start:stop] @ item_cos).toarray()  # (b, r): sum_{i in L_u} cos(i, .)
         upper = sim_uf[start:stop, start:]  # columns v >= start: each pair once, from u < v
@@ -316,9 +316,7 @@ def decompose(
             columns[key] = share
             columns[f"{key}:disadvantaged"], columns[f"{key}:advantaged"] = worse, better
     genre = sims["genre"].raw() if gamma < 1.0 else None
-    sim_uf = similarity.uf_similarity(sims["jacc"].raw(), genre, gamma)
-    if sim_uf is sims["jacc"].sim:
-        sim_uf = sim_uf.copy()  # never hand out the caller's matrix
+    sim_uf = similarity.uf_similarity(sims["jacc"].raw(), genre, gamma)  # read only
     columns["UF"] = uf_parts(inputs.topk, inputs.train, sim_uf, k, block_size)
     del sim_uf, genre
     columns.update(envy_parts(inputs.topk, inputs.relevant, k, epsilon, envy_utility, block_size))
