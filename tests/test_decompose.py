@@ -222,6 +222,36 @@ def test_given_similarities_are_read_not_modified(tmp_path):
         dec.decompose(inputs, envy_utility="recall")
 
 
+@pytest.mark.parametrize("m", [2, 3])
+def test_two_and_three_users_follow_evaluate(m):
+    train, test, topk, _ = random_split(1, m=m)
+    inputs = load_inputs(train, test, topk)
+    frame = dec.decompose(inputs)
+    result = evaluate(inputs, device="cpu", route="dense")
+    assert_sums(frame, result)
+    if m == 2:  # one pair: UF is NaN for every user, PUF is the pair's term
+        assert frame.UF.isna().all() and math.isnan(result["UF"])
+
+
+def test_one_user_has_no_pair():
+    train = pd.DataFrame({"user_id": ["a", "a", "b"], "item_id": ["i1", "i2", "i1"]})
+    test = pd.DataFrame({"user_id": ["a"], "item_id": ["i3"]})
+    topk = pd.DataFrame({"user_id": ["a", "a"], "item_id": ["i3", "i1"], "rank": [1, 2]})
+    frame = dec.decompose(load_inputs(train, test, topk, k=2), k=2)
+    pairwise = [c for c in dec.SHARES + dec.SIGNED if not c.startswith(("Gini", "SD"))]
+    assert frame[pairwise + ["mean_similarity"]].isna().all(axis=None)
+    # Gini and SD of one score 0.5: 0, as evaluate gives; popularity (2 + 1) / 2 train users
+    assert (frame[[c for c in dec.SHARES + dec.SIGNED if c not in pairwise]] == 0).all(axis=None)
+    assert (frame.train_items.iloc[0], frame.popularity.iloc[0]) == (2, 1.5)
+
+
+def test_memory_check_names_the_need():
+    assert dec.check_memory(1000, available=10**9) == 3 * 8 * 10**6
+    assert dec.check_memory(1000, gamma=0.5, available=10**9) == 5 * 8 * 10**6
+    with pytest.raises(ValueError, match="100000 evaluated users need about 223.5 GiB"):
+        dec.check_memory(100_000, available=2**30)
+
+
 # --- hand-worked cases -------------------------------------------------------------------
 
 

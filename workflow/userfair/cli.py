@@ -146,6 +146,7 @@ def _users(args) -> int:
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
             valid=args.valid, topk_format=args.format,
         )  # fmt: skip
+        decompose.check_memory(len(inputs.users), args.gamma)
         sims = decompose.similarities_of(inputs, None, args.gamma, args.block_size)
         frame = decompose.decompose(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma, similarities=sims,

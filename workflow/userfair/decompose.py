@@ -253,6 +253,26 @@ def attributes(inputs: Inputs, cosine: np.ndarray | None = None) -> pd.DataFrame
     )
 
 
+def check_memory(m: int, gamma: float = 1.0, available: int | None = None) -> int:
+    """The bytes the in-memory route holds beyond the inputs: the cosine and Jaccard
+    matrices, UF's raw Jaccard (and the genre similarity and the mix when gamma < 1), each
+    8 m^2 bytes; a ValueError when that exceeds ``available`` (default: the memory the
+    system has available now)."""
+    needed = (3 + 2 * (gamma < 1.0)) * 8 * m * m
+    if available is None:
+        try:
+            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):  # not every system tells
+            return needed
+    if needed > available:
+        raise ValueError(
+            f"{m} evaluated users need about {needed / 2**30:.1f} GiB for the in-memory "
+            f"route (m x m similarity matrices), {available / 2**30:.1f} GiB available; the "
+            "streamed route of the per-user decomposition is not available yet"
+        )
+    return needed
+
+
 def similarities_of(
     inputs: Inputs, similarities: dict | None = None, gamma: float = 1.0, block_size: int = 2048
 ) -> dict[str, similarity.Similarity]:
