@@ -19,7 +19,17 @@ from conftest import REPO, make_workdir, snakemake
 from test_envs import directive, rule_blocks
 
 RULES = REPO / "workflow" / "rules"
-STAGES = ["data", "models", "measures", "experiments", "figures"]
+# Every stage file the Snakefile includes, in its order (common.smk is the contract itself).
+INCLUDED = re.findall(
+    r'^include: "workflow/rules/(\w+)\.smk"', (REPO / "Snakefile").read_text(), re.M
+)
+STAGES = [stage for stage in INCLUDED if stage != "common"]
+
+
+def test_every_rule_file_is_a_stage_the_snakefile_includes():
+    assert INCLUDED[0] == "common", INCLUDED
+    assert sorted(INCLUDED) == sorted(p.stem for p in RULES.glob("*.smk")), INCLUDED
+    assert {"data", "models", "measures", "uncertainty", "experiments", "figures"} <= set(STAGES)
 
 
 def _python_of(smk: str) -> str:
