@@ -353,13 +353,9 @@ def point_params(wildcards):
     return grids.point_params(GRID_POINTS, wildcards.model, wildcards.point)
 
 
-# The lists of Fig. 3 come from experiments.model; when it is not trained, the first
-# configured model stands in (the rule's log says so).
-EXPERIMENT_MODEL = (
-    config["experiments"]["model"]
-    if config["experiments"]["model"] in MODELS
-    else MODELS[0]
-)
+# The lists of Fig. 3 come from experiments.model (one of models, checked by
+# userfair.schema); null: the last configured model.
+EXPERIMENT_MODEL = config["experiments"]["model"] or MODELS[-1]
 
 
 def experiment_model_topk(wildcards):
@@ -375,13 +371,12 @@ RESAMPLES = config["uncertainty"]["resamples"]
 
 def uncertainty_settings():
     """Params of the bootstrap: the measures' settings, the resamples and their seed (the
-    config's seed unless uncertainty.seed is given), the same for every model of a dataset
-    so that the comparisons are paired."""
-    seed = config["uncertainty"]["seed"]
+    config's seed, like every random choice), the same for every model of a dataset so that
+    the comparisons are paired."""
     return {
         **measure_settings("epsilon", "envy_utility", "gamma", "block_size", "device"),
         "resamples": RESAMPLES,
-        "seed": config["seed"] if seed is None else seed,
+        "seed": config["seed"],
     }
 
 

@@ -50,7 +50,6 @@ rule exp_similarity:
         **measure_settings("epsilon", "block_size", "device"),
         seed=config["seed"],
         weibull_shapes=config["experiments"]["weibull_shapes"],
-        requested_model=config["experiments"]["model"],
         model=EXPERIMENT_MODEL,
     message:
         "Fig. 3 experiment on {wildcards.dataset}: varying similarity, {params.model} lists"

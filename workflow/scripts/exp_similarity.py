@@ -9,12 +9,6 @@ from userfair.joblog import job_log
 
 with job_log(snakemake):
     p = snakemake.params
-    if p.model != p.requested_model:
-        logging.warning(
-            "experiments.model %s is not among the configured models; using the lists of %s",
-            p.requested_model,
-            p.model,
-        )
     inputs = load_inputs(
         snakemake.input.train,
         snakemake.input.test,
