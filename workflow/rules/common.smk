@@ -11,6 +11,7 @@
 # the missing rule.
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -58,6 +59,18 @@ scattergather:
 SCATTER = config["measures"]["scatter"]
 # A scattered part's name, Snakemake's "i-of-n".
 SCATTER_ITEM = r"\d+-of-\d+"
+
+
+# What reruns after a library edit (docs/cluster.md#what-re-runs-after-a-change): only the
+# drawing code is tracked, as an input of every figure rule, so that editing a figure
+# redraws the figures and nothing else. Code that computes results (training, measures,
+# experiments, tables) is not tracked: a refactor must never silently retrain or recompute;
+# rerun such rules with --forcerun. Paths found beside the Snakefile, relative to the
+# working directory.
+DRAWING_CODE = [
+    os.path.relpath(os.path.join(workflow.basedir, "workflow/userfair", module))
+    for module in ("plots.py", "steps/figures.py")
+]
 
 
 def one_of(names):
@@ -332,6 +345,19 @@ def per_run(template, prefix=""):
         return {
             f"{prefix}{d}/{m}": template.format(dataset=d, model=m)
             for d in DATASETS
+            for m in MODELS
+        }
+
+    return named
+
+
+def per_model(template, prefix=""):
+    """Input function (use with unpack): named inputs ``PREFIXM`` -> ``template`` of the
+    job's dataset and model M for every configured model."""
+
+    def named(wildcards):
+        return {
+            f"{prefix}{m}": template.format(dataset=wildcards.dataset, model=m)
             for m in MODELS
         }
 
