@@ -12,14 +12,24 @@ import re
 import pytest
 import yaml
 
-from userfair import _kernels
+from userfair import _kernels, cli, schema, streaming
 from userfair.schema import config_errors, key_path
 
 from conftest import REPO, make_workdir, snakemake
 from test_envs import directive, rule_blocks
 
 RULES = REPO / "workflow" / "rules"
-STAGES = ["data", "models", "measures", "experiments", "figures"]
+# Every stage file the Snakefile includes, in its order (common.smk is the contract itself).
+INCLUDED = re.findall(
+    r'^include: "workflow/rules/(\w+)\.smk"', (REPO / "Snakefile").read_text(), re.M
+)
+STAGES = [stage for stage in INCLUDED if stage != "common"]
+
+
+def test_every_rule_file_is_a_stage_the_snakefile_includes():
+    assert INCLUDED[0] == "common", INCLUDED
+    assert sorted(INCLUDED) == sorted(p.stem for p in RULES.glob("*.smk")), INCLUDED
+    assert {"data", "models", "measures", "uncertainty", "experiments", "figures"} <= set(STAGES)
 
 
 def _python_of(smk: str) -> str:
@@ -100,6 +110,62 @@ def test_schema_errors_name_the_key_path():
     assert (
         config_errors(yaml.safe_load((REPO / "config" / "config.yaml").read_text()), schema) == []
     )
+
+
+SCHEMA = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (
+            {"modles": ["BPR"]},
+            "config key modles: not a key of the config; did you mean models?",
+        ),
+        (
+            {"measures": {"epsilom": 0.1}},
+            "config key measures.epsilom: not a key of measures; did you mean epsilon?",
+        ),
+        (
+            {"dataset_options": {"ml-100k": {"pth": "x"}}},
+            "config key dataset_options.ml-100k.pth: not a key of dataset_options.ml-100k; "
+            "did you mean path?",
+        ),
+        (
+            {"models": ["UserKNN", "BPR"], "experiments": {"model": "NCL"}},
+            "config key experiments.model: 'NCL' is not one of the configured models",
+        ),
+        (
+            {"models": ["UserKNN", "BPR"], "experiments": {"model": "BRP"}},
+            "did you mean BPR?",
+        ),
+        ({"plots": {"palette": "notapalette"}}, "config key plots.palette: 'notapalette' is"),
+        ({"plots": {"style": "grid"}}, "config key plots.style: 'grid' is not one of"),
+    ],
+)
+def test_config_mistakes_are_named_with_a_suggestion(config, message):
+    errors = "\n".join(config_errors(config, SCHEMA))
+    assert message in errors, errors
+
+
+def test_good_style_settings_and_a_null_experiment_model_pass():
+    good = {
+        "models": ["UserKNN", "BPR"],
+        "experiments": {"model": None},
+        "plots": {"palette": "Set2", "style": "ticks", "context": "talk"},
+    }
+    assert config_errors(good, SCHEMA) == []
+    assert config_errors({"models": ["BPR"], "experiments": {"model": "BPR"}}, SCHEMA) == []
+    palette = SCHEMA["properties"]["plots"]["properties"]["palette"]["default"]
+    assert palette == schema.DEFAULT_PALETTE
+
+
+def test_one_default_per_setting_the_library_and_the_workflow_share():
+    keys = SCHEMA["properties"]
+    assert keys["seed"]["default"] == cli.DEFAULT_SEED
+    stream_above = keys["measures"]["properties"]["stream_above"]["default"]
+    assert stream_above == streaming.DENSE_MAX_USERS
+    assert "seed" not in keys["uncertainty"]["properties"]  # one seed: the config's
 
 
 def _dry_run(tmp_path, config: dict, *targets: str, snakefile: str | None = None):

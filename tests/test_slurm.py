@@ -4,8 +4,12 @@ every job must show up in `sacct` as COMPLETED with outputs equal to a local run
 measures stream (measures.stream_above: 0) and both passes are scattered over two jobs
 (measures.scatter: 2), so the scatter/gather rules are SLURM jobs too.
 
-Where the machine cannot host SLURM (not root, no apt-get), the test is skipped and says why,
-unless USERFAIR_REQUIRE_SLURM=1 (set by .ci/run), which turns that into a failure."""
+The cluster is opt-in: bringing it up installs packages and starts system daemons (as root),
+which a plain `pytest` must never do on a person's machine. The tests that need it run when
+USERFAIR_SLURM=1, when USERFAIR_REQUIRE_SLURM=1 (set by .ci/run, which always runs them), or
+when the marker is selected (`pytest -m slurm`); otherwise they are skipped and say how to run
+them. Where the machine cannot host SLURM (not root, no apt-get), they are skipped and say
+why, unless USERFAIR_REQUIRE_SLURM=1, which turns that into a failure."""
 
 from __future__ import annotations
 
@@ -67,10 +71,24 @@ def cluster(command: str) -> subprocess.CompletedProcess:
     )
 
 
+def opted_in(config: pytest.Config) -> bool:
+    """Whether this run asked for the SLURM cluster (see the module's docstring)."""
+    selected = re.search(r"(?<!not )\bslurm\b", config.option.markexpr or "")
+    return bool(selected) or "1" in (
+        os.environ.get("USERFAIR_SLURM"),
+        os.environ.get("USERFAIR_REQUIRE_SLURM"),
+    )
+
+
 @pytest.fixture(scope="session")
-def slurm_cluster():
+def slurm_cluster(request):
     """The local cluster, brought up for this session (and stopped after it, if this
-    session started it)."""
+    session started it); skipped unless the run opted in."""
+    if not opted_in(request.config):
+        pytest.skip(
+            "the SLURM tests install and start system daemons: opt in with "
+            "USERFAIR_SLURM=1 or `pytest -m slurm` (docs/cluster.md#the-slurm-test)"
+        )
     was_up = cluster("status").returncode == 0
     proc = cluster("up")
     if proc.returncode == CANNOT_HOST:
@@ -235,6 +253,27 @@ def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluste
     assert "gres/gpu" not in row["tres"], row
 
 
+@pytest.mark.parametrize(
+    ("markexpr", "env", "expected"),
+    [
+        ("", {}, False),
+        ("not slow", {}, False),
+        ("not slurm", {"USERFAIR_SLURM": "0"}, False),
+        ("slurm", {}, True),
+        ("slow and slurm", {}, True),
+        ("", {"USERFAIR_SLURM": "1"}, True),
+        ("not slow", {"USERFAIR_REQUIRE_SLURM": "1"}, True),
+    ],
+)
+def test_the_cluster_is_opt_in(markexpr, env, expected, monkeypatch, pytestconfig):
+    for name in ("USERFAIR_SLURM", "USERFAIR_REQUIRE_SLURM"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(pytestconfig.option, "markexpr", markexpr)
+    assert opted_in(pytestconfig) is expected
+
+
 def test_cluster_script_says_why_a_machine_cannot_host_slurm():
     command = ["bash", str(CLUSTER_SCRIPT), "up"]
     if os.geteuid() == 0:  # the check under test is the one for non-root users
@@ -244,6 +283,7 @@ def test_cluster_script_says_why_a_machine_cannot_host_slurm():
     assert proc.stderr.strip().splitlines()[-1].startswith("cannot host SLURM: needs root")
 
 
+@pytest.mark.slow
 def test_cluster_daemons_listen_on_loopback_only(slurm_cluster):
     listening = subprocess.run(
         ["ss", "-H", "-ltnp"], capture_output=True, text=True, check=True

@@ -10,6 +10,7 @@ from userfair import evaluate, plots, tables
 from userfair.agreement import agreement_long
 from userfair.io import InputError
 from userfair.measures import FAIR, NAMES
+from userfair.models import label
 
 MODELS = ["UserKNN", "BPR", "NCL"]
 
@@ -109,6 +110,35 @@ def _assert_figure_files(pdf, png):
     assert not list(pdf.parent.glob(".*.part"))
 
 
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures the plotting functions hand to plots.save (which still writes them), so a
+    test can read what was drawn: panels, titles, labels, the plotted data."""
+    figures = []
+    real = plots.save
+
+    def keep(fig, *args, **kwargs):
+        figures.append(fig)
+        real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(plots, "save", keep)
+    return figures
+
+
+def _panels(fig):
+    """The visible data panels of a figure (colour bars and hidden spares left out)."""
+    return [ax for ax in fig.axes if ax.get_visible() and ax.get_label() != "<colorbar>"]
+
+
+def _lines(ax):
+    """``{label: (x, y)}`` of an axes' labelled lines."""
+    return {
+        line.get_label(): (np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata()))
+        for line in ax.get_lines()
+        if not line.get_label().startswith("_")
+    }
+
+
 def _relevance_frame(datasets=("ml-100k",)):
     rows = []
     measures = sum(plots.RELEVANCE_PANELS.values(), [])
@@ -120,20 +150,45 @@ def _relevance_frame(datasets=("ml-100k",)):
     return pd.DataFrame(rows, columns=["dataset", "share", "measure", "value"])
 
 
-def test_agreement_figure(tmp_path):
+def test_agreement_figure(tmp_path, drawn):
     long = agreement_long(tables.scores_frame(_records(("a", "b", "c"))))
     plots.agreement_figure(long, STYLE, tmp_path / "a.pdf", tmp_path / "a.png")
     _assert_figure_files(tmp_path / "a.pdf", tmp_path / "a.png")
+    (fig,) = drawn
+    panels = [ax for ax in _panels(fig) if ax.get_title()]
+    assert [ax.get_title().split(" ")[0] for ax in panels] == ["a", "b", "c"]
+    for ax, dataset in zip(panels, "abc"):
+        assert [t.get_text() for t in ax.get_xticklabels()] == list(NAMES)
+        assert [t.get_text() for t in ax.get_yticklabels()] == list(NAMES)
+        part = long[long["dataset"] == dataset].set_index(["measure_a", "measure_b"])["tau"]
+        cells = {t.get_text() for t in ax.texts}
+        a, b = NAMES[0], NAMES[-1]
+        assert f"{part[(a, b)]:.2f}" in cells  # the cell of the first and last measure
+        assert len(ax.texts) == len(NAMES) ** 2
 
 
-def test_relevance_figure(tmp_path):
-    plots.relevance_figure(
-        _relevance_frame(("ml-100k", "lastfm")), STYLE, tmp_path / "r.pdf", tmp_path / "r.png"
-    )
+def test_relevance_figure(tmp_path, drawn):
+    frame = _relevance_frame(("ml-100k", "lastfm"))
+    plots.relevance_figure(frame, STYLE, tmp_path / "r.pdf", tmp_path / "r.png")
     _assert_figure_files(tmp_path / "r.pdf", tmp_path / "r.png")
+    (fig,) = drawn
+    panels = _panels(fig)
+    groups = list(plots.RELEVANCE_PANELS)
+    assert len(panels) == 2 * len(groups)  # rows = datasets, columns = groups of measures
+    assert [ax.get_title() for ax in panels[: len(groups)]] == groups
+    assert [panels[i * len(groups)].get_ylabel() for i in range(2)] == ["ml-100k", "lastfm"]
+    assert fig.get_supxlabel() == plots.PERCENT_LABEL
+    for row, dataset in enumerate(("ml-100k", "lastfm")):
+        for col, (group, measures) in enumerate(plots.RELEVANCE_PANELS.items()):
+            lines = _lines(panels[row * len(groups) + col])
+            assert list(lines) == measures
+            for measure, (x, y) in lines.items():
+                want = frame[(frame.dataset == dataset) & (frame.measure == measure)]
+                np.testing.assert_array_equal(x, np.arange(0, 101, 10))
+                np.testing.assert_allclose(y, want.sort_values("share")["value"], equal_nan=True)
 
 
-def test_similarity_figure(tmp_path):
+def test_similarity_figure(tmp_path, drawn):
     cases = [("weibull", 2.0), ("weibull", 0.5), ("normal", 0.0), ("observed", 1.3)]
     rows = [
         (dataset, dist, skewness, measure, skewness / 10)
@@ -144,9 +199,20 @@ def test_similarity_figure(tmp_path):
     frame = pd.DataFrame(rows, columns=["dataset", "distribution", "skewness", "measure", "value"])
     plots.similarity_figure(frame, STYLE, tmp_path / "s.pdf", tmp_path / "s.png")
     _assert_figure_files(tmp_path / "s.pdf", tmp_path / "s.png")
+    (fig,) = drawn
+    panels = _panels(fig)
+    assert [ax.get_title() for ax in panels] == ["ml-100k", "lastfm", "ml-10m"]
+    for ax in panels:
+        assert ax.get_xlabel() == "skewness of user similarity" and ax.get_ylabel() == "score"
+        lines = _lines(ax)
+        assert list(lines) == [*plots.SIMILARITY_MEASURES, "observed $sim_{Jacc}$"]
+        x, y = lines[plots.SIMILARITY_MEASURES[0]]
+        np.testing.assert_allclose(x, [0.0, 0.5, 2.0])  # the sampled cases, by skewness
+        np.testing.assert_allclose(y, x / 10)
+        np.testing.assert_allclose(lines["observed $sim_{Jacc}$"][0], [1.3, 1.3])
 
 
-def test_extreme_figure(tmp_path):
+def test_extreme_figure(tmp_path, drawn):
     rows = [
         ("ml-100k", share, a, s, m, share / 3)
         for share in np.linspace(0, 1, 11)
@@ -159,9 +225,21 @@ def test_extreme_figure(tmp_path):
     )
     plots.extreme_figure(frame, STYLE, tmp_path / "e.pdf", tmp_path / "e.png")
     _assert_figure_files(tmp_path / "e.pdf", tmp_path / "e.png")
+    (fig,) = drawn
+    panels = _panels(fig)
+    assert [ax.get_title() for ax in panels] == ["P", "NDCG"]
+    for ax in panels:
+        lines = _lines(ax)
+        assert sorted(lines) == sorted(
+            f"{m} {a}" for m in ("PUF", "UF") for a in ("MostFair", "MostUnfair")
+        )
+        x, y = lines["PUF MostUnfair"]
+        np.testing.assert_array_equal(x, np.arange(0, 101, 10))
+        np.testing.assert_allclose(y, np.linspace(0, 1, 11) / 3)
+        assert {line.get_linestyle() for line in ax.get_lines()} == {"-", "--"}
 
 
-def test_gamma_figures(tmp_path):
+def test_gamma_figures(tmp_path, drawn):
     gammas = [0, 0.5, 1]
     models = pd.DataFrame(
         [
@@ -185,6 +263,18 @@ def test_gamma_figures(tmp_path):
     )
     plots.gamma_relevance_figure(relevance, STYLE, tmp_path / "h.pdf", tmp_path / "h.png")
     _assert_figure_files(tmp_path / "h.pdf", tmp_path / "h.png")
+    bars, lines = drawn
+    for fig in (bars, lines):
+        assert [ax.get_title() for ax in _panels(fig)] == plots.GAMMA_MEASURES
+        (legend,) = fig.legends
+        assert [t.get_text() for t in legend.get_texts()] == ["0", "0.5", "1"]
+    for ax, measure in zip(_panels(bars), plots.GAMMA_MEASURES):
+        heights = sorted(round(p.get_height(), 9) for p in ax.patches if p.get_height())
+        assert heights == sorted([round(g + 0.1, 9) for g in gammas] * len(MODELS))
+        assert [t.get_text() for t in ax.get_xticklabels()] == [label(m) for m in MODELS]
+    for ax in _panels(lines):
+        values = sorted(round(v, 9) for line in ax.get_lines() for v in line.get_ydata())
+        assert values == sorted(round(s * g, 9) for s in np.linspace(0, 1, 11) for g in gammas)
 
 
 def test_figure_input_missing_column_is_an_error(tmp_path):

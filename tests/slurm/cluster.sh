@@ -19,6 +19,9 @@ PARTITION=debug
 GPU_PARTITION=gpu # the same node again, for the profile's routing of GPU jobs
 MARKER="# written by userfair tests/slurm/cluster.sh"
 STATE=/var/lib/userfair-slurm # logs, spool and state of this cluster
+# The munged this script starts writes its pid here, so that `down` stops it and only it (a
+# munged that was running before is left alone).
+MUNGED_PID=/run/munge/userfair-munged.pid
 CONF=/etc/slurm
 DB_SOCKET=/run/mysqld/mysqld.sock
 DB_PASSWORD=userfair-slurmdbd # loopback-only, throw-away test database
@@ -142,7 +145,7 @@ start_munge() {
     [ -s /etc/munge/munge.key ] || mungekey --create --force
     mkdir -p /run/munge && chown munge:munge /run/munge
     chown munge:munge /etc/munge/munge.key && chmod 400 /etc/munge/munge.key
-    runuser -u munge -- /usr/sbin/munged --force
+    runuser -u munge -- /usr/sbin/munged --force --pid-file="$MUNGED_PID"
     wait_for 10 munged sh -c 'munge -n | unmunge'
 }
 
@@ -237,6 +240,7 @@ down() {
     stop_pidfile slurmctld "$STATE/slurmctld.pid"
     stop_pidfile slurmdbd "$STATE/slurmdbd.pid"
     mariadb-admin --socket="$DB_SOCKET" shutdown 2>/dev/null && log "stopped mariadbd" || true
+    stop_pidfile munged "$MUNGED_PID"
 }
 
 case ${1:-} in

@@ -11,6 +11,7 @@
 # the missing rule.
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -58,6 +59,18 @@ scattergather:
 SCATTER = config["measures"]["scatter"]
 # A scattered part's name, Snakemake's "i-of-n".
 SCATTER_ITEM = r"\d+-of-\d+"
+
+
+# What reruns after a library edit (docs/cluster.md#what-re-runs-after-a-change): only the
+# drawing code is tracked, as an input of every figure rule, so that editing a figure
+# redraws the figures and nothing else. Code that computes results (training, measures,
+# experiments, tables) is not tracked: a refactor must never silently retrain or recompute;
+# rerun such rules with --forcerun. Paths found beside the Snakefile, relative to the
+# working directory.
+DRAWING_CODE = [
+    os.path.relpath(os.path.join(workflow.basedir, "workflow/userfair", module))
+    for module in ("plots.py", "steps/figures.py")
+]
 
 
 def one_of(names):
@@ -338,6 +351,19 @@ def per_run(template, prefix=""):
     return named
 
 
+def per_model(template, prefix=""):
+    """Input function (use with unpack): named inputs ``PREFIXM`` -> ``template`` of the
+    job's dataset and model M for every configured model."""
+
+    def named(wildcards):
+        return {
+            f"{prefix}{m}": template.format(dataset=wildcards.dataset, model=m)
+            for m in MODELS
+        }
+
+    return named
+
+
 def grid_point_folder(wildcards, output):
     """The working directory of one grid point's training (RecBole writes into it)."""
     return os.path.dirname(output.valid)
@@ -353,13 +379,9 @@ def point_params(wildcards):
     return grids.point_params(GRID_POINTS, wildcards.model, wildcards.point)
 
 
-# The lists of Fig. 3 come from experiments.model; when it is not trained, the first
-# configured model stands in (the rule's log says so).
-EXPERIMENT_MODEL = (
-    config["experiments"]["model"]
-    if config["experiments"]["model"] in MODELS
-    else MODELS[0]
-)
+# The lists of Fig. 3 come from experiments.model (one of models, checked by
+# userfair.schema); null: the last configured model.
+EXPERIMENT_MODEL = config["experiments"]["model"] or MODELS[-1]
 
 
 def experiment_model_topk(wildcards):
@@ -375,13 +397,12 @@ RESAMPLES = config["uncertainty"]["resamples"]
 
 def uncertainty_settings():
     """Params of the bootstrap: the measures' settings, the resamples and their seed (the
-    config's seed unless uncertainty.seed is given), the same for every model of a dataset
-    so that the comparisons are paired."""
-    seed = config["uncertainty"]["seed"]
+    config's seed, like every random choice), the same for every model of a dataset so that
+    the comparisons are paired."""
     return {
         **measure_settings("epsilon", "envy_utility", "gamma", "block_size", "device"),
         "resamples": RESAMPLES,
-        "seed": config["seed"] if seed is None else seed,
+        "seed": config["seed"],
     }
 
 

@@ -50,7 +50,6 @@ rule exp_similarity:
         **measure_settings("epsilon", "block_size", "device"),
         seed=config["seed"],
         weibull_shapes=config["experiments"]["weibull_shapes"],
-        requested_model=config["experiments"]["model"],
         model=EXPERIMENT_MODEL,
     message:
         "Fig. 3 experiment on {wildcards.dataset}: varying similarity, {params.model} lists"
@@ -83,13 +82,13 @@ rule exp_extreme:
 
 rule exp_gamma:
     input:
+        unpack(per_model(rules.topk.output.topk, prefix="topk:")),
         train=rules.split.output.train,
         valid=rules.split.output.valid,
         test=rules.split.output.test,
         item=rules.genres.output[0],
         jacc=similarity_file("jacc"),
         genre=similarity_file("genre"),
-        topk=expand(rules.topk.output.topk, model=MODELS, allow_missing=True),
     output:
         models="results/{dataset}/experiments/gamma_models.parquet",
         relevance="results/{dataset}/experiments/gamma_relevance.parquet",
@@ -107,7 +106,6 @@ rule exp_gamma:
         **measure_settings("epsilon", "block_size", "device"),
         seed=config["seed"],
         gammas=config["experiments"]["gammas"],
-        models=MODELS,
     message:
         "Appendix experiment on {wildcards.dataset}: UF and PUF for every gamma"
     script:

@@ -1,19 +1,13 @@
 # Figures (docs/analyses.md, docs/method.md#analyses): PDF + PNG in one seaborn style. The
-# style settings are params of these rules only, so changing `plots:` (or the plotting
-# scripts) reruns only figures.
-
-# The plotting library is an input of every figure, so editing it reruns the figures only
-# (found beside the Snakefile, whatever the working directory).
-PLOTTING_CODE = os.path.relpath(
-    os.path.join(workflow.basedir, "workflow/userfair/plots.py")
-)
+# style settings are params of these rules only, so changing `plots:` reruns only figures;
+# so does editing the drawing code (DRAWING_CODE, common.smk).
 
 
 rule fig_agreement:
     input:
         data=rules.agreement.output[0],
         intervals=agreement_intervals,
-        code=PLOTTING_CODE,
+        code=DRAWING_CODE,
     output:
         pdf=report(
             "results/figures/agreement.pdf",
@@ -45,7 +39,7 @@ rule fig_agreement:
 rule fig_relevance:
     input:
         data=expand(rules.exp_relevance.output[0], dataset=DATASETS),
-        code=PLOTTING_CODE,
+        code=DRAWING_CODE,
     output:
         pdf=report(
             "results/figures/relevance.pdf",
@@ -77,7 +71,7 @@ rule fig_relevance:
 rule fig_similarity:
     input:
         data=expand(rules.exp_similarity.output[0], dataset=DATASETS),
-        code=PLOTTING_CODE,
+        code=DRAWING_CODE,
     output:
         pdf=report(
             "results/figures/similarity.pdf",
@@ -109,7 +103,7 @@ rule fig_similarity:
 rule fig_extreme:
     input:
         data=expand(rules.exp_extreme.output[0], dataset=DATASETS),
-        code=PLOTTING_CODE,
+        code=DRAWING_CODE,
     output:
         pdf=report(
             "results/figures/extreme.pdf",
@@ -142,7 +136,7 @@ rule fig_gamma:
     input:
         models=expand(rules.exp_gamma.output.models, dataset=GENRE_DATASETS),
         relevance=expand(rules.exp_gamma.output.relevance, dataset=GENRE_DATASETS),
-        code=PLOTTING_CODE,
+        code=DRAWING_CODE,
     output:
         models_pdf=report(
             "results/figures/gamma_models.pdf",
@@ -186,7 +180,7 @@ rule fig_gamma:
 rule fig_intervals:
     input:
         intervals=rules.table_uncertainty.output.intervals,
-        code=PLOTTING_CODE,
+        code=DRAWING_CODE,
     output:
         pdf=report(
             "results/figures/intervals.pdf",

@@ -57,7 +57,7 @@ rule pairs_part:
     message:
         "Pass one of the streamed measures of {wildcards.dataset}, part {wildcards.scatteritem}"
     script:
-        "../scripts/pairs.py"
+        "../scripts/pairs_part.py"
 
 
 rule pairs:

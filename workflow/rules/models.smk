@@ -49,7 +49,7 @@ rule select:
     message:
         "Pick the best grid point of {wildcards.model} on {wildcards.dataset} (valid NDCG)"
     script:
-        "../scripts/select_best.py"
+        "../scripts/select.py"
 
 
 rule topk:

@@ -1,21 +1,13 @@
-"""Rule fig_agreement: Fig. 1, the Kendall tau heatmap per dataset, PDF and PNG (with the
-bootstrap intervals of tau when the workflow computes them)."""
+"""Rule fig_agreement: Fig. 1, the Kendall tau heatmap per dataset, PDF and PNG."""
 
-import logging
-
-import pandas as pd
-
-from userfair import plots
 from userfair.joblog import job_log
+from userfair.steps.figures import fig_agreement
 
 with job_log(snakemake):
-    frame = pd.read_csv(snakemake.input.data)
-    intervals = [pd.read_csv(path) for path in snakemake.input.intervals]
-    plots.agreement_figure(
-        frame,
-        plots.Style(**snakemake.params.style),
+    fig_agreement(
+        snakemake.input.data,
+        list(snakemake.input.intervals),
         snakemake.output.pdf,
         snakemake.output.png,
-        intervals=intervals[0] if intervals else None,
+        style=snakemake.params.style,
     )
-    logging.info("%s, %s written", snakemake.output.pdf, snakemake.output.png)

@@ -1,19 +1,12 @@
 """Rule fig_intervals: every Fair measure per model with its bootstrap interval."""
 
-import logging
-
-import pandas as pd
-
-from userfair import plots, tables
 from userfair.joblog import job_log
+from userfair.steps.figures import fig_intervals
 
 with job_log(snakemake):
-    plots.intervals_figure(
-        pd.read_csv(snakemake.input.intervals),
-        tables.FAIR,
-        snakemake.params.models,
-        plots.Style(**snakemake.params.style),
+    fig_intervals(
+        snakemake.input.intervals,
         snakemake.output.pdf,
         snakemake.output.png,
+        **snakemake.params,
     )
-    logging.info("%s, %s written", snakemake.output.pdf, snakemake.output.png)

@@ -1,14 +1,12 @@
 """Rule fig_relevance: the figure of the relevance experiment, PDF and PNG."""
 
-import logging
-
-from userfair import plots
-from userfair.io import read_stacked_parquet
 from userfair.joblog import job_log
+from userfair.steps.figures import fig_relevance
 
 with job_log(snakemake):
-    frame = read_stacked_parquet(snakemake.input.data)
-    plots.relevance_figure(
-        frame, plots.Style(**snakemake.params.style), snakemake.output.pdf, snakemake.output.png
+    fig_relevance(
+        list(snakemake.input.data),
+        snakemake.output.pdf,
+        snakemake.output.png,
+        style=snakemake.params.style,
     )
-    logging.info("%s, %s written", snakemake.output.pdf, snakemake.output.png)

@@ -1,16 +1,12 @@
 """Rule stats: stats.json of one dataset (Table 1 row)."""
 
-import logging
-
-import pandas as pd
-
-from userfair import data
-from userfair.io import read_inter, write_json
 from userfair.joblog import job_log
+from userfair.steps.data import stats
 
 with job_log(snakemake):
-    preprocessed = pd.read_parquet(snakemake.input.preprocessed)
-    splits = dict(zip(data.SPLITS, map(read_inter, snakemake.input.splits)))
-    stats = data.dataset_stats(preprocessed, splits, protocol=snakemake.params.protocol)
-    write_json(stats, snakemake.output[0])
-    logging.info("%s: %s", snakemake.output[0], stats)
+    stats(
+        snakemake.input.preprocessed,
+        list(snakemake.input.splits),
+        snakemake.output[0],
+        protocol=snakemake.params.protocol,
+    )

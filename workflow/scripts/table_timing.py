@@ -1,12 +1,14 @@
 """Rule table_timing: Table 3 as CSV and booktabs LaTeX."""
 
-import logging
-
-from userfair import tables
 from userfair.joblog import job_log
+from userfair.steps.measures import table_timing
 
 with job_log(snakemake):
     p = snakemake.params
-    records = tables.read_measure_files(snakemake.input, p.datasets, p.models)
-    table = tables.write_timing(records, p.datasets, snakemake.output.csv, snakemake.output.tex)
-    logging.info("\n%s", table.to_string())
+    table_timing(
+        dict(snakemake.input.items()),
+        p.datasets,
+        p.models,
+        snakemake.output.csv,
+        snakemake.output.tex,
+    )

@@ -78,7 +78,7 @@ def evaluate(
     m x m, on ``device`` too: numba on the CPU, or torch blocks; ``similarities`` are not
     used) or ``auto`` (default): dense when
     ``similarities`` are given, else ``userfair.streaming.choose_route`` (stream when the
-    dense matrices would exceed half the available memory or m > 50,000).
+    dense matrices would exceed half the available memory or m > 20,000).
     """
     route = route if similarities else streaming.choose_route(len(inputs.users), gamma, route)
     device = "cpu" if resolve(device) is None else device  # import torch once, untimed

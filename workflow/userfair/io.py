@@ -106,6 +106,18 @@ def write_dataset_parquet(frame: pd.DataFrame, dataset: str, path: str | os.Path
         frame.to_parquet(tmp, index=False)
 
 
+def write_parquet(frame: pd.DataFrame, path: str | os.PathLike, **options) -> None:
+    """Write ``frame`` as parquet, atomically (``options`` go to ``DataFrame.to_parquet``)."""
+    with atomic_path(path) as tmp:
+        frame.to_parquet(tmp, **options)
+
+
+def write_csv(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str = ",") -> None:
+    """Write ``frame`` as CSV (or TSV with ``sep="\\t"``) without its index, atomically."""
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, sep=sep, index=False)
+
+
 def read_stacked_parquet(paths) -> pd.DataFrame:
     """The frames of several parquet files stacked in the given order (fresh index)."""
     return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)

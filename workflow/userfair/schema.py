@@ -22,6 +22,9 @@ import yaml
 from userfair import catalogue, models
 from userfair.io import InputError
 
+# plots.palette's default in config/config.schema.yaml (a test checks they agree).
+DEFAULT_PALETTE = "colorblind"
+
 
 def key_path(path: Iterable) -> str:
     """A config key path as written in the docs: ``measures.gamma``, ``datasets[0]``,
@@ -38,9 +41,29 @@ def config_errors(config: dict, schema: dict) -> list[str]:
     validator_class = jsonschema.validators.validator_for(schema)
     validator = validator_class(schema)
     errors = sorted(validator.iter_errors(config), key=jsonschema.exceptions.relevance)
-    return [
-        f"config key {key_path(error.absolute_path)}: {error.message}" for error in errors
-    ] + name_errors(config)
+    return [_message(error) for error in errors] + name_errors(config) + style_errors(config)
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    """``config key PATH: MESSAGE``; an unknown key is named by its own path, with the
+    section's keys close to it suggested (``config key modles: not a key of the config;
+    did you mean models?``)."""
+    known = list(error.schema.get("properties", {})) if isinstance(error.schema, dict) else []
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+        return f"config key {key_path(error.absolute_path)}: {error.message}"
+    where = key_path(error.absolute_path)
+    messages = []
+    for key in error.instance:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(str(key), known, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        section = "the config" if where == "(top level)" else where
+        path = key_path([*error.absolute_path, key])
+        messages.append(
+            f"config key {path}: not a key of {section}{hint} (known: {', '.join(known)})"
+        )
+    return "\n  ".join(messages) or f"config key {where}: {error.message}"
 
 
 def _unknown(name: str, known: list[str], what: str) -> str:
@@ -81,12 +104,30 @@ def name_errors(config: dict) -> list[str]:
                 f"config key models[{index}]: {_unknown(name, list(models.names()), what)}"
             )
     model = (config.get("experiments") or {}).get("model")
-    if isinstance(model, str) and model not in models.names():
-        what = "models (RecBole 1.2.1's general recommenders and UserKNN)"
-        errors.append(
-            f"config key experiments.model: {_unknown(model, list(models.names()), what)}"
-        )
+    configured = [m for m in config.get("models") or [] if isinstance(m, str)]
+    if isinstance(model, str) and configured and model not in configured:
+        what = "configured models (config key models); null takes the last of them"
+        errors.append(f"config key experiments.model: {_unknown(model, configured, what)}")
     return errors
+
+
+def style_errors(config: dict) -> list[str]:
+    """An unknown seaborn palette in plots.palette, which would fail only when the first
+    figure is drawn. seaborn (slow to import) is asked only for a palette other than the
+    schema's default."""
+    palette = (config.get("plots") or {}).get("palette")
+    if not isinstance(palette, str) or palette == DEFAULT_PALETTE:
+        return []
+    import seaborn
+
+    try:
+        seaborn.color_palette(palette)
+    except ValueError as error:
+        return [
+            f"config key plots.palette: {error} (a seaborn or matplotlib palette name, "
+            "e.g. colorblind, deep, Set2, viridis)"
+        ]
+    return []
 
 
 def check_config(config: dict, schema_path: str | os.PathLike) -> None:

@@ -61,9 +61,10 @@ ROUTES = ("auto", "dense", "stream")
 #: ``route="auto"`` streams when the dense matrices would take more than this share of the
 #: memory available now (``psutil.virtual_memory().available``).
 DENSE_MEMORY_FRACTION = 0.5
-#: ... or above this many evaluated users, whatever the memory (8 m^2 bytes = 20 GB per
-#: matrix at 50,000 users).
-DENSE_MAX_USERS = 50_000
+#: ... or above this many evaluated users, whatever the memory (8 m^2 bytes = 3.2 GB per
+#: matrix at 20,000 users). The workflow's measures.stream_above defaults to the same
+#: number (a test checks it), so the command and the workflow choose alike.
+DENSE_MAX_USERS = 20_000
 
 
 def users_digest(users) -> str:

@@ -1,0 +1,70 @@
+"""userfair.steps: the plain values a rule script hands over, and the rule-script contract
+(one script per rule, named as the rule, one library call)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from userfair import steps
+
+from conftest import REPO
+
+SCRIPTS = REPO / "workflow" / "scripts"
+RULES = REPO / "workflow" / "rules"
+
+
+def test_only_gives_the_one_path_of_an_optional_input():
+    assert steps.only([]) is None and steps.only(None) is None
+    assert steps.only(["a.item"]) == "a.item" and steps.only("a.item") == "a.item"
+    with pytest.raises(ValueError, match="at most one path"):
+        steps.only(["a", "b"])
+
+
+def test_named_inputs_by_prefix_and_by_key():
+    inputs = {"measures:d/A": "x.json", "measures:d/B": "y.json", "resamples:d/A": "z", "cos": "c"}
+    assert steps.named(inputs, prefix="measures:") == {"d/A": "x.json", "d/B": "y.json"}
+    given = {"cos": Path("c.npz"), "genre": [], "sums": ["1.json", "2.json"], "train": "t"}
+    assert steps.named(given, keys=("cos", "jacc", "genre", "sums")) == {
+        "cos": "c.npz",
+        "genre": [],
+        "sums": ["1.json", "2.json"],
+    }
+
+
+def _rule_scripts() -> dict[str, str]:
+    pairs = {}
+    for smk in RULES.glob("*.smk"):
+        rule = None
+        for line in smk.read_text().splitlines():
+            if match := re.match(r"^(?:rule|checkpoint) (\w+):", line):
+                rule = match.group(1)
+            elif match := re.search(r'"\.\./scripts/(\w+)\.py"', line):
+                pairs[rule] = match.group(1)
+    return pairs
+
+
+def _aliases_only(node: ast.stmt) -> bool:
+    """``p = snakemake.params`` or ``p, out = snakemake.params, snakemake.output``."""
+    if not isinstance(node, ast.Assign):
+        return False
+    values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+    return all(isinstance(v, (ast.Attribute, ast.Name)) for v in values)
+
+
+def test_every_script_is_named_as_its_rule_and_makes_one_library_call():
+    pairs = _rule_scripts()
+    assert pairs and all(rule == script for rule, script in pairs.items()), pairs
+    assert sorted(pairs.values()) == sorted(p.stem for p in SCRIPTS.glob("*.py"))
+    for script in SCRIPTS.glob("*.py"):
+        tree = ast.parse(script.read_text())
+        (block,) = [node for node in tree.body if isinstance(node, ast.With)]
+        calls = [n for n in block.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
+        others = [n for n in block.body if n not in calls and not _aliases_only(n)]
+        assert len(calls) == 1 and not others, (
+            f"{script.name}: its job block must be one library call with plain values "
+            f"(found {len(calls)} calls and {[type(n).__name__ for n in others]})"
+        )

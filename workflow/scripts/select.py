@@ -1,0 +1,13 @@
+"""Rule select: every grid point's valid metrics -> tuning.tsv; the best valid NDCG -> best.json."""
+
+from userfair.joblog import job_log
+from userfair.steps.models import select
+
+with job_log(snakemake):
+    select(
+        list(snakemake.input.valid),
+        list(snakemake.input.checkpoints),
+        snakemake.output.tuning,
+        snakemake.output.best,
+        model=snakemake.wildcards.model,
+    )

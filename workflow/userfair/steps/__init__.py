@@ -1,0 +1,44 @@
+"""The workflow's rule steps, one module per stage (workflow/rules/STAGE.smk), one function
+per rule: rule ``R`` of stage ``S`` runs workflow/scripts/R.py, which makes one call,
+``userfair.steps.S.R(...)``, with plain values (the paths of the rule's named inputs and
+outputs, its params). A step reads its inputs, calls the library functions that do the work
+(named in its docstring), logs what it did and writes its outputs atomically; route
+decisions (the dense or the streamed measures) are made in the step from the inputs the
+rule received, never in a script. The steps are workflow code: the measures themselves
+live in the library modules they call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+Path = str | os.PathLike
+
+
+def only(paths: Sequence[Path] | Path | None) -> Path | None:
+    """The one path of an optional named input: ``None`` when the rule gave none."""
+    if paths is None or isinstance(paths, (str, os.PathLike)):
+        return paths
+    if len(paths) > 1:
+        raise ValueError(f"expected at most one path, got {list(paths)}")
+    return paths[0] if len(paths) else None
+
+
+def named(
+    inputs: Mapping[str, object], *, prefix: str | None = None, keys: Sequence[str] = ()
+) -> dict:
+    """A rule's named inputs as plain values: those whose name starts with ``prefix``, keyed
+    by the rest of the name (``"measures:D/M"`` -> ``"D/M"``; common.smk's per_run and
+    per_model), or those of ``keys`` the rule has (a list input stays a list)."""
+    if prefix is not None:
+        return {
+            name[len(prefix) :]: str(path)
+            for name, path in inputs.items()
+            if name.startswith(prefix)
+        }
+    return {
+        name: (str(value) if isinstance(value, (str, os.PathLike)) else [str(v) for v in value])
+        for name, value in inputs.items()
+        if name in keys
+    }

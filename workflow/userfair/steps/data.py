@@ -1,0 +1,97 @@
+"""Steps of the data stage (workflow/rules/data.smk): download, preprocess, split, genres,
+stats, table_stats."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+import pandas as pd
+
+from userfair import catalogue, data
+from userfair.download import fetch
+from userfair.io import InputError, read_inter, read_json, write_inter, write_json, write_parquet
+from userfair.io import write_table as write_csv_and_tex
+from userfair.steps import Path
+
+log = logging.getLogger(__name__)
+
+TABLE1_CAPTION = (
+    "Dataset statistics: counts and sparsity after the 5-core step; test users, split sizes "
+    "and split counts after the split (protocol global: after dropping users with few train "
+    "interactions; per-user: RecBole's ratio split of each user's interactions)."
+)
+
+
+def download(dataset: str, declaration: dict, out: Path, *, url: str, sha256: str) -> None:
+    """Rule download: put the raw file of one dataset at ``out`` (userfair.download.fetch),
+    which must be the catalogue's place for it (userfair.catalogue.downloaded_archive)."""
+    entry = catalogue.resolve(dataset, declaration)
+    if str(out) != catalogue.downloaded_archive(entry):
+        raise InputError(
+            f"{out}: the raw file of {entry.name} is {catalogue.downloaded_archive(entry)}"
+        )
+    fetch(entry, out, url=url, sha256=sha256)
+
+
+def preprocess(dataset: str, declaration: dict, source: Path, out: Path, *, min_rating, core):
+    """Rule preprocess: steps 1-3 of docs/method.md#data (userfair.data.preprocess_file) on
+    the raw interactions of one dataset, resolved by userfair.catalogue.resolve."""
+    entry = catalogue.resolve(dataset, declaration)
+    frame = data.preprocess_file(entry, source, min_rating=min_rating, core=core)
+    write_parquet(data.as_written(frame), out, index=False)
+
+
+def split(
+    preprocessed: Path, outs: Mapping[str, Path], *, temporal: bool, seed: int,
+    valid_share: float, test_share: float, min_train: int, protocol: str,
+) -> None:  # fmt: skip
+    """Rule split: steps 4-5 of docs/method.md#data (userfair.data.make_splits); writes the
+    RecBole atomic files of train/valid/test (``outs`` by split name)."""
+    splits = data.make_splits(
+        pd.read_parquet(preprocessed), temporal=temporal, seed=seed, valid_share=valid_share,
+        test_share=test_share, min_train=min_train, label=preprocessed, protocol=protocol,
+    )  # fmt: skip
+    for name in data.SPLITS:
+        write_inter(data.as_written(splits[name]), outs[name])
+        log.info("%s: %d interactions", outs[name], len(splits[name]))
+
+
+def _read_splits(paths) -> dict[str, pd.DataFrame]:
+    """The train/valid/test files (in that order) as frames, by split name."""
+    return dict(zip(data.SPLITS, map(read_inter, paths)))
+
+
+def genres(dataset: str, declaration: dict, source: Path, splits, out: Path) -> None:
+    """Rule genres: the .item file (userfair.data.write_item_genres) of the genres
+    (userfair.data.read_item_genres) of the items in one dataset's split."""
+    entry = catalogue.resolve(dataset, declaration)
+    items = data.split_item_genres(data.read_item_genres(entry, source), _read_splits(splits))
+    data.write_item_genres(items, out)
+    log.info("%s: %d items", out, len(items))
+
+
+def stats(preprocessed: Path, splits, out: Path, *, protocol: str) -> dict:
+    """Rule stats: stats.json of one dataset (userfair.data.dataset_stats, a Table 1 row)."""
+    result = data.dataset_stats(
+        pd.read_parquet(preprocessed), _read_splits(splits), protocol=protocol
+    )
+    write_json(result, out)
+    log.info("%s: %s", out, result)
+    return result
+
+
+def table_stats(files: Mapping[str, Path], datasets: list[str], csv: Path, tex: Path):
+    """Rule table_stats: Table 1 (userfair.data.table1) as CSV and booktabs LaTeX, from the
+    named inputs ``D/stats``, ``D/train``, ``D/valid``, ``D/test`` (common.smk,
+    per_dataset)."""
+    rows = {}
+    for name in datasets:
+        splits = {part: read_inter(files[f"{name}/{part}"]) for part in data.SPLITS}
+        rows[name] = {**read_json(files[f"{name}/stats"]), **data.split_counts(splits)}
+    table = data.table1(rows)
+    write_csv_and_tex(
+        table, csv, tex, float_format="{:.2f}", caption=TABLE1_CAPTION, label="tab:stats"
+    )
+    log.info("Table 1:\n%s", table.to_string())
+    return table

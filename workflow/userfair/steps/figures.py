@@ -1,0 +1,72 @@
+"""Steps of the figures stage (workflow/rules/figures.smk): each figure from its tables
+(userfair.plots), PDF and PNG, drawn with the config's ``plots:`` style."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import pandas as pd
+
+from userfair import plots
+from userfair.io import read_stacked_parquet
+from userfair.measures import FAIR
+from userfair.steps import Path, only
+
+log = logging.getLogger(__name__)
+
+
+def _written(*paths: Path) -> None:
+    log.info("%s written", ", ".join(map(str, paths)))
+
+
+def fig_agreement(
+    data: Path, intervals: Sequence[Path], pdf: Path, png: Path, *, style: dict
+) -> None:
+    """Rule fig_agreement: Fig. 1 (userfair.plots.agreement_figure), the Kendall tau heatmap
+    per dataset, with the bootstrap intervals of tau when the workflow computes them."""
+    interval_file = only(intervals)
+    plots.agreement_figure(
+        pd.read_csv(data), plots.Style(**style), pdf, png,
+        intervals=pd.read_csv(interval_file) if interval_file else None,
+    )  # fmt: skip
+    _written(pdf, png)
+
+
+def fig_relevance(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
+    """Rule fig_relevance: Fig. 2 (userfair.plots.relevance_figure)."""
+    plots.relevance_figure(read_stacked_parquet(data), plots.Style(**style), pdf, png)
+    _written(pdf, png)
+
+
+def fig_similarity(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
+    """Rule fig_similarity: Fig. 3 (userfair.plots.similarity_figure)."""
+    plots.similarity_figure(read_stacked_parquet(data), plots.Style(**style), pdf, png)
+    _written(pdf, png)
+
+
+def fig_extreme(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
+    """Rule fig_extreme: Fig. 4 (userfair.plots.extreme_figure)."""
+    plots.extreme_figure(read_stacked_parquet(data), plots.Style(**style), pdf, png)
+    _written(pdf, png)
+
+
+def fig_gamma(
+    models: Sequence[Path], relevance: Sequence[Path], models_pdf: Path, models_png: Path,
+    relevance_pdf: Path, relevance_png: Path, *, style: dict,
+) -> None:  # fmt: skip
+    """Rule fig_gamma: the appendix figures (userfair.plots.gamma_models_figure and
+    gamma_relevance_figure), UF and PUF for every gamma."""
+    look = plots.Style(**style)
+    plots.gamma_models_figure(read_stacked_parquet(models), look, models_pdf, models_png)
+    plots.gamma_relevance_figure(
+        read_stacked_parquet(relevance), look, relevance_pdf, relevance_png
+    )
+    _written(models_pdf, models_png, relevance_pdf, relevance_png)
+
+
+def fig_intervals(intervals: Path, pdf: Path, png: Path, *, style: dict, models: list[str]) -> None:
+    """Rule fig_intervals: every Fair measure per model with its bootstrap interval
+    (userfair.plots.intervals_figure)."""
+    plots.intervals_figure(pd.read_csv(intervals), FAIR, models, plots.Style(**style), pdf, png)
+    _written(pdf, png)

@@ -1,0 +1,183 @@
+"""Steps of the measures stage (workflow/rules/measures.smk): similarity, pairs_part,
+pairs, measure_sums, measures, table_scores, table_timing, agreement."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from userfair import evaluate, streaming, tables
+from userfair.agreement import EQUIVALENT, agreement_long
+from userfair.inputs import load_inputs, load_split_inputs
+from userfair.io import write_csv, write_json
+from userfair.measures import NAMES
+from userfair.similarity import compute, load_dataset, save
+from userfair.steps import Path, only
+
+log = logging.getLogger(__name__)
+
+
+def similarity(
+    kind: str, train: Path, test: Path, item: Path | None, out: Path, *, block_size: int,
+    stream_above: int,
+) -> None:  # fmt: skip
+    """Rule similarity: one dense user similarity (userfair.similarity.compute) of the
+    evaluated users. Above ``stream_above`` evaluated users the measures stream and no dense
+    similarity is built: only the experiments and the bootstrap would read it, and the
+    error says so."""
+    inputs = load_split_inputs(train, test, item_features=only(item))
+    rows = inputs.train_of_evaluated()
+    if rows.shape[0] > stream_above:
+        raise ValueError(
+            f"{rows.shape[0]} evaluated users > measures.stream_above = {stream_above}: the "
+            f"dense ({rows.shape[0]} x {rows.shape[0]}) {kind} similarity is not built above "
+            "it (the measures stream instead). The experiments of Figs. 2-4 and the gamma "
+            "figures need it: raise measures.stream_above to at least "
+            f"{rows.shape[0]} to build them, or ask only for the measure targets "
+            "(docs/measures.md#in-the-workflow)"
+        )
+    log.info("%s similarity of %d users", kind, rows.shape[0])
+    result = compute(kind, rows, inputs.users, inputs.genres, block_size)
+    save(out, result)
+    log.info(
+        "%s: %.3f s, raw range over pairs [%.6g, %.6g]", out, result.seconds, result.lo, result.hi
+    )
+
+
+def pairs(
+    train: Path, test: Path, item: Path | None, out: Path, *, parts: Sequence[Path] = (),
+    scatteritem: str | None = None, gamma: float, block_size: int, device: str,
+) -> None:  # fmt: skip
+    """Rules pairs_part and pairs: pass one of the streamed measures
+    (userfair.streaming.pass_one) over one scattered row range (``scatteritem``), over every
+    row, or gathered from the scattered ``parts`` (userfair.streaming.combine)."""
+    if parts:
+        stats = streaming.combine(streaming.PairStats.load(path) for path in parts)
+        log.info("gathered pass one of %d parts", len(parts))
+    else:
+        inputs = load_split_inputs(train, test, item_features=only(item))
+        rows = inputs.train_of_evaluated()
+        start, stop = (
+            streaming.scatter_range(rows, scatteritem, gamma) if scatteritem else (0, None)
+        )
+        log.info("pass one over rows %s:%s of %d users", start, stop, rows.shape[0])
+        stats = streaming.pass_one(
+            rows, start, stop, gamma=gamma, genres=inputs.genres, users=inputs.users,
+            block_size=block_size, device=device,
+        )  # fmt: skip
+    stats.save(out)
+    log.info("%s: rows %d:%d of %d, %.3f s", out, stats.start, stats.stop, stats.m, stats.seconds)
+
+
+def _pass_two(inputs, stats, start=0, stop=None, *, k, epsilon, envy_utility, block_size, device):
+    return streaming.pass_two(
+        inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,
+        block_size=block_size, device=device,
+    )  # fmt: skip
+
+
+def measure_sums(
+    train: Path, valid: Path, test: Path, topk: Path, pairs: Path, item: Path | None,
+    out: Path, *, scatteritem: str, k: int, epsilon: float, envy_utility: str,
+    block_size: int, device: str,
+) -> None:  # fmt: skip
+    """Rule measure_sums: pass two of the streamed measures (userfair.streaming.pass_two)
+    of one dataset x model over one scattered row range."""
+    inputs = load_inputs(train, test, topk, k=k, item_features=only(item), valid=valid)
+    stats = streaming.PairStats.load(pairs)
+    rows = inputs.train_of_evaluated()
+    start, stop = streaming.scatter_range(rows, scatteritem, stats.gamma)
+    log.info("pass two over rows %d:%d of %d users", start, stop, rows.shape[0])
+    sums = _pass_two(
+        inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,
+        block_size=block_size, device=device,
+    )  # fmt: skip
+    sums.save(out)
+    log.info("%s: pairs %.3f s, envy %.3f s", out, sums.seconds_pairs, sums.seconds_envy)
+
+
+def measures(
+    train: Path, valid: Path, test: Path, topk: Path, out: Path, *, k: int, epsilon: float,
+    envy_utility: str, gamma: float, block_size: int, device: str,
+    cos: Path | None = None, jacc: Path | None = None, genre: Sequence[Path] = (),
+    pairs: Path | None = None, sums: Sequence[Path] = (), item: Path | None = None,
+) -> dict:  # fmt: skip
+    """Rule measures: every Eff and Fair measure of one dataset x model, with seconds.
+
+    Dense route (the rule gave the similarity files ``cos``, ``jacc``, ``genre``):
+    userfair.evaluate.evaluate. Streamed route (it gave pass one, ``pairs``): pass two
+    gathered from the scattered ``sums`` or made here, then userfair.streaming.finish; the
+    same measures as the dense route."""
+    streamed = pairs is not None
+    inputs = load_inputs(
+        train, test, topk, k=k, item_features=only(item) if streamed else None, valid=valid
+    )
+    if streamed:
+        stats = streaming.PairStats.load(pairs)
+        if stats.gamma != gamma:
+            raise ValueError(
+                f"{pairs} was computed with gamma={stats.gamma}, not measures.gamma={gamma}"
+            )
+        if sums:
+            pair_sums = streaming.combine(streaming.PairSums.load(path) for path in sums)
+            log.info("streamed route: gathered pass two of %d parts", len(sums))
+        else:
+            log.info("streamed route: pass two over %d users", stats.m)
+            pair_sums = _pass_two(
+                inputs, stats, k=k, epsilon=epsilon, envy_utility=envy_utility,
+                block_size=block_size, device=device,
+            )  # fmt: skip
+        result = streaming.finish(inputs, stats, pair_sums)
+    else:
+        similarities = load_dataset(cos, jacc, genre or (), inputs.users)
+        result = evaluate.evaluate(
+            inputs, k=k, epsilon=epsilon, gamma=gamma, similarities=similarities,
+            block_size=block_size, device=device, envy_utility=envy_utility,
+        )  # fmt: skip
+    write_json(evaluate.as_json(result), out)
+    log.info("%s: %s", out, {key: result[key] for key in NAMES})
+    return result
+
+
+def table_scores(
+    measure_files: Mapping[str, Path], datasets: list[str], models: list[str], csv: Path,
+    tex: Path,
+) -> pd.DataFrame:  # fmt: skip
+    """Rule table_scores: Table 2 (userfair.tables.write_scores) as CSV and booktabs LaTeX
+    from the measure files named ``D/M``."""
+    records = tables.read_measure_files(measure_files, datasets, models)
+    table = tables.write_scores(records, datasets, models, csv, tex)
+    log.info("\n%s", table.to_string())
+    return table
+
+
+def table_timing(
+    measure_files: Mapping[str, Path], datasets: list[str], models: list[str], csv: Path,
+    tex: Path,
+) -> pd.DataFrame:  # fmt: skip
+    """Rule table_timing: Table 3 (userfair.tables.write_timing) as CSV and booktabs LaTeX
+    from the measure files named ``D/M``."""
+    records = tables.read_measure_files(measure_files, datasets, models)
+    table = tables.write_timing(records, datasets, csv, tex)
+    log.info("\n%s", table.to_string())
+    return table
+
+
+def agreement(
+    measure_files: Mapping[str, Path], datasets: list[str], models: list[str], out: Path
+) -> pd.DataFrame:
+    """Rule agreement: Kendall tau-b between the model orderings of every pair of measures
+    (userfair.agreement.agreement_long) from the measure files named ``D/M``."""
+    records = tables.read_measure_files(measure_files, datasets, models)
+    if len(models) < 3:
+        log.warning("only %d models: Kendall tau over so few orderings says little", len(models))
+    frame = agreement_long(tables.scores_frame(records))
+    write_csv(frame, out)
+    log.info(
+        "equivalent pairs (|tau| >= %s):\n%s",
+        EQUIVALENT,
+        frame[frame["equivalent"] & (frame["measure_a"] < frame["measure_b"])].to_string(),
+    )
+    return frame

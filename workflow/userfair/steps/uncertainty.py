@@ -1,0 +1,79 @@
+"""Steps of the uncertainty stage (workflow/rules/uncertainty.smk): uncertainty,
+table_uncertainty."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from userfair import tables
+from userfair.inputs import load_inputs
+from userfair.io import write_csv, write_parquet
+from userfair.similarity import load_dataset
+from userfair.steps import Path
+from userfair.uncertainty import (
+    bootstrap,
+    resample_weights,
+    significance,
+    summary,
+    tau_intervals,
+)
+
+log = logging.getLogger(__name__)
+
+
+def uncertainty(
+    train: Path, valid: Path, test: Path, topk: Path, cos: Path, jacc: Path,
+    genre: Sequence[Path], out: Path, *, k: int, epsilon: float, envy_utility: str,
+    gamma: float, block_size: int, device: str, resamples: int, seed: int,
+) -> pd.DataFrame:  # fmt: skip
+    """Rule uncertainty: every measure of one dataset x model on ``resamples`` bootstrap
+    resamples of the evaluated users (userfair.uncertainty.bootstrap); the same seed for
+    every model of a dataset, so the resampled users are the same (paired)."""
+    inputs = load_inputs(train, test, topk, k=k, valid=valid)
+    similarities = load_dataset(cos, jacc, genre or (), inputs.users)
+    weights = resample_weights(len(inputs.users), resamples, seed)
+    log.info("%d resamples of %d users (seed %d)", resamples, len(inputs.users), seed)
+    frame = bootstrap(
+        inputs, weights, similarities=similarities, k=k, epsilon=epsilon, gamma=gamma,
+        envy_utility=envy_utility, block_size=block_size, device=device,
+    )  # fmt: skip
+    write_parquet(frame, out)
+    log.info("%s: %d resamples", out, len(frame))
+    return frame
+
+
+def table_uncertainty(
+    measure_files: Mapping[str, Path], resample_files: Mapping[str, Path],
+    datasets: list[str], models: list[str], *, level: float, resamples: int, csv: Path,
+    tex: Path, intervals_csv: Path, significance_csv: Path, agreement_csv: Path,
+) -> None:  # fmt: skip
+    """Rule table_uncertainty: Table 2 with bootstrap intervals (userfair.tables
+    .write_scores_ci), the paired model comparisons (Holm within each measure) and the
+    Kendall tau intervals of Fig. 1 (userfair.uncertainty), from every model's resamples;
+    both mappings are keyed ``D/M``."""
+    records = tables.read_measure_files(measure_files, datasets, models)
+    summaries, comparisons, taus = [], [], []
+    for dataset in datasets:
+        frames = {m: pd.read_parquet(resample_files[f"{dataset}/{m}"]) for m in models}
+        points = {m: records[(dataset, m)] for m in models}
+        summaries.append(summary(frames, points, level).assign(dataset=dataset))
+        comparisons.append(significance(frames, points, level).assign(dataset=dataset))
+        taus.append(tau_intervals(frames, points, level).assign(dataset=dataset))
+    table = pd.concat(summaries, ignore_index=True)
+    conventions = tables.shared_conventions(records)
+    tables.write_scores_ci(table, datasets, models, csv, tex, conventions, level, resamples)
+    compared = pd.concat(comparisons, ignore_index=True)
+    for frame, path in (
+        (table, intervals_csv),
+        (compared, significance_csv),
+        (pd.concat(taus, ignore_index=True), agreement_csv),
+    ):
+        write_csv(frame[["dataset"] + [c for c in frame.columns if c != "dataset"]], path)
+    log.info(
+        "significant model differences (Holm, level %s):\n%s",
+        level,
+        compared[compared["significant"]].to_string(),
+    )
