@@ -1,16 +1,30 @@
-"""Steps of the models stage (workflow/rules/models.smk): select (tune and topk call
-userfair.recommenders directly)."""
+"""Steps of the models stage (workflow/rules/models.smk): tune, select, topk."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
 
-from userfair import tuning
+from userfair import recommenders, tuning
 from userfair.io import read_json, write_csv, write_json
 from userfair.steps import Path
 
 log = logging.getLogger(__name__)
+
+
+def tune(
+    dataset: str, model: str, point: int, data_dir: Path, workdir: Path, out: Path, *,
+    grid_params: dict, training: dict, threads: int,
+) -> dict:  # fmt: skip
+    """Rule tune: train one grid point (userfair.recommenders.train_point) with the
+    ``training:`` settings and the job's threads; its record (params, valid metrics, curve)
+    -> valid.json, its best checkpoint -> model.pth in ``workdir``."""
+    settings = recommenders.Training(**{**training, "threads": threads})
+    record = recommenders.train_point(model, grid_params, data_dir, dataset, workdir, settings)
+    record["point"] = int(point)
+    write_json(record, out)
+    log.info("valid %s", record["valid"])
+    return record
 
 
 def select(
@@ -28,3 +42,20 @@ def select(
         "best point %d: %s (valid NDCG %.6f)", best["point"], best["params"], best["valid"]["NDCG"]
     )
     return best
+
+
+def topk(
+    dataset: str, model: str, best: Path, data_dir: Path, workdir: Path, topk_out: Path,
+    test_out: Path, *, training: dict, threads: int,
+) -> None:  # fmt: skip
+    """Rule topk: the winner's checkpoint (best.json) -> its top-k lists of every test user
+    (userfair.recommenders.export_topk, ranked as RecBole's full-sort test evaluation ranks)
+    and RecBole's own test metrics."""
+    winner = read_json(best)
+    settings = recommenders.Training(**{**training, "threads": threads})
+    lists, test = recommenders.export_topk(
+        model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings
+    )
+    recommenders.write_topk(lists, topk_out)
+    write_json(test, test_out)
+    log.info("%d users, RecBole test metrics %s", lists["user_id"].nunique(), test)
