@@ -230,6 +230,28 @@ def test_gap_cells_ratio_interval_and_verdict():
     assert verdict["within_interval"] == int(cells["within"].sum()) <= 112
 
 
+def test_a_model_the_paper_does_not_train_has_no_cells(tmp_path):
+    points, _ = synthetic_run()
+    points["LightGCN"] = dict(points["NCL"])
+    stats = reproduction.paper_table(1).query("dataset == 'qk-video'")
+    files = {"stats": {"qk-video": tmp_path / "stats.json"}, "measures": {}}
+    files["stats"]["qk-video"].write_text(json.dumps(dict(zip(stats["field"], stats["value"]))))
+    for model, record in points.items():
+        path = tmp_path / f"{model}.json"
+        conventions = dict.fromkeys(("envy_utility", "epsilon", "gamma", "uf_similarity",
+                                     "puf_similarity"))  # fmt: skip
+        path.write_text(json.dumps({**record, "seconds": {}, "conventions": conventions}))
+        files["measures"][f"qk-video/{model}"] = path
+    result = reproduction.paper_gap(
+        ["qk-video", "ml-100k"], list(points), files["measures"], files["stats"]
+    )
+    assert len(result["cells"]) == 126 and "LightGCN" not in set(result["cells"]["model"])
+    lines = result["verdicts"]["line"].tolist()
+    assert lines[0].endswith("Table 1 exact; no published numbers for LightGCN")
+    assert lines[1] == "ml-100k: no published numbers (the paper does not use ml-100k)"
+    assert result["table1"]["exact"].all() and len(result["tau"]) == 18
+
+
 def test_rounding_of_the_print_is_forgiven():
     points, _ = synthetic_run()
     points["NCL"]["HR"] = 0.1298 + 0.00004  # prints as 0.1298

@@ -3,10 +3,18 @@
 # others get a "no published numbers" entry. Reads the measures, the Table-1 statistics
 # and, with the bootstrap on, every model's resamples.
 
+# The library code of the comparison and of its figure is an input, so editing it reruns
+# this rule (found beside the Snakefile, whatever the working directory).
+REPRODUCTION_CODE = [
+    os.path.relpath(os.path.join(workflow.basedir, f"workflow/userfair/{name}.py"))
+    for name in ("reproduction", "plots")
+]
+
 
 rule paper_gap:
     input:
         unpack(paper_gap_inputs),
+        code=REPRODUCTION_CODE,
     output:
         csv=report(
             "results/tables/paper_gap.csv",

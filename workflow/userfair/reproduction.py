@@ -351,6 +351,9 @@ def paper_gap(
         taus.append(order_agreement(dataset, points, frames, level))
         stats.append(check)
         verdicts.append(verdict(dataset, part, check))
+        unprinted = [m for m in models if m not in paper_models()]
+        if unprinted:
+            verdicts[-1]["line"] += f"; {NO_NUMBERS} for {', '.join(unprinted)}"
     return {
         "cells": _concat(cells, CELL_COLUMNS),
         "tau": _concat(taus, ["dataset", "measure", "models", "tau", "lo", "hi"]),
