@@ -184,6 +184,9 @@ def test_which_datasets_have_published_numbers():
     reason = reproduction.why_not_published("lastfm", {}, per_user)
     assert reason == "preprocessing.protocol = per-user (the paper's: protocol = global)"
     assert "preprocessing.core = 10" in reproduction.why_not_published("ml-10m", {}, {"core": 10})
+    # the rating threshold matters only where there are ratings (not lastfm, qk-video)
+    assert "min_rating = 4" in reproduction.why_not_published("ml-20m", {}, {"min_rating": 4})
+    assert reproduction.why_not_published("lastfm", {}, {"min_rating": 4}) is None
 
 
 # --- the gap on synthetic numbers ----------------------------------------------------------

@@ -26,7 +26,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from . import uncertainty
+from . import catalogue, uncertainty
 from .agreement import kendall_tau_b
 from .io import InputError, atomic_path, read_json
 from .measures import EFF, NAMES
@@ -116,15 +116,17 @@ def why_not_published(
 ) -> str | None:
     """None when the paper prints numbers for ``dataset`` as this run makes it: a catalogue
     dataset of the paper, preprocessed and split as the paper does (``preprocessing``: the
-    config's section, :data:`PAPER_PREPROCESSING`); else the reason, in words."""
+    config's section, :data:`PAPER_PREPROCESSING`; ``min_rating`` only for a dataset with
+    ratings); else the reason, in words."""
     if custom_datasets and dataset in custom_datasets:
         return f"{dataset} is a dataset of custom_datasets"
     if dataset not in paper_datasets():
         return f"the paper does not use {dataset}"
+    unrated = catalogue.get(dataset).rating_column is None  # min_rating does not apply
     changed = {
         key: (preprocessing or {}).get(key, value)
         for key, value in PAPER_PREPROCESSING.items()
-        if (preprocessing or {}).get(key, value) != value
+        if (preprocessing or {}).get(key, value) != value and not (key == "min_rating" and unrated)
     }
     if changed:
         settings = ", ".join(f"preprocessing.{key} = {value}" for key, value in changed.items())
