@@ -162,7 +162,7 @@ def test_html_report(workflow_run):
     html = (test_dir / "results" / "report.html").read_text(errors="replace")
     assert "Fig. 2: varying relevance" in html and "Table 2" in html
     assert "Table 1: dataset statistics" in html
-    assert "Ours / paper" in html and "grid.yaml" in html  # paper_gap, its caption
+    assert "Ours / paper" in html and "grid points over the models" in html  # paper_gap
     # the workflow page describes this run (workflow/report/workflow.rst, from the config)
     assert "UserKNN, ItemKNN, BPR" in html
 
