@@ -255,6 +255,12 @@ def test_a_model_the_paper_does_not_train_has_no_cells(tmp_path):
     assert result["table1"]["exact"].all() and len(result["tau"]) == 18
 
 
+def test_measures_settings_other_than_the_papers_are_named():
+    assert reproduction.settings_note(reproduction.PAPER_SETTINGS) == ""
+    note = reproduction.settings_note({**reproduction.PAPER_SETTINGS, "envy_utility": "ideal"})
+    assert note == "measures not computed as the paper's: envy_utility = ideal (paper: precision)"
+
+
 def test_rounding_of_the_print_is_forgiven():
     points, _ = synthetic_run()
     points["NCL"]["HR"] = 0.1298 + 0.00004  # prints as 0.1298

@@ -339,10 +339,8 @@ def paper_gap(
         if reason is not None:
             verdicts.append(no_numbers(dataset, reason))
             continue
-        points = {
-            m: check_measures(read_json(_file(measure_files, f"{dataset}/{m}")), dataset)
-            for m in models
-        }
+        paths = {m: _file(measure_files, f"{dataset}/{m}") for m in models}
+        points = {m: check_measures(read_json(path), path) for m, path in paths.items()}
         frames = summary = None
         if resample_files:
             frames = {m: pd.read_parquet(_file(resample_files, f"{dataset}/{m}")) for m in models}
@@ -393,7 +391,8 @@ def write_paper_gap(
     """The ``paper_gap`` rule: :func:`paper_gap` of the named inputs ("measures:D/M",
     "stats:D", "resamples:D/M"), written to the outputs ``csv`` (the cells), ``tau``,
     ``table1``, ``verdicts`` and the figure ``pdf``, ``png``; every verdict line logged.
-    ``run``: the grid file, its points per model and the epochs (the figure's note)."""
+    ``run``: the grid file, its points over all models and the epochs (the figure's note);
+    ``settings``: the measures' k, epsilon, envy_utility and gamma (:func:`settings_note`)."""
     from . import plots
 
     logging.getLogger("fontTools").setLevel(logging.WARNING)  # the PDF's font subsetting
