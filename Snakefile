@@ -31,6 +31,7 @@ include: "workflow/rules/measures.smk"
 include: "workflow/rules/uncertainty.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/reproduction.smk"
 
 
 rule all:
@@ -42,3 +43,4 @@ rule all:
         uncertainty_targets(),
         experiment_targets(),
         figure_targets(),
+        reproduction_targets(),

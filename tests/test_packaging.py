@@ -39,6 +39,8 @@ LIBRARY = REPO / "workflow" / "userfair"
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 #: The modules of the measures and of `userfair evaluate` (``_kernels``: imported by UF).
 MEASURES = ["cli", "frames", "evaluate", "inputs", "_kernels"]
+#: The package data: the paper's printed tables (userfair.reproduction).
+PAPER_NUMBERS = [f"paper_numbers/table{n}.csv" for n in (1, 2, 3)]
 #: Must never be imported by the measures.
 WORKFLOW_ONLY = ["torch", "recbole", "snakemake", "matplotlib", "seaborn", "requests", "faiss"]
 
@@ -345,6 +347,7 @@ def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
     root_files = {"README.md", "LICENSE", "CHANGELOG.md", "pyproject.toml", "PKG-INFO"}
     assert root_files <= names, root_files - names
     assert {f"workflow/userfair/{m}" for m in modules} <= names
+    assert {f"workflow/userfair/{t}" for t in PAPER_NUMBERS} <= names
     assert not any(n.startswith(("tests/", "config/", "Snakefile")) for n in names)
 
     with zipfile.ZipFile(dists["wheel"]) as wheel:
@@ -353,6 +356,7 @@ def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
         metadata = Parser().parsestr(wheel.read(f"{info}/METADATA").decode())
         entry_points = wheel.read(f"{info}/entry_points.txt").decode()
     assert {f"userfair/{m}" for m in modules} <= names
+    assert {f"userfair/{t}" for t in PAPER_NUMBERS} <= names  # userfair.reproduction's data
     assert f"{info}/licenses/LICENSE" in names
     assert metadata["Version"] == version and metadata["License-Expression"] == "MIT"
     assert metadata["Description-Content-Type"] == "text/markdown"

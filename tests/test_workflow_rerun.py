@@ -41,6 +41,7 @@ FIGURE_RULES = {
     "fig_extreme",
     "fig_gamma",
     "fig_intervals",
+    "paper_gap",  # the paper's numbers beside the run's, with a figure (docs/reproduction.md)
 }
 
 
@@ -101,6 +102,12 @@ def test_every_deliverable_is_built(workflow_run):
         assert len(frame) and frame["dataset"].eq("ml-100k").all()
     agreement = pd.read_csv(results / "tables" / "agreement.csv")
     assert len(agreement) == len(NAMES) ** 2
+    # the paper prints no ml-100k: paper_gap says so instead of failing
+    verdicts = pd.read_csv(results / "tables" / "paper_gap_verdicts.csv")
+    assert verdicts["line"].tolist() == [
+        "ml-100k: no published numbers (the paper does not use ml-100k)"
+    ]
+    assert pd.read_csv(results / "tables" / "paper_gap.csv").empty
     # experiments.model: UserKNN in .test/config
     assert (
         pd.read_parquet(results / "ml-100k" / "experiments" / "similarity.parquet")["model"]
@@ -141,8 +148,9 @@ def test_resamples_zero_turns_the_bootstrap_off(workflow_run, tmp_path):
     repo, _ = workflow_run
     off = _write_yaml(tmp_path / "off.yaml", {"uncertainty": {"resamples": 0}})
     jobs = _scheduled_jobs(_run(repo, "-n", "--configfile", off).stdout)
-    # no bootstrap job, no other output touched: only Fig. 1 is redrawn, without intervals
-    assert set(jobs) - {"all"} == {"fig_agreement"}, jobs
+    # no bootstrap job, no other output touched: only Fig. 1 is redrawn, without intervals,
+    # and the paper's numbers beside the run's (whose note names the resamples)
+    assert set(jobs) - {"all"} == {"fig_agreement", "paper_gap"}, jobs
 
 
 @pytest.mark.slow
@@ -152,6 +160,7 @@ def test_html_report(workflow_run):
     html = (test_dir / "results" / "report.html").read_text(errors="replace")
     assert "Fig. 2: varying relevance" in html and "Table 2" in html
     assert "Table 1: dataset statistics" in html
+    assert "Ours / paper" in html and "grid points over the models" in html  # paper_gap
     # the workflow page describes this run (workflow/report/workflow.rst, from the config)
     assert "UserKNN, ItemKNN, BPR" in html
 

@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from userfair import catalogue, grids, models
+from userfair import catalogue, grids, models, reproduction
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -62,14 +62,20 @@ SCATTER_ITEM = r"\d+-of-\d+"
 
 
 # What reruns after a library edit (docs/cluster.md#what-re-runs-after-a-change): only the
-# drawing code is tracked, as an input of every figure rule, so that editing a figure
+# drawing code is tracked, as an input of every figure rule and of paper_gap (which draws
+# the paper-gap figure from a comparison that takes seconds), so that editing a figure
 # redraws the figures and nothing else. Code that computes results (training, measures,
 # experiments, tables) is not tracked: a refactor must never silently retrain or recompute;
 # rerun such rules with --forcerun. Paths found beside the Snakefile, relative to the
 # working directory.
 DRAWING_CODE = [
     os.path.relpath(os.path.join(workflow.basedir, "workflow/userfair", module))
-    for module in ("plots.py", "steps/figures.py")
+    for module in (
+        "plots.py",
+        "steps/figures.py",
+        "reproduction.py",
+        "steps/reproduction.py",
+    )
 ]
 
 
@@ -478,3 +484,44 @@ def figure_targets():
         *rules.fig_extreme.output,
     ]
     return figures + (list(rules.fig_gamma.output) if GENRE_DATASETS else [])
+
+
+# --- the paper's printed numbers beside the run (docs/reproduction.md) ------------------
+
+# The configured datasets whose preprocessing and split are the paper's; the others get a
+# "no published numbers" entry in `paper_gap`.
+PAPER_DATASETS = [
+    d
+    for d in DATASETS
+    if not reproduction.why_not_published(d, CUSTOM_DATASETS, config["preprocessing"])
+]
+
+
+def paper_gap_inputs(wildcards):
+    """Input function (use with unpack) of `paper_gap`: for every dataset of
+    PAPER_DATASETS its stats (``stats:D``), every model's measures (``measures:D/M``) and,
+    with the bootstrap on, resamples (``resamples:D/M``)."""
+    named, resamples = {}, rules.uncertainty.output[0] if RESAMPLES else None
+    for d in PAPER_DATASETS:
+        named[f"stats:{d}"] = expand(rules.stats.output[0], dataset=d)[0]
+        for m in MODELS:
+            run = {"dataset": d, "model": m}
+            named[f"measures:{d}/{m}"] = expand(rules.measures.output[0], **run)[0]
+            if resamples:
+                named[f"resamples:{d}/{m}"] = expand(resamples, **run)[0]
+    return named
+
+
+def paper_gap_run():
+    """What the figure's caption and note say of the run: the grid file, its points over
+    all models, the epochs."""
+    return {
+        "grid": config["grid"],
+        "points": sum(len(GRID_POINTS[m]) for m in MODELS),
+        "epochs": config["training"]["epochs"],
+    }
+
+
+def reproduction_targets():
+    """The paper's numbers beside the run's: the gap table and its companions, the figure."""
+    return list(rules.paper_gap.output)

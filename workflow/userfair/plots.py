@@ -424,3 +424,94 @@ def intervals_figure(
         title = measure if len(datasets) == 1 else f"{dataset}: {measure}"
         ax.set_title(title, fontsize=7)
     save(fig, pdf_path, png_path, style)
+
+
+# --- the reproduction gap ------------------------------------------------------------------
+
+GAP_LABEL = "ours / paper"
+
+
+def paper_gap_axes(
+    cells: pd.DataFrame, tau: pd.DataFrame, verdicts: pd.DataFrame, run_note: str, style: Style
+) -> plt.Figure:
+    """The figure of :func:`paper_gap_figure`, returned (for a caller that inspects it)."""
+    _check_columns(cells, ["dataset", "measure", "model", "paper", "ours", "lo", "hi"], "cells")
+    _check_columns(verdicts, ["dataset", "published", "line"], "verdicts")
+    style.apply()
+    published = [d for d, p in zip(verdicts["dataset"], verdicts["published"]) if p]
+    others = verdicts.loc[~verdicts["published"].astype(bool), "line"].tolist()
+    width = 2 * style.column_width_in
+    panels = max(1, len(published))
+    fig, axes = plt.subplots(
+        panels, 1, squeeze=False, layout="constrained", figsize=(width, 2.8 * panels + 0.4)
+    )
+    measures = list(NAMES)
+    models = list(dict.fromkeys(cells["model"]))
+    colours = sns.color_palette(style.palette, max(len(models), 1))
+    offsets = np.linspace(-0.35, 0.35, len(models)) if len(models) > 1 else np.zeros(1)
+    for ax, dataset in zip(axes[:, 0], published):
+        part = cells[cells["dataset"] == dataset].set_index(["measure", "model"])
+        for model, offset, colour in zip(models, offsets, colours):
+            rows = part.xs(model, level="model").reindex(measures)
+            paper = rows["paper"].to_numpy(dtype=float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(paper != 0, rows["ours"].to_numpy(dtype=float) / paper, np.nan)
+                low = np.where(paper != 0, rows["lo"].to_numpy(dtype=float) / paper, np.nan)
+                high = np.where(paper != 0, rows["hi"].to_numpy(dtype=float) / paper, np.nan)
+            errors = np.vstack([ratio - low, high - ratio])
+            errors = np.where(np.isfinite(errors), np.abs(errors), 0.0)
+            ax.errorbar(
+                np.arange(len(measures)) + offset,
+                ratio,
+                yerr=errors,
+                fmt="o",
+                ms=3,
+                capsize=1.5,
+                lw=0.7,
+                color=colour,
+                label=model_label(model),
+            )
+        ax.axhline(1.0, color="black", lw=0.8, ls="--", zorder=0)
+        ax.set_yscale("log", base=2)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
+        taus = tau[tau["dataset"] == dataset].set_index("measure")["tau"].reindex(measures)
+        ax.set_xticks(
+            np.arange(len(measures)),
+            [
+                f"{m} ({'tau ' + format(t, '.2f') if np.isfinite(t) else 'tau -'})"
+                for m, t in zip(measures, taus)
+            ],
+            rotation=90,
+            fontsize=6,
+        )
+        ax.set_xlim(-0.6, len(measures) - 0.4)
+        ax.set_ylabel(GAP_LABEL)
+        line = verdicts.loc[verdicts["dataset"] == dataset, "line"].iloc[0]
+        ax.set_title(line.split("; worst")[0], fontsize=7)
+    if not published:
+        axes[0, 0].set_axis_off()
+        axes[0, 0].text(0.5, 0.5, "\n".join(others), ha="center", va="center", fontsize=8)
+    else:
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        _legend_outside(fig, handles, labels, ncol=min(len(models), 7), where="upper")
+    fig.text(0.5, 0, "\n".join([f"Run: {run_note}", *(others if published else [])]),
+             ha="center", va="top", fontsize=6)  # fmt: skip
+    return fig
+
+
+def paper_gap_figure(
+    cells: pd.DataFrame,
+    tau: pd.DataFrame,
+    verdicts: pd.DataFrame,
+    run_note: str,
+    style: Style,
+    pdf_path,
+    png_path,
+) -> None:
+    """The reproduction gap (docs/reproduction.md): one panel per dataset with published
+    numbers, ours / paper of every measure (x axis, with Kendall's tau-b between the
+    paper's model ordering and ours) and model (one point each), the bootstrap interval
+    divided by the printed value as a bar, 1.0 (the print) dashed; the panel's title is the
+    dataset's verdict. Datasets without published numbers and the run's grid and epochs
+    are named below the panels."""
+    save(paper_gap_axes(cells, tau, verdicts, run_note, style), pdf_path, png_path, style)

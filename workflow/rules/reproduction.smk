@@ -1,0 +1,68 @@
+# Reproduction stage (docs/reproduction.md): the paper's printed Tables 1 and 2 beside the
+# run's numbers, for every dataset whose preprocessing and split are the paper's; the
+# others get a "no published numbers" entry. Reads the measures, the Table-1 statistics
+# and, with the bootstrap on, every model's resamples.
+
+
+rule paper_gap:
+    input:
+        unpack(paper_gap_inputs),
+        code=DRAWING_CODE,
+    output:
+        csv=report(
+            "results/tables/paper_gap.csv",
+            caption="../report/paper_gap.rst",
+            category="Reproduction",
+            labels={"table": "The paper's numbers beside ours", "format": "CSV"},
+        ),
+        verdicts=report(
+            "results/tables/paper_gap_verdicts.csv",
+            caption="../report/paper_gap_verdicts.rst",
+            category="Reproduction",
+            labels={"table": "Verdict per dataset", "format": "CSV"},
+        ),
+        tau=report(
+            "results/tables/paper_gap_tau.csv",
+            caption="../report/paper_gap_tau.rst",
+            category="Reproduction",
+            labels={"table": "Model orderings: paper vs ours", "format": "CSV"},
+        ),
+        table1=report(
+            "results/tables/paper_gap_stats.csv",
+            caption="../report/paper_gap_stats.rst",
+            category="Reproduction",
+            labels={"table": "Table 1: paper vs ours", "format": "CSV"},
+        ),
+        pdf=report(
+            "results/figures/paper_gap.pdf",
+            caption="../report/fig_paper_gap.rst",
+            category="Reproduction",
+            labels={"figure": "Ours / paper", "format": "PDF"},
+        ),
+        png=report(
+            "results/figures/paper_gap.png",
+            caption="../report/fig_paper_gap.rst",
+            category="Reproduction",
+            labels={"figure": "Ours / paper", "format": "PNG"},
+        ),
+    log:
+        "results/logs/paper_gap/paper_gap.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        datasets=DATASETS,
+        models=MODELS,
+        custom_datasets=CUSTOM_DATASETS,
+        preprocessing=config["preprocessing"],
+        settings=measure_settings("epsilon", "envy_utility", "gamma"),
+        run=paper_gap_run(),
+        level=config["uncertainty"]["level"],
+        resamples=RESAMPLES,
+        style=config["plots"],
+    message:
+        "The paper's printed numbers beside the run's"
+    script:
+        "../scripts/paper_gap.py"
