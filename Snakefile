@@ -31,6 +31,7 @@ include: "workflow/rules/measures.smk"
 include: "workflow/rules/uncertainty.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/plan.smk"
 
 
 rule all:
