@@ -120,6 +120,14 @@ def test_calibration_reads_load_gpu_and_extrapolated_stages(tmp_path):
     assert row.mem_mb_per_unit == pytest.approx((1700.0 - 700.0) / (20_000 * 3_000))
 
 
+def test_calibration_of_a_knn_model_without_an_epoch_of_its_own(tmp_path):
+    doc = benchmark_doc("ItemKNN", topk={"seconds": 3.0, "peak_rss_mb": 950.0})
+    del doc["stages"]["train_epoch"], doc["stages"]["validation"]
+    (row,) = costs.calibrate([write(tmp_path, "knn", doc)])
+    assert row.epoch_s_per_unit == 0.0 and row.eval_driver == "eval_items"
+    assert row.eval_s_per_unit == pytest.approx(3.0 / (2_000 * 5_000))  # from the top-k
+
+
 def test_calibration_writes_a_table_that_reads_back(tmp_path):
     paths = [
         write(tmp_path, "a", benchmark_doc("NGCF")),
@@ -145,6 +153,8 @@ def test_calibration_writes_a_table_that_reads_back(tmp_path):
         (lambda d: d.pop("stages"), "not a paper_scale.json of version 1"),
         (lambda d: d.update(version=2), "not a paper_scale.json of version 1"),
         (lambda d: d["shape"].pop("max_history"), "max_history"),
+        (lambda d: d["stages"].pop("train_epoch"), "train_epoch"),  # NGCF trains
+        (lambda d: d["stages"].pop("dataset_build"), "dataset_build"),
     ],
 )
 def test_calibration_rejects_other_files_naming_them(tmp_path, change, message):

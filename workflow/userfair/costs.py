@@ -12,7 +12,7 @@ constants:
 - :func:`estimate`: minutes and MB of one job, without margin; :func:`request`: what the
   job asks the scheduler for (with :data:`TIME_MARGIN` / :data:`MEM_MARGIN`, growing with
   the retry attempt); :func:`infeasible`: why a configured device cannot finish a job;
-- :func:`plan_rows` / :func:`write_plan`: ``results/plan.csv`` and its totals;
+- :func:`plan_row` / :func:`write_plan`: the rows of ``results/plan.csv`` and its totals;
 - :func:`calibrate`: table rows from ``benchmarks/paper_scale.py``'s JSON files
   (``python -m userfair.costs calibrate FILE.json ... --out costs.csv``).
 
@@ -44,9 +44,9 @@ TABLE = "costs.csv"  # package data: userfair/data/costs.csv
 # shapes and machines are rough, and a job killed at its limit loses its attempt).
 TIME_MARGIN = 1.5
 MEM_MARGIN = 1.3
-# Every job's floor: Python, torch and RecBole loaded (measured: 480-520 MB peak RSS of
-# the ml-100k runs of every model, docs/cluster.md#costs), and a scheduler-friendly
-# minimum wall time.
+# Every job's floor: Python, torch and RecBole loaded (measured: 478-585 MB peak RSS of
+# the ml-100k runs of six models, NeuMF 893 MB; docs/cluster.md#costs), and a
+# scheduler-friendly minimum wall time.
 BASE_MB = 500
 MIN_RUNTIME = 10  # minutes
 # A retry asks for the runtime of attempt 1 times the attempt number (1x, 2x, 3x, ...),
@@ -211,7 +211,7 @@ def nearest(rows: list[Cost], size: Size) -> Cost:
     """The row measured at the shape closest to ``size`` (train interactions, log scale):
     small datasets take the small shapes' coefficients (per-batch overheads dominate
     there), large ones the large shapes'."""
-    return min(rows, key=lambda row: (abs(math.log(max(row.train, 1) / max(size.train, 1))),))
+    return min(rows, key=lambda row: abs(math.log(max(row.train, 1) / max(size.train, 1))))
 
 
 def cost_of(model: str, device: str, size: Size) -> tuple[Cost, bool]:
@@ -400,8 +400,14 @@ def calibrate_one(doc: dict, source: str) -> Cost:
             "benchmark",
         )
         settings = Settings(train_batch_size=int(doc["params"].get("train_batch_size", 2048)))
+        # the jobs load a serialised dataset where the benchmark measured that
         load = stages.get("dataset_load") or stages["dataset_build"]
-        epoch, valid = stages["train_epoch"], stages["validation"]
+        # a stage the benchmark left out costs nothing (KNN models may have no epoch of
+        # their own); a trainable model needs its epoch, every model an evaluation
+        epoch = stages.get("train_epoch") or {"seconds": 0.0}
+        valid = stages.get("validation") or stages["topk"]
+        if models.get(model).trainable and "train_epoch" not in stages:
+            raise KeyError("train_epoch")
         threads = int(doc.get("threads") or 1)
         machine = doc.get("machine") or {}
     except (KeyError, TypeError, ValueError) as error:
@@ -415,7 +421,7 @@ def calibrate_one(doc: dict, source: str) -> Cost:
         per_unit = rest / values[mem_driver]
     else:  # the model's own memory grows with the data: put it on the train interactions
         per_unit, per_train = 0.0, per_train + rest / size.train
-    extrapolated = any(stages[s].get("extrapolated") for s in ("train_epoch", "validation"))
+    extrapolated = any(stage.get("extrapolated") for stage in stages.values())
     where = machine.get("gpu") if device == "gpu" else machine.get("cpu")
     return Cost(
         model=model,
