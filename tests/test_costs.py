@@ -273,19 +273,12 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def dag_resources(workdir, *args) -> list[dict]:
-    """Rule, wildcards and resources of every job of a dry run in ``workdir``."""
-    proc = subprocess.run(
-        [sys.executable, "-c", SHOW_RESOURCES, "-n", *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
+def job_resources(log: str) -> list[dict]:
+    """Rule, wildcards and resources of every job in a Snakemake log written with
+    SHOW_RESOURCES (a dry run's jobs are "rule", a local run's "localrule")."""
     jobs = []
-    for block in re.split(r"\n(?=rule |checkpoint )", proc.stdout + proc.stderr):
-        head = re.match(r"(?:rule|checkpoint) (\w+):", block)
+    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) )", log):
+        head = re.match(r"(?:local)?(?:rule|checkpoint) (\w+):", block)
         if not head:
             continue
         wildcards = re.search(r"^    wildcards: (.*)$", block, re.M)
@@ -300,6 +293,24 @@ def dag_resources(workdir, *args) -> list[dict]:
             }
         )
     return jobs
+
+
+def show_resources(workdir, *args) -> subprocess.CompletedProcess:
+    """Run Snakemake with SHOW_RESOURCES in ``workdir``."""
+    return subprocess.run(
+        [sys.executable, "-c", SHOW_RESOURCES, *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def dag_resources(workdir, *args) -> list[dict]:
+    """Rule, wildcards and resources of every job of a dry run in ``workdir``."""
+    proc = show_resources(workdir, "-n", *args)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return job_resources(proc.stdout + proc.stderr)
 
 
 def read_plan(path) -> list[dict]:
@@ -376,3 +387,32 @@ def test_paper_config_on_the_cpu_stops_before_anything_runs(tmp_path):
     assert "training.device (cpu -> cuda or auto" in out and "nothing was submitted" in out
     assert "tune of ItemKNN" not in out  # KNN models finish on the CPU
     assert not (workdir / "results").exists()
+
+
+@pytest.mark.slow
+def test_a_retried_job_asks_for_more_time_each_attempt(tmp_path, tiny_ml100k):
+    """A tune job that fails (NCL with more clusters than the tiny data has users, a
+    deterministic error) is retried by Snakemake with runtime x attempt, same memory."""
+    workdir = make_workdir(tmp_path / "run")
+    (workdir / "grid.yaml").write_text("NCL:\n  num_clusters: [100000]\n")
+    (workdir / "run.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
+                "models": ["NCL"],
+                "grid": "grid.yaml",
+                "training": {"epochs": 1, "device": "cpu"},
+            }
+        )
+    )
+    target = "results/ml-100k/models/NCL/grid/0/valid.json"
+    proc = show_resources(
+        workdir, target, "--cores", "1", "--retries", "2", "--configfile", "run.yaml"
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "num_clusters=100000 must be below" in out
+    tune = [job["resources"] for job in job_resources(out) if job["rule"] == "tune"]
+    assert len(tune) == 3, out[-3000:]
+    first = int(tune[0]["runtime"])
+    assert [int(r["runtime"]) for r in tune] == [first, 2 * first, 3 * first]
+    assert len({r["mem_mb"] for r in tune}) == 1 and tune[0]["gpu"] == "0"
