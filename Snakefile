@@ -32,6 +32,7 @@ include: "workflow/rules/uncertainty.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/reproduction.smk"
+include: "workflow/rules/plan.smk"
 
 
 rule all:

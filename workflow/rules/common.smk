@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from userfair import catalogue, grids, models, reproduction
+from userfair import catalogue, costs, grids, models, reproduction
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -181,9 +181,111 @@ def split_folder(wildcards):
     )
 
 
-def training_mem_mb(wildcards):
-    """Memory (MB) of a training or export job: the dataset's, at least 4000."""
-    return max(4000, dataset_mem_mb(wildcards))
+# --- the cost model of training and export jobs (userfair.costs, docs/cluster.md#costs) --
+
+# No training or export job asks for more minutes than this (the partition's limit).
+MAX_RUNTIME = config["training"]["max_runtime"]
+
+
+def data_size(dataset):
+    """The size the cost model sees for the dataset (userfair.costs.dataset_size): its
+    stats.json once the data stage wrote it, else the catalogue's Table-1 shape, else the
+    stated default; train = 1 - valid_share - test_share of the interactions."""
+    shares = config["preprocessing"]
+    return costs.dataset_size(
+        dataset,
+        dataset_entry(dataset),
+        expand(rules.stats.output[0], dataset=dataset)[0],
+        1 - shares["valid_share"] - shares["test_share"],
+    )
+
+
+def cost_settings(model, point=None):
+    """The training settings a job's cost depends on: training.planned_epochs (null: all
+    training.epochs), the grid point's train_batch_size (else training's) and threads.
+    """
+    training = config["training"]
+    params = {} if point is None else grids.point_params(GRID_POINTS, model, point)
+    return costs.Settings(
+        epochs=min(
+            training["planned_epochs"] or training["epochs"], training["epochs"]
+        ),
+        train_batch_size=params.get("train_batch_size", training["train_batch_size"]),
+        threads=training["threads"],
+    )
+
+
+def job_request(step, dataset, model, point=None, attempt=1):
+    """What one tune (grid point ``point``) or topk job asks for: userfair.costs.request,
+    runtime times the retry ``attempt``, at most MAX_RUNTIME."""
+    return costs.request(
+        step,
+        model,
+        data_size(dataset),
+        cost_settings(model, point),
+        models.get(model).gpus(config["training"]["device"]),
+        MAX_RUNTIME,
+        attempt,
+    )
+
+
+def training_resource(step, name):
+    """Resource function of tune and topk (models.smk), ``name`` (mem_mb or runtime) of the
+    job's job_request; Snakemake passes the attempt (1, then 2, 3, ... on retries)."""
+
+    def resource(wildcards, attempt):
+        point = wildcards.point if step == "tune" else None
+        request = job_request(step, wildcards.dataset, wildcards.model, point, attempt)
+        return getattr(request, name)
+
+    return resource
+
+
+def job_points(step, model):
+    """The jobs of ``step`` per dataset and model: every grid point of tune, one topk."""
+    return range(len(GRID_POINTS[model])) if step == "tune" else [None]
+
+
+def check_costs():
+    """Raise ValueError, before any job runs, for every tune or topk job that the configured
+    device cannot finish within MAX_RUNTIME (userfair.costs.infeasible: the estimate and
+    the config keys to change)."""
+    problems = {
+        costs.infeasible(
+            step,
+            model,
+            data_size(dataset),
+            cost_settings(model, point),
+            models.get(model).gpus(config["training"]["device"]),
+            MAX_RUNTIME,
+        )
+        for step in costs.RULES
+        for dataset in DATASETS
+        for model in MODELS
+        for point in job_points(step, model)
+    } - {None}
+    if problems:
+        raise ValueError(
+            "the cost model (docs/cluster.md#costs) says these jobs cannot finish on the "
+            "configured device; nothing was submitted:\n" + "\n".join(sorted(problems))
+        )
+
+
+def plan_rows():
+    """The rows of results/plan.csv: per rule x dataset x model, the requests of
+    job_request (attempt 1) summed up by userfair.costs.plan_row."""
+    return [
+        costs.plan_row(
+            step,
+            dataset,
+            model,
+            [job_request(step, dataset, model, p) for p in job_points(step, model)],
+            config["training"]["threads"],
+        )
+        for step in costs.RULES
+        for dataset in DATASETS
+        for model in MODELS
+    ]
 
 
 def training_gpus(wildcards):

@@ -16,8 +16,8 @@ rule tune:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]
     resources:
-        mem_mb=training_mem_mb,
-        runtime=config["training"]["runtime"],
+        mem_mb=training_resource("tune", "mem_mb"),
+        runtime=training_resource("tune", "runtime"),
         gpu=training_gpus,
         slurm_partition=training_partition,
     params:
@@ -66,8 +66,8 @@ rule topk:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]
     resources:
-        mem_mb=training_mem_mb,
-        runtime=60,
+        mem_mb=training_resource("topk", "mem_mb"),
+        runtime=training_resource("topk", "runtime"),
         gpu=training_gpus,
         slurm_partition=training_partition,
     params:

@@ -1,0 +1,418 @@
+"""The cost model of the training and export jobs (userfair.costs, docs/cluster.md#costs):
+calibration from benchmarks/paper_scale.py's JSON, the shipped table, dataset sizes before
+the data exists, requests and their growth on retries, the parse-time stop of a job the
+configured device cannot finish, and (slow) `snakemake plan` against the resources that
+Snakemake itself gives every job of the DAG."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from userfair import catalogue, costs, grids, models
+from userfair.io import InputError
+
+from conftest import REPO, make_workdir, snakemake
+
+PAPER_MODELS = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["models"]
+
+
+def benchmark_doc(model="NGCF", device="cpu", **stages) -> dict:
+    """A paper_scale.json document of the benchmark's schema (version 1)."""
+    doc = {
+        "benchmark": "paper_scale",
+        "version": 1,
+        "machine": {
+            "cpu": "Test CPU",
+            "cores": 2,
+            "ram_gib": 23.4,
+            "gpu": "NVIDIA Test" if device == "cuda" else None,
+            "load_1min_start": 1.2,
+            "date": "2026-11-25T02:10Z",
+        },
+        "shape": {
+            "name": "shape-a",
+            "users": 20_000,
+            "items": 5_000,
+            "train": 1_000_000,
+            "valid": 100_000,
+            "test": 100_000,
+            "max_history": 3_000,
+            "evaluated_users": 2_000,
+        },
+        "model": model,
+        "params": {"learning_rate": 0.001},
+        "device": device,
+        "threads": 2,
+        "stages": {
+            "dataset_build": {"seconds": 10.0, "peak_rss_mb": 900.0},
+            "train_epoch": {
+                "seconds": 400.0,
+                "peak_rss_mb": 1500.0,
+                "batches": 489,
+                "batches_measured": 489,
+                "extrapolated": False,
+            },
+            "validation": {
+                "seconds": 20.0,
+                "peak_rss_mb": 1700.0,
+                "batches": 1,
+                "batches_measured": 1,
+                "extrapolated": False,
+            },
+        },
+    }
+    doc["stages"].update(stages)
+    return doc
+
+
+def write(tmp_path, name, doc) -> str:
+    path = tmp_path / name / "paper_scale.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_calibrated_row_gives_back_the_measured_seconds_and_memory(tmp_path):
+    doc = benchmark_doc()
+    (row,) = costs.calibrate([write(tmp_path, "a", doc)])
+    assert (row.model, row.device, row.shape, row.train) == ("NGCF", "cpu", "shape-a", 1_000_000)
+    assert row.basis == "measured" and row.threads == 2
+    assert "paper_scale.py" in row.source and "Test CPU" in row.source
+    assert row.epoch_driver == "graph"  # NGCF propagates the whole graph in every batch
+    # the row reproduces the measurement at its own shape: load + one epoch + one validation
+    size = costs.Size("shape-a", 20_000, 5_000, 1_000_000, 3_000, 2_000, "benchmark")
+    job = costs.estimate("tune", "NGCF", size, costs.Settings(epochs=1, threads=2), gpus=0, row=row)
+    assert job.minutes * 60 == pytest.approx(10.0 + 400.0 + 20.0)
+    assert job.mem_mb == pytest.approx(1700.0)
+    # 30 epochs at 1 thread: 30 epochs and validations, twice as slow
+    job = costs.estimate("tune", "NGCF", size, costs.Settings(epochs=30), gpus=0, row=row)
+    assert job.minutes * 60 == pytest.approx(2 * (10.0 + 30 * 420.0))
+    # the graph driver: twice the batch size, half the propagations per epoch
+    job = costs.estimate(
+        "tune", "NGCF", size, costs.Settings(epochs=1, threads=2, train_batch_size=4096),
+        gpus=0, row=row,
+    )  # fmt: skip
+    assert job.minutes * 60 == pytest.approx(10.0 + 400.0 * 245 / 489 + 20.0, rel=1e-3)
+
+
+def test_calibration_reads_load_gpu_and_extrapolated_stages(tmp_path):
+    gpu = benchmark_doc(
+        "MultiVAE",
+        "cuda",
+        dataset_load={"seconds": 2.0, "peak_rss_mb": 700.0},
+        topk={"seconds": 5.0, "peak_rss_mb": 800.0},
+    )
+    gpu["stages"]["train_epoch"]["extrapolated"] = True
+    (row,) = costs.calibrate([write(tmp_path, "gpu", gpu)])
+    assert (row.device, row.basis) == ("gpu", "extrapolated")
+    assert "NVIDIA Test" in row.source
+    assert row.build_s_per_train == pytest.approx(2.0 / 1_000_000)  # the load, not the build
+    assert row.epoch_driver == "users_items" and row.mem_driver == "history"
+    assert row.epoch_s_per_unit == pytest.approx(400.0 / (20_000 * 5_000))
+    # memory beyond the loaded dataset follows the users x heaviest history
+    assert row.mem_mb_per_unit == pytest.approx((1700.0 - 700.0) / (20_000 * 3_000))
+
+
+def test_calibration_of_a_knn_model_without_an_epoch_of_its_own(tmp_path):
+    doc = benchmark_doc("ItemKNN", topk={"seconds": 3.0, "peak_rss_mb": 950.0})
+    del doc["stages"]["train_epoch"], doc["stages"]["validation"]
+    (row,) = costs.calibrate([write(tmp_path, "knn", doc)])
+    assert row.epoch_s_per_unit == 0.0 and row.eval_driver == "eval_items"
+    assert row.eval_s_per_unit == pytest.approx(3.0 / (2_000 * 5_000))  # from the top-k
+
+
+def test_calibration_writes_a_table_that_reads_back(tmp_path):
+    paths = [
+        write(tmp_path, "a", benchmark_doc("NGCF")),
+        write(tmp_path, "b", benchmark_doc("UserKNN")),
+    ]
+    out = tmp_path / "costs.csv"
+    assert costs.main(["calibrate", *paths, "--out", str(out)]) == 0
+    rows = costs.read_table(out)
+    assert sorted(rows) == [("NGCF", "cpu"), ("UserKNN", "cpu")]
+    assert rows["NGCF", "cpu"][0].epoch_s_per_unit == pytest.approx(
+        costs.calibrate([paths[0]])[0].epoch_s_per_unit, rel=1e-3
+    )
+    # --merge keeps the shipped rows the files do not measure
+    assert costs.main(["calibrate", paths[0], "--out", str(out), "--merge"]) == 0
+    merged = costs.read_table(out)
+    assert len(merged["NGCF", "cpu"]) == len(costs.table()["NGCF", "cpu"]) + 1
+    assert merged["NCL", "gpu"] == costs.table()["NCL", "gpu"]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.pop("stages"), "not a paper_scale.json of version 1"),
+        (lambda d: d.update(version=2), "not a paper_scale.json of version 1"),
+        (lambda d: d["shape"].pop("max_history"), "max_history"),
+        (lambda d: d["stages"].pop("train_epoch"), "train_epoch"),  # NGCF trains
+        (lambda d: d["stages"].pop("dataset_build"), "dataset_build"),
+    ],
+)
+def test_calibration_rejects_other_files_naming_them(tmp_path, change, message):
+    doc = benchmark_doc()
+    change(doc)
+    path = write(tmp_path, "bad", doc)
+    with pytest.raises(InputError, match=re.escape(path) + ".*" + message):
+        costs.calibrate([path])
+
+
+def test_shipped_table_covers_the_paper_models_and_says_its_basis():
+    rows = costs.table()
+    for model in PAPER_MODELS:
+        assert (model, "cpu") in rows, model
+        if models.get(model).trainable:
+            assert (model, "gpu") in rows, model
+    for found in rows.values():
+        for row in found:
+            assert row.basis in costs.BASES and row.source.strip()
+            assert row.epoch_s_per_unit > 0 and row.build_s_per_train > 0
+            if row.device == "gpu":
+                # no GPU was lent to measure on: every GPU row says it is extrapolated
+                assert row.basis == "extrapolated" and "RecBole" in row.source
+    # the table is package data: in the sdist/wheel by pyproject's package-data
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert '"data/*.csv"' in pyproject
+
+
+def test_dataset_size_from_catalogue_stats_or_default(tmp_path):
+    ml20m = catalogue.get("ml-20m")
+    size = costs.dataset_size("ml-20m", ml20m, tmp_path / "missing.json", 0.6)
+    assert size.source == "catalogue"
+    assert (size.users, size.items, size.max_history) == (89_917, 16_404, 9_254)
+    assert size.train == round(10_588_141 * 0.6) and size.evaluated_users == 2_178
+    stats = tmp_path / "stats.json"
+    stats.write_text(json.dumps({"users": 943, "items": 1203, "train": 49015, "test_users": 83}))
+    size = costs.dataset_size("ml-100k", catalogue.get("ml-100k"), stats)
+    assert (size.source, size.train, size.evaluated_users) == ("stats", 49015, 83)
+    custom = catalogue.declare("mine", {"path": "x.csv", "columns": {"user": "u", "item": "i"}})
+    size = costs.dataset_size("mine", custom, tmp_path / "missing.json")
+    assert size.source == "default" and size.users == catalogue.DEFAULT_SHAPE.users
+    stats.write_text(json.dumps({"users": 1}))
+    with pytest.raises(InputError, match="stats.json: not a stats file"):
+        costs.dataset_size("mine", custom, stats)
+
+
+def size_of(name, train_share=0.6):
+    return costs.dataset_size(name, catalogue.get(name), None, train_share)
+
+
+def test_requests_follow_model_dataset_and_attempt():
+    settings = costs.Settings(epochs=100, threads=1)
+    big, small = size_of("ml-20m"), size_of("lastfm")
+    knn = costs.request("tune", "ItemKNN", big, settings, gpus=0, max_runtime=10080)
+    assert knn.gpus == 0 and knn.runtime <= 60 and 1000 < knn.mem_mb < 8000
+    ngcf = costs.request("tune", "NGCF", big, settings, gpus=1, max_runtime=10080)
+    assert ngcf.gpus == 1 and ngcf.runtime > 10 * knn.runtime and ngcf.basis == "extrapolated"
+    assert costs.request("tune", "NGCF", small, settings, 1, 10080).runtime < ngcf.runtime
+    # a bigger heaviest user needs more memory for MultiVAE's history matrix
+    heavier = costs.Size(**{**big.__dict__, "max_history": 2 * big.max_history})
+    assert (
+        costs.request("tune", "MultiVAE", heavier, settings, 1, 10080).mem_mb
+        > costs.request("tune", "MultiVAE", big, settings, 1, 10080).mem_mb
+    )
+    # the estimate x the margin, times the attempt, capped at max_runtime
+    job = costs.estimate("tune", "NeuMF", big, settings, gpus=1)
+    first = costs.request("tune", "NeuMF", big, settings, 1, 10080)
+    assert first.runtime == max(costs.MIN_RUNTIME, -(-job.minutes * costs.TIME_MARGIN // 1))
+    assert costs.request("tune", "NeuMF", big, settings, 1, 10080, attempt=3).runtime == (
+        3 * first.runtime
+    )
+    assert costs.request("tune", "NeuMF", big, settings, 1, first.runtime + 1, 3).runtime == (
+        first.runtime + 1
+    )
+    # a model without its own row borrows the costliest of its kind, extrapolated
+    lightgcn = costs.request("tune", "LightGCN", big, settings, 1, 10080)
+    assert lightgcn.basis == "extrapolated" and lightgcn.runtime >= ngcf.runtime
+
+
+def test_a_job_the_device_cannot_finish_is_named_with_its_estimate():
+    settings = costs.Settings(epochs=100, threads=1)
+    big = size_of("ml-20m")
+    message = costs.infeasible("tune", "NGCF", big, settings, gpus=0, max_runtime=10080)
+    assert message.startswith("tune of NGCF on ml-20m cannot finish within")
+    for key in ("training.device", "training.planned_epochs", "training.max_runtime"):
+        assert key in message
+    assert re.search(r"estimated [\d,.]+ h per job", message)
+    assert costs.infeasible("tune", "ItemKNN", big, settings, 0, 10080) is None
+    # an unknown size (the default shape) never stops a run
+    unknown = costs.Size(**{**big.__dict__, "source": "default"})
+    assert costs.infeasible("tune", "NGCF", unknown, settings, 0, 10080) is None
+
+
+def test_plan_rows_sum_the_jobs_hours():
+    jobs = [costs.Request(1000, 60, 0, "measured"), costs.Request(2000, 30, 0, "extrapolated")]
+    row = costs.plan_row("tune", "d", "ItemKNN", jobs, threads=2)
+    assert (row["jobs"], row["mem_mb"], row["runtime_min"]) == (2, 2000, 60)
+    assert (row["cpu_hours"], row["gpu_hours"], row["basis"]) == (3.0, 0.0, "extrapolated")
+    row = costs.plan_row("topk", "d", "NGCF", [costs.Request(1000, 90, 1, "measured")], 2)
+    assert (row["cpu_hours"], row["gpu_hours"], row["basis"]) == (0.0, 1.5, "measured")
+
+
+# --- the workflow -----------------------------------------------------------------------
+
+# Runs Snakemake with its job log showing every job's rule, wildcards and resources (the
+# rules' `message:` hides them otherwise).
+SHOW_RESOURCES = """
+import sys
+from snakemake import logging as snakemake_logging
+from snakemake.cli import main
+original = snakemake_logging.DefaultFormatter.format_job_info
+snakemake_logging.DefaultFormatter.format_job_info = (
+    lambda self, msg: original(self, {**msg, "rule_msg": None})
+)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def job_resources(log: str) -> list[dict]:
+    """Rule, wildcards and resources of every job in a Snakemake log written with
+    SHOW_RESOURCES (a dry run's jobs are "rule", a local run's "localrule")."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?(?:rule|checkpoint) )", log):
+        head = re.match(r"(?:local)?(?:rule|checkpoint) (\w+):", block)
+        if not head:
+            continue
+        wildcards = re.search(r"^    wildcards: (.*)$", block, re.M)
+        resources = re.search(r"^    resources: (.*)$", block, re.M)
+        jobs.append(
+            {
+                "rule": head.group(1),
+                "wildcards": dict(w.split("=", 1) for w in wildcards.group(1).split(", "))
+                if wildcards
+                else {},
+                "resources": dict(r.split("=", 1) for r in resources.group(1).split(", ")),
+            }
+        )
+    return jobs
+
+
+def show_resources(workdir, *args) -> subprocess.CompletedProcess:
+    """Run Snakemake with SHOW_RESOURCES in ``workdir``."""
+    return subprocess.run(
+        [sys.executable, "-c", SHOW_RESOURCES, *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def dag_resources(workdir, *args) -> list[dict]:
+    """Rule, wildcards and resources of every job of a dry run in ``workdir``."""
+    proc = show_resources(workdir, "-n", *args)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return job_resources(proc.stdout + proc.stderr)
+
+
+def read_plan(path) -> list[dict]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def assert_plan_is_the_dag(plan: list[dict], jobs: list[dict]) -> None:
+    """Every plan row has exactly the jobs of its rule x dataset x model in the DAG, and
+    its largest mem_mb, runtime and GPUs are the DAG's."""
+    assert plan, "empty plan"
+    for row in plan:
+        mine = [
+            job["resources"]
+            for job in jobs
+            if job["rule"] == row["rule"]
+            and job["wildcards"].get("dataset") == row["dataset"]
+            and job["wildcards"].get("model") == row["model"]
+        ]
+        where = f"{row['rule']} {row['dataset']} {row['model']}"
+        assert len(mine) == int(row["jobs"]), where
+        assert max(int(r["mem_mb"]) for r in mine) == int(row["mem_mb"]), where
+        assert max(int(r["runtime"]) for r in mine) == int(row["runtime_min"]), where
+        assert max(int(r["gpu"]) for r in mine) == int(row["gpus"]), where
+
+
+@pytest.mark.slow
+def test_plan_of_the_paper_config_is_what_the_dag_asks_for(tmp_path):
+    workdir = make_workdir(tmp_path / "run")
+    dry = snakemake(workdir, "plan", "-n", "--configfile", "config/paper.yaml")
+    assert "plan" in dry.stdout and not (workdir / "results").exists()
+    proc = snakemake(workdir, "plan", "--cores", "1", "--configfile", "config/paper.yaml")
+    out = proc.stdout + proc.stderr
+    assert re.search(r"total: 444 jobs, [\d,.]+ CPU-hours, [\d,.]+ GPU-hours", out), out[-3000:]
+    plan = read_plan(workdir / "results" / "plan.csv")
+    assert list(plan[0]) == list(costs.PLAN_COLUMNS)
+    assert {r["dataset"] for r in plan} == {"lastfm", "qk-video", "ml-10m", "ml-20m"}
+    assert len(plan) == 2 * 4 * 7 and sum(int(r["jobs"]) for r in plan) == 416 + 28
+    # no data was made: the sizes came from the catalogue
+    assert sorted(p.name for p in (workdir / "results").iterdir()) == ["logs", "plan.csv"]
+    # requests differ by model and dataset: KNN in minutes on the CPU, neural models on a GPU
+    by = {(r["rule"], r["dataset"], r["model"]): r for r in plan}
+    knn, ngcf = by["tune", "ml-20m", "ItemKNN"], by["tune", "ml-20m", "NGCF"]
+    assert knn["gpus"] == "0" and int(knn["runtime_min"]) <= 60 and int(knn["mem_mb"]) < 8000
+    assert ngcf["gpus"] == "1" and int(ngcf["runtime_min"]) > 600
+    assert int(by["tune", "lastfm", "NGCF"]["runtime_min"]) < int(ngcf["runtime_min"])
+    assert by["tune", "ml-20m", "NeuMF"]["gpus"] == "1"
+    # the same numbers as the resources Snakemake gives each job of the DAG
+    jobs = dag_resources(workdir, "--configfile", "config/paper.yaml")
+    assert_plan_is_the_dag(plan, jobs)
+
+
+@pytest.mark.slow
+def test_plan_of_the_default_config_and_its_dag(tmp_path):
+    workdir = make_workdir(tmp_path / "run")
+    proc = snakemake(workdir, "plan", "--cores", "1")
+    points = grids.load_points(REPO / "config" / "grids" / "quick.yaml", PAPER_MODELS)
+    jobs = sum(len(p) for p in points.values()) + len(PAPER_MODELS)  # tune + topk
+    assert f"total: {jobs} jobs" in proc.stdout + proc.stderr
+    plan = read_plan(workdir / "results" / "plan.csv")
+    assert {r["dataset"] for r in plan} == {"ml-100k"} and len(plan) == 14
+    assert_plan_is_the_dag(plan, dag_resources(workdir))
+
+
+@pytest.mark.slow
+def test_paper_config_on_the_cpu_stops_before_anything_runs(tmp_path):
+    workdir = make_workdir(tmp_path / "run")
+    cpu = workdir / "cpu.yaml"
+    cpu.write_text("training:\n  device: cpu\n")
+    proc = snakemake(workdir, "-n", "--configfile", "config/paper.yaml", str(cpu), check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "tune of NGCF on ml-20m cannot finish within training.max_runtime = 10080 min" in out
+    assert "training.device (cpu -> cuda or auto" in out and "nothing was submitted" in out
+    assert "tune of ItemKNN" not in out  # KNN models finish on the CPU
+    assert not (workdir / "results").exists()
+
+
+@pytest.mark.slow
+def test_a_retried_job_asks_for_more_time_each_attempt(tmp_path, tiny_ml100k):
+    """A tune job that fails (NCL with more clusters than the tiny data has users, a
+    deterministic error) is retried by Snakemake with runtime x attempt, same memory."""
+    workdir = make_workdir(tmp_path / "run")
+    (workdir / "grid.yaml").write_text("NCL:\n  num_clusters: [100000]\n")
+    (workdir / "run.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
+                "models": ["NCL"],
+                "grid": "grid.yaml",
+                "training": {"epochs": 1, "device": "cpu"},
+            }
+        )
+    )
+    target = "results/ml-100k/models/NCL/grid/0/valid.json"
+    proc = show_resources(
+        workdir, target, "--cores", "1", "--retries", "2", "--configfile", "run.yaml"
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "num_clusters=100000 must be below" in out
+    tune = [job["resources"] for job in job_resources(out) if job["rule"] == "tune"]
+    assert len(tune) == 3, out[-3000:]
+    first = int(tune[0]["runtime"])
+    assert [int(r["runtime"]) for r in tune] == [first, 2 * first, 3 * first]
+    assert len({r["mem_mb"] for r in tune}) == 1 and tune[0]["gpu"] == "0"
