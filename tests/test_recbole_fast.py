@@ -151,7 +151,7 @@ def spread_weights(net, seed=0):
     [{}, {"mf_train": False}, {"mlp_train": False}, {"mlp_hidden_size": [32, 16, 8]}],
     ids=["both", "mlp-only", "mf-only", "three-layers"],
 )
-@pytest.mark.parametrize("chunk", [recbole_fast.NEUMF_CHUNK_FLOATS, 1000])
+@pytest.mark.parametrize("chunk", [2**40, recbole_fast.NEUMF_CHUNK_FLOATS, 1000])
 def test_neumf_full_sort_equals_the_pointwise_path(params, chunk, prepared, monkeypatch):
     """Full-sort scores of every valid batch equal RecBole's point-wise path (each user
     repeated over all items, NeuMF.predict), in one item chunk and in many."""

@@ -35,9 +35,10 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-# Floats of one intermediate of NeuMF's chunked full-sort prediction (64 MiB in float32):
-# a chunk holds users x items x widest layer at most this many.
-NEUMF_CHUNK_FLOATS = 2**24
+# Floats of one intermediate of NeuMF's chunked full-sort prediction (1 MiB in float32): a
+# chunk holds users x items x widest layer at most this many. Small chunks stay in the CPU's
+# cache: per batch of 24 users x 16,404 items, 2**18 took 0.09 s of CPU and 2**24 0.21 s.
+NEUMF_CHUNK_FLOATS = 2**18
 
 # (class, method name) -> RecBole's own function (None where the class only inherited one),
 # filled by apply().
@@ -108,7 +109,7 @@ def neumf_full_sort_predict(self, interaction) -> torch.Tensor:
         user_mf = self.user_mf_embedding(user) * weight[: self.mf_embedding_size]
     if self.mlp_train:
         first = next(i for i, m in enumerate(mlp) if isinstance(m, torch.nn.Linear))
-        linear, rest = mlp[first], torch.nn.Sequential(*mlp[first + 1 :])
+        linear, rest = mlp[first], mlp[first + 1 :]
         half = self.mlp_embedding_size
         user_h = self.user_mlp_embedding(user) @ linear.weight[:, :half].T + linear.bias
         w_mlp = weight[self.mf_embedding_size :] if self.mf_train else weight
@@ -120,7 +121,12 @@ def neumf_full_sort_predict(self, interaction) -> torch.Tensor:
             logits += user_mf @ self.item_mf_embedding(items).T
         if self.mlp_train:
             item_h = self.item_mlp_embedding(items) @ linear.weight[:, half:].T
-            hidden = rest(user_h[:, None, :] + item_h[None, :, :])
+            hidden = user_h[:, None, :] + item_h[None, :, :]
+            for module in rest:
+                if isinstance(module, torch.nn.ReLU):
+                    hidden = hidden.relu_()  # in place: the chunk's own tensor
+                elif not isinstance(module, torch.nn.Dropout):  # identity in eval mode
+                    hidden = module(hidden)
             logits += hidden @ w_mlp
         scores[:, lo : lo + len(items)] = torch.sigmoid(logits)
     return scores.view(-1)
