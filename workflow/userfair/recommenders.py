@@ -20,9 +20,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from userfair import models, recbole_patches
+from userfair import models, recbole_fast, recbole_patches
 
 recbole_patches.apply()
+recbole_fast.apply()  # leaner model internals at paper scale (docs/training.md)
 
 from recbole.config import Config  # noqa: E402  (after the patches)
 from recbole.data import create_dataset, data_preparation  # noqa: E402
