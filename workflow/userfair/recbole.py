@@ -12,7 +12,8 @@
 marks them lower-is-better (so ``valid_metric: PUF_P_Cos@10`` stops early and ranks
 ``run_hyper`` trials on the smallest value) and applies the runtime fixes RecBole 1.2.1 needs
 (:mod:`userfair.recbole_patches`, plus numpy's ``bool8`` for the ray 2.6.3 that
-``recbole.quick_start`` imports).
+``recbole.quick_start`` imports, and a numpy Generator for the exhaustive search of
+RecBole's ``HyperTuning`` on hyperopt >= 0.2.7).
 
 The values are those of :func:`userfair.evaluate.evaluate` with its defaults
 (docs/method.md): the evaluated users are the users of RecBole's full-sort evaluation (the
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import types
 from dataclasses import dataclass
 
 import numpy as np
@@ -167,7 +169,7 @@ def collected_inputs(dataobject, k: int) -> Inputs:
     """The :class:`userfair.inputs.Inputs` of a RecBole evaluation at ``k``: its users (in
     RecBole's order), their positive items, the first ``k`` items of RecBole's top-k and
     the training matrix, in RecBole's internal ids."""
-    train = dataobject.get(NEED_TRAIN)
+    train = dataobject[NEED_TRAIN] if NEED_TRAIN in dataobject else None
     if not isinstance(train, TrainMatrix):
         raise RuntimeError(
             "the userfair metrics found no training matrix: RecBole's Trainer.fit collects it "
@@ -446,6 +448,26 @@ def _ray_fixes() -> None:
         np.bool8 = np.bool_
 
 
+class _GeneratorRandom(types.ModuleType):
+    """``numpy`` as seen by recbole.trainer.hyper_tuning, whose exhaustive search seeds
+    ``np.random.RandomState``: hyperopt >= 0.2.7 samples with ``rng.integers``, which only
+    numpy's Generator has. Everything else is numpy itself."""
+
+    def __init__(self):
+        super().__init__("numpy")
+        self.random = types.SimpleNamespace(RandomState=np.random.default_rng)
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def _hyperopt_fixes() -> None:
+    import recbole.trainer.hyper_tuning as hyper_tuning
+
+    if not isinstance(hyper_tuning.np, _GeneratorRandom):
+        hyper_tuning.np = _GeneratorRandom()
+
+
 def register() -> list[str]:
     """Add the 12 metrics to RecBole's registry (idempotent) and apply the runtime fixes;
     return the metric names. Call it before ``recbole.quick_start`` is imported (that
@@ -457,6 +479,7 @@ def register() -> list[str]:
 
     recbole_patches.apply()
     _ray_fixes()
+    _hyperopt_fixes()
     from recbole.evaluator import register as registry
 
     classes = _metric_classes()
