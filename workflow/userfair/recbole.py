@@ -3,8 +3,9 @@
     from userfair.recbole import register
     register()  # before recbole.quick_start is imported
     from recbole.quick_start import run_recbole
-    run_recbole(model="BPR", dataset="ml-100k",
-                config_dict={"metrics": ["NDCG", "PUF_P_Cos", "UF"], "topk": [10]})
+    run_recbole(model=..., dataset=..., config_dict={"metrics": ["NDCG", "PUF_P_Cos", "UF"]})
+
+(a complete script: examples/recbole_puf.py).
 
 :func:`register` adds ``SD_P``, ``SD_NDCG``, ``Gini_P``, ``Gini_NDCG``, ``ME``, ``MME``,
 ``PEU``, ``UF``, ``PUF_P_Cos``, ``PUF_P_Jacc``, ``PUF_NDCG_Cos`` and ``PUF_NDCG_Jacc``
@@ -399,15 +400,20 @@ def _patch_config() -> None:
         Config._set_default_parameters = _valid_metric_fix(method)
 
 
-def add_metrics(trainer, train_data, names=None) -> list[str]:
+def add_metrics(trainer, train_data, names=None, settings: dict | None = None) -> list[str]:
     """Add the fairness metrics ``names`` (default: all 12) to an existing RecBole
     trainer's evaluation (its config's ``metrics``, collector and evaluator) and collect
     the training matrix, for an evaluation without ``fit`` (e.g. of a reloaded
-    checkpoint). Returns the metric names added."""
+    checkpoint). ``settings``: :data:`SETTINGS` keys to set in the config. Returns the
+    metric names added."""
     register()
     from recbole.evaluator import Collector, Evaluator
 
     config = trainer.config
+    for key, value in (settings or {}).items():
+        if key not in SETTINGS:
+            raise ValueError(f"unknown setting {key!r}; expected one of {list(SETTINGS)}")
+        config[key] = value
     names = list(METRICS) if names is None else list(names)
     present = {m.lower() for m in config["metrics"]}
     added = [name for name in names if name.lower() not in present]
@@ -425,6 +431,31 @@ def measure_values(result: dict, k: int) -> dict:
         key: float(result[f"{name.lower()}@{k}"])
         for name, key in METRICS.items()
         if f"{name.lower()}@{k}" in result
+    }
+
+
+def workflow_settings(measures: dict) -> dict:
+    """The :func:`add_metrics` arguments of the workflow's ``measures:`` settings (``k``,
+    ``epsilon``, ``envy_utility``, ``gamma``, ``block_size``, ``device``): every metric,
+    UF only with gamma = 1 (the plugin has no item genres)."""
+    names = [n for n in METRICS if n != "UF" or float(measures.get("gamma", 1.0)) == 1.0]
+    keys = ("epsilon", "envy_utility", "block_size", "device")
+    return {
+        "names": names,
+        "settings": {f"userfair_{key}": measures[key] for key in keys if key in measures},
+    }
+
+
+def fairness_record(metrics: dict, measures: dict) -> dict:
+    """What the topk job writes to recbole_fairness.json: the measures RecBole's test
+    evaluation reported (``metrics``, measure keys) and their conventions."""
+    from userfair.evaluate import conventions
+    from userfair.measures import FAIR
+
+    return {
+        "k": int(measures["k"]),
+        **{key: float(metrics[key]) for key in FAIR if key in metrics},
+        "conventions": conventions(measures["envy_utility"], measures["epsilon"], 1.0),
     }
 
 
