@@ -45,6 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from userfair import effectiveness, fairness, similarity, streaming
+from userfair._backend import binary_csr, blocks
 from userfair.inputs import Inputs
 
 log = logging.getLogger(__name__)
@@ -213,19 +214,47 @@ def compute(dataobject, topk: list[int], wanted: list[str], settings: dict) -> d
     return results
 
 
-def _similarity(kind: str, inputs: Inputs, block_size: int, cache_key) -> similarity.Similarity:
-    """The min-max normalised similarity ``kind`` of the evaluated users, cached for the
-    same users and training matrix (every epoch's valid evaluation)."""
-    key = (cache_key, kind, inputs.users.tobytes())
-    if key in _cache:
-        return _cache[key]
-    sim = similarity.compute(kind, inputs.train_of_evaluated(), inputs.users, block_size=block_size)
-    m = len(inputs.users)
-    if cache_key is not None and 2 * 8 * m * m <= CACHE_BYTES:
-        for old in [old for old in _cache if old[0] != cache_key or old[2] != key[2]]:
+def _similarities(inputs: Inputs, kinds: list[str], block_size: int, cache_key) -> dict:
+    """The min-max normalised similarities ``kinds`` (``cos``, ``jacc``) of the evaluated
+    users, as :func:`userfair.similarity.compute` gives them, from one sparse product of
+    the train rows (the intersections both read); cached for the same users and training
+    matrix (every epoch's valid evaluation)."""
+    users = inputs.users.tobytes()
+    found = {kind: _cache.get((cache_key, kind, users)) for kind in kinds}
+    missing = [kind for kind, sim in found.items() if sim is None]
+    if not missing:
+        return found
+    rows = binary_csr(inputs.train_of_evaluated())
+    degrees = np.asarray(rows.sum(axis=1)).ravel()
+    columns = rows.T.tocsr()
+    m = rows.shape[0]
+    raw = {kind: np.zeros((m, m), dtype=np.float64) for kind in missing}
+    formulas = {
+        "cos": lambda inter, du, dv: inter / np.sqrt(du * dv),
+        "jacc": lambda inter, du, dv: inter / (du + dv - inter),
+    }  # as userfair.similarity.cosine and jaccard
+    for start, stop in blocks(m, block_size):
+        inter = (rows[start:stop] @ columns).tocoo()
+        u, v = inter.row.astype(np.int64) + start, inter.col.astype(np.int64)
+        off_diagonal = u != v
+        u, v, counts = u[off_diagonal], v[off_diagonal], inter.data[off_diagonal]
+        for kind in missing:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                values = formulas[kind](counts, degrees[u], degrees[v])
+            raw[kind].reshape(-1)[u * m + v] = np.nan_to_num(
+                values, nan=0.0, posinf=0.0, neginf=0.0
+            )
+    keep = cache_key is not None and 8 * m * m * len(kinds) <= CACHE_BYTES
+    if keep:
+        for old in [old for old in _cache if old[0] != cache_key or old[2] != users]:
             del _cache[old]
-        _cache[key] = sim
-    return sim
+    for kind in missing:
+        lo, hi = similarity.pair_range(raw[kind], block_size)
+        sim = similarity.min_max(raw[kind], block_size, inplace=True)
+        found[kind] = similarity.Similarity(inputs.users, sim, 0.0, lo, hi)
+        if keep:
+            _cache[(cache_key, kind, users)] = found[kind]
+    return found
 
 
 def measures(
@@ -263,21 +292,23 @@ def measures(
                 device=device, utility=utility,
             )
         )  # fmt: skip
-    for kind, label in (("cos", "Cos"), ("jacc", "Jacc")):
-        names = [f"PUF-{name}-{label}" for name in ("P", "NDCG")]
-        needs_uf = kind == "jacc" and "UF" in wanted
-        if not needs_uf and not set(names) & set(wanted):
-            continue
-        sim = _similarity(kind, inputs, block_size, cache_key)
-        for name, key in zip(("P", "NDCG"), names):
+    labels = {"cos": "Cos", "jacc": "Jacc"}
+    kinds = [kind for kind, label in labels.items() if any(n.endswith(label) for n in wanted)]
+    if "UF" in wanted and "jacc" not in kinds:
+        kinds.append("jacc")  # UF reads the raw Jaccard
+    sims = _similarities(inputs, kinds, block_size, cache_key) if kinds else {}
+    for kind, label in labels.items():
+        for name in ("P", "NDCG"):
+            key = f"PUF-{name}-{label}"
             if key in wanted:
                 scores[key] = fairness.puf(
-                    per_user[name], sim.sim, block_size=block_size, device=device
+                    per_user[name], sims[kind].sim, block_size=block_size, device=device
                 )
-        if needs_uf:
-            scores["UF"] = fairness.uf(
-                inputs.topk, inputs.train, sim.raw(), k=k, block_size=block_size, device=device
-            )
+    if "UF" in wanted:
+        raw = sims["jacc"].raw()
+        scores["UF"] = fairness.uf(
+            inputs.topk, inputs.train, raw, k=k, block_size=block_size, device=device
+        )
     return {name: float(scores[name]) for name in wanted}
 
 
@@ -352,8 +383,38 @@ def _get_data_struct(original):
     return get_data_struct
 
 
+class _SharedTopkTorch(types.ModuleType):
+    """``torch`` as seen by recbole.evaluator.collector: ``topk`` of the very tensor and
+    arguments of the previous call returns that call's result. The collector sorts each
+    batch's scores once for ``rec.items`` (what the fairness metrics read) and again for
+    ``rec.topk`` (RecBole's ranking metrics): the second sort is the first one's result,
+    the same tensors, so RecBole's metrics do not change and the plugin costs no second
+    sort."""
+
+    def __init__(self, module):
+        super().__init__(module.__name__)
+        self._module = module
+        self._last = None
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def topk(self, tensor, *args, **kwargs):
+        last = self._last
+        key = (tensor._version, args, kwargs)  # _version: bumped by in-place changes
+        if last is not None and last[0] is tensor and last[1] == key:
+            return last[2]
+        result = self._module.topk(tensor, *args, **kwargs)
+        self._last = (tensor, key, result)
+        return result
+
+
 def _patch_collector() -> None:
+    import recbole.evaluator.collector as collector
     from recbole.evaluator.collector import Collector
+
+    if not isinstance(collector.torch, _SharedTopkTorch):
+        collector.torch = _SharedTopkTorch(collector.torch)
 
     for name, wrap in (
         ("data_collect", _data_collect),
