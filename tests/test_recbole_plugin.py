@@ -346,6 +346,23 @@ def test_run_recbole_reports_the_measures_on_the_embedded_ml100k(tmp_path, monke
 
 
 @pytest.mark.slow
+def test_the_example_script_selects_the_fairest_epoch(tmp_path):
+    """examples/recbole_puf.py as README and docs/recbole.md run it (with --select)."""
+    quick_start()  # skips where ray is missing
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "recbole_puf.py"), "--epochs", "1", "--select"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    lines = proc.stdout.strip().splitlines()
+    assert "valid metric lower is better: True" in lines
+    for phase in ("best_valid_result", "test_result"):
+        (line,) = [line for line in lines if line.startswith(phase)]
+        assert all(f"'{key}@10'" in line for key in ("ndcg", "puf_p_cos", "uf")), line
+
+
+@pytest.mark.slow
 def test_hyper_tuning_picks_the_fairest_parameters(data_path, tmp_path, monkeypatch):
     """RecBole's HyperTuning (run_hyper) with valid_metric PUF_P_Cos@10 keeps the smallest."""
     objective_function = quick_start().objective_function
