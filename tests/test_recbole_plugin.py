@@ -49,6 +49,15 @@ def settings(data_path: Path, workdir: Path, **extra) -> dict:
     }
 
 
+@pytest.fixture(scope="module", autouse=True)
+def in_a_temporary_directory(tmp_path_factory):
+    """RecBole's trainer writes log_tensorboard/ into the working directory, while it runs."""
+    before = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(before)
+
+
 @pytest.fixture(scope="module")
 def data_path(tiny_ml100k, tmp_path_factory) -> Path:
     """The tiny ml-100k as a RecBole atomic dataset named ``tiny`` (RecBole's default
