@@ -67,14 +67,14 @@ def close(a: float, b: float, tol: float = 1e-12) -> bool:
 # --- declared dependencies ----------------------------------------------------------------
 
 
-def test_extras_are_gpu_and_workflow_and_torch_is_optional():
-    assert set(PROJECT["optional-dependencies"]) == {"gpu", "workflow"}
+def test_extras_are_gpu_workflow_recbole_and_torch_is_optional():
+    assert set(PROJECT["optional-dependencies"]) == {"gpu", "workflow", "recbole"}
     core = {canonicalize_name(r.name) for r in declared()}
     assert core == {"numpy", "scipy", "pandas", "pyarrow", "numba", "psutil"}
     assert [r.name for r in declared("gpu")] == ["torch"]
 
 
-@pytest.mark.parametrize("extra", [None, "gpu", "workflow"])
+@pytest.mark.parametrize("extra", [None, "gpu", "workflow", "recbole"])
 def test_lock_satisfies_declared_ranges(extra):
     """Every package the library declares is pinned in requirements.txt (torch: in
     scripts/setup-venv.sh) at a version inside the declared range."""
@@ -129,7 +129,9 @@ def test_measures_import_only_core_dependencies():
 
 def test_every_library_import_is_declared():
     allowed = {
-        canonicalize_name(r.name) for extra in (None, "gpu", "workflow") for r in declared(extra)
+        canonicalize_name(r.name)
+        for extra in (None, "gpu", "workflow", "recbole")
+        for r in declared(extra)
     }
     gaps = [
         f"{path.name}: {module}"
@@ -362,7 +364,11 @@ def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
     assert metadata["Description-Content-Type"] == "text/markdown"
     requires = {str(Requirement(r)) for r in metadata.get_all("Requires-Dist")}
     wanted = {str(r) for r in declared()}
-    wanted |= {f'{r}; extra == "{extra}"' for extra in ("gpu", "workflow") for r in declared(extra)}
+    wanted |= {
+        f'{r}; extra == "{extra}"'
+        for extra in ("gpu", "workflow", "recbole")
+        for r in declared(extra)
+    }
     assert requires == wanted
     assert "userfair = userfair.cli:main" in entry_points
 

@@ -60,6 +60,7 @@ rule topk:
     output:
         topk="results/{dataset}/models/{model}/topk.parquet",
         test="results/{dataset}/models/{model}/recbole_test.json",
+        fairness="results/{dataset}/models/{model}/recbole_fairness.json",
     log:
         "results/logs/topk/{dataset}/{model}.log",
     conda:
@@ -74,6 +75,9 @@ rule topk:
         training=training_settings(),
         data_dir=split_folder,
         workdir=export_folder,
+        measures=measure_settings(
+            "epsilon", "envy_utility", "gamma", "block_size", "device"
+        ),
     message:
         "Top-{config[k]} lists of the best {wildcards.model} on {wildcards.dataset}"
     script:

@@ -1,19 +1,22 @@
-"""Rule topk: the winner's checkpoint -> topk.parquet (k items per test user) and RecBole's
-own test metrics (recbole_test.json)."""
+"""Rule topk: the winner's checkpoint -> topk.parquet (k items per test user), RecBole's
+own test metrics (recbole_test.json) and the 12 fairness measures of the same RecBole test
+evaluation (recbole_fairness.json, through userfair.recbole)."""
 
 from userfair.joblog import job_log
 from userfair.steps.models import topk
 
 with job_log(snakemake):
-    w, p = snakemake.wildcards, snakemake.params
+    w, p, out = snakemake.wildcards, snakemake.params, snakemake.output
     topk(
         w.dataset,
         w.model,
         snakemake.input.best,
         p.data_dir,
         p.workdir,
-        snakemake.output.topk,
-        snakemake.output.test,
+        out.topk,
+        out.test,
+        out.fairness,
         training=p.training,
         threads=snakemake.threads,
+        measures=p.measures,
     )

@@ -30,6 +30,7 @@ from recbole.data import create_dataset, data_preparation  # noqa: E402
 from recbole.data.dataloader import FullSortEvalDataLoader  # noqa: E402
 from recbole.utils import get_model, get_trainer, init_seed  # noqa: E402
 
+from userfair import recbole as recbole_metrics  # noqa: E402
 from userfair.io import InputError, atomic_path  # noqa: E402
 from userfair.userknn import ItemKNN, UserKNN  # noqa: E402
 
@@ -259,10 +260,21 @@ def _ranked_lists(run: Run, k: int) -> pd.DataFrame:
 
 
 def export_topk(
-    model: str, params: dict, checkpoint, data_dir, dataset: str, workdir, training: Training
+    model: str,
+    params: dict,
+    checkpoint,
+    data_dir,
+    dataset: str,
+    workdir,
+    training: Training,
+    fairness: dict | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """Reload a trained grid point from its checkpoint (no retraining; KNN models rebuild
-    their neighbourhoods from the same train split) and return (lists, RecBole test metrics)."""
+    their neighbourhoods from the same train split) and return (lists, RecBole test metrics).
+
+    ``fairness``: keyword arguments of :func:`userfair.recbole.add_metrics` (``names``,
+    ``settings``): the fairness metrics join RecBole's test evaluation, and their values
+    join the returned metrics under the measure keys (``SD-P``, ..., ``PUF-NDCG-Jacc``)."""
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir = Path(data_dir).resolve()
@@ -274,9 +286,14 @@ def export_topk(
         state = torch.load(checkpoint, map_location=run.config["device"], weights_only=False)
         run.model.load_state_dict(state["state_dict"])
         run.model.load_other_parameter(state.get("other_parameter"))
+        if fairness is not None:
+            recbole_metrics.add_metrics(run.trainer, run.train, **fairness)
         result = run.trainer.evaluate(run.test, load_best_model=False, show_progress=False)
         lists = _ranked_lists(run, training.k)
-    return lists, external_metrics(result, training.k)
+    metrics = external_metrics(result, training.k)
+    if fairness is not None:
+        metrics.update(recbole_metrics.measure_values(result, training.k))
+    return lists, metrics
 
 
 def write_topk(lists: pd.DataFrame, path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from userfair import recbole as recbole_metrics
 from userfair import recommenders, tuning
 from userfair.io import read_json, write_csv, write_json
 from userfair.steps import Path
@@ -46,16 +47,19 @@ def select(
 
 def topk(
     dataset: str, model: str, best: Path, data_dir: Path, workdir: Path, topk_out: Path,
-    test_out: Path, *, training: dict, threads: int,
+    test_out: Path, fairness_out: Path, *, training: dict, threads: int, measures: dict,
 ) -> None:  # fmt: skip
     """Rule topk: the winner's checkpoint (best.json) -> its top-k lists of every test user
-    (userfair.recommenders.export_topk, ranked as RecBole's full-sort test evaluation ranks)
-    and RecBole's own test metrics."""
+    (userfair.recommenders.export_topk, ranked as RecBole's full-sort test evaluation ranks),
+    RecBole's own test metrics, and the 12 fairness measures that the same RecBole test
+    evaluation reports through userfair.recbole with the ``measures:`` settings."""
     winner = read_json(best)
     settings = recommenders.Training(**{**training, "threads": threads})
     lists, test = recommenders.export_topk(
-        model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings
-    )
+        model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings,
+        fairness=recbole_metrics.workflow_settings(measures),
+    )  # fmt: skip
     recommenders.write_topk(lists, topk_out)
-    write_json(test, test_out)
+    write_json({key: test[key] for key in recommenders.METRICS.values()}, test_out)
+    write_json(recbole_metrics.fairness_record(test, measures), fairness_out)
     log.info("%d users, RecBole test metrics %s", lists["user_id"].nunique(), test)
