@@ -140,3 +140,20 @@ def test_users_command_streams(split_files, capsys):  # noqa: F811
         else:
             assert printed[2:] == lines
     assert_same_frames(pd.read_parquet(path / "dense.parquet"), pd.read_parquet(out))
+
+
+@pytest.mark.parametrize("cosines", ["dense", "sparse"])
+@pytest.mark.parametrize("k", [2, 10])
+def test_uf_terms_by_either_kernel_branch(monkeypatch, cosines, k):
+    """k = 2 on 60 items takes the k^2 look-ups for rows with few similar partners, k = 10
+    the row sums; sparse: UF's item cosines as CSR rows."""
+    from userfair import fairness
+
+    if cosines == "sparse":
+        monkeypatch.setattr(fairness, "UF_DENSE_ITEMS", 0)
+        monkeypatch.setattr(streaming, "DENSE_COSINES_SHARE", math.inf)
+    train, test, topk, _ = random_split(6)
+    inputs = load_inputs(train, test, topk[topk["rank"] <= k], k=k)
+    stream = dec.decompose(inputs, k=k, route="stream", block_size=4)
+    assert_same_frames(dec.decompose(inputs, k=k, route="dense"), stream)
+    assert not stream.UF.isna().any()

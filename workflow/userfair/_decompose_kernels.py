@@ -52,12 +52,28 @@ def _uf_terms(
     u, partners, weights, n, lists, k, dense, cosines, c_ptr, c_items, c_values, to_items, out
 ):
     """Adds weight * (k^2 - sum_{i in L_u, j in L_v} cos(i, j)) of each of the n partners v
-    of u to out[UF_TERMS, u] and out[UF_TERMS, v]. ``to_items`` (length r) is zero on entry
-    and on exit (the row sums t = sum_{i in L_u} cos(i, .), as ``_list_distance``)."""
+    of u to out[UF_TERMS, u] and out[UF_TERMS, v], by the rule of
+    ``_streaming_kernels._list_distance`` (dense cosines: the cheaper of k^2 look-ups per
+    partner or the row sums t = sum_{i in L_u} cos(i, .) and k look-ups per partner; CSR
+    cosines: the row sums). ``to_items`` (length r) is zero on entry and on exit."""
     if n == 0:
         return
     r = to_items.shape[0]
     own = lists[u]
+    if dense and n * k * k <= k * r // 8 + n * k:  # few partners: k^2 look-ups each
+        row_total = 0.0
+        for a in range(n):
+            v = partners[a]
+            cosine_sum = 0.0
+            for b in range(k):
+                row = own[b]
+                for c in range(k):
+                    cosine_sum += cosines[row, lists[v, c]]
+            term = weights[a] * (k * k - cosine_sum)
+            row_total += term
+            out[UF_TERMS, v] += term
+        out[UF_TERMS, u] += row_total
+        return
     if dense:
         for b in range(k):
             row = own[b]
@@ -81,10 +97,16 @@ def _uf_terms(
     if dense:
         to_items[:] = 0.0
     else:
+        touched = 0
         for b in range(k):
-            i = own[b]
-            for p in range(c_ptr[i], c_ptr[i + 1]):
-                to_items[c_items[p]] = 0.0
+            touched += c_ptr[own[b] + 1] - c_ptr[own[b]]
+        if 4 * touched >= r:  # most entries written: one sequential clear is cheaper
+            to_items[:] = 0.0
+        else:
+            for b in range(k):
+                i = own[b]
+                for p in range(c_ptr[i], c_ptr[i + 1]):
+                    to_items[c_items[p]] = 0.0
 
 
 @numba.njit(cache=True, parallel=True)
