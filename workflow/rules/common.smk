@@ -267,6 +267,26 @@ def measure_inputs(wildcards):
     return named
 
 
+def users_inputs(wildcards):
+    """Input function (use with unpack) of `users`: what `measures` reads for the route
+    (the similarity files, or pass one and the item genres), without the scattered parts
+    of pass two, and the raw source when who.features names user features (raw)."""
+    named = {k: v for k, v in measure_inputs(wildcards).items() if k != "sums"}
+    named["raw"] = raw_input(wildcards) if config["who"]["features"] else []
+    return named
+
+
+def who_settings(*keys):
+    """The ``who:`` config keys ``keys`` and the seed and level of the bootstrap (those of
+    the uncertainty stage), as params of a who rule."""
+    seed = config["uncertainty"]["seed"]
+    return {
+        **{key: config["who"][key] for key in keys},
+        "seed": config["seed"] if seed is None else seed,
+        "level": config["uncertainty"]["level"],
+    }
+
+
 def raw_input(wildcards):
     """The raw file, folder or archive of the dataset, when a rule makes it or it exists
     (userfair.catalogue.tracked_raw_input)."""
@@ -429,6 +449,16 @@ def uncertainty_targets():
         *expand(rules.uncertainty.output[0], dataset=DATASETS, model=MODELS),
         *rules.table_uncertainty.output,
         *rules.fig_intervals.output,
+    ]
+
+
+def who_targets():
+    """Every users file, the group and worst-case tables and the who figure."""
+    return [
+        *expand(rules.users.output, dataset=DATASETS, model=MODELS),
+        *rules.who_table.output,
+        *rules.who_worst.output,
+        *rules.fig_who.output,
     ]
 
 

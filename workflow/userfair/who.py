@@ -58,14 +58,19 @@ GROUP_COLUMNS = [
 def read_user_features(dataset, source, names) -> pd.DataFrame | None:
     """The declared user features ``names`` of the dataset's RecBole ``.user`` file in its
     raw ``source`` (folder or zip, ``userfair.data.RawSource``), keyed by ``user_id``; None
-    when ``names`` is empty, the source has no ``.user`` file or none of the names (each
-    absent name is logged). Values are text (RecBole tokens); :func:`group_labels` reads
-    numbers where every value is one."""
+    when ``names`` is empty, the source is no folder or zip of atomic files, has no
+    ``.user`` file or none of the names (each absent name is logged). Values are text
+    (RecBole tokens); :func:`group_labels` reads numbers where every value is one."""
+    import zipfile
+
     from userfair import data
     from userfair.io import parse_atomic_header
 
     names = list(names or [])
     if not names or not source or not os.path.exists(source):
+        return None
+    if not (os.path.isdir(source) or zipfile.is_zipfile(source)):
+        log.info("%s: not a folder or zip of RecBole atomic files, no user features", source)
         return None
     raw = data.RawSource(source)
     member = raw.member(getattr(dataset, "name", str(dataset)), ".user", required=False)
@@ -123,6 +128,54 @@ def users_job(
     table.insert(1, "measure", worst_measure)
     table["text"] = decompose.worst_lines(table, worst_measure, k)
     return frame, table
+
+
+def users_files(dataset: str, inputs: Mapping, outputs: Mapping, params: Mapping) -> None:
+    """The `users` rule: reads the split, the lists and either the similarity files
+    (``cos``, ``jacc``[, ``genre``]: dense) or pass one (``pairs``[, ``item``]: streamed),
+    the user features ``params["features"]`` from the raw source (when ``raw`` is given),
+    and writes ``outputs["users"]`` (.parquet) and ``outputs["worst"]`` (.csv)."""
+    from userfair import similarity, streaming
+    from userfair.inputs import load_inputs
+
+    def first(name):
+        value = inputs.get(name) or None
+        return value[0] if isinstance(value, (list, tuple)) and value else value
+
+    streamed = bool(first("pairs"))
+    data = load_inputs(
+        first("train"), first("test"), first("topk"), k=params["k"], valid=first("valid"),
+        item_features=first("item") if streamed else None,
+    )  # fmt: skip
+    similarities, stats = None, None
+    if streamed:
+        stats = streaming.PairStats.load(first("pairs"))
+        log.info("streamed route: %d users, pass one from %s", stats.m, first("pairs"))
+    else:
+        similarities = similarity.load_dataset(
+            first("cos"), first("jacc"), first("genre"), data.users
+        )
+    source = params["source"] if first("raw") else None
+    features = read_user_features(dataset, source, params["features"])
+    frame, worst = users_job(
+        data, k=params["k"], epsilon=params["epsilon"], gamma=params["gamma"],
+        envy_utility=params["envy_utility"], block_size=params["block_size"],
+        similarities=similarities, stats=stats, features=features, worst=params["worst"],
+        worst_measure=params["worst_measure"], neighbours=params["neighbours"],
+    )  # fmt: skip
+    decompose.write_users(frame, outputs["users"])
+    write_csv(worst, outputs["worst"])
+    log.info("%s: %d users x %d columns", outputs["users"], *frame.shape)
+
+
+def read_worst(path) -> pd.DataFrame:
+    """A worst-case file of the `users` rule (user ids as text)."""
+    return pd.read_csv(path, dtype={"user_id": str, "better_ids": str})
+
+
+def tables_of(inputs: Mapping, datasets, models, read) -> dict:
+    """{(dataset, model): read(file)} of a rule's named inputs ``D/M`` (``per_run``)."""
+    return {(d, m): read(inputs[f"{d}/{m}"]) for d in datasets for m in models}
 
 
 def write_csv(frame: pd.DataFrame, path) -> None:
@@ -281,11 +334,21 @@ def who_figure(
     measures=FIGURE_MEASURES,
     by: str = ACTIVITY,
 ) -> None:
-    """Share of each measure by ``by`` group (activity quantiles), per model, with the
-    bootstrap intervals: one panel per (dataset, measure); groups on the x axis (Q1 =
-    least active), one dodged series of points per model with error bars; the dashed line
-    at each group's share of the users (a group carrying exactly its share of the users is
-    on it). ``table``: :func:`group_table`'s rows."""
+    """:func:`who_axes`, saved as PDF and PNG (``userfair.plots.save``)."""
+    from userfair import plots
+
+    plots.save(who_axes(table, models, style, measures, by), pdf_path, png_path, style)
+
+
+def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEASURES, by=ACTIVITY):
+    """The who figure: share of each measure by ``by`` group (activity quantiles), per
+    model, with the bootstrap intervals: one panel per (dataset, measure); groups on the x
+    axis (Q1 = least active), one dodged series of points per model with error bars; the
+    dashed line at each group's share of the users (a group carrying exactly its share of
+    the users is on it). ``table``: :func:`group_table`'s rows. Returns the figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from userfair import plots
@@ -344,4 +407,4 @@ def who_figure(
         handles, [h.get_label() for h in handles], loc="outside lower center",
         ncol=min(len(handles), 7), frameon=False, fontsize=7,
     )  # fmt: skip
-    plots.save(fig, pdf_path, png_path, style)
+    return fig
