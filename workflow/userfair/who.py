@@ -153,7 +153,7 @@ def users_files(dataset: str, inputs: Mapping, outputs: Mapping, params: Mapping
         log.info("streamed route: %d users, pass one from %s", stats.m, first("pairs"))
     else:
         similarities = similarity.load_dataset(
-            first("cos"), first("jacc"), first("genre"), data.users
+            first("cos"), first("jacc"), list(inputs.get("genre") or []), data.users
         )
     source = params["source"] if first("raw") else None
     features = read_user_features(dataset, source, params["features"])
