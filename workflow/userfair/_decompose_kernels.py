@@ -20,31 +20,33 @@ import numpy as np
 
 from userfair._streaming_kernels import _count_row, _genre_similarity
 
-#: Rows of :func:`pair_rows`'s per-thread output: for each PUF (effectiveness x similarity)
-#: the terms (s - lo) |S_u - S_v| given to the worse-served user of the pair (``*_DIS``) and
-#: to the better-served one (``*_ADV``); UF's terms sim_UF * (k^2 - cosine sum) of the
-#: similar pairs, given whole to both users; the sum of (cos - lo) over u's sharing pairs.
+#: Columns of :func:`pair_rows`'s per-thread (m, PAIR_ROWS) output, a user's entries side
+#: by side (one pair touches two cache lines, not 2 x PAIR_ROWS): for each PUF
+#: (effectiveness x similarity) the terms (s - lo) |S_u - S_v| given to the worse-served
+#: user of the pair (``*_DIS``) and to the better-served one (``*_ADV``); UF's terms
+#: sim_UF * (k^2 - cosine sum) of the similar pairs, given whole to both users; the sum of
+#: (cos - lo) over the user's sharing pairs.
 P_COS_DIS, P_COS_ADV, P_JACC_DIS, P_JACC_ADV = 0, 1, 2, 3
 N_COS_DIS, N_COS_ADV, N_JACC_DIS, N_JACC_ADV = 4, 5, 6, 7
 UF_TERMS, COS_SUM = 8, 9
 PAIR_ROWS = 10
-#: Rows of :func:`envy_rows`'s per-thread output.
+#: Columns of :func:`envy_rows`'s per-thread (m, ENVY_ROWS) output.
 ENVIES, ENVIED, MAX_ENVY, MAX_ENVIED = 0, 1, 2, 3
 ENVY_ROWS = 4
 
 
 @numba.njit(cache=True, inline="always")
 def _split(out, dis, adv, u, v, weight, score_u, score_v):
-    """The pair's term weight |S_u - S_v| to the worse-served user's ``dis`` row and the
-    better-served user's ``adv`` row (a tie has term 0)."""
+    """The pair's term weight |S_u - S_v| to the worse-served user's ``dis`` column and the
+    better-served user's ``adv`` column (a tie has term 0)."""
     if score_u < score_v:
         term = weight * (score_v - score_u)
-        out[dis, u] += term
-        out[adv, v] += term
+        out[u, dis] += term
+        out[v, adv] += term
     elif score_u > score_v:
         term = weight * (score_u - score_v)
-        out[adv, u] += term
-        out[dis, v] += term
+        out[u, adv] += term
+        out[v, dis] += term
 
 
 @numba.njit(cache=True, inline="always")
@@ -52,7 +54,7 @@ def _uf_terms(
     u, partners, weights, n, lists, k, dense, cosines, c_ptr, c_items, c_values, to_items, out
 ):
     """Adds weight * (k^2 - sum_{i in L_u, j in L_v} cos(i, j)) of each of the n partners v
-    of u to out[UF_TERMS, u] and out[UF_TERMS, v], by the rule of
+    of u to out[u, UF_TERMS] and out[v, UF_TERMS], by the rule of
     ``_streaming_kernels._list_distance`` (dense cosines: the cheaper of k^2 look-ups per
     partner or the row sums t = sum_{i in L_u} cos(i, .) and k look-ups per partner; CSR
     cosines: the row sums). ``to_items`` (length r) is zero on entry and on exit."""
@@ -71,8 +73,8 @@ def _uf_terms(
                     cosine_sum += cosines[row, lists[v, c]]
             term = weights[a] * (k * k - cosine_sum)
             row_total += term
-            out[UF_TERMS, v] += term
-        out[UF_TERMS, u] += row_total
+            out[v, UF_TERMS] += term
+        out[u, UF_TERMS] += row_total
         return
     if dense:
         for b in range(k):
@@ -92,8 +94,8 @@ def _uf_terms(
             cosine_sum += to_items[lists[v, c]]
         term = weights[a] * (k * k - cosine_sum)
         row_total += term
-        out[UF_TERMS, v] += term
-    out[UF_TERMS, u] += row_total
+        out[v, UF_TERMS] += term
+    out[u, UF_TERMS] += row_total
     if dense:
         to_items[:] = 0.0
     else:
@@ -115,12 +117,12 @@ def pair_rows(
     precision, ndcg, cos_lo, jacc_lo, threshold,
     lists, k, dense, cosines, c_ptr, c_items, c_values, r, threads,
 ):  # fmt: skip
-    """(threads, PAIR_ROWS, m): per thread, over the pairs u < v with u in start:stop, the
+    """(threads, m, PAIR_ROWS): per thread, over the pairs u < v with u in start:stop, the
     per-user PUF parts of the raw similarities shifted by their minimum (s - lo; only pairs
     sharing an item, see ``_streaming_kernels.pass_two_rows``), UF's pair terms of the
     pairs with sim_UF >= threshold (both users) and the shifted cosine sums (both users)."""
     m = degrees.shape[0]
-    out = np.zeros((threads, PAIR_ROWS, m))
+    out = np.zeros((threads, m, PAIR_ROWS))
     for t in numba.prange(threads):
         mine = out[t]
         counts = np.zeros(m, np.int32)
@@ -149,12 +151,12 @@ def pair_rows(
                 _split(mine, N_COS_DIS, N_COS_ADV, u, v, cosine - cos_lo, ndcg[u], ndcg[v])
                 _split(mine, N_JACC_DIS, N_JACC_ADV, u, v, jacc - jacc_lo, ndcg[u], ndcg[v])
                 cos_row += cosine - cos_lo
-                mine[COS_SUM, v] += cosine - cos_lo
+                mine[v, COS_SUM] += cosine - cos_lo
                 if gamma == 1.0 and jacc >= threshold:
                     partners[similar] = v
                     weights[similar] = jacc
                     similar += 1
-            mine[COS_SUM, u] += cos_row
+            mine[u, COS_SUM] += cos_row
             if gamma == 1.0:
                 for a in range(n):
                     counts[touched[a]] = 0
@@ -178,12 +180,12 @@ def pair_rows(
 @numba.njit(cache=True, parallel=True)
 def envy_rows(rel_ptr, rel_items, list_ptr, list_users, own, denominator, start, stop,
               threads):  # fmt: skip
-    """(threads, ENVY_ROWS, m): per thread, over u in start:stop, the sum of u's envies
+    """(threads, m, ENVY_ROWS): per thread, over u in start:stop, the sum of u's envies
     (row u), what each v is envied (row v), u's max envy and that max credited to the v
     attaining it (split equally among tied v; nobody when the max is 0). The visits of
     ``_streaming_kernels.envy_rows``; the gains are computed with the same operations."""
     m = own.shape[0]
-    out = np.zeros((threads, ENVY_ROWS, m))
+    out = np.zeros((threads, m, ENVY_ROWS))
     for t in numba.prange(threads):
         mine = out[t]
         counts = np.zeros(m, np.int32)
@@ -205,7 +207,7 @@ def envy_rows(rel_ptr, rel_items, list_ptr, list_users, own, denominator, start,
                     gain = counts[v] / denominator[u] - own[u]
                     if gain > 0.0:
                         row_total += gain
-                        mine[ENVIED, v] += gain
+                        mine[v, ENVIED] += gain
                         worst = max(worst, gain)
             if worst > 0.0:
                 ties = 0
@@ -216,9 +218,9 @@ def envy_rows(rel_ptr, rel_items, list_ptr, list_users, own, denominator, start,
                 for a in range(n):
                     v = touched[a]
                     if v != u and counts[v] / denominator[u] - own[u] == worst:
-                        mine[MAX_ENVIED, v] += worst / ties
+                        mine[v, MAX_ENVIED] += worst / ties
             for a in range(n):
                 counts[touched[a]] = 0
-            mine[ENVIES, u] += row_total
-            mine[MAX_ENVY, u] += worst
+            mine[u, ENVIES] += row_total
+            mine[u, MAX_ENVY] += worst
     return out

@@ -450,7 +450,7 @@ def stream_parts(
     precision = np.ascontiguousarray(scores["P"])
     ndcg = np.ascontiguousarray(scores["NDCG"])
     local = np.ascontiguousarray(local)
-    pairs = np.zeros((kern.PAIR_ROWS, m))
+    pairs = np.zeros((m, kern.PAIR_ROWS))
     for a, b in blocks(stop - start, block_size):
         pairs += kern.pair_rows(
             *data.pair_arguments(), start + a, start + b, float(stats.gamma), data.dist,
@@ -464,13 +464,13 @@ def stream_parts(
     own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
     holders = fairness._onehot(local, len(items)).T.tocsr()  # item -> users with it listed
     as64 = lambda a: a.astype(np.int64)  # noqa: E731
-    envy = np.zeros((kern.ENVY_ROWS, m))
+    envy = np.zeros((m, kern.ENVY_ROWS))
     for a, b in blocks(stop - start, block_size):
         envy += kern.envy_rows(
             as64(relevant_rec.indptr), as64(relevant_rec.indices), as64(holders.indptr),
             as64(holders.indices), own, denominator, start + a, start + b, threads,
         ).sum(axis=0)  # fmt: skip
-    return dict(zip(PARTS, np.concatenate([pairs, envy])))
+    return dict(zip(PARTS, np.ascontiguousarray(np.concatenate([pairs, envy], axis=1).T)))
 
 
 def add_parts(parts) -> dict[str, np.ndarray]:
