@@ -277,14 +277,14 @@ def users_inputs(wildcards):
 
 
 def who_settings(*keys):
-    """The ``who:`` config keys ``keys`` and the seed and level of the bootstrap (those of
-    the uncertainty stage), as params of a who rule."""
-    seed = config["uncertainty"]["seed"]
-    return {
-        **{key: config["who"][key] for key in keys},
-        "seed": config["seed"] if seed is None else seed,
-        "level": config["uncertainty"]["level"],
-    }
+    """The ``who:`` config keys ``keys`` as params of a who rule; with ``resamples`` also
+    the seed and level of the bootstrap (those of the uncertainty stage)."""
+    settings = {key: config["who"][key] for key in keys}
+    if "resamples" in keys:
+        seed = config["uncertainty"]["seed"]
+        settings["seed"] = config["seed"] if seed is None else seed
+        settings["level"] = config["uncertainty"]["level"]
+    return settings
 
 
 def raw_input(wildcards):
