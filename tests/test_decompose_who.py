@@ -167,3 +167,22 @@ def test_figure_content(frames, tmp_path):
     assert (tmp_path / "w.png").stat().st_size > 10_000
     with pytest.raises(ValueError, match="no rows grouped by 'gender'"):
         who.who_axes(table, MODELS, plots.Style(), by="gender")
+
+
+@pytest.mark.parametrize("m, resamples, rows", [(7, 10, 3), (30, 9, 4), (101, 20, 7), (5, 3, 100)])
+def test_resample_chunks_are_the_uncertainty_weights(m, resamples, rows):
+    chunks = list(who.resample_chunks(m, resamples, 11, rows)())
+    assert all(len(chunk) <= rows for chunk in chunks)
+    expected = uncertainty.resample_weights(m, resamples, 11)
+    assert np.array_equal(np.concatenate(chunks), expected)
+
+
+def test_chunked_and_whole_weights_give_the_same_intervals(frames):
+    frame = frames["ItemKNN"][0]
+    labels, order = who.quantile_labels(frame.train_items.to_numpy(), 3)
+    whole = uncertainty.resample_weights(len(frame), 250, 2)
+    a = who.group_shares(frame, labels, order, whole, level=0.9)
+    b = who.group_shares(
+        frame, labels, order, who.resample_chunks(len(frame), 250, 2, 40), level=0.9
+    )
+    pd.testing.assert_frame_equal(a, b, rtol=1e-12)

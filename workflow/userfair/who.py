@@ -7,9 +7,9 @@ Groups: activity quantiles (``train_items``) by default, or the values (or quant
 declared user feature. A group's share of a measure is the sum of its users' shares over
 the sum over all users (the measure). Its interval resamples the evaluated users with the
 multiplicities of ``userfair.uncertainty.resample_weights`` (the same resamples for every
-model of a dataset, the same first rows as the uncertainty stage's for the same seed),
-each user keeping its full-sample share: resample b's group share is
-``sum_{u in g} w_bu share_u / sum_u w_bu share_u``.
+model of a dataset, the same first rows as the uncertainty stage's for the same seed;
+drawn in chunks, :func:`resample_chunks`), each user keeping its full-sample share:
+resample b's group share is ``sum_{u in g} w_bu share_u / sum_u w_bu share_u``.
 """
 
 from __future__ import annotations
@@ -218,6 +218,35 @@ def group_labels(values: pd.Series, groups: int):
     return text, order, None
 
 
+#: Resamples per chunk of :func:`resample_chunks` (an (rows, m) float64 chunk: 80 MB at
+#: 100,000 users).
+CHUNK_RESAMPLES = 100
+
+
+def _as_float(weights) -> np.ndarray:
+    array = np.asarray(weights)
+    return array if array.dtype == np.float64 else array.astype(np.float64)
+
+
+def resample_chunks(m: int, resamples: int, seed: int = 0, rows: int = CHUNK_RESAMPLES):
+    """A function giving the rows of ``uncertainty.resample_weights(m, resamples, seed)``
+    as float64 chunks of ``rows`` resamples, each drawn when needed (the same generator
+    stream, so the same weights, tested), so that 1,000 resamples of 100,000 users never
+    hold the (B, m) matrix."""
+    if m < 1 or resamples < 0:
+        raise ValueError(f"m must be >= 1 and resamples >= 0, got {m}, {resamples}")
+
+    def chunks():
+        generator = np.random.default_rng(seed)
+        for start in range(0, resamples, max(1, rows)):
+            b = min(max(1, rows), resamples - start)
+            draws = generator.integers(0, m, size=(b, m))
+            flat = (draws + (np.arange(b, dtype=np.int64) * m)[:, None]).ravel()
+            yield np.bincount(flat, minlength=b * m).reshape(b, m).astype(np.float64)
+
+    return chunks
+
+
 def group_shares(
     frame: pd.DataFrame,
     labels: np.ndarray,
@@ -228,26 +257,41 @@ def group_shares(
     values: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Each measure's share by group with its percentile interval over the resamples
-    ``weights`` ((B, m) multiplicities of the frame's users, in its row order). Rows:
+    ``weights`` ((B, m) multiplicities of the frame's users, in its row order, or a
+    function giving them as an iterable of row chunks, :func:`resample_chunks`). Rows:
     group, users, user_share, low_value/high_value (range of ``values`` in the group, e.g.
     the activity), measure, total (the measure), share, low, high. A measure that is NaN
     (or whose total is 0) gets NaN shares."""
     labels = np.asarray(labels, dtype=object)
     m = len(frame)
-    if labels.shape != (m,) or weights.ndim != 2 or weights.shape[1] != m:
-        raise ValueError(f"labels ({labels.shape}) and weights ({weights.shape}) must be of m={m}")
+    shape = None if callable(weights) else np.shape(weights)
+    if labels.shape != (m,) or (shape is not None and (len(shape) != 2 or shape[1] != m)):
+        raise ValueError(f"labels ({labels.shape}) and weights ({shape}) must be of m={m}")
     onehot = np.stack([labels == g for g in order], axis=1).astype(np.float64)  # (m, G)
     counts = onehot.sum(axis=0)
+    shares = np.column_stack([frame[name].to_numpy(dtype=np.float64) for name in measures])
+    usable = np.isfinite(shares).all(axis=0)
+    shares = np.where(usable, shares, 0.0)  # (m, M)
+    # every measure's resampled group sums and totals in one product each: W @ (s * 1_g)
+    # and W @ s, (B, M G) and (B, M); W as float64 once (exact: small integers)
+    by_group = (shares[:, :, None] * onehot[:, None, :]).reshape(m, -1)
+    chunks = weights() if callable(weights) else [weights]
+    products = [(w @ by_group, w @ shares) for w in map(_as_float, chunks) if len(w)]
+    resampled = bool(products)
+    if resampled:
+        resampled_groups = np.concatenate([a for a, _ in products])
+        resampled_groups = resampled_groups.reshape(-1, len(measures), len(order))
+        resampled_totals = np.concatenate([b for _, b in products])
     rows = []
-    for measure in measures:
-        share = frame[measure].to_numpy(dtype=np.float64)
-        finite = np.isfinite(share).all()
+    for j, measure in enumerate(measures):
+        share = shares[:, j]
+        finite = bool(usable[j])
         total = float(share.sum()) if finite else math.nan
         point = share @ onehot / total if finite and total != 0 else np.full(len(order), math.nan)
-        if finite and total != 0 and len(weights):
-            weighted = weights * share  # (B, m)
-            resampled = (weighted @ onehot) / weighted.sum(axis=1, keepdims=True)
-            bounds = [uncertainty._percentile(resampled[:, g], level) for g in range(len(order))]
+        if finite and total != 0 and resampled:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = resampled_groups[:, j, :] / resampled_totals[:, j, None]
+            bounds = [uncertainty._percentile(ratio[:, g], level) for g in range(len(order))]
         else:
             bounds = [(math.nan, math.nan)] * len(order)
         for g, group in enumerate(order):
@@ -288,7 +332,7 @@ def group_table(
     for (dataset, model), frame in frames.items():
         users = frame["user_id"].astype(str).to_numpy()
         if dataset not in weights_of:
-            weights_of[dataset] = uncertainty.resample_weights(len(frame), resamples, seed)
+            weights_of[dataset] = resample_chunks(len(frame), resamples, seed)
             users_of[dataset] = users
         elif not np.array_equal(users_of[dataset], users):
             raise ValueError(f"{dataset}: {model} has other evaluated users than the others")
