@@ -5,7 +5,10 @@ In-memory (dense) route: the (m, m) cosine and Jaccard matrices of ``userfair.si
 are held (or given, e.g. the similarity files); every pass over the pairs reads them in row
 blocks of ``block_size`` users, so the work arrays are (block_size, m). Every per-user
 column is a sum of row-block contributions (a user's own row, plus the column entries other
-rows give it), so a streamed route can fill the same accumulators block by block.
+rows give it), so the streamed route (:func:`stream_decompose`, :func:`stream_parts`: the
+compiled row loops of ``userfair._decompose_kernels`` over the streamed measures' pairs)
+fills the same accumulators without anything m x m; :func:`decompose` chooses the route
+like ``userfair.evaluate`` (:func:`choose_route`).
 
 Uses these public functions: ``userfair.effectiveness.per_user``, ``hits``,
 ``validate_lists``; ``userfair.fairness.envy_denominators``, ``ENVY_UTILITIES``;
