@@ -41,6 +41,7 @@ FIGURE_RULES = {
     "fig_extreme",
     "fig_gamma",
     "fig_intervals",
+    "fig_who",
 }
 
 

@@ -4,6 +4,12 @@
 # The decomposition takes the measures' route: the similarity files (dense) or pass one
 # (streamed, more evaluated users than measures.stream_above).
 
+# The figure's code (the who module and the plotting style it uses): an edit reruns it.
+WHO_PLOTTING_CODE = [
+    os.path.relpath(os.path.join(workflow.basedir, f"workflow/userfair/{name}.py"))
+    for name in ("who", "plots")
+]
+
 
 rule users:
     input:
@@ -89,6 +95,7 @@ rule who_worst:
 rule fig_who:
     input:
         table=rules.who_table.output[0],
+        code=WHO_PLOTTING_CODE,
     output:
         pdf=report(
             "results/figures/who.pdf",
