@@ -3,6 +3,7 @@
 results go to docs/performance.md ("Per-user decomposition").
 
     python benchmarks/decompose.py [--evaluated 3514] [--repeat 3] [--block-size 2048]
+    python benchmarks/decompose.py --route stream --evaluated 100000 [--density qk]
 
 Synthetic QK-video-sized input (benchmarks/measures.py's generator: 3,514 evaluated users
 of 4,656, 6,423 items, k = 10). The similarities are computed once and given to both, so
@@ -10,6 +11,13 @@ both times exclude them (they are reported on their own). Each side runs ``--rep
 times, alternating, after one untimed warm-up of each (numba compilation); the best time
 and the median of each are reported, with their ratios, and the decomposition's time per
 part (best of ``--repeat``).
+
+``--route stream``: benchmarks/streaming.py's synthetic input (every user evaluated,
+``--density`` qk or ml) and the streamed route on both sides, each in a fresh subprocess
+(so that each peak RSS is its own): the measures (``streaming.pass_one`` +
+``stream_evaluate``, what ``evaluate(route="stream")`` runs) and the decomposition
+(``pass_one`` + ``decompose.stream_decompose``, what ``userfair users --route stream``
+runs); wall and CPU seconds (``time.process_time``, all threads) of each, pass one apart.
 """
 
 from __future__ import annotations
@@ -56,12 +64,82 @@ def parts(inputs, sims, block_size: int) -> dict[str, float]:
     return seconds
 
 
+def stream_one(m: int, density: str, what: str, block_size: int) -> dict:
+    """One streamed run in this process: ``what`` is ``measures`` or ``decompose``."""
+    import resource
+
+    from streaming import DENSITIES
+    from streaming import synthetic as synthetic_stream
+    from userfair import decompose as dec
+    from userfair import streaming
+
+    inputs = synthetic_stream(m, DENSITIES[density])
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    clock, cpu = time.perf_counter(), time.process_time()
+    rows = inputs.train_of_evaluated()
+    stats = streaming.pass_one(rows, users=inputs.users, block_size=block_size)
+    one_wall, one_cpu = time.perf_counter() - clock, time.process_time() - cpu
+    if what == "measures":
+        result = streaming.stream_evaluate(inputs, k=K, stats=stats, block_size=block_size)
+        sums = {key: result[key] for key in dec.SHARES}
+    else:
+        frame = dec.stream_decompose(inputs, k=K, stats=stats, block_size=block_size)
+        sums = {key: float(frame[key].sum()) for key in dec.SHARES}
+    return {
+        "what": what,
+        "evaluated": m,
+        "density": density,
+        "train_items_per_user": float(rows.getnnz(axis=1).mean()),
+        "wall_s": time.perf_counter() - clock,
+        "cpu_s": time.process_time() - cpu,
+        "pass_one_wall_s": one_wall,
+        "pass_one_cpu_s": one_cpu,
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        "peak_rss_before_gib": before,
+        "sums": sums,
+        "load": os.getloadavg(),
+    }
+
+
+def stream_main(args) -> None:
+    """Both streamed runs, each in a fresh subprocess; the column sums compared."""
+    import subprocess
+
+    runs = {}
+    for what in ("measures", "decompose"):
+        command = [sys.executable, __file__, "--only", what, "--evaluated", str(args.evaluated)]
+        command += ["--density", args.density, "--block-size", str(args.block_size)]
+        done = subprocess.run(command, check=True, capture_output=True, text=True)
+        runs[what] = json.loads(done.stdout)
+    measures, decomposition = runs["measures"]["sums"], runs["decompose"]["sums"]
+    report = {
+        **runs,
+        "ratio_wall": runs["decompose"]["wall_s"] / runs["measures"]["wall_s"],
+        "ratio_cpu": runs["decompose"]["cpu_s"] / runs["measures"]["cpu_s"],
+        "largest_sum_error": max(
+            abs(decomposition[key] - measures[key])
+            for key in measures
+            if np.isfinite(measures[key])
+        ),
+    }
+    print(json.dumps(report, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evaluated", type=int, default=3514)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--block-size", type=int, default=2048)
+    parser.add_argument("--route", default="dense", choices=["dense", "stream"])
+    parser.add_argument("--density", default="qk", choices=["qk", "ml"])
+    parser.add_argument("--only", choices=["measures", "decompose"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.only:
+        print(json.dumps(stream_one(args.evaluated, args.density, args.only, args.block_size)))
+        return
+    if args.route == "stream":
+        stream_main(args)
+        return
 
     from userfair import decompose as dec
     from userfair.evaluate import evaluate

@@ -248,7 +248,7 @@ def test_one_user_has_no_pair():
 def test_memory_check_names_the_need():
     assert dec.check_memory(1000, available=10**9) == 3 * 8 * 10**6
     assert dec.check_memory(1000, gamma=0.5, available=10**9) == 5 * 8 * 10**6
-    with pytest.raises(ValueError, match="100000 evaluated users need about 223.5 GiB"):
+    with pytest.raises(ValueError, match="100000 evaluated users need about 223.5 GiB.*stream"):
         dec.check_memory(100_000, available=2**30)
 
 
@@ -460,8 +460,8 @@ def test_users_command_errors_leave_nothing_behind(split_files, capsys):
     path = split_files
     assert main(["users", *inputs_args(path), "--out", str(path / "users.xlsx")]) == 2
     assert "users.xlsx: unknown suffix '.xlsx'" in capsys.readouterr().err
-    assert main(["users", *inputs_args(path), "--route", "stream", "--out", "x.csv"]) == 2
-    assert "--route stream" in capsys.readouterr().err
+    assert main(["users", *inputs_args(path), "--worst", "-1", "--out", "x.csv"]) == 2
+    assert "--worst must be >= 0" in capsys.readouterr().err
     (path / "bad.user").write_text("id:token\tage:float\nu000\t3\n")
     bad = ["--user-features", str(path / "bad.user"), "--out", str(path / "u.csv")]
     assert main(["users", *inputs_args(path), *bad]) == 2

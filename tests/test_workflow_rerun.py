@@ -42,6 +42,7 @@ FIGURE_RULES = {
     "fig_gamma",
     "fig_intervals",
     "paper_gap",  # the paper's numbers beside the run's, with a figure (docs/reproduction.md)
+    "fig_who",
 }
 
 

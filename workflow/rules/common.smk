@@ -388,6 +388,25 @@ def measure_inputs(wildcards):
     return named
 
 
+def users_inputs(wildcards):
+    """Input function (use with unpack) of `users`: what `measures` reads for the route
+    (the similarity files, or pass one and the item genres), without the scattered parts
+    of pass two, and the raw source when who.features names user features (raw)."""
+    named = {k: v for k, v in measure_inputs(wildcards).items() if k != "sums"}
+    named["raw"] = raw_input(wildcards) if config["who"]["features"] else []
+    return named
+
+
+def who_settings(*keys):
+    """The ``who:`` config keys ``keys`` as params of a who rule; with ``resamples`` also
+    the seed (the config's) and the level of the bootstrap (uncertainty.level)."""
+    settings = {key: config["who"][key] for key in keys}
+    if "resamples" in keys:
+        settings["seed"] = config["seed"]
+        settings["level"] = config["uncertainty"]["level"]
+    return settings
+
+
 def raw_input(wildcards):
     """The raw file, folder or archive of the dataset, when a rule makes it or it exists
     (userfair.catalogue.tracked_raw_input)."""
@@ -558,6 +577,16 @@ def uncertainty_targets():
         *expand(rules.uncertainty.output[0], dataset=DATASETS, model=MODELS),
         *rules.table_uncertainty.output,
         *rules.fig_intervals.output,
+    ]
+
+
+def who_targets():
+    """Every users file, the group and worst-case tables and the who figure."""
+    return [
+        *expand(rules.users.output, dataset=DATASETS, model=MODELS),
+        *rules.who_table.output,
+        *rules.who_worst.output,
+        *rules.fig_who.output,
     ]
 
 

@@ -100,9 +100,9 @@ def _users_parser(commands, evaluate_parser) -> None:
         help="each evaluated user's share of every fairness measure, with user attributes",
         description="One row per evaluated user: P, NDCG, the user's share of each fairness "
         "measure (each column sums to the measure of `userfair evaluate`), the signed parts "
-        "and the user attributes (docs/method.md#who). In-memory route: the m x m "
-        "similarities are held; the block products run with numpy (--device is accepted "
-        "and not used yet; --route auto means dense, stream is not available yet).",
+        "and the user attributes (docs/method.md#who). --route as for evaluate: dense holds "
+        "the m x m similarities, stream fills the same columns in row passes (numba, CPU; "
+        "--device is accepted and not used).",
     )
     users.add_argument(
         "--out", default=None,
@@ -139,11 +139,6 @@ def _users(args) -> int:
     try:
         if args.out is not None:
             decompose.check_suffix(args.out)
-        if args.route == "stream":
-            raise ValueError(
-                "userfair users has only the in-memory route so far (m x m similarities); "
-                "--route stream is not available yet"
-            )
         if args.worst < 0 or args.neighbours < 1:
             raise ValueError("--worst must be >= 0 and --neighbours >= 1")
         features = None
@@ -153,11 +148,22 @@ def _users(args) -> int:
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
             valid=args.valid, topk_format=args.format,
         )  # fmt: skip
-        decompose.check_memory(len(inputs.users), args.gamma)
-        sims = decompose.similarities_of(inputs, None, args.gamma, args.block_size)
+        route = decompose.choose_route(len(inputs.users), args.gamma, args.route)
+        sims, stats = None, None
+        if route == "dense":
+            decompose.check_memory(len(inputs.users), args.gamma)
+            sims = decompose.similarities_of(inputs, None, args.gamma, args.block_size)
+        else:
+            from userfair import streaming
+
+            stats = streaming.pass_one(
+                inputs.train_of_evaluated(), gamma=args.gamma, genres=inputs.genres,
+                users=inputs.users, block_size=args.block_size,
+            )  # fmt: skip
         frame = decompose.decompose(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma, similarities=sims,
-            block_size=args.block_size, envy_utility=args.envy_utility,
+            block_size=args.block_size, envy_utility=args.envy_utility, route=route,
+            stats=stats,
         )  # fmt: skip
         if features is not None:
             frame = decompose.join_features(frame, features, label=str(args.user_features))
@@ -172,9 +178,11 @@ def _users(args) -> int:
         print(f"wrote {len(frame)} users x {frame.shape[1]} columns to {args.out}")
     if args.worst:
         kind = "cos" if args.worst_measure.endswith("Cos") else "jacc"
-        table = decompose.worst_cases(
-            frame, sims[kind].sim, args.worst, args.worst_measure, args.neighbours
-        )
+        if sims is not None:
+            sim = sims[kind].sim
+        else:
+            sim = lambda rows: decompose.similarity_rows(inputs, rows, kind, stats)  # noqa: E731
+        table = decompose.worst_cases(frame, sim, args.worst, args.worst_measure, args.neighbours)
         stream = sys.stderr if args.out is None else sys.stdout
         print(f"the {len(table)} users most disadvantaged by {args.worst_measure}:", file=stream)
         for line in decompose.worst_lines(table, args.worst_measure, args.k):

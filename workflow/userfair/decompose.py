@@ -5,7 +5,10 @@ In-memory (dense) route: the (m, m) cosine and Jaccard matrices of ``userfair.si
 are held (or given, e.g. the similarity files); every pass over the pairs reads them in row
 blocks of ``block_size`` users, so the work arrays are (block_size, m). Every per-user
 column is a sum of row-block contributions (a user's own row, plus the column entries other
-rows give it), so a streamed route can fill the same accumulators block by block.
+rows give it), so the streamed route (:func:`stream_decompose`, :func:`stream_parts`: the
+compiled row loops of ``userfair._decompose_kernels`` over the streamed measures' pairs)
+fills the same accumulators without anything m x m; :func:`decompose` chooses the route
+like ``userfair.evaluate`` (:func:`choose_route`).
 
 Uses these public functions: ``userfair.effectiveness.per_user``, ``hits``,
 ``validate_lists``; ``userfair.fairness.envy_denominators``, ``ENVY_UTILITIES``;
@@ -17,6 +20,7 @@ similar-pair threshold ``userfair._kernels.pair_threshold`` (the very threshold 
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from pathlib import Path
@@ -30,6 +34,8 @@ from userfair import effectiveness, fairness, similarity
 from userfair.inputs import Inputs
 from userfair.io import InputError, atomic_path
 from userfair.measures import FAIR_PUF
+
+log = logging.getLogger(__name__)
 
 #: The per-user columns whose sum over the users is the measure of the same name, in order.
 SHARES = FAIR_PUF + ("UF", "ME", "MME", "PEU", "Gini-P", "Gini-NDCG", "SD-P", "SD-NDCG")
@@ -267,8 +273,8 @@ def check_memory(m: int, gamma: float = 1.0, available: int | None = None) -> in
     if needed > available:
         raise ValueError(
             f"{m} evaluated users need about {needed / 2**30:.1f} GiB for the in-memory "
-            f"route (m x m similarity matrices), {available / 2**30:.1f} GiB available; the "
-            "streamed route of the per-user decomposition is not available yet"
+            f"route (m x m similarity matrices), {available / 2**30:.1f} GiB available; use the "
+            "streamed route (route='stream', --route stream)"
         )
     return needed
 
@@ -296,6 +302,51 @@ def similarities_of(
     return found
 
 
+def _score_columns(columns: dict, scores: dict) -> None:
+    """Gini's and SD's columns, from the per-user scores alone."""
+    for name in ("P", "NDCG"):
+        share, worse, better = gini_parts(scores[name])
+        columns[f"Gini-{name}"] = share
+        columns[f"Gini-{name}:disadvantaged"], columns[f"Gini-{name}:advantaged"] = worse, better
+        columns[f"SD-{name}"] = sd_share(scores[name])
+
+
+def dense_bytes(m: int, gamma: float = 1.0) -> int:
+    """Bytes the in-memory route holds beyond the inputs: the cosine and Jaccard matrices and
+    UF's raw Jaccard (and the genre similarity and the mix when gamma < 1), 8 m^2 each."""
+    return (3 + 2 * (gamma < 1.0)) * 8 * m * m
+
+
+def choose_route(m: int, gamma: float = 1.0, route: str = "auto", available=None) -> str:
+    """``dense`` or ``stream``, by the rule of ``userfair.streaming.choose_route`` (the
+    rule of ``userfair evaluate``) applied to :func:`dense_bytes`: ``auto`` streams above
+    ``streaming.DENSE_MAX_USERS`` users or when the in-memory matrices would take more than
+    ``streaming.DENSE_MEMORY_FRACTION`` of the ``available`` bytes (default: available now)."""
+    from userfair import streaming
+
+    if route not in streaming.ROUTES:
+        raise ValueError(f"route must be one of {streaming.ROUTES}, got {route!r}")
+    if route != "auto":
+        return route
+    if m > streaming.DENSE_MAX_USERS:
+        return "stream"
+    if available is None:
+        import psutil
+
+        available = psutil.virtual_memory().available
+    too_big = dense_bytes(m, gamma) > streaming.DENSE_MEMORY_FRACTION * available
+    return "stream" if too_big else "dense"
+
+
+def _check_options(gamma: float, envy_utility: str) -> None:
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
+    if envy_utility not in fairness.ENVY_UTILITIES:
+        raise ValueError(
+            f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
+        )
+
+
 def decompose(
     inputs: Inputs,
     k: int = 10,
@@ -305,6 +356,8 @@ def decompose(
     block_size: int = 2048,
     envy_utility: str = "precision",
     features: pd.DataFrame | None = None,
+    route: str = "auto",
+    stats=None,
 ) -> pd.DataFrame:
     """One row per evaluated user (canonical order) with :data:`COLUMNS`: ``user_id``,
     ``P`` and ``NDCG`` at k, the user's share of each measure in :data:`SHARES` (each
@@ -315,13 +368,20 @@ def decompose(
 
     ``similarities``: as for ``evaluate`` (``{"cos", "jacc"[, "genre"]}``, e.g. the
     similarity files); missing ones are computed here. They are read, never modified.
+
+    ``route``: ``dense`` (the (m, m) similarities are held), ``stream`` (row passes,
+    nothing m x m: :func:`stream_decompose`, which may take the pass-one ``stats``) or
+    ``auto``: dense when ``similarities`` are given, else :func:`choose_route`. Both
+    routes give the same shares (to <= 1e-9, tested).
     """
-    if not 0.0 <= gamma <= 1.0:
-        raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
-    if envy_utility not in fairness.ENVY_UTILITIES:
-        raise ValueError(
-            f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
-        )
+    _check_options(gamma, envy_utility)
+    route = "dense" if similarities and route == "auto" else route
+    if choose_route(len(inputs.users), gamma, route) == "stream":
+        frame = stream_decompose(
+            inputs, k, epsilon, gamma, block_size=block_size, envy_utility=envy_utility,
+            stats=stats,
+        )  # fmt: skip
+        return join_features(frame, features) if features is not None else frame
     sims = similarities_of(inputs, similarities, gamma, block_size)
     scores = effectiveness.per_user(inputs.topk, inputs.relevant, k)
     columns: dict[str, np.ndarray] = {
@@ -340,16 +400,202 @@ def decompose(
     columns["UF"] = uf_parts(inputs.topk, inputs.train, sim_uf, k, block_size)
     del sim_uf, genre
     columns.update(envy_parts(inputs.topk, inputs.relevant, k, epsilon, envy_utility, block_size))
-    for name in ("P", "NDCG"):
-        share, worse, better = gini_parts(scores[name])
-        columns[f"Gini-{name}"] = share
-        columns[f"Gini-{name}:disadvantaged"], columns[f"Gini-{name}:advantaged"] = worse, better
-        columns[f"SD-{name}"] = sd_share(scores[name])
+    _score_columns(columns, scores)
     frame = pd.DataFrame({name: columns[name] for name in COLUMNS if name in columns})
     extra = attributes(inputs, sims["cos"].sim)
     for name in ATTRIBUTES:
         frame[name] = extra[name].to_numpy()
     return join_features(frame, features) if features is not None else frame
+
+
+# --- the streamed route -------------------------------------------------------------------
+
+#: The per-user accumulators of :func:`stream_parts` (each a length-m array).
+PARTS = (
+    "P-cos:dis", "P-cos:adv", "P-jacc:dis", "P-jacc:adv",
+    "NDCG-cos:dis", "NDCG-cos:adv", "NDCG-jacc:dis", "NDCG-jacc:adv",
+    "UF-terms", "cos-sum", "envies", "envied", "max-envy", "max-envied",
+)  # fmt: skip
+
+
+def stream_parts(
+    inputs: Inputs,
+    stats,
+    start: int = 0,
+    stop: int | None = None,
+    *,
+    k: int = 10,
+    envy_utility: str = "precision",
+    block_size: int = similarity.BLOCK_SIZE,
+) -> dict[str, np.ndarray]:
+    """The per-user accumulators :data:`PARTS` of the rows ``start:stop`` (pairs u < v with
+    u in the rows, envy's ordered pairs (u, v) with u in the rows), given the complete
+    pass-one ``stats`` (``userfair.streaming.pass_one``) of the same users. Nothing m x m:
+    the compiled kernels of ``userfair._decompose_kernels`` visit the pairs of
+    ``userfair.streaming.pass_two`` and add each pair's term to both users' entries.
+    Accumulators of row ranges that tile 0:m add up to those of 0:m (a scatter)."""
+    from userfair import _decompose_kernels as kern
+    from userfair import streaming
+    from userfair._backend import binary_csr, blocks
+
+    streaming._check_stats(stats, inputs)
+    m = len(inputs.users)
+    start, stop = streaming._row_range(m, start, stop)
+    topk = effectiveness.validate_lists(inputs.topk, k, inputs.relevant.shape)
+    relevant = binary_csr(inputs.relevant)
+    scores = effectiveness.per_user(topk, relevant, k)
+    threads = streaming._threads()
+    items, local = fairness._recommended(topk)
+    cosines = streaming._item_cosines(inputs, items, threads)
+    data = streaming._prepare(inputs.train_of_evaluated(), stats.gamma, inputs.genres)
+    (cos_lo, _), (jacc_lo, _) = stats.cos_range, stats.jacc_range
+    threshold = stats.uf_threshold if stats.pairs >= 2 else math.inf
+    precision = np.ascontiguousarray(scores["P"])
+    ndcg = np.ascontiguousarray(scores["NDCG"])
+    local = np.ascontiguousarray(local)
+    pairs = np.zeros((m, kern.PAIR_ROWS))
+    for a, b in blocks(stop - start, block_size):
+        pairs += kern.pair_rows(
+            *data.pair_arguments(), start + a, start + b, float(stats.gamma), data.dist,
+            data.own, precision, ndcg, float(cos_lo), float(jacc_lo), float(threshold),
+            local, k, *cosines, len(items), threads,
+        ).sum(axis=0)  # fmt: skip
+        log.debug("decomposition, pairs: rows %d:%d of %d", start + a, start + b, m)
+    denominator = fairness.envy_denominators(relevant, k, envy_utility)
+    relevant_rec = relevant[:, items].tocsr()
+    relevant_rec.sort_indices()
+    own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
+    holders = fairness._onehot(local, len(items)).T.tocsr()  # item -> users with it listed
+    as64 = lambda a: a.astype(np.int64)  # noqa: E731
+    envy = np.zeros((m, kern.ENVY_ROWS))
+    for a, b in blocks(stop - start, block_size):
+        envy += kern.envy_rows(
+            as64(relevant_rec.indptr), as64(relevant_rec.indices), as64(holders.indptr),
+            as64(holders.indices), own, denominator, start + a, start + b, threads,
+        ).sum(axis=0)  # fmt: skip
+    return dict(zip(PARTS, np.ascontiguousarray(np.concatenate([pairs, envy], axis=1).T)))
+
+
+def add_parts(parts) -> dict[str, np.ndarray]:
+    """The accumulators of several row ranges together (their sum)."""
+    parts = list(parts)
+    return {name: np.sum([part[name] for part in parts], axis=0) for name in PARTS}
+
+
+def finish_parts(
+    inputs: Inputs, stats, parts: dict[str, np.ndarray], k: int = 10, epsilon: float = 0.05
+) -> pd.DataFrame:
+    """The frame of :func:`decompose` from the complete accumulators ``parts`` of all rows
+    and the pass-one ``stats`` (the scaling of docs/method.md#who; Gini, SD and the
+    attributes need only the per-user scores and the train matrix)."""
+    m = len(inputs.users)
+    scores = effectiveness.per_user(inputs.topk, inputs.relevant, k)
+    columns: dict[str, np.ndarray] = {
+        "user_id": np.asarray(inputs.users).astype(str),
+        "P": scores["P"],
+        "NDCG": scores["NDCG"],
+    }
+    n_pairs = m * (m - 1) // 2
+    ranges = {"cos": stats.cos_range, "jacc": stats.jacc_range}
+    for name in ("P", "NDCG"):
+        for kind, label in (("cos", "Cos"), ("jacc", "Jacc")):
+            key = f"PUF-{name}-{label}"
+            lo, hi = ranges[kind]
+            if m < 2:
+                worse = better = np.full(m, math.nan)
+            elif hi == lo:  # every normalised similarity is 0
+                worse = better = np.zeros(m)
+            else:
+                worse = parts[f"{name}-{kind}:dis"] / (hi - lo) / n_pairs
+                better = parts[f"{name}-{kind}:adv"] / (hi - lo) / n_pairs
+            columns[key] = (worse + better) / 2.0
+            columns[f"{key}:disadvantaged"], columns[f"{key}:advantaged"] = worse, better
+    half = parts["UF-terms"] / (2.0 * k * k)
+    total = half.sum()
+    if n_pairs < 2 or total <= 0:
+        columns["UF"] = np.full(m, math.nan)
+    else:
+        columns["UF"] = math.log(total) / math.log(n_pairs) * half / total
+    if m < 2:
+        for name in ("ME", "ME:envies", "ME:envied", "MME", "MME:envies", "MME:envied", "PEU"):
+            columns[name] = np.full(m, math.nan)
+    else:
+        ordered = m * (m - 1)
+        envies, envied = parts["envies"], parts["envied"]
+        max_envy, max_envied = parts["max-envy"], parts["max-envied"]
+        columns["ME"] = (envies + envied) / (2.0 * ordered)
+        columns["ME:envies"], columns["ME:envied"] = envies / ordered, envied / ordered
+        columns["MME"] = (max_envy + max_envied) / (2.0 * m)
+        columns["MME:envies"], columns["MME:envied"] = max_envy / m, max_envied / m
+        columns["PEU"] = (max_envy > epsilon) / m
+    _score_columns(columns, scores)
+    frame = pd.DataFrame({name: columns[name] for name in COLUMNS if name in columns})
+    extra = attributes(inputs)
+    lo, hi = stats.cos_range
+    if m >= 2:
+        mean = parts["cos-sum"] / (hi - lo) / (m - 1) if hi > lo else np.zeros(m)
+        extra["mean_similarity"] = mean
+    for name in ATTRIBUTES:
+        frame[name] = extra[name].to_numpy()
+    return frame
+
+
+def stream_decompose(
+    inputs: Inputs,
+    k: int = 10,
+    epsilon: float = 0.05,
+    gamma: float = 1.0,
+    *,
+    block_size: int = similarity.BLOCK_SIZE,
+    envy_utility: str = "precision",
+    stats=None,
+) -> pd.DataFrame:
+    """:func:`decompose` on the streamed route: ``userfair.streaming.pass_one`` (unless
+    ``stats`` is given), :func:`stream_parts` over all rows, :func:`finish_parts`. Memory:
+    O(m) per thread (no m x m array); time: about the streamed measures' pass two."""
+    from userfair import streaming
+
+    _check_options(gamma, envy_utility)
+    if gamma < 1.0 and inputs.genres is None:
+        raise ValueError(
+            f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
+            "(--item-features on the command line)"
+        )
+    if stats is None:
+        stats = streaming.pass_one(
+            inputs.train_of_evaluated(), gamma=gamma, genres=inputs.genres,
+            users=inputs.users, block_size=block_size,
+        )  # fmt: skip
+    elif stats.gamma != gamma:
+        raise ValueError(f"pair stats were computed with gamma={stats.gamma}, not {gamma}")
+    parts = stream_parts(inputs, stats, k=k, envy_utility=envy_utility, block_size=block_size)
+    return finish_parts(inputs, stats, parts, k, epsilon)
+
+
+def similarity_rows(inputs: Inputs, rows: np.ndarray, kind: str = "cos", stats=None):
+    """The min-max normalised ``kind`` (``cos`` or ``jacc``) similarity of the evaluated
+    users ``rows`` (canonical positions) to every evaluated user, (len(rows), m), diagonal
+    entries 0: the rows of ``Similarity.sim`` without the (m, m) matrix (the range from the
+    pass-one ``stats``; computed when not given)."""
+    from userfair import streaming
+    from userfair._backend import binary_csr
+
+    train = binary_csr(inputs.train_of_evaluated())
+    if stats is None:
+        stats = streaming.pass_one(train, users=inputs.users)
+    lo, hi = stats.cos_range if kind == "cos" else stats.jacc_range
+    rows = np.asarray(rows, dtype=np.int64)
+    degrees = np.diff(train.indptr).astype(np.float64)
+    inter = (train[rows] @ train.T).toarray()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "cos":
+            raw = inter / np.sqrt(degrees[rows, None] * degrees[None, :])
+        else:
+            raw = inter / (degrees[rows, None] + degrees[None, :] - inter)
+    raw = np.nan_to_num(raw, nan=0.0, posinf=0.0, neginf=0.0)
+    out = (raw - lo) / (hi - lo) if hi > lo else np.zeros_like(raw)
+    out[np.arange(len(rows)), rows] = 0.0
+    return out
 
 
 def join_features(frame: pd.DataFrame, features: pd.DataFrame, label: str = "features"):
@@ -421,7 +667,9 @@ def worst_cases(
 ) -> pd.DataFrame:
     """The ``n`` users with the largest ``MEASURE:disadvantaged`` (ties: canonical order)
     and, for each, the better-served users among its ``neighbours`` most similar ones
-    (``sim``: the (m, m) similarity ``measure`` reads, in the order of ``frame``'s rows).
+    (``sim``: the (m, m) similarity ``measure`` reads, in the order of ``frame``'s rows, or
+    a function giving its rows for an array of row positions, e.g. :func:`similarity_rows`
+    on the streamed route).
 
     Columns: ``user_id``, the user's score, ``disadvantaged`` (its part of the measure),
     ``better`` (how many of the neighbours are better served), ``neighbours``,
@@ -431,15 +679,16 @@ def worst_cases(
     if measure not in FAIR_PUF:
         raise ValueError(f"worst cases need a PUF measure, one of {FAIR_PUF}; got {measure!r}")
     m = len(frame)
-    if sim.shape != (m, m):
+    if not callable(sim) and sim.shape != (m, m):
         raise ValueError(f"sim must be ({m}, {m}) in the frame's row order, got {sim.shape}")
     effect = measure.split("-")[1]
     scores = frame[effect].to_numpy(dtype=np.float64)
     part = frame[f"{measure}:disadvantaged"].to_numpy(dtype=np.float64)
     order = np.argsort(-np.nan_to_num(part, nan=-np.inf), kind="stable")[: max(0, n)]
+    rows_of = sim(order) if callable(sim) else sim[order]
     records = []
-    for u in order:
-        row = sim[u].copy()
+    for u, row in zip(order, rows_of):
+        row = np.array(row, dtype=np.float64)
         row[u] = -np.inf
         nearest = np.argsort(-row, kind="stable")[: min(neighbours, m - 1)]
         better = nearest[scores[nearest] > scores[u]]

@@ -24,6 +24,7 @@ from .agreement import EQUIVALENT  # noqa: E402
 from .io import atomic_path  # noqa: E402
 from .measures import NAMES  # noqa: E402
 from .tables import model_label  # noqa: E402
+from .who import ACTIVITY, FIGURE_MEASURES, GROUP_COLUMNS  # noqa: E402
 
 PERCENT_LABEL = "% users with zero relevance"
 # Panels of Fig. 2: groups of measures that share a scale.
@@ -515,3 +516,81 @@ def paper_gap_figure(
     dataset's verdict. Datasets without published numbers and the run's grid and epochs
     are named below the panels."""
     save(paper_gap_axes(cells, tau, verdicts, run_note, style), pdf_path, png_path, style)
+
+
+# --- who is treated unfairly ------------------------------------------------------------
+
+
+def who_figure(
+    table: pd.DataFrame,
+    models: list[str],
+    style,
+    pdf_path,
+    png_path,
+    measures=FIGURE_MEASURES,
+    by: str = ACTIVITY,
+) -> None:
+    """:func:`who_axes`, saved as PDF and PNG."""
+    save(who_axes(table, models, style, measures, by), pdf_path, png_path, style)
+
+
+def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEASURES, by=ACTIVITY):
+    """The who figure: share of each measure by ``by`` group (activity quantiles), per
+    model, with the bootstrap intervals: one panel per (dataset, measure); groups on the x
+    axis (Q1 = least active), one dodged series of points per model with error bars; the
+    dashed line at each group's share of the users (a group carrying exactly its share of
+    the users is on it). ``table``: ``userfair.who.group_table``'s rows. Returns the figure."""
+    _check_columns(table, GROUP_COLUMNS, "who table")
+    part = table[table["by"] == by]
+    if part.empty:
+        raise ValueError(f"who table: no rows grouped by {by!r}")
+    style.apply()
+    datasets = list(dict.fromkeys(part["dataset"]))
+    measures = [m for m in measures if m in set(part["measure"])]
+    panels = [(d, m) for d in datasets for m in measures]
+    ncols = min(5, len(panels))
+    nrows = -(-len(panels) // ncols)
+    width = style.column_width_in
+    fig, axes = plt.subplots(
+        nrows, ncols, squeeze=False, layout="constrained",
+        figsize=(width * ncols * 0.6, width * 0.62 * nrows),
+    )  # fmt: skip
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    handles = []
+    for ax, (dataset, measure) in zip(axes.flat, panels):
+        rows = part[(part["dataset"] == dataset) & (part["measure"] == measure)]
+        order = list(dict.fromkeys(rows["group"]))
+        x = np.arange(len(order))
+        offsets = (np.arange(len(models)) - (len(models) - 1) / 2) * (0.7 / max(len(models), 1))
+        for i, model in enumerate(models):
+            mine = rows[rows["model"] == model].set_index("group").reindex(order)
+            value = 100 * mine["share"].to_numpy(dtype=float)
+            low = 100 * mine["low"].to_numpy(dtype=float)
+            high = 100 * mine["high"].to_numpy(dtype=float)
+            errors = np.abs(np.vstack([value - low, high - value]))
+            handle = ax.errorbar(
+                x + offsets[i], value, yerr=np.nan_to_num(errors), fmt="o", ms=2.5,
+                capsize=1.5, lw=0.7, color=colours[i % len(colours)], label=model_label(model),
+            )  # fmt: skip
+            if ax is axes.flat[0]:
+                handles.append(handle)
+        users = rows.drop_duplicates("group").set_index("group").reindex(order)["user_share"]
+        (line,) = ax.plot(
+            x, 100 * users.to_numpy(dtype=float), "--", color="0.3", lw=0.8, zorder=3,
+            label="share of the users",
+        )  # fmt: skip
+        ax.set_xticks(x, order, fontsize=6)
+        ax.tick_params(axis="y", labelsize=6)
+        ax.set_title(measure if len(datasets) == 1 else f"{dataset}: {measure}", fontsize=7)
+        if ax in axes[:, 0]:
+            ax.set_ylabel("% of the measure", fontsize=7)
+        if ax in axes[-1, :] or ax is axes.flat[len(panels) - 1]:
+            ax.set_xlabel("activity group (Q1 = least active)", fontsize=6)
+    handles.append(line)
+    fig.legend(
+        handles, [h.get_label() for h in handles], loc="outside lower center",
+        ncol=min(len(handles), 7), frameon=False, fontsize=7,
+    )  # fmt: skip
+    return fig

@@ -1,6 +1,6 @@
 """The tiny ml-100k behind ``.test/`` and the test suite: the ratings of the first 120 users
-of the ml-100k inside recbole (about 14k ratings) and its item file, in ml-100k's own format,
-small enough for one-epoch training in seconds. No network.
+of the ml-100k inside recbole (about 14k ratings), their user file and the item file, in
+ml-100k's own format, small enough for one-epoch training in seconds. No network.
 
     python -m userfair.testdata .test/resources/tiny-ml-100k
 """
@@ -22,8 +22,8 @@ USERS = 120
 
 
 def write_tiny_ml100k(folder: str | os.PathLike, users: int = USERS) -> Path:
-    """Write ``ml-100k.inter`` (users 1..``users``) and ``ml-100k.item`` into ``folder``;
-    point a config at it with ``dataset_options: {ml-100k: {path: FOLDER}}``."""
+    """Write ``ml-100k.inter`` and ``ml-100k.user`` (users 1..``users``) and ``ml-100k.item``
+    into ``folder``; point a config at it with ``dataset_options: {ml-100k: {path: FOLDER}}``."""
     source, folder = recbole_ml100k_dir(), Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     inter = pd.read_csv(source / "ml-100k.inter", sep="\t", dtype=str)
@@ -32,6 +32,9 @@ def write_tiny_ml100k(folder: str | os.PathLike, users: int = USERS) -> Path:
         inter.to_csv(tmp, sep="\t", index=False)
     with atomic_path(folder / "ml-100k.item") as tmp:
         shutil.copyfile(source / "ml-100k.item", tmp)
+    user = pd.read_csv(source / "ml-100k.user", sep="\t", dtype=str)
+    with atomic_path(folder / "ml-100k.user") as tmp:
+        user[user["user_id:token"].astype(int) <= users].to_csv(tmp, sep="\t", index=False)
     return folder
 
 

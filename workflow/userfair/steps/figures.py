@@ -70,3 +70,11 @@ def fig_intervals(intervals: Path, pdf: Path, png: Path, *, style: dict, models:
     (userfair.plots.intervals_figure)."""
     plots.intervals_figure(pd.read_csv(intervals), FAIR, models, plots.Style(**style), pdf, png)
     _written(pdf, png)
+
+
+def fig_who(table: Path, pdf: Path, png: Path, *, style: dict, models: list[str]) -> None:
+    """Rule fig_who: each Fair measure's share by activity group per model, with intervals
+    (userfair.plots.who_figure)."""
+    frame = pd.read_csv(table, dtype={"group": str})
+    plots.who_figure(frame, models, plots.Style(**style), pdf, png)
+    _written(pdf, png)

@@ -1,0 +1,119 @@
+# Who is treated unfairly (docs/method.md#who, docs/analyses.md#who): every evaluated
+# user's exact share of every Fair measure per dataset x model, each measure's share by
+# group of users with bootstrap intervals, the most disadvantaged users, and the figure.
+# The decomposition takes the measures' route: the similarity files (dense) or pass one
+# (streamed, more evaluated users than measures.stream_above).
+
+
+rule users:
+    input:
+        unpack(users_inputs),
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=rules.topk.output.topk,
+    output:
+        users="results/{dataset}/measures/{model}/users.parquet",
+        worst="results/{dataset}/measures/{model}/worst.csv",
+    log:
+        "results/logs/users/{dataset}_{model}.log",
+    conda:
+        "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        **measure_settings("epsilon", "envy_utility", "gamma", "block_size"),
+        **who_settings("features", "worst", "worst_measure", "neighbours"),
+        source=raw_source,
+    message:
+        "Each user's share of every Fair measure of {wildcards.model} on {wildcards.dataset}"
+    script:
+        "../scripts/users.py"
+
+
+rule who_table:
+    input:
+        unpack(per_run(rules.users.output.users)),
+    output:
+        report(
+            "results/tables/who.csv",
+            caption="../report/who.rst",
+            category="Tables",
+            labels={"table": "Who carries each Fair measure", "format": "CSV"},
+        ),
+    log:
+        "results/logs/who_table/who_table.log",
+    conda:
+        "../../envs/measures.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        **who_settings("groups", "features", "resamples"),
+        datasets=DATASETS,
+        models=MODELS,
+    message:
+        "Each Fair measure's share by group of users, with bootstrap intervals"
+    script:
+        "../scripts/who_table.py"
+
+
+rule who_worst:
+    input:
+        unpack(per_run(rules.users.output.worst)),
+    output:
+        report(
+            "results/tables/who_worst.csv",
+            caption="../report/who_worst.rst",
+            category="Tables",
+            labels={"table": "The most disadvantaged users", "format": "CSV"},
+        ),
+    log:
+        "results/logs/who_worst/who_worst.log",
+    conda:
+        "../../envs/measures.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        datasets=DATASETS,
+        models=MODELS,
+    message:
+        "The most disadvantaged users of every model, with their better-served neighbours"
+    script:
+        "../scripts/who_worst.py"
+
+
+rule fig_who:
+    input:
+        table=rules.who_table.output[0],
+        code=DRAWING_CODE,
+    output:
+        pdf=report(
+            "results/figures/who.pdf",
+            caption="../report/fig_who.rst",
+            category="Figures",
+            labels={"figure": "Who carries each Fair measure", "format": "PDF"},
+        ),
+        png=report(
+            "results/figures/who.png",
+            caption="../report/fig_who.rst",
+            category="Figures",
+            labels={"figure": "Who carries each Fair measure", "format": "PNG"},
+        ),
+    log:
+        "results/logs/fig_who/fig_who.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=config["plots"],
+        models=MODELS,
+    message:
+        "Share of each Fair measure by activity group per model, with intervals"
+    script:
+        "../scripts/fig_who.py"

@@ -1,0 +1,19 @@
+"""Rule who_table: each Fair measure's share by group of users, with bootstrap intervals."""
+
+from userfair.joblog import job_log
+from userfair.steps.who import who_table
+
+with job_log(snakemake):
+    p = snakemake.params
+    # named inputs "D/M" (common.smk, per_run)
+    who_table(
+        dict(snakemake.input.items()),
+        p.datasets,
+        p.models,
+        snakemake.output[0],
+        groups=p.groups,
+        features=p.features,
+        resamples=p.resamples,
+        seed=p.seed,
+        level=p.level,
+    )

@@ -1,0 +1,9 @@
+"""Rule who_worst: the most disadvantaged users of every model."""
+
+from userfair.joblog import job_log
+from userfair.steps.who import who_worst
+
+with job_log(snakemake):
+    p = snakemake.params
+    # named inputs "D/M" (common.smk, per_run)
+    who_worst(dict(snakemake.input.items()), p.datasets, p.models, snakemake.output[0])
