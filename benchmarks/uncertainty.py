@@ -92,10 +92,10 @@ def naive(inputs, sims, sim_uf, weights_row) -> dict[str, float]:
             out[f"PUF-{name}-{label}"] = float((sim * gap)[distinct].sum() / ordered)
     # envy: the sparse counts of evaluate's envy, copy pairs masked out
     denominator = fairness.envy_denominators(relevant, K, "precision")
-    items, local = fairness._recommended(topk)
+    items, local = fairness.recommended_items(topk)
     relevant_rec = relevant[:, items]
     own = effectiveness.hits(local, relevant_rec, K).sum(axis=1) / denominator
-    counts = (relevant_rec @ fairness._onehot(local, len(items)).T).tocsr()
+    counts = (relevant_rec @ fairness.lists_matrix(local, len(items)).T).tocsr()
     rows = np.repeat(np.arange(n), np.diff(counts.indptr))
     keep = origin[rows] != origin[counts.indices]
     gain = np.maximum(counts.data[keep] / denominator[rows[keep]] - own[rows[keep]], 0.0)
@@ -109,7 +109,7 @@ def naive(inputs, sims, sim_uf, weights_row) -> dict[str, float]:
     mean = np.where(distinct, uf_sim, 0.0).sum() / ordered
     sd = np.sqrt(np.where(distinct, (uf_sim - mean) ** 2, 0.0).sum() / ordered)
     uf_sim[~distinct] = -np.inf  # never similar
-    unit = fairness._unit_columns(inputs.train, items)
+    unit = fairness.unit_item_columns(inputs.train, items)
     rows_csr = unit.tocsr()
     item_cos = _kernels.item_cosines(
         unit.indptr,

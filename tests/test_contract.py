@@ -303,3 +303,63 @@ def test_names_are_checked_against_the_registries():
     ), errors
     assert not any("datasets[1]" in e for e in errors)  # declared, though badly
     assert name_errors({"models": ["LightGCN", "EASE"], "datasets": ["ml-100k"]}) == []
+
+
+# --- the library's imports ------------------------------------------------------------------
+
+PACKAGE = REPO / "workflow" / "userfair"
+
+
+def _module_name(path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports_of(path) -> set[str]:
+    """The userfair modules a module imports, at module level or inside functions."""
+    tree = ast.parse(path.read_text())
+    package = _module_name(path).rsplit(".", 1)[0] if path.name != "__init__.py" else None
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("userfair")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = (package or "userfair") + ("." + base if base else "")
+            if base.startswith("userfair"):
+                found |= {f"{base}.{a.name}" for a in node.names} | {base}
+    modules = {_module_name(p) for p in PACKAGE.rglob("*.py")}
+    return {name for name in found if name in modules} - {_module_name(path)}
+
+
+def test_the_library_has_no_import_circle():
+    graph = {_module_name(p): _imports_of(p) for p in PACKAGE.rglob("*.py")}
+    graph = {m: {d for d in deps if d != "userfair"} for m, deps in graph.items()}
+    state: dict[str, int] = {}
+
+    def visit(module, trail):
+        if state.get(module) == 1:
+            raise AssertionError("import circle: " + " -> ".join([*trail, module]))
+        if state.get(module) == 2:
+            return
+        state[module] = 1
+        for dependency in sorted(graph.get(module, ())):
+            visit(dependency, [*trail, module])
+        state[module] = 2
+
+    for module in sorted(graph):
+        visit(module, [])
+
+
+def test_no_private_helper_is_used_across_modules():
+    modules = {p.stem for p in PACKAGE.rglob("*.py")}
+    pattern = re.compile(r"\b(%s)\._[a-z]\w*" % "|".join(map(re.escape, sorted(modules))))
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {match.group(0)}"
+        for path in PACKAGE.rglob("*.py")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        for match in pattern.finditer(line.split("#")[0])
+        if match.group(1) != path.stem
+    ]
+    assert not found, "private names used across modules:\n" + "\n".join(found)

@@ -156,7 +156,9 @@ def test_evaluate_passes_its_device_to_the_streamed_route(inputs, monkeypatch):
 def test_blocks_shrink_to_the_free_memory(inputs, monkeypatch):
     data = inputs[False]
     rows = data.train_of_evaluated()
-    train = _streaming_torch.Train(streaming._prepare(rows, 1.0, None), 1.0, torch.device("cpu"))
+    train = _streaming_torch.Train(
+        streaming.prepare_rows(rows, 1.0, None), 1.0, torch.device("cpu")
+    )
     monkeypatch.setattr(_streaming_torch, "free_bytes", lambda device: 10 * train.row_bytes())
     assert _streaming_torch.block_rows(2048, train.row_bytes(), torch.device("cpu")) == 5
     assert _streaming_torch.block_rows(3, train.row_bytes(), torch.device("cpu")) == 3

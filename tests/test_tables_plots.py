@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import evaluate, plots, tables
+from userfair import measures, plots, tables
 from userfair.agreement import agreement_long
 from userfair.io import InputError
 from userfair.measures import FAIR, NAMES
@@ -23,7 +23,7 @@ def _records(datasets=("ml-100k", "lastfm")):
             record = {m: float(rng.random()) for m in NAMES}
             record["seconds"] = {m: float(i + 1) for m in FAIR}
             record["seconds"].update({"similarity-cos": 2.0, "similarity-jacc": 4.0})
-            record["conventions"] = evaluate.conventions("precision", 0.05, 1.0)
+            record["conventions"] = measures.conventions("precision", 0.05, 1.0)
             records[(dataset, model)] = record
     return records
 
@@ -67,7 +67,7 @@ def test_scores_table_files(tmp_path):
 
 def test_scores_table_refuses_mixed_conventions(tmp_path):
     records = _records()
-    records[("lastfm", "NCL")]["conventions"] = evaluate.conventions("ideal", 0.05, 1.0)
+    records[("lastfm", "NCL")]["conventions"] = measures.conventions("ideal", 0.05, 1.0)
     with pytest.raises(ValueError, match="different conventions"):
         tables.write_scores(
             records, ["ml-100k", "lastfm"], MODELS, tmp_path / "s.csv", tmp_path / "s.tex"
@@ -179,9 +179,9 @@ def test_relevance_figure(tmp_path, drawn):
     assert [panels[i * len(groups)].get_ylabel() for i in range(2)] == ["ml-100k", "lastfm"]
     assert fig.get_supxlabel() == plots.PERCENT_LABEL
     for row, dataset in enumerate(("ml-100k", "lastfm")):
-        for col, (group, measures) in enumerate(plots.RELEVANCE_PANELS.items()):
+        for col, (group, in_panel) in enumerate(plots.RELEVANCE_PANELS.items()):
             lines = _lines(panels[row * len(groups) + col])
-            assert list(lines) == measures
+            assert list(lines) == in_panel
             for measure, (x, y) in lines.items():
                 want = frame[(frame.dataset == dataset) & (frame.measure == measure)]
                 np.testing.assert_array_equal(x, np.arange(0, 101, 10))
@@ -327,7 +327,7 @@ def _summary(models=MODELS, datasets=("ml-100k",)):
 def test_scores_ci_table(tmp_path):
     summary = _summary()
     summary.loc[(summary.model == "NCL") & (summary.measure == "UF"), ["low", "high"]] = np.nan
-    conventions = evaluate.conventions("precision", 0.05, 1.0)
+    conventions = measures.conventions("precision", 0.05, 1.0)
     frame = tables.write_scores_ci(
         summary,
         ["ml-100k"],

@@ -274,7 +274,7 @@ def test_tau_b_equals_the_agreement_conventions():
     values = rng.integers(0, 4, size=(6, 7, 5)).astype(float)  # ties
     values[0, 2, 1] = values[3, :, 4] = np.nan  # a NaN model, an all-NaN measure
     values[4, :, 0] = 1.0  # a constant measure
-    taus = uncertainty._tau_b(values)
+    taus = uncertainty.resampled_tau_b(values)
     for b in range(values.shape[0]):
         for i in range(5):
             for j in range(5):

@@ -55,7 +55,7 @@ def _uf_terms(
 ):
     """Adds weight * (k^2 - sum_{i in L_u, j in L_v} cos(i, j)) of each of the n partners v
     of u to out[u, UF_TERMS] and out[v, UF_TERMS], by the rule of
-    ``_streaming_kernels._list_distance`` (dense cosines: the cheaper of k^2 look-ups per
+    ``_streaming_kernels.list_distance`` (dense cosines: the cheaper of k^2 look-ups per
     partner or the row sums t = sum_{i in L_u} cos(i, .) and k look-ups per partner; CSR
     cosines: the row sums). ``to_items`` (length r) is zero on entry and on exit."""
     if n == 0:

@@ -141,7 +141,7 @@ def pass_one_rows(
 
 
 @numba.njit(cache=True, inline="always")
-def _list_distance(
+def list_distance(
     u, partners, weights, n, lists, k, dense, cosines, c_ptr, c_items, c_values, to_items
 ):
     """sum over the n partners v of u of weight * (k^2 - sum_{i in L_u, j in L_v} cos(i, j)).
@@ -258,7 +258,7 @@ def pass_two_rows(
                         weights[similar] = value
                         similar += 1
                     counts[v] = 0
-            uf_sum += _list_distance(
+            uf_sum += list_distance(
                 u, partners, weights, similar, lists, k, dense, cosines, c_ptr, c_items,
                 c_values, to_items,
             )  # fmt: skip

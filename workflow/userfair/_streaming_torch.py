@@ -163,7 +163,7 @@ class Train:
 
 class Lists:
     """The top-k lists (re-indexed into the r recommended items) on the device and UF's
-    item cosines C (from the arguments ``streaming._item_cosines`` gives): dense (r, r)
+    item cosines C (from the arguments ``streaming.item_cosines_for`` gives): dense (r, r)
     when they come dense or fit :data:`DENSE_COSINES_MEMORY`, else CSR."""
 
     def __init__(self, local, r, dense, cosines, c_ptr, c_items, c_values, device):

@@ -305,7 +305,7 @@ def _evaluate_with_intervals(args) -> int:
     """``evaluate --resamples N``: the point estimates plus percentile intervals."""
     from userfair import uncertainty
     from userfair.io import InputError
-    from userfair.measures import NAMES as KEYS
+    from userfair.measures import NAMES
 
     try:
         _check_bootstrap(args, least=1)
@@ -314,7 +314,7 @@ def _evaluate_with_intervals(args) -> int:
         print(f"userfair: error: {error}", file=sys.stderr)
         return 2
     found = uncertainty.intervals(frame, args.level)
-    result["intervals"] = {key: [found[key][0], found[key][1]] for key in KEYS}
+    result["intervals"] = {key: [found[key][0], found[key][1]] for key in NAMES}
     result["resamples"] = args.resamples
     result["level"] = args.level
     result["seed"] = args.seed
@@ -322,7 +322,7 @@ def _evaluate_with_intervals(args) -> int:
         print(json.dumps(result, indent=2, allow_nan=True))
         return 0
     lines = [f"{'measure':<16} {'value':>10} {'low':>10} {'high':>10} {'seconds':>9}"]
-    for key in KEYS:
+    for key in NAMES:
         low, high = result["intervals"][key]
         cells = " ".join(f"{_number(x):>10}" for x in (result[key], low, high))
         lines.append(f"{key:<16} {cells} {result['seconds'].get(key, 0.0):>9.3f}")
@@ -338,7 +338,7 @@ def _compare(args) -> int:
     """``userfair compare``: paired bootstrap differences B - A of every measure."""
     from userfair import uncertainty
     from userfair.io import InputError
-    from userfair.measures import NAMES as KEYS
+    from userfair.measures import NAMES
 
     try:
         if len(args.topk) != 2:
@@ -353,20 +353,20 @@ def _compare(args) -> int:
         fields = ("difference", "low", "high", "p")
         record = {
             "measures": {
-                key: {field: float(table.loc[key, field]) for field in fields} for key in KEYS
+                key: {field: float(table.loc[key, field]) for field in fields} for key in NAMES
             },
             "resamples": args.resamples,
             "level": args.level,
             "seed": args.seed,
-            "a": {"topk": str(args.topk[0]), "values": {key: point_a[key] for key in KEYS}},
-            "b": {"topk": str(args.topk[1]), "values": {key: point_b[key] for key in KEYS}},
+            "a": {"topk": str(args.topk[0]), "values": {key: point_a[key] for key in NAMES}},
+            "b": {"topk": str(args.topk[1]), "values": {key: point_b[key] for key in NAMES}},
             "conventions": point_a["conventions"],
         }
         print(json.dumps(record, indent=2, allow_nan=True))
         return 0
     header = ("A", "B", "B-A", "low", "high", "p")
     lines = [f"{'measure':<16} " + " ".join(f"{h:>10}" for h in header)]
-    for key in KEYS:
+    for key in NAMES:
         row = table.loc[key]
         values = (point_a[key], point_b[key], row["difference"], row["low"], row["high"])
         cells = " ".join(f"{_number(x):>10}" for x in values)

@@ -438,16 +438,16 @@ def stream_parts(
     from userfair import streaming
     from userfair._backend import binary_csr, blocks
 
-    streaming._check_stats(stats, inputs)
+    streaming.check_stats(stats, inputs)
     m = len(inputs.users)
-    start, stop = streaming._row_range(m, start, stop)
+    start, stop = streaming.row_range(m, start, stop)
     topk = effectiveness.validate_lists(inputs.topk, k, inputs.relevant.shape)
     relevant = binary_csr(inputs.relevant)
     scores = effectiveness.per_user(topk, relevant, k)
-    threads = streaming._threads()
-    items, local = fairness._recommended(topk)
-    cosines = streaming._item_cosines(inputs, items, threads)
-    data = streaming._prepare(inputs.train_of_evaluated(), stats.gamma, inputs.genres)
+    threads = streaming.numba_threads()
+    items, local = fairness.recommended_items(topk)
+    cosines = streaming.item_cosines_for(inputs, items, threads)
+    data = streaming.prepare_rows(inputs.train_of_evaluated(), stats.gamma, inputs.genres)
     (cos_lo, _), (jacc_lo, _) = stats.cos_range, stats.jacc_range
     threshold = stats.uf_threshold if stats.pairs >= 2 else math.inf
     precision = np.ascontiguousarray(scores["P"])
@@ -465,7 +465,7 @@ def stream_parts(
     relevant_rec = relevant[:, items].tocsr()
     relevant_rec.sort_indices()
     own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
-    holders = fairness._onehot(local, len(items)).T.tocsr()  # item -> users with it listed
+    holders = fairness.lists_matrix(local, len(items)).T.tocsr()  # item -> users with it listed
     as64 = lambda a: a.astype(np.int64)  # noqa: E731
     envy = np.zeros((m, kern.ENVY_ROWS))
     for a, b in blocks(stop - start, block_size):

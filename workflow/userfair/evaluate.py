@@ -8,7 +8,7 @@ import time
 from userfair import effectiveness, fairness, similarity, streaming
 from userfair._backend import resolve
 from userfair.inputs import Inputs
-from userfair.measures import EFF, NAMES
+from userfair.measures import EFF, NAMES, conventions
 
 log = logging.getLogger(__name__)
 
@@ -30,17 +30,6 @@ class _Clock:
             self.seconds[name] = elapsed
         log.info("%s: %.3f s", ", ".join(names), elapsed)
         return value
-
-
-def conventions(envy_utility: str, epsilon: float, gamma: float) -> dict:
-    """The settled choices a result was computed with (docs/method.md#conventions)."""
-    return {
-        "envy_utility": envy_utility,
-        "epsilon": float(epsilon),
-        "gamma": float(gamma),
-        "uf_similarity": "raw",
-        "puf_similarity": "min-max",
-    }
 
 
 def evaluate(

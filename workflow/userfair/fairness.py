@@ -40,13 +40,13 @@ def gini(scores) -> float:
     return float((weights * x).sum() / (m * total))
 
 
-def _recommended(topk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def recommended_items(topk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct recommended items and the lists re-indexed into them."""
     items, local = np.unique(topk, return_inverse=True)
     return items, local.reshape(topk.shape).astype(np.int64)
 
 
-def _onehot(local: np.ndarray, r: int) -> sp.csr_matrix:
+def lists_matrix(local: np.ndarray, r: int) -> sp.csr_matrix:
     """(m, r) binary list matrix: row u has ones at the items of L_u."""
     m, k = local.shape
     indptr = np.arange(0, m * k + 1, k, dtype=np.int64)
@@ -92,7 +92,7 @@ def envy(
     m = topk.shape[0]
     if m < 2:
         return {"ME": math.nan, "MME": math.nan, "PEU": math.nan}
-    items, local = _recommended(topk)
+    items, local = recommended_items(topk)
     relevant_rec = relevant[:, items]  # only recommended items can be shared hits
     own_counts = hits(local, relevant_rec, k).sum(axis=1)
     own = own_counts / denominator
@@ -111,7 +111,7 @@ def envy(
 def _envy_numpy(relevant_rec, local, own, denominator, block_size):
     """Sum of envy and each user's max envy, from the sparse count blocks R_u . L_v."""
     m = local.shape[0]
-    lists_t = _onehot(local, relevant_rec.shape[1]).T.tocsr()
+    lists_t = lists_matrix(local, relevant_rec.shape[1]).T.tocsr()
     total, max_envy = 0.0, np.zeros(m)
     for start, stop in _backend.blocks(m, block_size):
         counts = (relevant_rec[start:stop] @ lists_t).tocsr()  # (b, m), zeros implicit
@@ -145,7 +145,7 @@ def _envy_torch(relevant_rec, local, own, denominator, block_size, device):
     return float(total), max_envy.cpu().numpy()
 
 
-def _unit_columns(train: sp.spmatrix, items: np.ndarray) -> sp.csc_matrix:
+def unit_item_columns(train: sp.spmatrix, items: np.ndarray) -> sp.csc_matrix:
     """Columns ``items`` of the binarised train matrix, each scaled to unit L2 norm (an
     item without train interaction keeps its zero column)."""
     columns = _backend.binary_csr(train).tocsc()[:, items]
@@ -190,9 +190,9 @@ def uf(
     from userfair import _kernels  # numba: imported only by the jobs that compute UF
 
     threshold = _kernels.pair_threshold(sim_uf)
-    items, local = _recommended(topk)
+    items, local = recommended_items(topk)
     r = len(items)
-    unit_columns = _unit_columns(train, items)  # (users, r)
+    unit_columns = unit_item_columns(train, items)  # (users, r)
     target = _backend.resolve(device)
     if r * r <= UF_DENSE_ITEMS:  # the (r, r) cosines of the recommended items fit densely
         columns, rows = unit_columns, unit_columns.tocsr()
@@ -202,10 +202,10 @@ def uf(
         if target is None:  # numpy device: one compiled pass over the pairs
             _kernels.use_job_cores()
             total = _kernels.similar_pairs_distance(sim_uf, threshold, local, item_cos, k)
-            return _uf_value(total / (k * k), n_pairs)
+            return uf_value(total / (k * k), n_pairs)
     else:
         item_cos = (unit_columns.T @ unit_columns).tocsr()
-    lists = _onehot(local, r)
+    lists = lists_matrix(local, r)
     rows_per_block = max(1, min(block_size, UF_BLOCK_ENTRIES // max(r, m)))
     buffer = np.empty((min(rows_per_block, m), r))
     total = 0.0
@@ -218,10 +218,10 @@ def uf(
             total += _similar_pairs_distance(to_items, local, sim_uf, threshold, start, k)
         else:
             total += _dense_distance(to_items, local, sim_uf, threshold, start, k, target)
-    return _uf_value(total / (k * k), n_pairs)  # d_L has the factor 1/k^2
+    return uf_value(total / (k * k), n_pairs)  # d_L has the factor 1/k^2
 
 
-def _uf_value(total: float, n_pairs: int) -> float:
+def uf_value(total: float, n_pairs: int) -> float:
     """log(total) / log(number of pairs); NaN when the sum is 0."""
     if total <= 0:
         return math.nan

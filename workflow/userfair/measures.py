@@ -18,8 +18,21 @@ NAMES = EFF + FAIR
 GROUPS = {"Eff": EFF, "Fair (existing)": FAIR_EXISTING, "Fair (PUF)": FAIR_PUF}
 #: The once-per-dataset similarity times a measures file records beside the measures.
 SIMILARITY_TIMES = ("similarity-cos", "similarity-jacc")
-#: The keys of a measures file's ``conventions`` (built by userfair.evaluate.conventions).
+#: The keys of a measures file's ``conventions`` (built by :func:`conventions`).
 CONVENTION_KEYS = ("envy_utility", "epsilon", "gamma", "uf_similarity", "puf_similarity")
+
+
+def conventions(envy_utility: str, epsilon: float, gamma: float) -> dict:
+    """The settled choices a result was computed with (docs/method.md#conventions): the
+    ``conventions`` record of every measures file, ``userfair evaluate --json`` and the
+    bootstrap's frames."""
+    return {
+        "envy_utility": envy_utility,
+        "epsilon": float(epsilon),
+        "gamma": float(gamma),
+        "uf_similarity": "raw",
+        "puf_similarity": "min-max",
+    }
 
 
 def higher_is_better(name: str) -> bool:

@@ -510,8 +510,7 @@ def workflow_settings(measures: dict) -> dict:
 def fairness_record(metrics: dict, measures: dict) -> dict:
     """What the topk job writes to recbole_fairness.json: the measures RecBole's test
     evaluation reported (``metrics``, measure keys) and their conventions."""
-    from userfair.evaluate import conventions
-    from userfair.measures import FAIR
+    from userfair.measures import FAIR, conventions
 
     return {
         "k": int(measures["k"]),

@@ -211,7 +211,9 @@ def order_agreement(
         if frames:
             resampled = np.stack([frames[m][measure].to_numpy(dtype=float) for m in models], 1)
             values = np.stack([np.broadcast_to(printed, resampled.shape), resampled], axis=2)
-            low, high = uncertainty._percentile(uncertainty._tau_b(values)[:, 0, 1], level)
+            low, high = uncertainty.percentile_interval(
+                uncertainty.resampled_tau_b(values)[:, 0, 1], level
+            )
         rows.append([dataset, measure, len(models), tau, low, high])
     return pd.DataFrame(rows, columns=["dataset", "measure", "models", "tau", "lo", "hi"])
 

@@ -47,6 +47,7 @@ from userfair import effectiveness, fairness
 from userfair._backend import binary_csr, blocks, resolve
 from userfair.inputs import Inputs
 from userfair.io import InputError, atomic_path
+from userfair.measures import EFF, NAMES, conventions
 from userfair.similarity import BLOCK_SIZE, genre_distributions
 
 log = logging.getLogger(__name__)
@@ -351,7 +352,7 @@ class _Rows:
         return (self.row_ptr, self.row_items, self.col_ptr, self.col_users, self.degrees)
 
 
-def _prepare(rows: sp.spmatrix, gamma: float, genres: sp.spmatrix | None) -> _Rows:
+def prepare_rows(rows: sp.spmatrix, gamma: float, genres: sp.spmatrix | None) -> _Rows:
     if not 0.0 <= gamma <= 1.0:
         raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
     rows = binary_csr(rows)
@@ -380,7 +381,7 @@ def _prepare(rows: sp.spmatrix, gamma: float, genres: sp.spmatrix | None) -> _Ro
     )
 
 
-def _threads() -> int:
+def numba_threads() -> int:
     from userfair import _kernels
 
     _kernels.use_job_cores()
@@ -389,7 +390,7 @@ def _threads() -> int:
     return int(numba.get_num_threads())
 
 
-def _row_range(m: int, start: int, stop: int | None) -> tuple[int, int]:
+def row_range(m: int, start: int, stop: int | None) -> tuple[int, int]:
     stop = m if stop is None else stop
     if not 0 <= start <= stop <= m:
         raise ValueError(f"row range {start}:{stop} outside 0:{m}")
@@ -464,13 +465,13 @@ def pass_one(
     ``cpu``, ``cuda``, ``torch-cpu``, ``auto``) runs the blocks as torch products instead
     (``userfair._streaming_torch``; fewer rows per block where memory is short)."""
     clock = time.perf_counter()
-    data = _prepare(rows, gamma, genres)
-    start, stop = _row_range(data.m, start, stop)
+    data = prepare_rows(rows, gamma, genres)
+    start, stop = row_range(data.m, start, stop)
     from userfair import _streaming_kernels as kern
 
     target = resolve(device)
     if target is None:
-        threads = _threads()
+        threads = numba_threads()
 
         def block_of(lo, hi):
             return kern.pass_one_rows(
@@ -525,7 +526,7 @@ def pass_one(
 # --- pass two ----------------------------------------------------------------------------
 
 
-def _check_stats(stats: PairStats, inputs: Inputs) -> None:
+def check_stats(stats: PairStats, inputs: Inputs) -> None:
     m = len(inputs.users)
     if stats.m != m:
         raise ValueError(f"pair stats are of {stats.m} users, the inputs have {m}")
@@ -534,7 +535,7 @@ def _check_stats(stats: PairStats, inputs: Inputs) -> None:
     stats._require_complete()
 
 
-def _item_cosines(inputs: Inputs, local_items: np.ndarray, threads: int):
+def item_cosines_for(inputs: Inputs, local_items: np.ndarray, threads: int):
     """The cosines of the recommended items' train columns, as the kernel's arguments:
     dense (r, r) when r^2 fits ``fairness.UF_DENSE_ITEMS`` or when at least
     :data:`DENSE_COSINES_SHARE` of them are nonzero (counted first), else CSR rows."""
@@ -542,7 +543,7 @@ def _item_cosines(inputs: Inputs, local_items: np.ndarray, threads: int):
     from userfair import _streaming_kernels as kern
 
     r = len(local_items)
-    unit = fairness._unit_columns(inputs.train, local_items)  # (users, r) CSC
+    unit = fairness.unit_item_columns(inputs.train, local_items)  # (users, r) CSC
     rows = unit.tocsr()
     if r * r > fairness.UF_DENSE_ITEMS:
         nonzeros = kern.item_cosine_counts(
@@ -586,22 +587,22 @@ def pass_two(
     :func:`pass_one` (UF's item cosines are computed on the CPU either way)."""
     from userfair import _streaming_kernels as kern
 
-    _check_stats(stats, inputs)
+    check_stats(stats, inputs)
     m = len(inputs.users)
-    start, stop = _row_range(m, start, stop)
+    start, stop = row_range(m, start, stop)
     topk = effectiveness.validate_lists(inputs.topk, k, inputs.relevant.shape)
     relevant = binary_csr(inputs.relevant)
     scores = effectiveness.per_user(topk, relevant, k)
-    threads = _threads()
+    threads = numba_threads()
     target = resolve(device)
 
     clock = time.perf_counter()
-    items, local = fairness._recommended(topk)
-    cosines = _item_cosines(inputs, items, threads)
+    items, local = fairness.recommended_items(topk)
+    cosines = item_cosines_for(inputs, items, threads)
     uf_setup = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    data = _prepare(inputs.train_of_evaluated(), stats.gamma, inputs.genres)
+    data = prepare_rows(inputs.train_of_evaluated(), stats.gamma, inputs.genres)
     (cos_lo, _), (jacc_lo, _) = stats.cos_range, stats.jacc_range
     threshold = stats.uf_threshold if stats.pairs >= 2 else math.inf
     precision = np.ascontiguousarray(scores["P"])
@@ -654,7 +655,7 @@ def pass_two(
     relevant_rec.sort_indices()
     own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
     if target is None:
-        holders = fairness._onehot(local, len(items)).T.tocsr()  # item -> users with it listed
+        holders = fairness.lists_matrix(local, len(items)).T.tocsr()  # item -> users with it listed
         as64 = lambda a: a.astype(np.int64)  # noqa: E731
         hits = as64(relevant_rec.indptr), as64(relevant_rec.indices)
         lists_of = as64(holders.indptr), as64(holders.indices)
@@ -722,11 +723,8 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
     the pair part of pass two (one pass gives all four PUF sums and UF's); UF that plus its
     item cosines. Times of ranges run apart are summed (work, not the wall time of a
     scatter)."""
-    from userfair.evaluate import conventions
-    from userfair.measures import EFF
-    from userfair.measures import NAMES as KEYS
 
-    _check_stats(stats, inputs)
+    check_stats(stats, inputs)
     if not sums.complete or sums.m != stats.m:
         raise ValueError(f"pair sums cover rows {sums.start}:{sums.stop} of {sums.m}")
     if sums.users_sha256 is not None and stats.users_sha256 not in (None, sums.users_sha256):
@@ -751,7 +749,7 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
         seconds[key] = sums.seconds_pairs
     seconds["UF"] = sums.seconds_pairs + sums.seconds_uf_setup
     return {
-        **{key: float(scores[key]) for key in KEYS},
+        **{key: float(scores[key]) for key in NAMES},
         "seconds": seconds,
         "conventions": conventions(sums.envy_utility, sums.epsilon, stats.gamma),
     }
@@ -766,7 +764,7 @@ def pair_measures(stats: PairStats, sums: PairSums) -> dict:
         "ME": sums.envy_sum / (m * (m - 1)),
         "MME": sums.max_envy_sum / m,
         "PEU": sums.envious_users / m,
-        "UF": fairness._uf_value(sums.uf_sum / (k * k), pairs) if pairs >= 2 else math.nan,
+        "UF": fairness.uf_value(sums.uf_sum / (k * k), pairs) if pairs >= 2 else math.nan,
     }
     for kind, (lo, hi) in (("cos", stats.cos_range), ("jacc", stats.jacc_range)):
         label = "Cos" if kind == "cos" else "Jacc"

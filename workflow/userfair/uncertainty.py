@@ -28,11 +28,10 @@ import pandas as pd
 import scipy.sparse as sp
 
 from userfair import _backend, effectiveness, fairness, similarity
+from userfair.agreement import oriented
 from userfair.effectiveness import hits, validate_lists
-from userfair.evaluate import conventions
 from userfair.inputs import Inputs
-from userfair.measures import EFF
-from userfair.measures import NAMES as KEYS
+from userfair.measures import EFF, NAMES, conventions
 from userfair.similarity import BLOCK_SIZE
 
 #: Paired differences within this relative distance of the values are rounding and count
@@ -180,7 +179,7 @@ def bootstrap(
     lap("PUF and UF thresholds (matrix products)")
     out["UF"] = _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size, lap)
 
-    frame = pd.DataFrame({key: out[key] for key in KEYS}, columns=list(KEYS))
+    frame = pd.DataFrame({key: out[key] for key in NAMES}, columns=list(NAMES))
     frame.index = pd.RangeIndex(resamples, name="resample")
     frame.attrs["seconds"] = seconds  # wall seconds of each step, for the benchmark
     frame.attrs["conventions"] = conventions(envy_utility, epsilon, gamma)
@@ -240,10 +239,10 @@ def envy_candidates(
     topk = validate_lists(topk, k, relevant.shape)
     denominator = fairness.envy_denominators(relevant, k, utility)
     m = topk.shape[0]
-    items, local = fairness._recommended(topk)
+    items, local = fairness.recommended_items(topk)
     relevant_rec = relevant[:, items]
     own = hits(local, relevant_rec, k).sum(axis=1) / denominator
-    lists_t = fairness._onehot(local, len(items)).T.tocsr()
+    lists_t = fairness.lists_matrix(local, len(items)).T.tocsr()
     rows, columns, values = [], [], []
     for start, stop in _backend.blocks(m, block_size):
         counts = (relevant_rec[start:stop] @ lists_t).tocsr()
@@ -351,9 +350,9 @@ def uf_candidates(
     arrays (u, v, sim_UF, sim_UF * k^2 d_L(u, v)); d_L as in ``fairness.uf``."""
     m = sim_uf.shape[0]
     topk = validate_lists(topk, k, (m, train.shape[1]))
-    items, local = fairness._recommended(topk)
+    items, local = fairness.recommended_items(topk)
     r = len(items)
-    unit = fairness._unit_columns(train, items)
+    unit = fairness.unit_item_columns(train, items)
     if r * r <= fairness.UF_DENSE_ITEMS:
         from userfair import _kernels
 
@@ -369,7 +368,7 @@ def uf_candidates(
         )
     else:
         item_cos = (unit.T @ unit).tocsr()
-    lists = fairness._onehot(local, r)
+    lists = fairness.lists_matrix(local, r)
     rows_per_block = max(1, min(block_size, fairness.UF_BLOCK_ENTRIES // max(r, m)))
     parts = []
     for start, stop in _backend.blocks(m, rows_per_block):
@@ -422,13 +421,13 @@ def _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size, lap) -> np.
 # ---------------------------------------------------------------- intervals and tests
 
 
-def _check_level(level: float) -> float:
+def check_level(level: float) -> float:
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie in (0, 1), got {level}")
     return float(level)
 
 
-def _percentile(values: np.ndarray, level: float) -> tuple[float, float]:
+def percentile_interval(values: np.ndarray, level: float) -> tuple[float, float]:
     """The (1 - level) / 2 and (1 + level) / 2 quantiles (numpy's linear interpolation)
     of the finite ``values``; NaN, NaN when none is finite."""
     values = np.asarray(values, dtype=np.float64)
@@ -442,8 +441,10 @@ def _percentile(values: np.ndarray, level: float) -> tuple[float, float]:
 def intervals(frame: pd.DataFrame, level: float = 0.95) -> dict[str, tuple[float, float]]:
     """Percentile interval of every column of a ``bootstrap`` frame: {measure: (low,
     high)} over the resamples where the measure is finite (NaN, NaN if there is none)."""
-    level = _check_level(level)
-    return {column: _percentile(frame[column].to_numpy(), level) for column in frame.columns}
+    level = check_level(level)
+    return {
+        column: percentile_interval(frame[column].to_numpy(), level) for column in frame.columns
+    }
 
 
 def p_value(differences) -> float:
@@ -484,14 +485,14 @@ def compare(
     interval (``low``, ``high``) of the resampled differences, the two-sided bootstrap
     ``p`` (:func:`p_value`) and ``resamples`` (the number of finite resampled
     differences)."""
-    level = _check_level(level)
+    level = check_level(level)
     if not frame_a.index.equals(frame_b.index) or list(frame_a.columns) != list(frame_b.columns):
         raise ValueError("compare needs two bootstrap frames of the same resamples and measures")
     rows = []
     for measure in frame_a.columns:
         a = frame_a[measure].to_numpy(np.float64)
         d = _difference(a, frame_b[measure].to_numpy(np.float64))
-        low, high = _percentile(d, level)
+        low, high = percentile_interval(d, level)
         rows.append(
             {
                 "measure": measure,
@@ -543,15 +544,15 @@ def summary(
     frames: Mapping[str, pd.DataFrame],
     points: Mapping[str, Mapping[str, float]],
     level: float = 0.95,
-    measures=KEYS,
+    measures=NAMES,
 ) -> pd.DataFrame:
     """One row per (model, measure): the point estimate ``value`` and the percentile
     interval ``low``, ``high`` of its resamples."""
-    level = _check_level(level)
+    level = check_level(level)
     rows = []
     for model, frame in frames.items():
         for measure in measures:
-            low, high = _percentile(frame[measure].to_numpy(), level)
+            low, high = percentile_interval(frame[measure].to_numpy(), level)
             rows.append(
                 {
                     "model": model,
@@ -568,7 +569,7 @@ def significance(
     frames: Mapping[str, pd.DataFrame],
     points: Mapping[str, Mapping[str, float]],
     level: float = 0.95,
-    measures=KEYS,
+    measures=NAMES,
     alpha: float | None = None,
 ) -> pd.DataFrame:
     """Every pair of models (in the order given, A before B) for every measure:
@@ -576,7 +577,7 @@ def significance(
     pairs of that measure) and ``significant`` (p_holm < alpha, alpha = 1 - level unless
     given)."""
     _same_resamples(frames)
-    alpha = 1.0 - _check_level(level) if alpha is None else alpha
+    alpha = 1.0 - check_level(level) if alpha is None else alpha
     models = list(frames)
     parts = []
     for i, a in enumerate(models):
@@ -599,7 +600,7 @@ def significance(
     )
 
 
-def _tau_b(values: np.ndarray) -> np.ndarray:
+def resampled_tau_b(values: np.ndarray) -> np.ndarray:
     """Kendall tau-b between every pair of columns of ``values`` (B, models, measures),
     per resample: (B, measures, measures). Per measure pair only the models where both
     are finite count; NaN when fewer than 2 remain or either side is constant there
@@ -629,11 +630,8 @@ def tau_intervals(
     ``low``, ``high`` over the resamples where tau is defined). ``excludes_zero``: the
     interval lies strictly above or strictly below 0. One row per ordered pair
     (measure_a, measure_b), as ``agreement.agreement_long``."""
-    from userfair.agreement import oriented
-    from userfair.measures import NAMES as MEASURES
-
-    level = _check_level(level)
-    measures = list(MEASURES if measures is None else measures)
+    level = check_level(level)
+    measures = list(NAMES if measures is None else measures)
     _same_resamples(frames)
     models = list(frames)
     resampled = np.stack(
@@ -646,12 +644,12 @@ def tau_intervals(
     full = np.array([[oriented(m, [points[model][m]])[0] for m in measures] for model in models])[
         None
     ]
-    tau_full = _tau_b(full)[0]
-    tau_resampled = _tau_b(resampled)
+    tau_full = resampled_tau_b(full)[0]
+    tau_resampled = resampled_tau_b(resampled)
     rows = []
     for a, first in enumerate(measures):
         for b, second in enumerate(measures):
-            low, high = _percentile(tau_resampled[:, a, b], level)
+            low, high = percentile_interval(tau_resampled[:, a, b], level)
             rows.append(
                 {
                     "measure_a": first,
