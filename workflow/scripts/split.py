@@ -3,14 +3,12 @@ train/valid/test."""
 
 import logging
 
-import pandas as pd
-
 from userfair import data
-from userfair.io import write_inter
+from userfair.io import read_parquet, write_inter
 from userfair.joblog import job_log
 
 with job_log(snakemake):
-    frame = pd.read_parquet(snakemake.input[0])
+    frame = read_parquet(snakemake.input[0])
     splits = data.make_splits(
         frame,
         temporal=snakemake.params.temporal,

@@ -2,14 +2,12 @@
 
 import logging
 
-import pandas as pd
-
 from userfair import data
-from userfair.io import read_inter, write_json
+from userfair.io import read_inter, read_parquet, write_json
 from userfair.joblog import job_log
 
 with job_log(snakemake):
-    preprocessed = pd.read_parquet(snakemake.input.preprocessed)
+    preprocessed = read_parquet(snakemake.input.preprocessed)
     splits = dict(zip(data.SPLITS, map(read_inter, snakemake.input.splits)))
     stats = data.dataset_stats(preprocessed, splits, protocol=snakemake.params.protocol)
     write_json(stats, snakemake.output[0])

@@ -7,7 +7,7 @@ import logging
 import pandas as pd
 
 from userfair import tables, uncertainty
-from userfair.io import atomic_path
+from userfair.io import atomic_path, read_parquet
 from userfair.joblog import job_log
 
 with job_log(snakemake):
@@ -18,7 +18,7 @@ with job_log(snakemake):
     records = tables.read_measure_files(measure_files, p.datasets, p.models)
     summaries, comparisons, taus = [], [], []
     for dataset in p.datasets:
-        frames = {m: pd.read_parquet(snakemake.input[f"resamples:{dataset}/{m}"]) for m in p.models}
+        frames = {m: read_parquet(snakemake.input[f"resamples:{dataset}/{m}"]) for m in p.models}
         points = {m: records[(dataset, m)] for m in p.models}
         summaries.append(uncertainty.summary(frames, points, p.level).assign(dataset=dataset))
         comparisons.append(
