@@ -17,6 +17,7 @@ with job_log(snakemake):
         snakemake.wildcards.dataset,
         snakemake.params.workdir,
         recommenders.Training(**{**snakemake.params.training, "threads": snakemake.threads}),
+        shared=snakemake.input.shared,
     )
     recommenders.write_topk(lists, snakemake.output.topk)
     write_json(test, snakemake.output.test)

@@ -1,4 +1,5 @@
-"""Rule tune: train one grid point of one model; writes valid.json and model.pth."""
+"""Rule tune: train one grid point of one model; writes valid.json and model.pth. A killed
+job leaves resume.pth in the grid point's folder, from which its next attempt resumes."""
 
 import logging
 
@@ -14,6 +15,9 @@ with job_log(snakemake):
         snakemake.wildcards.dataset,
         snakemake.params.workdir,
         recommenders.Training(**{**snakemake.params.training, "threads": snakemake.threads}),
+        shared=snakemake.input.shared,
+        # not a param: how often the state is saved does not change the results
+        checkpoint_every=snakemake.config["training"]["checkpoint_every"],
     )
     record["point"] = int(snakemake.wildcards.point)
     write_json(record, snakemake.output.valid)
