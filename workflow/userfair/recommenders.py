@@ -248,8 +248,14 @@ def _unpack_tensors(packed: dict) -> np.ndarray:
 TENSOR_FIELDS = ("uid2positive_item", "uid2history_item")
 
 
-def _samplers(shared: dict) -> list:
-    return [s for s in (shared["sampler"], shared["valid"]._sampler, shared["test"]._sampler) if s]
+def _item_counts(built) -> dict:
+    """The items of the train, valid and test parts in order of first occurrence, with their
+    counts: what RecBole's popularity sampler builds its alias table from. Its order depends
+    on the order of the parts' rows, which the full-sort loaders change (they sort by user)."""
+    items = np.concatenate([part.inter_feat[part.iid_field].numpy() for part in built])
+    keys, first, counts = np.unique(items, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    return {"keys": keys[order], "counts": counts[order]}
 
 
 def build_shared(data_dir, dataset: str, workdir, training: Training) -> dict:
@@ -273,12 +279,16 @@ def build_shared(data_dir, dataset: str, workdir, training: Training) -> dict:
         log.info("%s", data)
         built = data.build()
         train_sampler, valid_sampler, test_sampler = create_samplers(config, data, built)
+        popularity = _item_counts(built)  # before the evaluation loaders sort their parts
         valid = get_dataloader(config, "valid")(config, built[1], valid_sampler, shuffle=False)
         test = get_dataloader(config, "test")(config, built[2], test_sampler, shuffle=False)
     for loader in (valid, test):
         loader.generator = None  # a torch.Generator does not pickle; each job seeds its own
+        loader._sampler = None  # a full-sort loader uses its sampler only while it is built
         for field in TENSOR_FIELDS:
             setattr(loader, field, _pack_tensors(getattr(loader, field)))
+    if train_sampler is not None:
+        train_sampler.used_ids = _pack_sets(train_sampler.used_ids)
     shared = {
         "format": SHARED_FORMAT,
         "settings": _shared_settings(config),
@@ -286,11 +296,10 @@ def build_shared(data_dir, dataset: str, workdir, training: Training) -> dict:
         "dataset": data,
         "built": built,
         "sampler": train_sampler,
+        "popularity": popularity,
         "valid": valid,
         "test": test,
     }
-    for sampler in _samplers(shared):
-        sampler.used_ids = _pack_sets(sampler.used_ids)
     return shared
 
 
@@ -299,15 +308,23 @@ def write_shared(shared: dict, path) -> None:
         torch.save(shared, tmp, pickle_protocol=4)
 
 
-def _load_shared(path, config):
-    """(dataset, train, valid, test loaders) for ``config`` from the shared file, or None when
-    the job's settings differ from those it was built with (then the job builds its own)."""
-    parts = read_pth(path)
+def read_shared(path) -> dict:
+    """The content of a file of :func:`write_shared`; an error names the file (as given), the
+    rule that writes it and the command that rebuilds it."""
+    parts = read_pth(path, rule="recbole_dataset")
     if not isinstance(parts, dict) or parts.get("format") != SHARED_FORMAT:
         raise InputError(
-            f"{path}: not a dataset file of this version (rebuild it: "
-            f"snakemake --forcerun recbole_dataset {path})"
+            f"{path}: not a dataset file of this version; rebuild it: "
+            f"snakemake --forcerun recbole_dataset {path}"
         )
+    parts["path"] = str(path)
+    return parts
+
+
+def _load_shared(parts: dict, config):
+    """(dataset, train, valid, test loaders) for ``config`` from :func:`read_shared`, or None
+    when the job's settings differ from those it was built with (the job builds its own)."""
+    path = parts["path"]
     own = _shared_settings(config)
     changed = sorted(k for k in SHARED_KEYS if parts["settings"].get(k) != own[k])
     if changed or parts["dataset_class"] != _dataset_class(config):
@@ -320,15 +337,18 @@ def _load_shared(path, config):
     data, built = parts["dataset"], parts["built"]
     for part in (data, *built):
         part.config = config
-    for sampler in _samplers(parts):
-        sampler.used_ids = _unpack_sets(sampler.used_ids)
     for loader in (parts["valid"], parts["test"]):
         for field in TENSOR_FIELDS:
-            setattr(loader, field, _unpack_tensors(getattr(loader, field)))
+            if isinstance(getattr(loader, field), dict):  # packed (not yet loaded by a job)
+                setattr(loader, field, _unpack_tensors(getattr(loader, field)))
     neg = config["train_neg_sample_args"]
     sampler = None
-    if neg["distribution"] != "none":
+    if neg["distribution"] != "none":  # the used items per user, unpacked only when sampled
         sampler = copy.copy(parts["sampler"])
+        sampler.used_ids = _unpack_sets(sampler.used_ids)
+        if neg["distribution"] != "uniform":  # popularity: the items in their first order
+            candidates = np.repeat(parts["popularity"]["keys"], parts["popularity"]["counts"])
+            sampler._get_candidates_list = lambda: list(candidates)
         sampler.alpha = neg["alpha"]
         sampler.set_distribution(neg["distribution"])
     train = get_dataloader(config, "train")(config, built[0], sampler, shuffle=config["shuffle"])
@@ -350,8 +370,8 @@ def prepare(
     shared=None,
 ) -> Run:
     """Build config, dataset, dataloaders, a fresh model and its trainer (cwd = workdir). With
-    ``shared`` (the file of :func:`write_shared`), the dataset and the evaluation loaders are
-    loaded from it instead of built."""
+    ``shared`` (the file of :func:`write_shared`, or its content: :func:`read_shared`), the
+    dataset and the evaluation loaders come from it instead of being built."""
     torch.set_num_threads(training.threads)
     data_path = link_split(data_dir, dataset, workdir)
     cls = model_class(model)
@@ -361,6 +381,8 @@ def prepare(
         config_dict=recbole_settings(model, params, data_path, workdir, training),
     )
     init_seed(config["seed"], config["reproducibility"])
+    if shared is not None and not isinstance(shared, dict):
+        shared = read_shared(shared)
     loaded = _load_shared(shared, config) if shared is not None else None
     if loaded is not None:
         data, train, valid, test = loaded
@@ -425,6 +447,7 @@ def train_point(
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir = Path(data_dir).resolve()
     started = time.perf_counter()
+    shared = read_shared(shared) if shared is not None else None  # before the chdir
     with contextlib.chdir(workdir):
         run = prepare(model, params, data_dir, dataset, workdir, training, shared=shared)
         log.info("training %s %s on %s (device %s)", model, params, dataset, run.config["device"])
@@ -527,12 +550,10 @@ def export_topk(
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir = Path(data_dir).resolve()
-    checkpoint = Path(checkpoint).resolve()
-    if not checkpoint.is_file():
-        raise InputError(f"{checkpoint}: checkpoint not found")
+    shared = read_shared(shared) if shared is not None else None  # before the chdir
+    state = read_pth(checkpoint)  # named as given in an error; load_state_dict moves it
     with contextlib.chdir(workdir):
         run = prepare(model, params, data_dir, dataset, workdir, training, shared=shared)
-        state = read_pth(checkpoint, map_location=run.config["device"])
         run.model.load_state_dict(state["state_dict"])
         run.model.load_other_parameter(state.get("other_parameter"))
         result = run.trainer.evaluate(run.test, load_best_model=False, show_progress=False)
