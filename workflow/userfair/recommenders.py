@@ -478,7 +478,9 @@ def train_point(
             if trainer.cur_step == 0:  # a new best: RecBole has just saved it
                 best["checkpoint"] = Path(trainer.saved_model_file).read_bytes()
             checkpointer.update(
-                resume.snapshot(trainer, run.train, epoch, best["checkpoint"], {"curve": curve})
+                resume.snapshot(
+                    trainer, run.train, epoch, best["checkpoint"], {"curve": list(curve)}
+                )
             )
 
         with checkpointer.on_sigterm():
