@@ -2,7 +2,8 @@
 cluster with accounting on 127.0.0.1, the tiny ml-100k goes through profiles/slurm, and
 every job must show up in `sacct` as COMPLETED with outputs equal to a local run's. The
 measures stream (measures.stream_above: 0) and both passes are scattered over two jobs
-(measures.scatter: 2), so the scatter/gather rules are SLURM jobs too.
+(measures.scatter: 2), so the scatter/gather rules are SLURM jobs too. A training job
+cancelled with scancel is retried (the profile's retries) and resumes from its resume.pth.
 
 The cluster is opt-in: bringing it up installs packages and starts system daemons (as root),
 which a plain `pytest` must never do on a person's machine. The tests that need it run when
@@ -17,6 +18,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -292,3 +294,97 @@ def test_cluster_daemons_listen_on_loopback_only(slurm_cluster):
     sockets = {(d, line.split()[3]) for line in listening for d in daemons if f'"{d}"' in line}
     assert {d for d, _ in sockets} == {"slurmctld", "slurmd", "slurmdbd"}, sockets
     assert all(address.startswith("127.0.0.1:") for _, address in sockets), sockets
+
+
+# --- a cancelled training job resumes in its retry ------------------------------------------
+
+RESUME_EPOCHS = 150  # long enough that the job is still training when it is cancelled
+
+
+def write_resume_config(workdir: Path, tiny_dir: Path) -> Path:
+    (workdir / "grid.yaml").write_text(yaml.safe_dump({"BPR": {"learning_rate": [0.01]}}))
+    path = workdir / "resume.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "dataset_options": {DATASET: {"path": str(tiny_dir)}},
+                "datasets": [DATASET],
+                "models": ["BPR"],
+                "grid": str(workdir / "grid.yaml"),
+                "training": {
+                    "epochs": RESUME_EPOCHS,
+                    "stopping_step": RESUME_EPOCHS,
+                    "device": "cpu",
+                    # no periodic resume.pth: only SLURM's SIGTERM can write one
+                    "checkpoint_every": 10**6,
+                },
+            }
+        )
+    )
+    return path
+
+
+@pytest.mark.slow
+def test_a_cancelled_training_job_is_retried_and_resumes(tmp_path, tiny_ml100k, slurm_cluster):
+    point = f"results/{DATASET}/models/BPR/grid/0"
+    targets = [f"{point}/valid.json", f"{point}/model.pth"]
+    local = make_workdir(tmp_path / "local")
+    run_snakemake(
+        local,
+        *targets,
+        "--cores",
+        "1",
+        "--configfile",
+        str(write_resume_config(local, tiny_ml100k)),
+    )
+
+    on_slurm = make_workdir(tmp_path / "slurm")
+    config = write_resume_config(on_slurm, tiny_ml100k)
+    stderr = on_slurm / "snakemake.err"
+    # squeue, not the profile's sacct: sacct reports a cancelled job as "CANCELLED by <uid>",
+    # which the plugin (2.8.0) does not take for a failure, so it would wait for ever; squeue
+    # says "CANCELLED" (docs/cluster.md#retries). A time limit (TIMEOUT) fails either way.
+    command = [
+        "timeout", "-k", "10", str(RUN_LIMIT_S), str(BIN / "snakemake"), *targets,
+        "--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks", "2",
+        "--slurm-status-command", "squeue", "--configfile", str(config),
+    ]  # fmt: skip
+    env = {
+        **os.environ,
+        "USERFAIR_SLURM_ACCOUNT": ACCOUNT,
+        "USERFAIR_SLURM_PARTITION": PARTITION,
+        "USERFAIR_SLURM_GPU_PARTITION": GPU_PARTITION,
+    }
+    with stderr.open("w") as err:
+        proc = subprocess.Popen(command, cwd=on_slurm, stdout=err, stderr=err, env=env)
+        # cancelled once it has finished two epochs
+        log = on_slurm / f"results/logs/tune/{DATASET}/BPR/0.log"
+        deadline = time.monotonic() + RUN_LIMIT_S
+        while not log.exists() or log.read_text().count(" evaluating") < 2:
+            assert proc.poll() is None, stderr.read_text()[-6000:]
+            assert time.monotonic() < deadline, "the tune job never finished two epochs"
+            time.sleep(0.1)
+        (tune_id,) = [i for i, rule, _ in SUBMITTED.findall(stderr.read_text()) if rule == "tune"]
+        subprocess.run(["scancel", tune_id], check=True)
+        assert proc.wait(timeout=RUN_LIMIT_S + 20) == 0, stderr.read_text()[-8000:]
+
+    submitted = [(i, rule) for i, rule, _ in SUBMITTED.findall(stderr.read_text())]
+    tune_ids = [i for i, rule in submitted if rule == "tune"]
+    assert len(tune_ids) == 2 and tune_ids[0] == tune_id, submitted  # the job and its retry
+    rows = sacct_rows(tune_ids)
+    assert rows[tune_ids[0]]["state"].startswith("CANCELLED"), rows
+    assert rows[tune_ids[1]]["state"] == "COMPLETED", rows
+    # Snakemake deletes the log of the failed attempt; the retry's says it resumed, from the
+    # resume.pth that only the SIGTERM of scancel could have written
+    log = log.read_text()
+    assert "resumed from epoch" in log, log[-4000:]
+    assert not (on_slurm / point / "resume.pth").exists()
+    for name in ("valid.json", "model.pth"):
+        a, b = local / point / name, on_slurm / point / name
+        if name == "valid.json":
+            assert_same_file(a, b)
+        else:
+            import torch
+
+            sa, sb = (torch.load(p, weights_only=False)["state_dict"] for p in (a, b))
+            assert all(torch.equal(sa[k], sb[k]) for k in sa) and sa.keys() == sb.keys()

@@ -229,6 +229,19 @@ def job_request(step, dataset, model, point=None, attempt=1):
     )
 
 
+def dataset_resource(name):
+    """Resource function of recbole_dataset (models.smk), ``name`` (mem_mb or runtime) of
+    userfair.costs.dataset_request; the runtime grows with the retry attempt."""
+
+    def resource(wildcards, attempt):
+        request = costs.dataset_request(
+            data_size(wildcards.dataset), MAX_RUNTIME, attempt
+        )
+        return getattr(request, name)
+
+    return resource
+
+
 def training_resource(step, name):
     """Resource function of tune and topk (models.smk), ``name`` (mem_mb or runtime) of the
     job's job_request; Snakemake passes the attempt (1, then 2, 3, ... on retries)."""

@@ -1,10 +1,41 @@
-# Models stage (docs/training.md, docs/method.md#recommenders): tune (one job per dataset x
-# model x grid point) -> select -> topk. The grid is loaded and checked in common.smk.
+# Models stage (docs/training.md, docs/method.md#recommenders): recbole_dataset (once per
+# dataset) -> tune (one job per dataset x model x grid point) -> select -> topk. The grid is
+# loaded and checked in common.smk.
+
+
+rule recbole_dataset:
+    input:
+        rules.split.output,
+    output:
+        "results/{dataset}/models/dataset.pth",
+    log:
+        "results/logs/recbole_dataset/{dataset}.log",
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
+    resources:
+        mem_mb=dataset_resource("mem_mb"),
+        runtime=dataset_resource("runtime"),
+    params:
+        # only what the shared parts depend on, so that other training settings do not
+        # rebuild it (userfair.recommenders.SHARED_KEYS)
+        training={
+            "eval_batch_size": config["training"]["eval_batch_size"],
+            "seed": config["seed"],
+            "k": config["k"],
+        },
+        data_dir=split_folder,
+        workdir="results/{dataset}/models/dataset_build",
+    message:
+        "Build the RecBole dataset of {wildcards.dataset} once for every training job"
+    script:
+        "../scripts/recbole_dataset.py"
 
 
 rule tune:
     input:
-        rules.split.output,
+        splits=rules.split.output,
+        shared=rules.recbole_dataset.output[0],
     output:
         valid="results/{dataset}/models/{model}/grid/{point}/valid.json",
         checkpoint="results/{dataset}/models/{model}/grid/{point}/model.pth",
@@ -57,6 +88,7 @@ rule topk:
         best=rules.select.output.best,
         checkpoints=grid_point_files("checkpoint"),
         splits=rules.split.output,
+        shared=rules.recbole_dataset.output[0],
     output:
         topk="results/{dataset}/models/{model}/topk.parquet",
         test="results/{dataset}/models/{model}/recbole_test.json",

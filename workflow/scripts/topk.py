@@ -13,6 +13,7 @@ with job_log(snakemake):
         snakemake.input.best,
         p.data_dir,
         p.workdir,
+        snakemake.input.shared,
         out.topk,
         out.test,
         out.fairness,

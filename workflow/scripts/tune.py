@@ -1,4 +1,5 @@
-"""Rule tune: train one grid point of one model; writes valid.json and model.pth."""
+"""Rule tune: train one grid point of one model; writes valid.json and model.pth. A killed
+job leaves resume.pth in the grid point's folder, from which its next attempt resumes."""
 
 from userfair.joblog import job_log
 from userfair.steps.models import tune
@@ -11,8 +12,11 @@ with job_log(snakemake):
         w.point,
         p.data_dir,
         p.workdir,
+        snakemake.input.shared,
         snakemake.output.valid,
         grid_params=p.grid_params,
         training=p.training,
         threads=snakemake.threads,
+        # not a param: how often the state is saved does not change the results
+        checkpoint_every=snakemake.config["training"]["checkpoint_every"],
     )

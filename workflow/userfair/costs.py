@@ -295,6 +295,21 @@ def request(
     return Request(mem_mb, min(runtime, int(max_runtime)), gpus, job.basis)
 
 
+def dataset_request(size: Size, max_runtime: int, attempt: int = 1) -> Request:
+    """What the recbole_dataset job (one build of the dataset's RecBole dataset on the CPU,
+    the same for every model) asks for: the table's costliest build coefficients among its
+    CPU rows nearest to ``size``, with the margins of :func:`request`."""
+    rows = [nearest(found, size) for (_, on), found in table().items() if on == "cpu"]
+    seconds = max(row.build_s_per_train for row in rows) * size.train
+    memory = BASE_MB + max(row.mem_mb_per_train for row in rows) * size.train
+    measured = any(r.basis == "measured" and r.shape == size.name for r in rows)
+    mem_mb = int(math.ceil(memory * MEM_MARGIN / 100) * 100)
+    runtime = max(MIN_RUNTIME, math.ceil(seconds / 60 * TIME_MARGIN)) * max(1, int(attempt))
+    return Request(
+        mem_mb, min(runtime, int(max_runtime)), 0, "measured" if measured else "extrapolated"
+    )
+
+
 def infeasible(
     rule: str, model: str, size: Size, settings: Settings, gpus: int, max_runtime: int
 ) -> str | None:

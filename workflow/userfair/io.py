@@ -1,7 +1,10 @@
 """File helpers shared by every stage: atomic writes, RecBole atomic files, JSON, tables.
 
 Every writer goes through :func:`atomic_path`, so an interrupted job never leaves a
-half-written file under its final name.
+half-written file under its final name. Every reader of a file passed between rules (JSON,
+parquet, npz, pth) goes through :func:`read_json`, :func:`read_parquet`, :func:`read_npz` or
+:func:`read_pth`: a truncated or unreadable file stops the job with one line naming the file,
+the rule that writes it (:data:`PRODUCERS`) and the command that rebuilds it.
 """
 
 from __future__ import annotations
@@ -9,15 +12,86 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
 import pandas as pd
 
 
 class InputError(ValueError):
     """Bad input: the message names the file and the field and says what was expected."""
+
+
+class DamagedFileError(InputError):
+    """A file passed between rules is truncated or unreadable."""
+
+
+# The rule that writes each file passed between rules, by its path template: the rules'
+# outputs (workflow/rules/*.smk; tests/test_intermediates.py checks that the two agree).
+PRODUCERS = {
+    "results/{dataset}/data/preprocessed.parquet": "preprocess",
+    "results/{dataset}/data/stats.json": "stats",
+    "results/{dataset}/models/dataset.pth": "recbole_dataset",
+    "results/{dataset}/models/{model}/grid/{point}/valid.json": "tune",
+    "results/{dataset}/models/{model}/grid/{point}/model.pth": "tune",
+    "results/{dataset}/models/{model}/best.json": "select",
+    "results/{dataset}/models/{model}/topk.parquet": "topk",
+    "results/{dataset}/models/{model}/recbole_test.json": "topk",
+    "results/{dataset}/models/{model}/recbole_fairness.json": "topk",
+    "results/{dataset}/similarity/{kind}.npz": "similarity",
+    "results/{dataset}/similarity/pairs/{scatteritem}.json": "pairs_part",
+    "results/{dataset}/similarity/pairs.json": "pairs",
+    "results/{dataset}/measures/{model}/sums/{scatteritem}.json": "measure_sums",
+    "results/{dataset}/measures/{model}.json": "measures",
+    "results/{dataset}/measures/{model}/users.parquet": "users",
+    "results/{dataset}/uncertainty/{model}.parquet": "uncertainty",
+    "results/{dataset}/experiments/relevance.parquet": "exp_relevance",
+    "results/{dataset}/experiments/similarity.parquet": "exp_similarity",
+    "results/{dataset}/experiments/extreme.parquet": "exp_extreme",
+    "results/{dataset}/experiments/gamma_models.parquet": "exp_gamma",
+    "results/{dataset}/experiments/gamma_relevance.parquet": "exp_gamma",
+}
+
+
+def _template_pattern(template: str) -> re.Pattern:
+    parts = re.split(r"(\{[^}]+\})", template)
+    body = "".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts)
+    return re.compile(rf"(?:^|/){body}$")
+
+
+_PRODUCER_PATTERNS = [(_template_pattern(t), rule) for t, rule in PRODUCERS.items()]
+
+
+def producer(path: str | os.PathLike) -> str | None:
+    """The rule that writes ``path`` (:data:`PRODUCERS`), or None for a file of no rule."""
+    text = Path(path).as_posix()
+    for pattern, rule in _PRODUCER_PATTERNS:
+        if pattern.search(text):
+            return rule
+    return None
+
+
+def damaged(path, kind: str, error: BaseException, rule: str | None = None) -> DamagedFileError:
+    """The one-line error of an unreadable ``kind`` file: the file, the reason, the rule that
+    writes it and the command that rebuilds it (``rule``: else looked up by :func:`producer`)."""
+    rule = rule or producer(path)
+    reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    message = f"{path}: truncated or unreadable {kind} file ({type(error).__name__}: {reason})"
+    if rule is not None:
+        message += f"; written by rule {rule}, rebuild it: snakemake --forcerun {rule} {path}"
+    return DamagedFileError(message)
+
+
+def _existing(path, rule: str | None = None) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        rule = rule or producer(path)
+        made = f" (written by rule {rule})" if rule else ""
+        raise InputError(f"{path}: file not found{made}")
+    return path
 
 
 def _umask() -> int:
@@ -47,8 +121,50 @@ def write_json(obj, path: str | os.PathLike) -> None:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, allow_nan=True) + "\n")
 
 
-def read_json(path: str | os.PathLike):
-    return json.loads(Path(path).read_text())
+def read_json(path: str | os.PathLike, rule: str | None = None):
+    """The JSON document in ``path``; DamagedFileError when it does not parse (``rule``: the
+    rule that writes it, when :data:`PRODUCERS` does not know the path)."""
+    path = _existing(path, rule)
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as error:
+        raise damaged(path, "JSON", error, rule) from error
+
+
+def read_parquet(path: str | os.PathLike, rule: str | None = None, **kwargs) -> pd.DataFrame:
+    """The table in the parquet file ``path``; DamagedFileError when it cannot be read."""
+    path = _existing(path, rule)
+    try:
+        return pd.read_parquet(path, **kwargs)
+    except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        raise damaged(path, "parquet", error, rule) from error
+
+
+def read_npz(path: str | os.PathLike, rule: str | None = None) -> dict[str, np.ndarray]:
+    """Every array of the .npz file ``path`` (read now, so that a damaged member fails
+    here); DamagedFileError when it cannot be read."""
+    import zipfile
+
+    path = _existing(path, rule)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+        raise damaged(path, "npz", error, rule) from error
+
+
+def read_pth(path: str | os.PathLike, rule: str | None = None, map_location="cpu"):
+    """The object torch.save wrote to ``path`` (a checkpoint, the RecBole dataset);
+    DamagedFileError when it cannot be read."""
+    import torch
+
+    path = _existing(path, rule)
+    try:
+        return torch.load(path, map_location=map_location, weights_only=False)
+    except MemoryError:
+        raise
+    except Exception as error:  # torch and pickle fail in many ways on a damaged file
+        raise damaged(path, "pth", error, rule) from error
 
 
 # RecBole atomic files: tab-separated, header "name:type" per column.
@@ -120,7 +236,7 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike, *, sep: str = ",") -
 
 def read_stacked_parquet(paths) -> pd.DataFrame:
     """The frames of several parquet files stacked in the given order (fresh index)."""
-    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+    return pd.concat([read_parquet(p) for p in paths], ignore_index=True)
 
 
 def write_table(

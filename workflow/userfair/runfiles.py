@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from userfair.io import InputError
+from userfair.io import InputError, read_parquet
 
 FORMATS = ("auto", "native", "trec", "scores")
 USER_COLUMNS = ("user_id", "user", "uid")
@@ -71,7 +71,7 @@ def _looks_like_trec(path: Path) -> bool:
 def _read_table(path: Path, label: str) -> pd.DataFrame:
     """A .parquet file, or text (tab-, comma- or space-separated) with or without header."""
     if path.suffix == ".parquet":
-        return pd.read_parquet(path)
+        return read_parquet(path)
     with path.open() as handle:
         first = handle.readline()
     separator = "\t" if "\t" in first else "," if "," in first else r"\s+"

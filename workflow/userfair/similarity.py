@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from userfair._backend import binary_csr, blocks
-from userfair.io import InputError, atomic_path
+from userfair.io import InputError, atomic_path, read_npz
 
 #: Default rows per block of the pairwise products.
 BLOCK_SIZE = 2048
@@ -250,15 +250,15 @@ def load(path: str | os.PathLike, expected_users: np.ndarray | None = None) -> S
     """
     if not os.path.isfile(path):
         raise InputError(f"{path}: file not found")
-    with np.load(path, allow_pickle=False) as data:
-        for field in FIELDS:
-            if field not in data.files:
-                raise InputError(
-                    f"{path}: missing field '{field}' (a file of an older version: delete it "
-                    "and rerun the similarity rule)"
-                )
-        users, sim = data["users"].astype(str), data["sim"]
-        seconds, lo, hi = (float(data[f]) for f in ("seconds", "raw_min", "raw_max"))
+    data = read_npz(path)  # a damaged file: one line naming it and the rule that writes it
+    for field in FIELDS:
+        if field not in data:
+            raise InputError(
+                f"{path}: missing field '{field}' (a file of an older version: delete it "
+                "and rerun the similarity rule)"
+            )
+    users, sim = data["users"].astype(str), data["sim"]
+    seconds, lo, hi = (float(data[f]) for f in ("seconds", "raw_min", "raw_max"))
     if sim.shape != (len(users), len(users)):
         raise InputError(f"{path}: field 'sim' has shape {sim.shape}, expected {(len(users),) * 2}")
     if expected_users is not None and not np.array_equal(

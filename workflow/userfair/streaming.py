@@ -46,7 +46,7 @@ import scipy.sparse as sp
 from userfair import effectiveness, fairness
 from userfair._backend import binary_csr, blocks, resolve
 from userfair.inputs import Inputs
-from userfair.io import InputError, atomic_path
+from userfair.io import InputError, atomic_path, read_json
 from userfair.measures import EFF, NAMES, conventions
 from userfair.similarity import BLOCK_SIZE, genre_distributions
 
@@ -123,8 +123,7 @@ class _Record:
     def load(cls, path):
         if not os.path.isfile(path):
             raise InputError(f"{path}: file not found")
-        with open(path) as handle:
-            return cls.from_dict(json.load(handle))
+        return cls.from_dict(read_json(path))
 
 
 @dataclass(frozen=True)

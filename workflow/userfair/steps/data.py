@@ -10,7 +10,15 @@ import pandas as pd
 
 from userfair import catalogue, data
 from userfair.download import fetch
-from userfair.io import InputError, read_inter, read_json, write_inter, write_json, write_parquet
+from userfair.io import (
+    InputError,
+    read_inter,
+    read_json,
+    read_parquet,
+    write_inter,
+    write_json,
+    write_parquet,
+)
 from userfair.io import write_table as write_csv_and_tex
 from userfair.steps import Path
 
@@ -49,7 +57,7 @@ def split(
     """Rule split: steps 4-5 of docs/method.md#data (userfair.data.make_splits); writes the
     RecBole atomic files of train/valid/test (``outs`` by split name)."""
     splits = data.make_splits(
-        pd.read_parquet(preprocessed), temporal=temporal, seed=seed, valid_share=valid_share,
+        read_parquet(preprocessed), temporal=temporal, seed=seed, valid_share=valid_share,
         test_share=test_share, min_train=min_train, label=preprocessed, protocol=protocol,
     )  # fmt: skip
     for name in data.SPLITS:
@@ -73,9 +81,7 @@ def genres(dataset: str, declaration: dict, source: Path, splits, out: Path) -> 
 
 def stats(preprocessed: Path, splits, out: Path, *, protocol: str) -> dict:
     """Rule stats: stats.json of one dataset (userfair.data.dataset_stats, a Table 1 row)."""
-    result = data.dataset_stats(
-        pd.read_parquet(preprocessed), _read_splits(splits), protocol=protocol
-    )
+    result = data.dataset_stats(read_parquet(preprocessed), _read_splits(splits), protocol=protocol)
     write_json(result, out)
     log.info("%s: %s", out, result)
     return result

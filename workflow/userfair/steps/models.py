@@ -1,4 +1,5 @@
-"""Steps of the models stage (workflow/rules/models.smk): tune, select, topk."""
+"""Steps of the models stage (workflow/rules/models.smk): recbole_dataset, tune, select,
+topk."""
 
 from __future__ import annotations
 
@@ -13,15 +14,30 @@ from userfair.steps import Path
 log = logging.getLogger(__name__)
 
 
+def recbole_dataset(dataset: str, data_dir: Path, workdir: Path, out: Path, *, training: dict):
+    """Rule recbole_dataset: the dataset's RecBole dataset, its parts, sampler and evaluation
+    loaders (userfair.recommenders.build_shared), built once on the CPU and saved for every
+    training and export job of the dataset (userfair.recommenders.write_shared)."""
+    settings = recommenders.Training(**training, device="cpu", threads=1)
+    shared = recommenders.build_shared(data_dir, dataset, workdir, settings)
+    recommenders.write_shared(shared, out)
+    log.info("saved %s", out)
+
+
 def tune(
-    dataset: str, model: str, point: int, data_dir: Path, workdir: Path, out: Path, *,
-    grid_params: dict, training: dict, threads: int,
+    dataset: str, model: str, point: int, data_dir: Path, workdir: Path, shared: Path,
+    out: Path, *, grid_params: dict, training: dict, threads: int, checkpoint_every: int,
 ) -> dict:  # fmt: skip
-    """Rule tune: train one grid point (userfair.recommenders.train_point) with the
-    ``training:`` settings and the job's threads; its record (params, valid metrics, curve)
-    -> valid.json, its best checkpoint -> model.pth in ``workdir``."""
+    """Rule tune: train one grid point (userfair.recommenders.train_point) on the dataset's
+    serialised RecBole dataset (``shared``, rule recbole_dataset) with the ``training:``
+    settings and the job's threads, saving resume.pth every ``checkpoint_every`` epochs and
+    on SIGTERM (userfair.resume); its record (params, valid metrics, curve) -> valid.json,
+    its best checkpoint -> model.pth in ``workdir``."""
     settings = recommenders.Training(**{**training, "threads": threads})
-    record = recommenders.train_point(model, grid_params, data_dir, dataset, workdir, settings)
+    record = recommenders.train_point(
+        model, grid_params, data_dir, dataset, workdir, settings, shared=shared,
+        checkpoint_every=checkpoint_every,
+    )  # fmt: skip
     record["point"] = int(point)
     write_json(record, out)
     log.info("valid %s", record["valid"])
@@ -46,8 +62,9 @@ def select(
 
 
 def topk(
-    dataset: str, model: str, best: Path, data_dir: Path, workdir: Path, topk_out: Path,
-    test_out: Path, fairness_out: Path, *, training: dict, threads: int, measures: dict,
+    dataset: str, model: str, best: Path, data_dir: Path, workdir: Path, shared: Path,
+    topk_out: Path, test_out: Path, fairness_out: Path, *, training: dict, threads: int,
+    measures: dict,
 ) -> None:  # fmt: skip
     """Rule topk: the winner's checkpoint (best.json) -> its top-k lists of every test user
     (userfair.recommenders.export_topk, ranked as RecBole's full-sort test evaluation ranks),
@@ -57,7 +74,7 @@ def topk(
     settings = recommenders.Training(**{**training, "threads": threads})
     lists, test = recommenders.export_topk(
         model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings,
-        fairness=recbole_metrics.workflow_settings(measures),
+        fairness=recbole_metrics.workflow_settings(measures), shared=shared,
     )  # fmt: skip
     recommenders.write_topk(lists, topk_out)
     write_json({key: test[key] for key in recommenders.METRICS.values()}, test_out)

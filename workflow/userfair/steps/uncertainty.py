@@ -10,7 +10,7 @@ import pandas as pd
 
 from userfair import tables
 from userfair.inputs import load_inputs
-from userfair.io import write_csv, write_parquet
+from userfair.io import read_parquet, write_csv, write_parquet
 from userfair.similarity import load_dataset
 from userfair.steps import Path
 from userfair.uncertainty import (
@@ -57,7 +57,7 @@ def table_uncertainty(
     records = tables.read_measure_files(measure_files, datasets, models)
     summaries, comparisons, taus = [], [], []
     for dataset in datasets:
-        frames = {m: pd.read_parquet(resample_files[f"{dataset}/{m}"]) for m in models}
+        frames = {m: read_parquet(resample_files[f"{dataset}/{m}"]) for m in models}
         points = {m: records[(dataset, m)] for m in models}
         summaries.append(summary(frames, points, level).assign(dataset=dataset))
         comparisons.append(significance(frames, points, level).assign(dataset=dataset))

@@ -10,7 +10,7 @@ import pandas as pd
 
 from userfair import decompose, similarity, streaming, who
 from userfair.inputs import load_inputs
-from userfair.io import write_csv
+from userfair.io import read_parquet, write_csv
 from userfair.steps import Path, only
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ def who_table(
     """Rule who_table: each Fair measure's share by group of users, with bootstrap
     intervals (userfair.who.group_table), from every users file named ``D/M``."""
     table = who.group_table(
-        _by_run(users_files, datasets, models, pd.read_parquet), groups=groups,
+        _by_run(users_files, datasets, models, read_parquet), groups=groups,
         features=features, resamples=resamples, seed=seed, level=level,
     )  # fmt: skip
     write_csv(table, out)

@@ -1,0 +1,246 @@
+"""A damaged file between rules is never consumed silently: a truncated or unreadable parquet,
+npz, JSON or pth stops its reader with one line naming the file, the rule that writes it and
+the command that rebuilds it (userfair.io.PRODUCERS, checked against the rules' outputs);
+through Snakemake, a truncated model.pth stops the top-k export. The RecBole dataset built
+once per split (rule recbole_dataset) gives the same results as a job's own."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from userfair import io, runfiles, similarity
+from userfair.io import DamagedFileError, read_inter, write_inter
+
+from conftest import REPO, make_workdir, snakemake
+
+DATASET = "tiny"
+
+
+def rule_outputs() -> dict[str, str]:
+    """Output template -> rule for every .json/.npz/.parquet/.pth output of the rule files."""
+    found = {}
+    for path in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        rule, in_output = None, False
+        for line in path.read_text().splitlines():
+            head = re.match(r"(?:rule|checkpoint) (\w+):", line)
+            if head:
+                rule, in_output = head.group(1), False
+            elif re.match(r"    \w+:", line):
+                in_output = line.strip() == "output:"
+            elif in_output:
+                for template in re.findall(r'"(results/[^"]+)"', line):
+                    if template.endswith((".json", ".npz", ".parquet", ".pth")):
+                        found[template] = rule
+    return found
+
+
+def test_the_producers_table_is_the_rules_outputs():
+    assert io.PRODUCERS == rule_outputs()
+
+
+def truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def one_line_naming(error: Exception, path: Path, rule: str) -> None:
+    message = str(error)
+    assert "\n" not in message, message
+    assert message.startswith(f"{path}: truncated or unreadable"), message
+    assert f"written by rule {rule}" in message, message
+    assert message.endswith(f"snakemake --forcerun {rule} {path}"), message
+
+
+def write_parquet(path: Path) -> None:
+    users, items = ["1", "2"] * 500, [str(i) for i in range(1000)]
+    pd.DataFrame(
+        {"user_id": users, "item_id": items, "rank": np.arange(1000) % 500 + 1}
+    ).to_parquet(path)
+
+
+def write_npz(path: Path) -> None:
+    users = np.array([str(u) for u in range(40)])
+    sim = np.random.default_rng(0).random((40, 40))
+    similarity.save(path, similarity.Similarity(users, sim, 0.1, 0.0, 1.0))
+
+
+def write_json(path: Path) -> None:
+    io.write_json({"model": "x", "curve": list(range(200))}, path)
+
+
+def write_pth(path: Path) -> None:
+    torch.save({"state_dict": {"w": torch.arange(5000.0)}, "epoch": 3}, path)
+
+
+KINDS = {
+    # kind: (file under results/, writer, reader as the consuming job calls it, its rule)
+    "parquet": (
+        "tiny/models/BPR/topk.parquet",
+        write_parquet,
+        runfiles.read_run,
+        "topk",
+    ),
+    "npz": (
+        "tiny/similarity/cos.npz",
+        write_npz,
+        similarity.load,
+        "similarity",
+    ),
+    "json": ("tiny/models/BPR/grid/0/valid.json", write_json, io.read_json, "tune"),
+    "pth": ("tiny/models/BPR/grid/0/model.pth", write_pth, io.read_pth, "tune"),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("damage", ["truncated", "empty", "garbage"])
+def test_a_damaged_file_stops_its_reader_naming_file_rule_and_command(
+    kind, damage, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    relative, write, read, rule = KINDS[kind]
+    path = Path("results") / relative
+    path.parent.mkdir(parents=True)
+    write(path)
+    read(path)  # the intact file reads
+    if damage == "truncated":
+        truncate(path)
+    elif damage == "empty":
+        path.write_bytes(b"")
+    else:
+        path.write_bytes(b"\x00\xffnot a file of this kind" * 10)
+    with pytest.raises(DamagedFileError) as caught:
+        read(path)
+    one_line_naming(caught.value, path, rule)
+
+
+def test_a_file_of_no_rule_is_named_without_a_rule(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text("{")
+    with pytest.raises(DamagedFileError, match=r"mine\.json: truncated or unreadable JSON") as e:
+        io.read_json(path)
+    assert "written by rule" not in str(e.value)
+    with pytest.raises(DamagedFileError, match="written by rule select"):
+        io.read_json(path, rule="select")
+
+
+def test_a_missing_file_says_which_rule_writes_it(tmp_path):
+    with pytest.raises(io.InputError, match=r"file not found \(written by rule tune\)"):
+        io.read_pth(tmp_path / "results/D/models/M/grid/0/model.pth")
+
+
+# --- through Snakemake and RecBole ------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_truncated_checkpoint_stops_the_export_with_one_line(tmp_path, tiny_ml100k):
+    work = make_workdir(tmp_path / "run")
+    (work / "grid.yaml").write_text(yaml.safe_dump({"UserKNN": {"k": [20]}}))
+    (work / "c.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
+                "models": ["UserKNN"],
+                "grid": "grid.yaml",
+                "training": {"device": "cpu"},
+            }
+        )
+    )
+    target = "results/ml-100k/models/UserKNN/topk.parquet"
+    snakemake(work, target, "--cores", "2", "--configfile", "c.yaml")
+    checkpoint = "results/ml-100k/models/UserKNN/grid/0/model.pth"
+    truncate(work / checkpoint)
+    proc = snakemake(work, target, "--cores", "2", "--configfile", "c.yaml", check=False)
+    assert proc.returncode != 0
+    log = (work / "results/logs/topk/ml-100k/UserKNN.log").read_text()
+    line = (
+        f"{checkpoint}: truncated or unreadable pth file (RuntimeError: PytorchStreamReader "
+        "failed reading zip archive"
+    )
+    assert line in log, log[-3000:]
+    assert f"snakemake --forcerun tune {checkpoint}" in log
+
+
+@pytest.fixture(scope="module")
+def split_dir(tiny_ml100k, tmp_path_factory):
+    frame = read_inter(tiny_ml100k / "ml-100k.inter")
+    frame = frame[frame["rating"] >= 3][["user_id", "item_id"]]
+    frame = frame.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    fifth = len(frame) // 5
+    out = tmp_path_factory.mktemp("split")
+    for name, part in {
+        "train": frame.iloc[: 3 * fifth],
+        "valid": frame.iloc[3 * fifth : 4 * fifth],
+        "test": frame.iloc[4 * fifth :],
+    }.items():
+        write_inter(part, out / f"{DATASET}.{name}.inter")
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "model, params",
+    [
+        ("BPR", {}),
+        ("BPR", {"train_neg_sample_args": {"distribution": "popularity", "alpha": 0.5}}),
+        ("MultiVAE", {}),
+        ("UserKNN", {"k": 20}),
+        ("NeuMF", {}),
+    ],
+)
+def test_the_shared_dataset_gives_the_results_of_a_jobs_own(model, params, split_dir, tmp_path):
+    """valid.json, model.pth and the top-k lists are the same whether the job builds its
+    dataset or loads the one of rule recbole_dataset (re-targeted to its own sampling)."""
+    from userfair import recommenders
+
+    training = recommenders.Training(
+        epochs=2, stopping_step=2, device="cpu", train_batch_size=256, seed=5
+    )
+    shared = tmp_path / "dataset.pth"
+    recommenders.write_shared(
+        recommenders.build_shared(split_dir, DATASET, tmp_path / "build", training), shared
+    )
+    runs = {}
+    for name, source in (("own", None), ("shared", shared)):
+        work = tmp_path / name
+        record = recommenders.train_point(
+            model, params, split_dir, DATASET, work, training, shared=source
+        )
+        record.pop("seconds")
+        lists, test = recommenders.export_topk(
+            model, params, work / "model.pth", split_dir, DATASET, tmp_path / f"x{name}",
+            training, shared=source,
+        )  # fmt: skip
+        state = torch.load(work / "model.pth", weights_only=False)["state_dict"]
+        runs[name] = (record, lists, test, state)
+    (a, lists_a, test_a, state_a), (b, lists_b, test_b, state_b) = runs["own"], runs["shared"]
+    assert a == b
+    pd.testing.assert_frame_equal(lists_a, lists_b, check_exact=True)
+    assert test_a == test_b
+    assert state_a.keys() == state_b.keys()
+    assert all(torch.equal(state_a[k], state_b[k]) for k in state_a)
+
+
+@pytest.mark.slow
+def test_a_point_that_changes_the_dataset_settings_builds_its_own(split_dir, tmp_path, caplog):
+    import logging
+
+    from userfair import recommenders
+
+    training = recommenders.Training(epochs=1, device="cpu", seed=5)
+    shared = tmp_path / "dataset.pth"
+    recommenders.write_shared(
+        recommenders.build_shared(split_dir, DATASET, tmp_path / "build", training), shared
+    )
+    with caplog.at_level(logging.INFO):
+        recommenders.train_point(
+            "BPR", {"eval_batch_size": 1000}, split_dir, DATASET, tmp_path / "p", training,
+            shared=shared,
+        )  # fmt: skip
+    assert "built with other settings (eval_batch_size)" in caplog.text

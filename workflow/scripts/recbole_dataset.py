@@ -1,0 +1,11 @@
+"""Rule recbole_dataset: the dataset's RecBole dataset, its parts, sampler and evaluation
+loaders, built once and saved for every training and export job of the dataset."""
+
+from userfair.joblog import job_log
+from userfair.steps.models import recbole_dataset
+
+with job_log(snakemake):
+    p = snakemake.params
+    recbole_dataset(
+        snakemake.wildcards.dataset, p.data_dir, p.workdir, snakemake.output[0], training=p.training
+    )
