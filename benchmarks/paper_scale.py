@@ -35,10 +35,15 @@ offers a serialised dataset: ``save_prepared``/``load_prepared``), ``model_init`
 and its trainer: KNN neighbourhoods, graph adjacency), ``train_epoch`` (RecBole's
 ``_train_epoch``; NCL's E-step is included once, as ``fixed_seconds``), ``validation``
 (``Trainer.evaluate`` on the valid loader) and ``topk`` (the test evaluation plus the ranked
-lists of ``export_topk``). Peak RSS per stage: a thread samples the process's resident
+lists of ``export_topk``). ``cpu_seconds`` beside ``seconds``: the CPU time of the process
+(all its threads) during the stage, the better number on a shared, loaded machine. Peak RSS
+per stage: a thread samples the process's resident
 memory every 10 ms (psutil) and keeps the largest value seen during the stage; it includes
 what earlier stages still hold (a tune job holds it too). ``--max-batches B`` runs only the
-first B batches of a loader and scales the time by batches / B (``extrapolated: true``).
+first B batches of a loader and scales the time by batches / B (``extrapolated: true``);
+in validation and top-k the first batch (set-up; a graph model's one propagation over the
+whole graph, which the later batches reuse) counts once (``fixed_seconds``) and the other
+B - 1 are scaled to all but one.
 The grid point is the first of ``--grid`` (default config/grids/quick.yaml); the training
 settings are config/config.yaml's.
 """
@@ -259,48 +264,83 @@ class PeakRSS:
         if cuda:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         value = func()
         if cuda:
             torch.cuda.synchronize()
         seconds = time.perf_counter() - started
         self.peak = max(self.peak, self.process.memory_info().rss)
-        record = {"seconds": seconds, "peak_rss_mb": round(self.peak / 2**20, 1)}
+        record = {
+            "seconds": seconds,
+            "peak_rss_mb": round(self.peak / 2**20, 1),
+            "cpu_seconds": round(time.process_time() - cpu, 3),
+        }
         if cuda:
             record["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
         return value, record
 
 
-def limited(loader, batches: int | None):
+def limited(loader, batches: int | None, marks: list | None = None):
     """``loader`` itself, or a copy that stops after ``batches`` batches (same class, so
-    RecBole's isinstance checks still hold)."""
-    if batches is None or batches >= len(loader):
+    RecBole's isinstance checks still hold). ``marks`` gets (wall, CPU) times at each batch
+    requested after the first: the first batch's end."""
+    if marks is None and (batches is None or batches >= len(loader)):
         return loader
     base = loader.__class__
 
     def iterate(self):
-        return itertools.islice(base.__iter__(self), batches)
+        for index, batch in enumerate(itertools.islice(base.__iter__(self), batches)):
+            if index == 1 and marks is not None:
+                marks.append((time.perf_counter(), time.process_time()))
+            yield batch
 
     clone = copy.copy(loader)
     clone.__class__ = type(f"First{batches}{base.__name__}", (base,), {"__iter__": iterate})
     return clone
 
 
-def batched(record: dict, total: int, measured: int, fixed: float = 0.0) -> dict:
-    """A loop stage's record: seconds scaled from the measured batches to all of them."""
+def batched(
+    record: dict, total: int, measured: int, fixed: float = 0.0, fixed_cpu: float = 0.0
+) -> dict:
+    """A loop stage's record: seconds (and CPU seconds) scaled from the measured batches to
+    all of them; ``fixed`` seconds of the stage are not scaled."""
     loop = record["seconds"] - fixed
+    factor = (total - (1 if fixed else 0)) / max(measured - (1 if fixed else 0), 1)
     out = {
         **record,
-        "seconds": round(loop * total / max(measured, 1) + fixed, 3),
+        "seconds": round(loop * factor + fixed, 3),
+        "cpu_seconds": round((record["cpu_seconds"] - fixed_cpu) * factor + fixed_cpu, 3),
         "batches": int(total),
         "batches_measured": int(measured),
         "extrapolated": measured < total,
     }
     if measured < total:
         out["measured_seconds"] = round(record["seconds"], 3)
+        out["measured_cpu_seconds"] = record["cpu_seconds"]
     if fixed:
         out["fixed_seconds"] = round(fixed, 3)
     return out
+
+
+def evaluation_stage(meter, func, loader, max_batches: int | None, cuda: bool):
+    """An evaluation stage (validation, top-k) over the first ``max_batches`` batches of
+    ``loader``. Extrapolated, the first batch counts once, not scaled: it holds the set-up,
+    and for graph models the one propagation over the whole graph that later batches reuse."""
+    marks: list = []
+    part = limited(loader, max_batches, marks)
+    started = {}
+
+    def timed():
+        started["wall"], started["cpu"] = time.perf_counter(), time.process_time()
+        return func(part)
+
+    value, record = meter.measure(timed, cuda)
+    measured = min(len(loader), max_batches or len(loader))
+    if measured < len(loader) and marks and measured > 1:
+        fixed = marks[0][0] - started["wall"]
+        fixed_cpu = marks[0][1] - started["cpu"]
+        return value, batched(record, len(loader), measured, fixed, fixed_cpu)
+    return value, batched(record, len(loader), measured)
 
 
 def serialised_api():
@@ -392,40 +432,44 @@ def run_model(args, shape: Shape, folder: Path, workdir: Path) -> dict:
 
             def one_epoch(epoch=epoch, fixed=fixed):
                 if hasattr(trainer, "num_m_step") and epoch % trainer.num_m_step == 0:
-                    begun = time.perf_counter()
+                    begun, cpu = time.perf_counter(), time.process_time()
                     net.e_step()  # NCL's clustering, once per m_step epochs (NCLTrainer.fit)
                     fixed["e_step"] = time.perf_counter() - begun
+                    fixed["e_step_cpu"] = time.process_time() - cpu
                 return trainer._train_epoch(limited(train, args.max_batches), epoch)
 
             _, record = meter.measure(one_epoch, cuda)
             total = len(train)
             measured = min(total, args.max_batches or total)
-            record = batched(record, total, measured, fixed.get("e_step", 0.0))
+            record = batched(
+                record, total, measured, fixed.get("e_step", 0.0), fixed.get("e_step_cpu", 0.0)
+            )
             print(f"[{args.model}] train_epoch {epoch}: {record}", flush=True)
             if "train_epoch" in stages:  # the mean of the epochs, the largest peak
                 previous = stages["train_epoch"]
-                record["seconds"] = (previous["seconds"] * epoch + record["seconds"]) / (epoch + 1)
+                for key in ("seconds", "cpu_seconds"):
+                    record[key] = (previous[key] * epoch + record[key]) / (epoch + 1)
                 record["peak_rss_mb"] = max(previous["peak_rss_mb"], record["peak_rss_mb"])
             stages["train_epoch"] = {**record, "epochs": epoch + 1}
 
         def evaluate(loader):
             return trainer.evaluate(loader, load_best_model=False, show_progress=False)
 
-        measured = min(len(valid), args.max_batches or len(valid))
-        result, record = meter.measure(lambda: evaluate(limited(valid, args.max_batches)), cuda)
-        stages["validation"] = batched(record, len(valid), measured)
+        result, stages["validation"] = evaluation_stage(
+            meter, evaluate, valid, args.max_batches, cuda
+        )
         stages["validation"]["valid_ndcg"] = float(result[f"ndcg@{training.k}"])
         print(f"[{args.model}] validation {stages['validation']}", flush=True)
+        for name in ("restore_user_e", "restore_item_e"):  # a top-k job propagates anew
+            if getattr(net, name, None) is not None:
+                setattr(net, name, None)
 
-        def topk():
-            part = limited(test, args.max_batches)
+        def topk(part):
             evaluate(part)
             run = recommenders.Run(config, dataset, train, valid, part, net, trainer)
             return recommenders._ranked_lists(run, training.k)
 
-        measured = min(len(test), args.max_batches or len(test))
-        lists, record = meter.measure(topk, cuda)
-        stages["topk"] = batched(record, len(test), measured)
+        lists, stages["topk"] = evaluation_stage(meter, topk, test, args.max_batches, cuda)
         stages["topk"]["users_listed"] = int(lists["user_id"].nunique())
         print(f"[{args.model}] topk {stages['topk']}", flush=True)
     meter.stop.set()
