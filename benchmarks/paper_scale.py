@@ -300,12 +300,19 @@ def limited(loader, batches: int | None, marks: list | None = None):
 
 
 def batched(
-    record: dict, total: int, measured: int, fixed: float = 0.0, fixed_cpu: float = 0.0
+    record: dict,
+    total: int,
+    measured: int,
+    fixed: float = 0.0,
+    fixed_cpu: float = 0.0,
+    first_batch: bool = False,
 ) -> dict:
     """A loop stage's record: seconds (and CPU seconds) scaled from the measured batches to
-    all of them; ``fixed`` seconds of the stage are not scaled."""
+    all of them; ``fixed`` seconds of the stage are not scaled (with ``first_batch``, they
+    are the first batch's, and the other measured batches are scaled to all but one)."""
     loop = record["seconds"] - fixed
-    factor = (total - (1 if fixed else 0)) / max(measured - (1 if fixed else 0), 1)
+    one = 1 if first_batch else 0
+    factor = (total - one) / max(measured - one, 1)
     out = {
         **record,
         "seconds": round(loop * factor + fixed, 3),
@@ -339,7 +346,7 @@ def evaluation_stage(meter, func, loader, max_batches: int | None, cuda: bool):
     if measured < len(loader) and marks and measured > 1:
         fixed = marks[0][0] - started["wall"]
         fixed_cpu = marks[0][1] - started["cpu"]
-        return value, batched(record, len(loader), measured, fixed, fixed_cpu)
+        return value, batched(record, len(loader), measured, fixed, fixed_cpu, True)
     return value, batched(record, len(loader), measured)
 
 
