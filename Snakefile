@@ -23,7 +23,7 @@ report: "workflow/report/workflow.rst"
 
 # common.smk is the contract between the stages; each stage file reads only its names and
 # the outputs of earlier stages (rules.RULE.output). The order of the includes is the
-# order of the stages.
+# order of the stages; targets.smk, last, lists what `all` asks for.
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
@@ -34,6 +34,7 @@ include: "workflow/rules/experiments.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/reproduction.smk"
 include: "workflow/rules/plan.smk"
+include: "workflow/rules/targets.smk"
 
 
 rule all:

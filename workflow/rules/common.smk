@@ -3,8 +3,9 @@
 #   - the checks of the config that the schema cannot express, run at parse time,
 #   - the grid of every model (validated at parse time),
 #   - resource and parameter functions shared by several rules,
-#   - input functions that reach into another stage, and
-#   - each stage's target list, which `rule all` (Snakefile) asks for.
+#   - input functions that reach into another stage.
+# Each stage's target list, which `rule all` (Snakefile) asks for, is in targets.smk,
+# included after every stage.
 # A stage file reads only the names defined here and other stages' files through
 # `rules.RULE.output`; it never uses a global of another stage file. Remove a stage's
 # include and the first rule that needs one of its outputs fails at parse time, naming
@@ -552,84 +553,6 @@ def agreement_intervals(wildcards):
     return [rules.table_uncertainty.output.agreement] if RESAMPLES else []
 
 
-# --- each stage's targets ---------------------------------------------------------------
-
-
-def data_targets():
-    """Table 1 and the item genres of the datasets that have them."""
-    return [
-        *rules.table_stats.output,
-        *expand(rules.genres.output[0], dataset=GENRE_DATASETS),
-    ]
-
-
-def model_targets():
-    """Per dataset and model: the tuning table, the winner, its top-k lists and RecBole's
-    test metrics."""
-    return expand(
-        [*rules.select.output, *rules.topk.output], dataset=DATASETS, model=MODELS
-    )
-
-
-def measure_targets():
-    """Every measures file, Tables 2-3 and the agreement table."""
-    return [
-        *expand(rules.measures.output[0], dataset=DATASETS, model=MODELS),
-        *rules.table_scores.output,
-        *rules.table_timing.output,
-        *rules.agreement.output,
-    ]
-
-
-def uncertainty_targets():
-    """With resamples > 0: every model's resamples, Table 2 with intervals, the paired
-    comparisons, the interval and tau tables and the interval figure; else nothing."""
-    if not RESAMPLES:
-        return []
-    return [
-        *expand(rules.uncertainty.output[0], dataset=DATASETS, model=MODELS),
-        *rules.table_uncertainty.output,
-        *rules.fig_intervals.output,
-    ]
-
-
-def who_targets():
-    """Every users file, the group and worst-case tables and the who figure."""
-    return [
-        *expand(rules.users.output, dataset=DATASETS, model=MODELS),
-        *rules.who_table.output,
-        *rules.who_worst.output,
-        *rules.fig_who.output,
-    ]
-
-
-def experiment_targets():
-    """The tables behind Figs. 2-4 (every dataset) and the gamma figures (datasets with
-    genres)."""
-    return [
-        *expand(
-            [
-                *rules.exp_relevance.output,
-                *rules.exp_similarity.output,
-                *rules.exp_extreme.output,
-            ],
-            dataset=DATASETS,
-        ),
-        *expand(rules.exp_gamma.output, dataset=GENRE_DATASETS),
-    ]
-
-
-def figure_targets():
-    """Figs. 1-4, and the gamma figures when a configured dataset has genres."""
-    figures = [
-        *rules.fig_agreement.output,
-        *rules.fig_relevance.output,
-        *rules.fig_similarity.output,
-        *rules.fig_extreme.output,
-    ]
-    return figures + (list(rules.fig_gamma.output) if GENRE_DATASETS else [])
-
-
 # --- the paper's printed numbers beside the run (docs/reproduction.md) ------------------
 
 # The configured datasets whose preprocessing and split are the paper's; the others get a
@@ -664,8 +587,3 @@ def paper_gap_run():
         "points": sum(len(GRID_POINTS[m]) for m in MODELS),
         "epochs": config["training"]["epochs"],
     }
-
-
-def reproduction_targets():
-    """The paper's numbers beside the run's: the gap table and its companions, the figure."""
-    return list(rules.paper_gap.output)
