@@ -215,3 +215,35 @@ def test_every_target_a_doc_names_exists(doc):
         elif not is_rule_output(item):
             problems.append(f"`{item}`: no rule writes it")
     assert not problems, "\n".join(problems)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(path) -> set[str]:
+    text = path.read_text()
+    ids = set(re.findall(r'<a id="([^"]+)"></a>', text))
+    headings = re.findall(r"^#+ (.+)$", text, re.M)
+    return ids | {_slug(h) for h in headings}
+
+
+def test_slug_follows_github():
+    assert _slug("(a) QK-video input: 4,656 users, k = 10") == "a-qk-video-input-4656-users-k--10"
+    assert _slug("The SLURM test") == "the-slurm-test"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_link_to_an_anchor_resolves(doc):
+    """Links ``[text](file.md#anchor)`` and ``(#anchor)`` land on an explicit ``<a id>`` or a
+    heading of the linked file."""
+    broken = []
+    for target, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", doc.read_text()):
+        linked = (doc.parent / target).resolve() if target else doc
+        if linked.suffix != ".md" or not linked.is_file():
+            continue
+        if anchor not in _anchors(linked):
+            broken.append(f"{target}#{anchor}")
+    assert not broken, f"{doc.name}: anchors that land nowhere: {broken}"
