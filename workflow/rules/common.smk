@@ -93,7 +93,7 @@ wildcard_constraints:
 # --- checks of the config beyond the schema -------------------------------------------
 
 
-def check_config():
+def check_config_beyond_schema():
     """Raise ValueError, naming the config key, for settings that would fail only later."""
     gamma = config["measures"]["gamma"]
     without_genres = sorted(set(DATASETS) - set(GENRE_DATASETS))
@@ -122,7 +122,7 @@ def check_config():
             )
 
 
-check_config()
+check_config_beyond_schema()
 
 
 # --- resources and parameters ----------------------------------------------------------
