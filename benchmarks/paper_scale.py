@@ -108,6 +108,23 @@ class Shape:
             max_item=min(users, max(2 * interactions // items, round(self.max_item * factor))),
         )
 
+    def write_raw(self, folder: Path) -> Path:
+        """The raw file of this shape in its dataset's format under ``folder``
+        (``data_rehearsal.write_shaped``); returns its path."""
+        from data_rehearsal import write_shaped
+
+        return write_shaped(
+            folder,
+            self.dataset,
+            users=self.users,
+            items=self.items,
+            interactions=self.interactions,
+            max_user=self.max_user,
+            max_item=self.max_item,
+            test_users=self.test_users,
+            min_user=self.min_user,
+        )
+
 
 SHAPES = {
     "ml-20m": Shape("ml-20m", "ml-20m", 89_917, 16_404, 10_588_141, 2_178, 9_254, 44_958),
@@ -137,19 +154,7 @@ def data_step(step: str, shape: Shape, folder: Path) -> dict:
 
     started = time.perf_counter()
     if step == "generate":
-        from data_rehearsal import write_shaped
-
-        write_shaped(
-            folder / "raw",
-            shape.dataset,
-            users=shape.users,
-            items=shape.items,
-            interactions=shape.interactions,
-            max_user=shape.max_user,
-            max_item=shape.max_item,
-            test_users=shape.test_users,
-            min_user=shape.min_user,
-        )
+        shape.write_raw(folder / "raw")
         extra = {}
     elif step == "preprocess":  # the preprocess rule's call (config defaults: >= 3, 5-core)
         frame = data.preprocess_file(shape.dataset, raw_path(shape, folder), min_rating=3, core=5)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from userfair.io import read_inter, write_inter
 from userfair.testdata import write_tiny_ml100k
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,6 +23,22 @@ def tiny_ml100k(tmp_path_factory) -> Path:
     ratings) in a folder; point a config at it with
     ``dataset_options: {ml-100k: {path: <folder>}}``."""
     return write_tiny_ml100k(tmp_path_factory.mktemp("tiny-ml-100k"))
+
+
+def write_seeded_split(tiny_dir: Path, out: Path, dataset: str, seed: int) -> Path:
+    """A seeded 60/20/20 random split of the tiny ml-100k in ``tiny_dir`` (ratings >= 3), as
+    RecBole benchmark files ``out/DATASET.{train,valid,test}.inter``; returns ``out``."""
+    frame = read_inter(tiny_dir / "ml-100k.inter")
+    frame = frame[frame["rating"] >= 3][["user_id", "item_id"]]
+    frame = frame.sample(frac=1.0, random_state=seed).reset_index(drop=True)
+    fifth = len(frame) // 5
+    for name, part in {
+        "train": frame.iloc[: 3 * fifth],
+        "valid": frame.iloc[3 * fifth : 4 * fifth],
+        "test": frame.iloc[4 * fifth :],
+    }.items():
+        write_inter(part, out / f"{dataset}.{name}.inter")
+    return out
 
 
 def make_workdir(path: Path) -> Path:

@@ -16,9 +16,9 @@ import torch
 import yaml
 
 from userfair import io, runfiles, similarity
-from userfair.io import DamagedFileError, read_inter, write_inter
+from userfair.io import DamagedFileError
 
-from conftest import REPO, make_workdir, snakemake
+from conftest import REPO, make_workdir, snakemake, write_seeded_split
 
 DATASET = "tiny"
 
@@ -169,18 +169,7 @@ def test_a_truncated_checkpoint_stops_the_export_with_one_line(tmp_path, tiny_ml
 
 @pytest.fixture(scope="module")
 def split_dir(tiny_ml100k, tmp_path_factory):
-    frame = read_inter(tiny_ml100k / "ml-100k.inter")
-    frame = frame[frame["rating"] >= 3][["user_id", "item_id"]]
-    frame = frame.sample(frac=1.0, random_state=3).reset_index(drop=True)
-    fifth = len(frame) // 5
-    out = tmp_path_factory.mktemp("split")
-    for name, part in {
-        "train": frame.iloc[: 3 * fifth],
-        "valid": frame.iloc[3 * fifth : 4 * fifth],
-        "test": frame.iloc[4 * fifth :],
-    }.items():
-        write_inter(part, out / f"{DATASET}.{name}.inter")
-    return out
+    return write_seeded_split(tiny_ml100k, tmp_path_factory.mktemp("split"), DATASET, seed=3)
 
 
 @pytest.mark.slow

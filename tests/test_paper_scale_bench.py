@@ -16,7 +16,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import paper_scale  # noqa: E402
-from data_rehearsal import write_shaped  # noqa: E402
 
 STAGE_KEYS = {"seconds", "peak_rss_mb"}
 LOOP_KEYS = STAGE_KEYS | {"batches", "batches_measured", "extrapolated"}
@@ -28,17 +27,7 @@ def test_synthetic_raw_file_preprocesses_to_the_requested_shape(tmp_path, name):
     with share 0 rows) read by the workflow's reader, deduplicated, binarised and 5-cored
     gives exactly the requested users, items, interactions and heaviest user."""
     shape = paper_scale.SHAPES["qk-video" if name == "qk-video" else "ml-20m"].scaled(0.02)
-    path = write_shaped(
-        tmp_path / "raw",
-        shape.dataset,
-        users=shape.users,
-        items=shape.items,
-        interactions=shape.interactions,
-        max_user=shape.max_user,
-        max_item=shape.max_item,
-        test_users=shape.test_users,
-        min_user=shape.min_user,
-    )
+    path = shape.write_raw(tmp_path / "raw")
     with open(path) as handle:  # rows that preprocessing must drop are there
         assert sum(1 for _ in handle) - 1 > 1.1 * shape.interactions
     frame = data.preprocess_file(

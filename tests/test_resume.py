@@ -18,9 +18,7 @@ import pytest
 import torch
 import yaml
 
-from userfair.io import read_inter, write_inter
-
-from conftest import BIN, make_workdir, snakemake
+from conftest import BIN, make_workdir, snakemake, write_seeded_split
 
 pytestmark = pytest.mark.slow
 
@@ -33,18 +31,7 @@ PARAMS = {"BPR": {"learning_rate": 0.01}, "MultiVAE": {"learning_rate": 0.01}}
 @pytest.fixture(scope="module")
 def split_dir(tiny_ml100k, tmp_path_factory):
     """A seeded 60/20/20 split of the tiny ml-100k (ratings >= 3)."""
-    frame = read_inter(tiny_ml100k / "ml-100k.inter")
-    frame = frame[frame["rating"] >= 3][["user_id", "item_id"]]
-    frame = frame.sample(frac=1.0, random_state=7).reset_index(drop=True)
-    fifth = len(frame) // 5
-    out = tmp_path_factory.mktemp("split")
-    for name, part in {
-        "train": frame.iloc[: 3 * fifth],
-        "valid": frame.iloc[3 * fifth : 4 * fifth],
-        "test": frame.iloc[4 * fifth :],
-    }.items():
-        write_inter(part, out / f"{DATASET}.{name}.inter")
-    return out
+    return write_seeded_split(tiny_ml100k, tmp_path_factory.mktemp("split"), DATASET, seed=7)
 
 
 def training(**changes):
