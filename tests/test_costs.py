@@ -120,6 +120,23 @@ def test_calibration_reads_load_gpu_and_extrapolated_stages(tmp_path):
     assert row.mem_mb_per_unit == pytest.approx((1700.0 - 700.0) / (20_000 * 3_000))
 
 
+def test_calibration_of_a_one_thread_cpu_run_takes_its_cpu_seconds(tmp_path):
+    """On a shared machine a one-thread run's wall time grows with the load; its CPU time is
+    what the job costs with a core to itself. Several threads or a GPU: wall seconds."""
+    doc = benchmark_doc("NGCF")
+    doc["threads"] = 1
+    for name, cpu in (("dataset_build", 8.0), ("train_epoch", 300.0), ("validation", 15.0)):
+        doc["stages"][name]["cpu_seconds"] = cpu
+    (row,) = costs.calibrate([write(tmp_path, "one", doc)])
+    assert row.build_s_per_train == pytest.approx(8.0 / 1_000_000)
+    size = costs.Size("shape-a", 20_000, 5_000, 1_000_000, 3_000, 2_000, "benchmark")
+    job = costs.estimate("tune", "NGCF", size, costs.Settings(epochs=1), gpus=0, row=row)
+    assert job.minutes * 60 == pytest.approx(8.0 + 300.0 + 15.0)
+    for changes in ({"threads": 2}, {"device": "cuda"}):
+        (row,) = costs.calibrate([write(tmp_path, str(changes), {**doc, **changes})])
+        assert row.build_s_per_train == pytest.approx(10.0 / 1_000_000), changes
+
+
 def test_calibration_of_a_knn_model_without_an_epoch_of_its_own(tmp_path):
     doc = benchmark_doc("ItemKNN", topk={"seconds": 3.0, "peak_rss_mb": 950.0})
     del doc["stages"]["train_epoch"], doc["stages"]["validation"]
@@ -328,13 +345,13 @@ def assert_plan_is_the_dag(plan: list[dict], jobs: list[dict]) -> None:
             for job in jobs
             if job["rule"] == row["rule"]
             and job["wildcards"].get("dataset") == row["dataset"]
-            and job["wildcards"].get("model") == row["model"]
+            and job["wildcards"].get("model", "") == row["model"]
         ]
         where = f"{row['rule']} {row['dataset']} {row['model']}"
         assert len(mine) == int(row["jobs"]), where
         assert max(int(r["mem_mb"]) for r in mine) == int(row["mem_mb"]), where
         assert max(int(r["runtime"]) for r in mine) == int(row["runtime_min"]), where
-        assert max(int(r["gpu"]) for r in mine) == int(row["gpus"]), where
+        assert max(int(r.get("gpu", 0)) for r in mine) == int(row["gpus"]), where
 
 
 @pytest.mark.slow
@@ -344,11 +361,14 @@ def test_plan_of_the_paper_config_is_what_the_dag_asks_for(tmp_path):
     assert "plan" in dry.stdout and not (workdir / "results").exists()
     proc = snakemake(workdir, "plan", "--cores", "1", "--configfile", "config/paper.yaml")
     out = proc.stdout + proc.stderr
-    assert re.search(r"total: 444 jobs, [\d,.]+ CPU-hours, [\d,.]+ GPU-hours", out), out[-3000:]
+    assert re.search(r"total: 448 jobs, [\d,.]+ CPU-hours, [\d,.]+ GPU-hours", out), out[-3000:]
     plan = read_plan(workdir / "results" / "plan.csv")
     assert list(plan[0]) == list(costs.PLAN_COLUMNS)
     assert {r["dataset"] for r in plan} == {"lastfm", "qk-video", "ml-10m", "ml-20m"}
-    assert len(plan) == 2 * 4 * 7 and sum(int(r["jobs"]) for r in plan) == 416 + 28
+    # one recbole_dataset job per dataset, then tune and topk per dataset x model
+    assert len(plan) == 4 + 2 * 4 * 7 and sum(int(r["jobs"]) for r in plan) == 4 + 416 + 28
+    assert [r["rule"] for r in plan[:4]] == ["recbole_dataset"] * 4
+    assert all(r["model"] == "" and r["gpus"] == "0" for r in plan[:4])
     # no data was made: the sizes came from the catalogue
     assert sorted(p.name for p in (workdir / "results").iterdir()) == ["logs", "plan.csv"]
     # requests differ by model and dataset: KNN in minutes on the CPU, neural models on a GPU
@@ -368,10 +388,11 @@ def test_plan_of_the_default_config_and_its_dag(tmp_path):
     workdir = make_workdir(tmp_path / "run")
     proc = snakemake(workdir, "plan", "--cores", "1")
     points = grids.load_points(REPO / "config" / "grids" / "quick.yaml", PAPER_MODELS)
-    jobs = sum(len(p) for p in points.values()) + len(PAPER_MODELS)  # tune + topk
+    # recbole_dataset + tune + topk
+    jobs = 1 + sum(len(p) for p in points.values()) + len(PAPER_MODELS)
     assert f"total: {jobs} jobs" in proc.stdout + proc.stderr
     plan = read_plan(workdir / "results" / "plan.csv")
-    assert {r["dataset"] for r in plan} == {"ml-100k"} and len(plan) == 14
+    assert {r["dataset"] for r in plan} == {"ml-100k"} and len(plan) == 1 + 14
     assert_plan_is_the_dag(plan, dag_resources(workdir))
 
 

@@ -286,9 +286,20 @@ def check_costs():
 
 
 def plan_rows():
-    """The rows of results/plan.csv: per rule x dataset x model, the requests of
-    job_request (attempt 1) summed up by userfair.costs.plan_row."""
-    return [
+    """The rows of results/plan.csv: per dataset its recbole_dataset job (model empty: one
+    for every model), then per rule x dataset x model the requests of job_request
+    (attempt 1), summed up by userfair.costs.plan_row."""
+    builds = [
+        costs.plan_row(
+            "recbole_dataset",
+            dataset,
+            "",
+            [costs.dataset_request(data_size(dataset), MAX_RUNTIME)],
+            1,
+        )
+        for dataset in DATASETS
+    ]
+    return builds + [
         costs.plan_row(
             step,
             dataset,

@@ -27,7 +27,8 @@ rule recbole_dataset:
         data_dir=split_folder,
         workdir="results/{dataset}/models/dataset_build",
     message:
-        "Build the RecBole dataset of {wildcards.dataset} once for every training job"
+        "Build the RecBole dataset of {wildcards.dataset} once for every training job "
+        "({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/recbole_dataset.py"
 
@@ -57,7 +58,8 @@ rule tune:
         data_dir=split_folder,
         workdir=grid_point_folder,
     message:
-        "Train {wildcards.model} grid point {wildcards.point} on {wildcards.dataset}"
+        "Train {wildcards.model} grid point {wildcards.point} on {wildcards.dataset} "
+        "({resources.mem_mb} MB, {resources.runtime} min, {resources.gpu} GPU)"
     script:
         "../scripts/tune.py"
 
@@ -111,6 +113,7 @@ rule topk:
             "epsilon", "envy_utility", "gamma", "block_size", "device"
         ),
     message:
-        "Top-{config[k]} lists of the best {wildcards.model} on {wildcards.dataset}"
+        "Top-{config[k]} lists of the best {wildcards.model} on {wildcards.dataset} "
+        "({resources.mem_mb} MB, {resources.runtime} min, {resources.gpu} GPU)"
     script:
         "../scripts/topk.py"

@@ -399,9 +399,20 @@ def totals(rows: list[dict]) -> str:
 # --- calibration from benchmarks/paper_scale.py -----------------------------------------
 
 
+def stage_seconds(stage: dict, device: str, threads: int) -> float:
+    """The seconds a stage of a paper_scale.json costs a job that has its cores to itself:
+    the process's CPU seconds for a one-thread CPU run (wall seconds grow with whatever
+    else the machine runs; one thread cannot use more CPU time than wall time), else the
+    wall seconds (several threads, or a GPU, whose time the CPU clock does not see)."""
+    if device == "cpu" and threads == 1 and stage.get("cpu_seconds") is not None:
+        return float(stage["cpu_seconds"])
+    return float(stage["seconds"])
+
+
 def calibrate_one(doc: dict, source: str) -> Cost:
     """The cost row of one paper_scale.json document (its schema: docs/cluster.md#costs):
-    coefficient = measured seconds (or MB) / the driver's value at the measured shape."""
+    coefficient = measured seconds (:func:`stage_seconds`) or MB / the driver's value at
+    the measured shape."""
     try:
         model, shape, stages = doc["model"], doc["shape"], doc["stages"]
         device = "gpu" if str(doc["device"]).startswith("cuda") else "cpu"
@@ -444,12 +455,12 @@ def calibrate_one(doc: dict, source: str) -> Cost:
         shape=size.name,
         train=size.train,
         threads=threads,
-        build_s_per_train=float(load["seconds"]) / size.train,
+        build_s_per_train=stage_seconds(load, device, threads) / size.train,
         mem_mb_per_train=per_train,
         epoch_driver=epoch_driver,
-        epoch_s_per_unit=float(epoch["seconds"]) / max(values[epoch_driver], 1.0),
+        epoch_s_per_unit=stage_seconds(epoch, device, threads) / max(values[epoch_driver], 1.0),
         eval_driver=eval_driver,
-        eval_s_per_unit=float(valid["seconds"]) / max(values[eval_driver], 1.0),
+        eval_s_per_unit=stage_seconds(valid, device, threads) / max(values[eval_driver], 1.0),
         mem_driver=mem_driver,
         mem_mb_per_unit=per_unit,
         basis="extrapolated" if extrapolated else "measured",
