@@ -3,19 +3,32 @@ envy utilities, raw and normalised similarities), blocked = unblocked, numpy and
 (CPU) paths."""
 
 import math
+import sys
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from test_similarity import pairs_of
-from userfair import effectiveness, fairness, similarity
+from userfair import _backend, effectiveness, fairness, similarity
 from userfair.inputs import load_inputs
 
 import reference as ref
 from measures_data import python_views, random_split
 
-DEVICES = ["cpu", "torch-cpu"]
+
+def machine_devices() -> list[str]:
+    """The devices this machine can run: numpy always, torch on the CPU where torch is
+    installed, CUDA where torch sees a GPU."""
+    try:
+        import torch
+    except ImportError:
+        return ["cpu"]
+    return ["cpu", "torch-cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+#: every measure is checked against the direct loops on each of them
+DEVICES = machine_devices()
 
 
 def close(a, b):
@@ -217,11 +230,21 @@ def test_blocked_equals_unblocked(device):
         assert close(fairness.puf(scores, sim, **blocked), puf_whole)
 
 
-def test_devices_agree_and_bad_device_is_rejected():
+def test_auto_takes_the_gpu_where_there_is_one_else_numpy(monkeypatch):
+    """``auto`` resolves to CUDA exactly when torch sees a GPU, else to numpy (also when
+    torch is missing); a name outside DEVICES is rejected."""
+    torch = pytest.importorskip("torch")
+    chosen = _backend.resolve("auto")
+    if torch.cuda.is_available():
+        assert chosen is not None and chosen.type == "cuda"
+    else:
+        assert chosen is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert _backend.resolve("auto").type == "cuda"
+    monkeypatch.setitem(sys.modules, "torch", None)  # as where torch is not installed
+    assert _backend.resolve("auto") is None
     train, test, topk, _ = random_split(3)
     inputs = load_inputs(train, test, topk)
-    auto = fairness.envy(inputs.topk, inputs.relevant, device="auto")
-    assert auto == pytest.approx(fairness.envy(inputs.topk, inputs.relevant, device="cpu"))
     with pytest.raises(ValueError, match="device"):
         fairness.envy(inputs.topk, inputs.relevant, device="tpu")
 
