@@ -274,6 +274,26 @@ def test_plan_rows_sum_the_jobs_hours():
     assert (row["cpu_hours"], row["gpu_hours"], row["basis"]) == (0.0, 1.5, "measured")
 
 
+def test_a_plan_as_markdown_folds_topk_and_gives_the_totals(tmp_path, capsys):
+    rows = [
+        costs.plan_row("recbole_dataset", "d", "", [costs.Request(3000, 12, 0, "measured")], 1),
+        costs.plan_row("tune", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")] * 4, 1),
+        costs.plan_row("tune", "d", "NGCF", [costs.Request(8000, 600, 1, "extrapolated")] * 2, 1),
+        costs.plan_row("topk", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")], 1),
+        costs.plan_row("topk", "d", "NGCF", [costs.Request(8000, 60, 1, "measured")], 1),
+    ]
+    path = tmp_path / "plan.csv"
+    costs.write_plan(rows, path)
+    assert costs.main(["markdown", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # tune rows only, their dataset's topk hours added: ItemKNN 4 x 0.5 + 0.5 CPU-h
+    assert "| d | ItemKNN | 4 | 2,000 | 30 | 0 | 2.5 CPU-h | measured |" in lines
+    assert "| d | NGCF | 2 | 8,000 | 600 | 1 | 21.0 GPU-h | extrapolated |" in lines
+    # totals: 1 + 4 + 2 + 1 + 1 jobs; CPU 0.2 (build) + 2 + 0.5; GPU 20 + 1
+    assert "| d alone | 9 | 2.7 | 21.0 | 2 |" in lines
+    assert "| **all** | 9 | 2.7 | 21.0 | 2 |" in lines
+
+
 # --- the workflow -----------------------------------------------------------------------
 
 # Runs Snakemake with its job log showing every job's rule, wildcards and resources (the

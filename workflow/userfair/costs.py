@@ -13,6 +13,7 @@ constants:
   job asks the scheduler for (with :data:`TIME_MARGIN` / :data:`MEM_MARGIN`, growing with
   the retry attempt); :func:`infeasible`: why a configured device cannot finish a job;
 - :func:`plan_row` / :func:`write_plan`: the rows of ``results/plan.csv`` and its totals;
+  :func:`markdown` (``python -m userfair.costs markdown results/plan.csv``) its tables;
 - :func:`calibrate`: table rows from ``benchmarks/paper_scale.py``'s JSON files
   (``python -m userfair.costs calibrate FILE.json ... --out costs.csv``).
 
@@ -396,6 +397,52 @@ def totals(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def markdown(rows: list[dict]) -> str:
+    """results/plan.csv's rows (as read back: strings) as the two Markdown tables of
+    docs/cluster.md#costs: per dataset x model its tune jobs (with the dataset's topk job
+    and its one recbole_dataset job folded into the hours), and the totals per dataset."""
+    lines = [
+        "| dataset | model | tune jobs | mem_mb | runtime (min) | GPUs "
+        "| reserved hours (tune + topk) | basis |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    by = {(r["rule"], r["dataset"], r["model"]): r for r in rows}
+    for (rule, dataset, model), row in by.items():
+        if rule != "tune":
+            continue
+        topk = by.get(("topk", dataset, model), {})
+        parts = [row, topk]
+        cpu = sum(float(p.get("cpu_hours") or 0) for p in parts)
+        gpu = sum(float(p.get("gpu_hours") or 0) for p in parts)
+        hours = f"{gpu:,.1f} GPU-h" if gpu else f"{cpu:,.1f} CPU-h"
+        if gpu and cpu:
+            hours += f" + {cpu:,.1f} CPU-h"
+        basis = (
+            "measured"
+            if all(p.get("basis", "measured") == "measured" for p in parts)
+            else ("extrapolated")
+        )
+        lines.append(
+            f"| {dataset} | {model} | {int(row['jobs'])} | {int(row['mem_mb']):,} "
+            f"| {int(row['runtime_min']):,} | {int(row['gpus'])} | {hours} | {basis} |"
+        )
+    lines += [
+        "",
+        "| | jobs | CPU-hours reserved | GPU-hours reserved | jobs extrapolated |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    for dataset in [*datasets, None]:
+        part = [r for r in rows if dataset is None or r["dataset"] == dataset]
+        jobs = sum(int(r["jobs"]) for r in part)
+        cpu = sum(float(r["cpu_hours"]) for r in part)
+        gpu = sum(float(r["gpu_hours"]) for r in part)
+        extrapolated = sum(int(r["jobs"]) for r in part if r["basis"] == "extrapolated")
+        name = f"{dataset} alone" if dataset else "**all**"
+        lines.append(f"| {name} | {jobs} | {cpu:,.1f} | {gpu:,.1f} | {extrapolated} |")
+    return "\n".join(lines)
+
+
 # --- calibration from benchmarks/paper_scale.py -----------------------------------------
 
 
@@ -514,7 +561,7 @@ def write_table(rows: list[Cost], path: str | os.PathLike, keep=None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m userfair.costs",
-        description="Cost rows from benchmarks/paper_scale.py results.",
+        description="Cost rows from benchmarks/paper_scale.py results; a plan as Markdown.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     cal = sub.add_parser("calibrate", help="paper_scale.json files -> cost table CSV")
@@ -525,7 +572,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep the shipped table's rows that the files do not measure",
     )
+    table_ = sub.add_parser("markdown", help="results/plan.csv -> the Markdown cost tables")
+    table_.add_argument("plan", help="a results/plan.csv written by `snakemake plan`")
     args = parser.parse_args(argv)
+    if args.command == "markdown":
+        with open(args.plan, newline="") as handle:
+            print(markdown(list(csv.DictReader(handle))))
+        return 0
     rows = calibrate(args.files)
     write_table(rows, args.out, keep=table() if args.merge else None)
     for row in rows:
