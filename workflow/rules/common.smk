@@ -2,8 +2,9 @@
 #   - the configured names every stage uses (datasets, models, splits, similarity kinds),
 #   - the checks of the config that the schema cannot express, run at parse time,
 #   - the grid of every model (validated at parse time),
-#   - resource and parameter functions shared by several rules,
-#   - input functions that reach into another stage.
+#   - then, one section per stage in the order the data flows (data, models, measures,
+#     uncertainty, who, experiments, reproduction, plan), the resource, parameter and
+#     input functions of that stage's rules; what several stages share comes first.
 # Each stage's target list, which `rule all` (Snakefile) asks for, is in targets.smk,
 # included after every stage.
 # A stage file reads only the names defined here and other stages' files through
@@ -90,7 +91,7 @@ wildcard_constraints:
     model=one_of(MODELS),
 
 
-# --- checks of the config beyond the schema -------------------------------------------
+# --- checks of the config beyond the schema ---------------------------------------------
 
 
 def check_config_beyond_schema():
@@ -125,7 +126,66 @@ def check_config_beyond_schema():
 check_config_beyond_schema()
 
 
-# --- resources and parameters ----------------------------------------------------------
+# --- shared by several stages: path templates and settings ------------------------------
+
+
+def per_dataset(**templates):
+    """Input function (use with unpack): named inputs ``D/NAME`` -> ``templates[NAME]`` of
+    dataset D for every configured dataset, so that a script looks its files up by name,
+    never by position."""
+
+    def named(wildcards):
+        return {
+            f"{d}/{name}": template.format(dataset=d)
+            for d in DATASETS
+            for name, template in templates.items()
+        }
+
+    return named
+
+
+def per_run(template, prefix=""):
+    """Input function (use with unpack): named inputs ``PREFIXD/M`` -> ``template`` of
+    dataset D and model M for every configured dataset and model."""
+
+    def named(wildcards):
+        return {
+            f"{prefix}{d}/{m}": template.format(dataset=d, model=m)
+            for d in DATASETS
+            for m in MODELS
+        }
+
+    return named
+
+
+def per_model(template, prefix=""):
+    """Input function (use with unpack): named inputs ``PREFIXM`` -> ``template`` of the
+    job's dataset and model M for every configured model."""
+
+    def named(wildcards):
+        return {
+            f"{prefix}{m}": template.format(dataset=wildcards.dataset, model=m)
+            for m in MODELS
+        }
+
+    return named
+
+
+def scatter_template(template, wildcards):
+    """``template`` with the job's dataset (and model) filled in, {scatteritem} left for
+    ``scatter.measures``."""
+    for name in ("dataset", "model"):
+        if name in wildcards.keys():
+            template = template.replace(f"{{{name}}}", wildcards[name])
+    return template
+
+
+def measure_settings(*keys):
+    """The ``measures:`` config keys ``keys`` with ``k``, as params of a measures rule."""
+    return {"k": config["k"], **{key: config["measures"][key] for key in keys}}
+
+
+# --- data stage (data.smk) --------------------------------------------------------------
 
 
 def dataset_mem_mb(wildcards):
@@ -163,6 +223,14 @@ def raw_source(wildcards):
     return catalogue.raw_source(dataset_entry(wildcards.dataset), DATASET_OPTIONS)
 
 
+def raw_input(wildcards):
+    """The raw file, folder or archive of the dataset, when a rule makes it or it exists
+    (userfair.catalogue.tracked_raw_input)."""
+    return catalogue.tracked_raw_input(
+        dataset_entry(wildcards.dataset), DATASET_OPTIONS
+    )
+
+
 def min_rating(wildcards):
     """Ratings >= this are interactions: the declaration's min_rating, else the config's
     preprocessing.min_rating."""
@@ -182,7 +250,9 @@ def split_folder(wildcards):
     )
 
 
-# --- the cost model of training and export jobs (userfair.costs, docs/cluster.md#costs) --
+# --- models stage (models.smk): requests from the cost model, settings, grid points ----
+# (userfair.costs, docs/cluster.md#costs)
+
 
 # No training or export job asks for more minutes than this (the partition's limit).
 MAX_RUNTIME = config["training"]["max_runtime"]
@@ -260,6 +330,242 @@ def job_points(step, model):
     return range(len(GRID_POINTS[model])) if step == "tune" else [None]
 
 
+def training_gpus(wildcards):
+    """GPUs of a training or export job: one for a trainable model unless training.device
+    is cpu; none for UserKNN, ItemKNN and RecBole's other traditional models
+    (userfair.models.Model.gpus)."""
+    return models.get(wildcards.model).gpus(config["training"]["device"])
+
+
+def training_partition(wildcards):
+    """The SLURM partition of a training or export job, decided by the same number as its
+    GPU request: $USERFAIR_SLURM_GPU_PARTITION when it asks for a GPU, else
+    $USERFAIR_SLURM_PARTITION (read at parse time; empty when unset). docs/cluster.md.
+    """
+    variable = (
+        "USERFAIR_SLURM_GPU_PARTITION"
+        if training_gpus(wildcards)
+        else "USERFAIR_SLURM_PARTITION"
+    )
+    return os.environ.get(variable, "")
+
+
+def training_settings():
+    """What every training and export job receives (userfair.recommenders.Training, whose
+    threads come from the rule's threads)."""
+    keys = ("epochs", "stopping_step", "device", "train_batch_size", "eval_batch_size")
+    return {
+        **{key: config["training"][key] for key in keys},
+        "seed": config["seed"],
+        "k": config["k"],
+    }
+
+
+def grid_point_files(name):
+    """Input function: output ``name`` (valid, checkpoint) of `tune` for every grid point
+    of the job's model, in grid order."""
+
+    def files(wildcards):
+        return expand(
+            getattr(rules.tune.output, name),
+            dataset=wildcards.dataset,
+            model=wildcards.model,
+            point=range(len(GRID_POINTS[wildcards.model])),
+        )
+
+    return files
+
+
+def grid_point_folder(wildcards, output):
+    """The working directory of one grid point's training (RecBole writes into it)."""
+    return os.path.dirname(output.valid)
+
+
+def export_folder(wildcards, output):
+    """The working directory of the top-k export."""
+    return os.path.join(os.path.dirname(output.topk), "export")
+
+
+def point_params(wildcards):
+    """The hyper-parameters of the job's grid point."""
+    return grids.point_params(GRID_POINTS, wildcards.model, wildcards.point)
+
+
+# --- measures stage (measures.smk) ------------------------------------------------------
+
+
+def evaluated_users(dataset):
+    """The number of evaluated users (test users) of the dataset, from its stats.json:
+    the checkpoint `stats` must have run before the caller's job is scheduled."""
+    path = checkpoints.stats.get(dataset=dataset).output[0]
+    with open(path) as handle:
+        return json.load(handle)["test_users"]
+
+
+def streamed(dataset):
+    """Whether the measures of the dataset stream (docs/measures.md#in-the-workflow): more
+    evaluated users than config measures.stream_above."""
+    return evaluated_users(dataset) > config["measures"]["stream_above"]
+
+
+def similarity_file(kind):
+    """The similarity file ``kind`` as an input path template (with {dataset})."""
+    return expand(rules.similarity.output[0], kind=kind, allow_missing=True)[0]
+
+
+def uf_genre_similarity(wildcards):
+    """The genre similarity when UF mixes it in (measures.gamma < 1), else nothing."""
+    if config["measures"]["gamma"] < 1:
+        return [similarity_file("genre").format(dataset=wildcards.dataset)]
+    return []
+
+
+def item_genres_of_kind(wildcards):
+    """The dataset's item genres (D.item) for the genre similarity, else nothing."""
+    if wildcards.kind == "genre":
+        return expand(rules.genres.output[0], dataset=wildcards.dataset)
+    return []
+
+
+def uf_item_genres(wildcards):
+    """The dataset's item genres when UF mixes in the genre similarity (gamma < 1) on the
+    streamed route, else nothing."""
+    if config["measures"]["gamma"] < 1:
+        return expand(rules.genres.output[0], dataset=wildcards.dataset)
+    return []
+
+
+def pair_stats_parts(wildcards):
+    """The scattered parts of pass one (`pairs_part`) when measures.scatter > 1, else
+    nothing (then `pairs` makes the whole pass itself)."""
+    if SCATTER == 1:
+        return []
+    return scatter.measures(scatter_template(rules.pairs_part.output[0], wildcards))
+
+
+def measure_inputs(wildcards):
+    """Input function (use with unpack) of `measures`: the similarity files (cos, jacc,
+    genre) on the dense route; on the streamed route pass one (pairs), the item genres when
+    gamma < 1 (item) and, when measures.scatter > 1, the scattered parts of pass two
+    (sums)."""
+    if not streamed(wildcards.dataset):
+        return {
+            "cos": similarity_file("cos").format(dataset=wildcards.dataset),
+            "jacc": similarity_file("jacc").format(dataset=wildcards.dataset),
+            "genre": uf_genre_similarity(wildcards),
+        }
+    named = {
+        "pairs": expand(rules.pairs.output[0], dataset=wildcards.dataset)[0],
+        "item": uf_item_genres(wildcards),
+    }
+    if SCATTER > 1:
+        named["sums"] = scatter.measures(
+            scatter_template(rules.measure_sums.output[0], wildcards)
+        )
+    return named
+
+
+# --- uncertainty stage (uncertainty.smk) ------------------------------------------------
+
+
+# The bootstrap over the evaluated users (config uncertainty; resamples 0: off).
+RESAMPLES = config["uncertainty"]["resamples"]
+
+
+def uncertainty_settings():
+    """Params of the bootstrap: the measures' settings, the resamples and their seed (the
+    config's seed, like every random choice), the same for every model of a dataset so that
+    the comparisons are paired."""
+    return {
+        **measure_settings("epsilon", "envy_utility", "gamma", "block_size", "device"),
+        "resamples": RESAMPLES,
+        "seed": config["seed"],
+    }
+
+
+def agreement_intervals(wildcards):
+    """Fig. 1's tau intervals when the bootstrap is on, else nothing (the figure is then
+    exactly the one without it)."""
+    return [rules.table_uncertainty.output.agreement] if RESAMPLES else []
+
+
+# --- who stage (who.smk) ----------------------------------------------------------------
+
+
+def users_inputs(wildcards):
+    """Input function (use with unpack) of `users`: what `measures` reads for the route
+    (the similarity files, or pass one and the item genres), without the scattered parts
+    of pass two, and the raw source when who.features names user features (raw)."""
+    named = {k: v for k, v in measure_inputs(wildcards).items() if k != "sums"}
+    named["raw"] = raw_input(wildcards) if config["who"]["features"] else []
+    return named
+
+
+def who_settings(*keys):
+    """The ``who:`` config keys ``keys`` as params of a who rule; with ``resamples`` also
+    the seed (the config's) and the level of the bootstrap (uncertainty.level)."""
+    settings = {key: config["who"][key] for key in keys}
+    if "resamples" in keys:
+        settings["seed"] = config["seed"]
+        settings["level"] = config["uncertainty"]["level"]
+    return settings
+
+
+# --- experiments stage (experiments.smk) ------------------------------------------------
+
+
+# The lists of Fig. 3 come from experiments.model (one of models, checked by
+# userfair.schema); null: the last configured model.
+EXPERIMENT_MODEL = config["experiments"]["model"] or MODELS[-1]
+
+
+def experiment_model_topk(wildcards):
+    """The top-k lists of the similarity experiment's model on the job's dataset."""
+    return expand(
+        rules.topk.output.topk, dataset=wildcards.dataset, model=EXPERIMENT_MODEL
+    )[0]
+
+
+# --- reproduction stage (reproduction.smk): the paper's printed numbers ---------------
+
+
+# The configured datasets whose preprocessing and split are the paper's; the others get a
+# "no published numbers" entry in `paper_gap`.
+PAPER_DATASETS = [
+    d
+    for d in DATASETS
+    if not reproduction.why_not_published(d, CUSTOM_DATASETS, config["preprocessing"])
+]
+
+
+def paper_gap_inputs(wildcards):
+    """Input function (use with unpack) of `paper_gap`: for every dataset of
+    PAPER_DATASETS its stats (``stats:D``), every model's measures (``measures:D/M``) and,
+    with the bootstrap on, resamples (``resamples:D/M``)."""
+    named, resamples = {}, rules.uncertainty.output[0] if RESAMPLES else None
+    for d in PAPER_DATASETS:
+        named[f"stats:{d}"] = expand(rules.stats.output[0], dataset=d)[0]
+        for m in MODELS:
+            run = {"dataset": d, "model": m}
+            named[f"measures:{d}/{m}"] = expand(rules.measures.output[0], **run)[0]
+            if resamples:
+                named[f"resamples:{d}/{m}"] = expand(resamples, **run)[0]
+    return named
+
+
+def paper_gap_run():
+    """What the figure's caption and note say of the run: the grid file, its points over
+    all models, the epochs."""
+    return {
+        "grid": config["grid"],
+        "points": sum(len(GRID_POINTS[m]) for m in MODELS),
+        "epochs": config["training"]["epochs"],
+    }
+
+
+# --- plan stage (plan.smk) --------------------------------------------------------------
+
+
 def check_costs():
     """Raise ValueError, before any job runs, for every tune or topk job that the configured
     device cannot finish within MAX_RUNTIME (userfair.costs.infeasible: the estimate and
@@ -311,290 +617,3 @@ def plan_rows():
         for dataset in DATASETS
         for model in MODELS
     ]
-
-
-def training_gpus(wildcards):
-    """GPUs of a training or export job: one for a trainable model unless training.device
-    is cpu; none for UserKNN, ItemKNN and RecBole's other traditional models
-    (userfair.models.Model.gpus)."""
-    return models.get(wildcards.model).gpus(config["training"]["device"])
-
-
-def training_partition(wildcards):
-    """The SLURM partition of a training or export job, decided by the same number as its
-    GPU request: $USERFAIR_SLURM_GPU_PARTITION when it asks for a GPU, else
-    $USERFAIR_SLURM_PARTITION (read at parse time; empty when unset). docs/cluster.md.
-    """
-    variable = (
-        "USERFAIR_SLURM_GPU_PARTITION"
-        if training_gpus(wildcards)
-        else "USERFAIR_SLURM_PARTITION"
-    )
-    return os.environ.get(variable, "")
-
-
-def training_settings():
-    """What every training and export job receives (userfair.recommenders.Training, whose
-    threads come from the rule's threads)."""
-    keys = ("epochs", "stopping_step", "device", "train_batch_size", "eval_batch_size")
-    return {
-        **{key: config["training"][key] for key in keys},
-        "seed": config["seed"],
-        "k": config["k"],
-    }
-
-
-def measure_settings(*keys):
-    """The ``measures:`` config keys ``keys`` with ``k``, as params of a measures rule."""
-    return {"k": config["k"], **{key: config["measures"][key] for key in keys}}
-
-
-# --- input functions that reach into another stage -------------------------------------
-
-
-def evaluated_users(dataset):
-    """The number of evaluated users (test users) of the dataset, from its stats.json:
-    the checkpoint `stats` must have run before the caller's job is scheduled."""
-    path = checkpoints.stats.get(dataset=dataset).output[0]
-    with open(path) as handle:
-        return json.load(handle)["test_users"]
-
-
-def streamed(dataset):
-    """Whether the measures of the dataset stream (docs/measures.md#in-the-workflow): more
-    evaluated users than config measures.stream_above."""
-    return evaluated_users(dataset) > config["measures"]["stream_above"]
-
-
-def uf_item_genres(wildcards):
-    """The dataset's item genres when UF mixes in the genre similarity (gamma < 1) on the
-    streamed route, else nothing."""
-    if config["measures"]["gamma"] < 1:
-        return expand(rules.genres.output[0], dataset=wildcards.dataset)
-    return []
-
-
-def scatter_template(template, wildcards):
-    """``template`` with the job's dataset (and model) filled in, {scatteritem} left for
-    ``scatter.measures``."""
-    for name in ("dataset", "model"):
-        if name in wildcards.keys():
-            template = template.replace(f"{{{name}}}", wildcards[name])
-    return template
-
-
-def pair_stats_parts(wildcards):
-    """The scattered parts of pass one (`pairs_part`) when measures.scatter > 1, else
-    nothing (then `pairs` makes the whole pass itself)."""
-    if SCATTER == 1:
-        return []
-    return scatter.measures(scatter_template(rules.pairs_part.output[0], wildcards))
-
-
-def measure_inputs(wildcards):
-    """Input function (use with unpack) of `measures`: the similarity files (cos, jacc,
-    genre) on the dense route; on the streamed route pass one (pairs), the item genres when
-    gamma < 1 (item) and, when measures.scatter > 1, the scattered parts of pass two
-    (sums)."""
-    if not streamed(wildcards.dataset):
-        return {
-            "cos": similarity_file("cos").format(dataset=wildcards.dataset),
-            "jacc": similarity_file("jacc").format(dataset=wildcards.dataset),
-            "genre": uf_genre_similarity(wildcards),
-        }
-    named = {
-        "pairs": expand(rules.pairs.output[0], dataset=wildcards.dataset)[0],
-        "item": uf_item_genres(wildcards),
-    }
-    if SCATTER > 1:
-        named["sums"] = scatter.measures(
-            scatter_template(rules.measure_sums.output[0], wildcards)
-        )
-    return named
-
-
-def users_inputs(wildcards):
-    """Input function (use with unpack) of `users`: what `measures` reads for the route
-    (the similarity files, or pass one and the item genres), without the scattered parts
-    of pass two, and the raw source when who.features names user features (raw)."""
-    named = {k: v for k, v in measure_inputs(wildcards).items() if k != "sums"}
-    named["raw"] = raw_input(wildcards) if config["who"]["features"] else []
-    return named
-
-
-def who_settings(*keys):
-    """The ``who:`` config keys ``keys`` as params of a who rule; with ``resamples`` also
-    the seed (the config's) and the level of the bootstrap (uncertainty.level)."""
-    settings = {key: config["who"][key] for key in keys}
-    if "resamples" in keys:
-        settings["seed"] = config["seed"]
-        settings["level"] = config["uncertainty"]["level"]
-    return settings
-
-
-def raw_input(wildcards):
-    """The raw file, folder or archive of the dataset, when a rule makes it or it exists
-    (userfair.catalogue.tracked_raw_input)."""
-    return catalogue.tracked_raw_input(
-        dataset_entry(wildcards.dataset), DATASET_OPTIONS
-    )
-
-
-def grid_point_files(name):
-    """Input function: output ``name`` (valid, checkpoint) of `tune` for every grid point
-    of the job's model, in grid order."""
-
-    def files(wildcards):
-        return expand(
-            getattr(rules.tune.output, name),
-            dataset=wildcards.dataset,
-            model=wildcards.model,
-            point=range(len(GRID_POINTS[wildcards.model])),
-        )
-
-    return files
-
-
-def similarity_file(kind):
-    """The similarity file ``kind`` as an input path template (with {dataset})."""
-    return expand(rules.similarity.output[0], kind=kind, allow_missing=True)[0]
-
-
-def uf_genre_similarity(wildcards):
-    """The genre similarity when UF mixes it in (measures.gamma < 1), else nothing."""
-    if config["measures"]["gamma"] < 1:
-        return [similarity_file("genre").format(dataset=wildcards.dataset)]
-    return []
-
-
-def item_genres_of_kind(wildcards):
-    """The dataset's item genres (D.item) for the genre similarity, else nothing."""
-    if wildcards.kind == "genre":
-        return expand(rules.genres.output[0], dataset=wildcards.dataset)
-    return []
-
-
-def per_dataset(**templates):
-    """Input function (use with unpack): named inputs ``D/NAME`` -> ``templates[NAME]`` of
-    dataset D for every configured dataset, so that a script looks its files up by name,
-    never by position."""
-
-    def named(wildcards):
-        return {
-            f"{d}/{name}": template.format(dataset=d)
-            for d in DATASETS
-            for name, template in templates.items()
-        }
-
-    return named
-
-
-def per_run(template, prefix=""):
-    """Input function (use with unpack): named inputs ``PREFIXD/M`` -> ``template`` of
-    dataset D and model M for every configured dataset and model."""
-
-    def named(wildcards):
-        return {
-            f"{prefix}{d}/{m}": template.format(dataset=d, model=m)
-            for d in DATASETS
-            for m in MODELS
-        }
-
-    return named
-
-
-def per_model(template, prefix=""):
-    """Input function (use with unpack): named inputs ``PREFIXM`` -> ``template`` of the
-    job's dataset and model M for every configured model."""
-
-    def named(wildcards):
-        return {
-            f"{prefix}{m}": template.format(dataset=wildcards.dataset, model=m)
-            for m in MODELS
-        }
-
-    return named
-
-
-def grid_point_folder(wildcards, output):
-    """The working directory of one grid point's training (RecBole writes into it)."""
-    return os.path.dirname(output.valid)
-
-
-def export_folder(wildcards, output):
-    """The working directory of the top-k export."""
-    return os.path.join(os.path.dirname(output.topk), "export")
-
-
-def point_params(wildcards):
-    """The hyper-parameters of the job's grid point."""
-    return grids.point_params(GRID_POINTS, wildcards.model, wildcards.point)
-
-
-# The lists of Fig. 3 come from experiments.model (one of models, checked by
-# userfair.schema); null: the last configured model.
-EXPERIMENT_MODEL = config["experiments"]["model"] or MODELS[-1]
-
-
-def experiment_model_topk(wildcards):
-    """The top-k lists of the similarity experiment's model on the job's dataset."""
-    return expand(
-        rules.topk.output.topk, dataset=wildcards.dataset, model=EXPERIMENT_MODEL
-    )[0]
-
-
-# The bootstrap over the evaluated users (config uncertainty; resamples 0: off).
-RESAMPLES = config["uncertainty"]["resamples"]
-
-
-def uncertainty_settings():
-    """Params of the bootstrap: the measures' settings, the resamples and their seed (the
-    config's seed, like every random choice), the same for every model of a dataset so that
-    the comparisons are paired."""
-    return {
-        **measure_settings("epsilon", "envy_utility", "gamma", "block_size", "device"),
-        "resamples": RESAMPLES,
-        "seed": config["seed"],
-    }
-
-
-def agreement_intervals(wildcards):
-    """Fig. 1's tau intervals when the bootstrap is on, else nothing (the figure is then
-    exactly the one without it)."""
-    return [rules.table_uncertainty.output.agreement] if RESAMPLES else []
-
-
-# --- the paper's printed numbers beside the run (docs/reproduction.md) ------------------
-
-# The configured datasets whose preprocessing and split are the paper's; the others get a
-# "no published numbers" entry in `paper_gap`.
-PAPER_DATASETS = [
-    d
-    for d in DATASETS
-    if not reproduction.why_not_published(d, CUSTOM_DATASETS, config["preprocessing"])
-]
-
-
-def paper_gap_inputs(wildcards):
-    """Input function (use with unpack) of `paper_gap`: for every dataset of
-    PAPER_DATASETS its stats (``stats:D``), every model's measures (``measures:D/M``) and,
-    with the bootstrap on, resamples (``resamples:D/M``)."""
-    named, resamples = {}, rules.uncertainty.output[0] if RESAMPLES else None
-    for d in PAPER_DATASETS:
-        named[f"stats:{d}"] = expand(rules.stats.output[0], dataset=d)[0]
-        for m in MODELS:
-            run = {"dataset": d, "model": m}
-            named[f"measures:{d}/{m}"] = expand(rules.measures.output[0], **run)[0]
-            if resamples:
-                named[f"resamples:{d}/{m}"] = expand(resamples, **run)[0]
-    return named
-
-
-def paper_gap_run():
-    """What the figure's caption and note say of the run: the grid file, its points over
-    all models, the epochs."""
-    return {
-        "grid": config["grid"],
-        "points": sum(len(GRID_POINTS[m]) for m in MODELS),
-        "epochs": config["training"]["epochs"],
-    }
