@@ -350,11 +350,26 @@ def test_scores_ci_table(tmp_path):
     assert "Envy utility" in tex and tex.count(r"\textbf{") >= len(NAMES)
 
 
-def test_intervals_and_agreement_with_intervals_figures(tmp_path):
+def test_intervals_and_agreement_with_intervals_figures(tmp_path, drawn):
     style = plots.Style(dpi=60)
-    plots.intervals_figure(_summary(), FAIR, MODELS, style, tmp_path / "i.pdf",
+    summary = _summary()
+    plots.intervals_figure(summary, FAIR, MODELS, style, tmp_path / "i.pdf",
                            tmp_path / "i.png")  # fmt: skip
-    assert (tmp_path / "i.pdf").stat().st_size > 0 and (tmp_path / "i.png").stat().st_size > 0
+    _assert_figure_files(tmp_path / "i.pdf", tmp_path / "i.png")
+    # one panel per Fair measure, models on x, each dot the value, each bar its interval
+    panels = _panels(drawn[0])
+    assert [ax.get_title() for ax in panels] == list(FAIR)
+    for ax, measure in zip(panels, FAIR):
+        assert [t.get_text() for t in ax.get_xticklabels()] == [
+            plots.model_label(m) for m in MODELS
+        ]
+        part = summary[summary.measure == measure].set_index("model").reindex(MODELS)
+        (container,) = ax.containers
+        dots = container.lines[0].get_ydata()
+        assert np.allclose(dots, part["value"].to_numpy())
+        bars = container.lines[2][0].get_segments()
+        assert np.allclose([b[0][1] for b in bars], part["low"].to_numpy())
+        assert np.allclose([b[1][1] for b in bars], part["high"].to_numpy())
     long = tables.scores_frame(_records(("d",)))
     agreement = agreement_long(long)
     intervals = agreement.assign(low=agreement["tau"] - 0.5, high=agreement["tau"] + 0.5)
@@ -362,12 +377,17 @@ def test_intervals_and_agreement_with_intervals_figures(tmp_path):
     plots.agreement_figure(
         agreement, style, tmp_path / "a.pdf", tmp_path / "a.png", intervals=intervals
     )
-    assert (tmp_path / "a.png").stat().st_size > 0
+    _assert_figure_files(tmp_path / "a.pdf", tmp_path / "a.png")
     texts = plots._tau_annotations(intervals, list(NAMES))
     a, b = NAMES.index("P"), NAMES.index("NDCG")
     tau = intervals.set_index(["measure_a", "measure_b"]).loc[("P", "NDCG")]
     assert texts[a, b].startswith(f"{tau['tau']:.2f}") and "[" in texts[a, b]
     assert texts[a, a] == ""
+    # the drawn heat map carries those annotations, its cells the taus
+    (heat,) = [ax for ax in _panels(drawn[1])]
+    shown = {t.get_text() for t in heat.texts}
+    assert texts[a, b] in shown
+    assert [t.get_text() for t in heat.get_xticklabels()] == list(NAMES)
     with pytest.raises(ValueError, match="tau intervals: missing columns"):
         plots.agreement_figure(
             agreement, style, tmp_path / "x.pdf", tmp_path / "x.png", intervals=agreement
