@@ -221,7 +221,7 @@ def read_measure_files(paths, datasets: list[str], models: list[str]) -> dict:
 def table_scores_ci(
     summary: pd.DataFrame, datasets: list[str], models: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Table 2 with bootstrap intervals, from ``uncertainty.summary`` frames stacked with a
+    """Table 2 with bootstrap intervals, from ``inference.summary`` frames stacked with a
     ``dataset`` column. Returns (the CSV frame: per model its value, low and high; the
     LaTeX frame: per model 'value [low, high]'; the bold mask of the LaTeX frame, best
     value per row as in Table 2)."""

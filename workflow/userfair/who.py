@@ -22,7 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from userfair import decompose, rawfiles, uncertainty
+from userfair import decompose, inference, rawfiles
 from userfair.io import InputError
 
 log = logging.getLogger(__name__)
@@ -242,9 +242,7 @@ def group_shares(
         if finite and total != 0 and resampled:
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = resampled_groups[:, j, :] / resampled_totals[:, j, None]
-            bounds = [
-                uncertainty.percentile_interval(ratio[:, g], level) for g in range(len(order))
-            ]
+            bounds = [inference.percentile_interval(ratio[:, g], level) for g in range(len(order))]
         else:
             bounds = [(math.nan, math.nan)] * len(order)
         for g, group in enumerate(order):
@@ -280,7 +278,7 @@ def group_table(
     files): by activity quantiles (``by`` = ``activity``, ``groups`` of them) and by each
     declared feature the frame has. The resamples are drawn once per dataset (its users
     are the same for every model: checked), so every model is resampled identically."""
-    uncertainty.check_level(level)
+    inference.check_level(level)
     parts, weights_of, users_of = [], {}, {}
     for (dataset, model), frame in frames.items():
         users = frame["user_id"].astype(str).to_numpy()
