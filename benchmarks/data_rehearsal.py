@@ -265,7 +265,7 @@ def generate(path: Path, ratings: int, seed: int = 0) -> None:
 STEP = r"""
 import json, resource, sys, time
 import pandas as pd
-from userfair import data
+from userfair import data, rawfiles, tables
 from userfair.io import read_inter, write_inter
 step, folder, out = sys.argv[1], sys.argv[2], sys.argv[3]
 start = time.perf_counter()
@@ -274,7 +274,7 @@ if step == "preprocess":
     data.as_written(frame).to_parquet(f"{out}/preprocessed.parquet", index=False)
     extra = {"kept": len(frame)}
 elif step == "copy":  # one copy of the raw ratings in memory, as the reader holds them
-    raw = data.read_interactions("ml-20m", folder)
+    raw = rawfiles.read_interactions("ml-20m", folder)
     extra = {"raw_rows": len(raw), "copy_mb": raw.memory_usage(deep=True).sum() / 2**20}
 elif step == "split":
     frame = pd.read_parquet(f"{out}/preprocessed.parquet")
@@ -287,7 +287,7 @@ else:
     preprocessed = pd.read_parquet(f"{out}/preprocessed.parquet")
     splits = {n: read_inter(f"{out}/ml-20m.{n}.inter") for n in data.SPLITS}
     stats = data.dataset_stats(preprocessed, splits)
-    row = data.table1({"ml-20m": {**stats, **data.split_counts(splits)}})
+    row = tables.table1({"ml-20m": {**stats, **data.split_counts(splits)}})
     extra = {"stats": stats, "table1": row.reset_index().to_dict("records")[0]}
 seconds = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20

@@ -46,7 +46,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from userfair import data, grids  # noqa: E402
+from userfair import data, grids, rawfiles  # noqa: E402
 from userfair.download import recbole_ml100k_dir  # noqa: E402
 from userfair.io import write_inter  # noqa: E402
 
@@ -78,7 +78,7 @@ def ml100k_split(config: dict, out: Path) -> Path:
     if all((existing / f"ml-100k.{s}.inter").is_file() for s in data.SPLITS):
         return existing
     pre = config["preprocessing"]
-    raw = data.read_interactions("ml-100k", recbole_ml100k_dir())
+    raw = rawfiles.read_interactions("ml-100k", recbole_ml100k_dir())
     frame = data.preprocess(raw, min_rating=pre["min_rating"], core=pre["core"])
     splits = data.make_splits(
         frame,

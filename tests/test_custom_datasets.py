@@ -4,7 +4,7 @@ rules, genres, and every incomplete or contradicting declaration as a clear erro
 import pandas as pd
 import pytest
 
-from userfair import catalogue, data
+from userfair import catalogue, data, rawfiles
 from userfair.io import InputError
 
 RATINGS = pd.DataFrame(
@@ -40,13 +40,13 @@ def test_csv_with_other_column_names_separator_and_rating_threshold(tmp_path):
         },
     )
     assert dataset.temporal and dataset.has_genres and dataset.min_rating == 3.5
-    frame = data.read_interactions(dataset, path)
+    frame = rawfiles.read_interactions(dataset, path)
     assert list(frame.columns) == ["user_id", "item_id", "rating", "timestamp"]
     assert frame["user_id"].astype(str).tolist() == RATINGS["userId"].tolist()
     assert frame["rating"].tolist() == RATINGS["stars"].tolist()
     kept = data.preprocess(frame, min_rating=dataset.min_rating, core=1)
     assert kept["item_id"].astype(str).tolist() == ["m1", "m1", "m3"]  # ratings >= 3.5
-    genres = data.read_item_genres(dataset, path)
+    genres = rawfiles.read_item_genres(dataset, path)
     assert dict(zip(genres.item_id, genres.genre)) == {
         "m1": "Action Sci_Fi",
         "m2": "Drama",
@@ -66,7 +66,7 @@ def test_format_from_the_file_name_and_unary_feedback(tmp_path, suffix, writer):
     writer(RATINGS, path)
     dataset = declared(path=str(path))
     assert dataset.format == suffix[1:] and not dataset.temporal
-    frame = data.read_interactions(dataset, path)
+    frame = rawfiles.read_interactions(dataset, path)
     assert list(frame.columns) == ["user_id", "item_id"] and len(frame) == 5  # every row
 
 
@@ -74,17 +74,17 @@ def test_feedback_column_equals(tmp_path):
     path = tmp_path / "clicks.csv"
     RATINGS.assign(share=[1, 0, 1, 1, 0]).to_csv(path, index=False)
     dataset = declared(path=str(path), feedback={"column": "share", "equals": 1})
-    frame = data.read_interactions(dataset, path)
+    frame = rawfiles.read_interactions(dataset, path)
     assert frame["item_id"].astype(str).tolist() == ["m1", "m1", "m3"]
     text = declared(path=str(path), feedback={"column": "kinds", "equals": "Drama"})
-    assert data.read_interactions(text, path)["item_id"].astype(str).tolist() == ["m2", "m2"]
+    assert rawfiles.read_interactions(text, path)["item_id"].astype(str).tolist() == ["m2", "m2"]
 
 
 def test_recbole_atomic_file(tmp_path):
     path = tmp_path / "mine.inter"
     path.write_text("uid:token\tiid:token\tts:float\na\tx\t1\nb\ty\t2\n")
     dataset = declared(path=str(path), columns={"user": "uid", "item": "iid", "timestamp": "ts"})
-    frame = data.read_interactions(dataset, path)
+    frame = rawfiles.read_interactions(dataset, path)
     assert frame["item_id"].astype(str).tolist() == ["x", "y"]
     assert frame["timestamp"].tolist() == [1.0, 2.0]
 
@@ -174,20 +174,20 @@ def test_declarations_that_contradict_the_file(tmp_path):
         match=r"r\.csv: missing column 'user'.*"
         r"custom_datasets\.mine\.columns\.user",
     ):
-        data.read_interactions(missing, path)
+        rawfiles.read_interactions(missing, path)
     wrong_separator = declared(path=str(path), separator=";")
     with pytest.raises(
         InputError,
         match=r"columns\.user\).*one field when split on ';'.*"
         r"custom_datasets\.mine\.separator",
     ):
-        data.read_interactions(wrong_separator, path)
+        rawfiles.read_interactions(wrong_separator, path)
     text_rating = declared(
         path=str(path),
         min_rating=3,
         columns={"user": "userId", "item": "movieId", "rating": "kinds"},
     )
     with pytest.raises(InputError, match=r"r\.csv: column 'kinds' must be numeric; data row 1"):
-        data.read_interactions(text_rating, path)
+        rawfiles.read_interactions(text_rating, path)
     with pytest.raises(InputError, match=r"nope\.csv: not found .*custom_datasets\.mine\.path"):
-        data.read_interactions(declared(path=str(tmp_path / "nope.csv")), tmp_path / "nope.csv")
+        rawfiles.read_interactions(declared(path=str(tmp_path / "nope.csv")), tmp_path / "nope.csv")

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair import catalogue, data
+from userfair import catalogue, data, rawfiles, tables
 from userfair.download import recbole_ml100k_dir
 from userfair.io import InputError
 
@@ -31,7 +31,7 @@ def test_catalogue_rejects_unknown_dataset():
     with pytest.raises(InputError, match="'ml-1m' is not in the catalogue.*ml-100k"):
         catalogue.get("ml-1m")
     with pytest.raises(InputError, match="not in the catalogue"):
-        data.read_interactions("netflix", ".")
+        rawfiles.read_interactions("netflix", ".")
 
 
 def test_catalogue_urls_equal_recboles_own():
@@ -116,7 +116,7 @@ def test_k_core_needs_several_passes():
 
 
 def test_k_core_result_is_a_fixed_point_on_real_data():
-    raw = data.read_interactions("ml-100k", recbole_ml100k_dir())
+    raw = rawfiles.read_interactions("ml-100k", recbole_ml100k_dir())
     out = data.preprocess(raw, min_rating=3, core=20)
     assert out["user_id"].astype(str).value_counts().min() >= 20
     assert out["item_id"].astype(str).value_counts().min() >= 20
@@ -217,7 +217,7 @@ def test_read_interactions_from_a_folder_and_a_zip(tmp_path):
     with zipfile.ZipFile(archive, "w") as zf:
         zf.write(inter, arcname="ml-10m/ml-10m.inter")
     for source in (inter.parent, archive):
-        out = data.read_interactions("ml-10m", source)
+        out = rawfiles.read_interactions("ml-10m", source)
         assert out.columns.tolist() == ["user_id", "item_id", "rating", "timestamp"]
         assert out["item_id"].astype(str).tolist() == ["10", '"quoted"']
         assert out["timestamp"].tolist() == [100.0, 90.0]
@@ -229,7 +229,7 @@ def test_lastfm_reads_artist_id_as_item(tmp_path):
         "user_id:token\tartist_id:token\tweight:float\ttag_value:token_seq",
         ["2\t51\t13883\trock pop", "2\t52\t11690\t"],
     )
-    out = data.read_interactions("lastfm", tmp_path)
+    out = rawfiles.read_interactions("lastfm", tmp_path)
     assert out.columns.tolist() == ["user_id", "item_id"] and pairs(out) == [
         ("2", "51"),
         ("2", "52"),
@@ -248,7 +248,7 @@ def test_lastfm_reads_artist_id_as_item(tmp_path):
 def test_missing_column_is_named_with_the_file(tmp_path, header, field):
     write_atomic(tmp_path / "ml-20m.inter", header, ["1\t2\t3"])
     with pytest.raises(InputError, match=rf"ml-20m.inter: missing column '{field}'"):
-        data.read_interactions("ml-20m", tmp_path)
+        rawfiles.read_interactions("ml-20m", tmp_path)
 
 
 def test_non_numeric_rating_is_named(tmp_path):
@@ -260,20 +260,20 @@ def test_non_numeric_rating_is_named(tmp_path):
     with pytest.raises(
         InputError, match=r"ml-20m.inter: column 'rating' must be numeric; data row 2"
     ):
-        data.read_interactions("ml-20m", tmp_path)
+        rawfiles.read_interactions("ml-20m", tmp_path)
 
 
 def test_bad_sources_are_named(tmp_path):
     with pytest.raises(InputError, match="nowhere.zip: not found.*dataset_options.lastfm.path"):
-        data.read_interactions("lastfm", tmp_path / "nowhere.zip")
+        rawfiles.read_interactions("lastfm", tmp_path / "nowhere.zip")
     junk = tmp_path / "lastfm.zip"
     junk.write_bytes(b"this is not a zip archive")
     with pytest.raises(InputError, match="lastfm.zip: .*not a zip"):
-        data.read_interactions("lastfm", junk)
+        rawfiles.read_interactions("lastfm", junk)
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(InputError, match="expected one 'lastfm.inter' file, found: none"):
-        data.read_interactions("lastfm", empty)
+        rawfiles.read_interactions("lastfm", empty)
 
 
 def test_tenrec_keeps_shares(tmp_path):
@@ -282,21 +282,21 @@ def test_tenrec_keeps_shares(tmp_path):
         "user_id,item_id,click,follow,like,share,video_category,watching_times,gender,age\n"
         "1,10,1,0,0,1,2,1,1,3\n1,11,1,0,0,0,2,1,1,3\n2,10,1,0,1,1,2,1,2,4\n"
     )
-    out = data.read_interactions("qk-video", csv_path)
+    out = rawfiles.read_interactions("qk-video", csv_path)
     assert pairs(out) == [("1", "10"), ("2", "10")] and out.columns.tolist() == [
         "user_id",
         "item_id",
     ]
     csv_path.write_text("user_id,item_id,click\n1,10,1\n")
     with pytest.raises(InputError, match="QK-video.csv: missing column 'share'"):
-        data.read_interactions("qk-video", csv_path)
+        rawfiles.read_interactions("qk-video", csv_path)
 
 
 def test_missing_tenrec_file_says_where_to_get_it(tmp_path):
     with pytest.raises(
         InputError, match="(?s)QK-video.csv: not found.*Tenrec.*licence.*dataset_options"
     ):
-        data.read_interactions("qk-video", tmp_path / "QK-video.csv")
+        rawfiles.read_interactions("qk-video", tmp_path / "QK-video.csv")
 
 
 def test_genres_of_the_split_items(tmp_path):
@@ -305,7 +305,7 @@ def test_genres_of_the_split_items(tmp_path):
         "item_id:token\tmovie_title:token_seq\tgenre:token_seq",
         ["1\tA\tAction Drama", "2\tB\t(no genres listed)", "3\tC\tComedy"],
     )
-    genres = data.read_item_genres("ml-20m", tmp_path)
+    genres = rawfiles.read_item_genres("ml-20m", tmp_path)
     splits = {
         "train": frame([("u", "2"), ("u", "1")], columns=("user_id", "item_id")),
         "valid": frame([("u", "9")], columns=("user_id", "item_id")),
@@ -321,7 +321,7 @@ def test_genres_of_the_split_items(tmp_path):
         "9\t",
     ]
     with pytest.raises(InputError, match="has no item genres"):
-        data.read_item_genres("lastfm", tmp_path)
+        rawfiles.read_item_genres("lastfm", tmp_path)
 
 
 # --- statistics ------------------------------------------------------------------------------
@@ -343,7 +343,7 @@ def test_stats_and_table1():
         "test": 1,
         "protocol": "global",
     }
-    table = data.table1({"toy": {**stats, **data.split_counts(splits)}})
+    table = tables.table1({"toy": {**stats, **data.split_counts(splits)}})
     assert table.loc["toy", "users in split"] == 3 and table.loc[
         "toy", "sparsity (%)"
     ] == pytest.approx(55.5556, abs=1e-4)
@@ -351,12 +351,12 @@ def test_stats_and_table1():
     per_user = data.dataset_stats(pre, splits, protocol="per-user")
     assert per_user["protocol"] == "per-user"
     with pytest.raises(InputError, match="missing field"):
-        data.table1({"toy": stats})
+        tables.table1({"toy": stats})
 
 
 def test_ml100k_protocol_numbers():
     """The whole protocol on the embedded ml-100k; numbers recorded in docs/data.md."""
-    raw = data.read_interactions("ml-100k", recbole_ml100k_dir())
+    raw = rawfiles.read_interactions("ml-100k", recbole_ml100k_dir())
     pre = data.preprocess(raw, min_rating=3, core=5)
     splits = data.make_splits(
         pre, temporal=True, seed=2024, valid_share=0.2, test_share=0.2, min_train=5
@@ -461,7 +461,7 @@ def test_ids_are_read_as_categoricals_with_sorted_categories(tmp_path):
         "user_id:token\titem_id:token\trating:float\ttimestamp:float",
         ["u9\tb\t4\t5", "u10\ta\t3.5\t6", "u9\t007\t1\t7", "u2\tb\t5\t8"],
     )
-    raw = data.read_interactions("ml-20m", tmp_path)
+    raw = rawfiles.read_interactions("ml-20m", tmp_path)
     for name, values in (
         ("user_id", ["u9", "u10", "u9", "u2"]),
         ("item_id", ["b", "a", "007", "b"]),
@@ -480,7 +480,7 @@ def test_a_short_row_is_named_with_the_file(tmp_path):
         ["1\t2\t4\t5", "1\t3\t4"],
     )
     with pytest.raises(InputError, match=r"ml-20m.inter: cannot be read as a '\\t'-separated"):
-        data.read_interactions("ml-20m", tmp_path)
+        rawfiles.read_interactions("ml-20m", tmp_path)
 
 
 @pytest.mark.parametrize("categorical", [False, True])
@@ -517,7 +517,7 @@ def test_duplicates_equal_a_loop_over_the_rows(categorical, timestamps):
 
 def test_preprocess_file_equals_read_then_preprocess():
     direct = data.preprocess(
-        data.read_interactions("ml-100k", recbole_ml100k_dir()), min_rating=3, core=5
+        rawfiles.read_interactions("ml-100k", recbole_ml100k_dir()), min_rating=3, core=5
     )
     routed = data.preprocess_file("ml-100k", recbole_ml100k_dir(), min_rating=3, core=5)
     pd.testing.assert_frame_equal(direct, routed)

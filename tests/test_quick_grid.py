@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from userfair import data, grids
+from userfair import data, grids, rawfiles
 from userfair.download import recbole_ml100k_dir
 from userfair.io import write_inter
 
@@ -36,7 +36,7 @@ MIN_UPDATES_PER_EPOCH = 5
 def default_split():
     """The train/valid/test frames of the default run's ml-100k (config/config.yaml)."""
     pre = CONFIG["preprocessing"]
-    raw = data.read_interactions("ml-100k", recbole_ml100k_dir())
+    raw = rawfiles.read_interactions("ml-100k", recbole_ml100k_dir())
     frame = data.preprocess(raw, min_rating=pre["min_rating"], core=pre["core"])
     return data.make_splits(
         frame,

@@ -209,11 +209,11 @@ def synthetic_run(dataset="qk-video", factors=None, resamples=40, seed=3):
 
 
 def test_gap_cells_ratio_interval_and_verdict():
-    from userfair import uncertainty
+    from userfair import inference
 
     factors = {"HR": 1.02, "UF": 1.5, "MME": 0.1}
     points, frames = synthetic_run(factors=factors)
-    summary = uncertainty.summary(frames, points, 0.95)
+    summary = inference.summary(frames, points, 0.95)
     cells = reproduction.gap_cells("qk-video", points, summary)
     assert list(cells.columns) == reproduction.CELL_COLUMNS and len(cells) == 126
     hr = cells[(cells.measure == "HR") & (cells.model == "NCL")].iloc[0]
@@ -296,10 +296,10 @@ def test_table1_check():
 
 
 def test_the_figure_shows_each_model_per_measure_with_1_marked():
-    from userfair import uncertainty
+    from userfair import inference
 
     points, frames = synthetic_run(factors={"UF": 1.5})
-    cells = reproduction.gap_cells("qk-video", points, uncertainty.summary(frames, points))
+    cells = reproduction.gap_cells("qk-video", points, inference.summary(frames, points))
     tau = reproduction.order_agreement("qk-video", points, frames)
     verdicts = pd.DataFrame(
         [reproduction.verdict("qk-video", cells), reproduction.no_numbers("ml-100k", "why")]

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import fairness, streaming
+from userfair import fairness, pair_records, streaming
 from userfair.cli import main
 from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
@@ -142,13 +142,13 @@ def test_ranges_combine_to_one_range(tmp_path, gamma):
     whole = streaming.pass_one(rows, block_size=BLOCK, **options)
     for cuts in (streaming.ranges(rows, 4, gamma), [(0, 5), (5, 6), (6, 31), (31, m)]):
         parts = [streaming.pass_one(rows, a, b, block_size=BLOCK, **options) for a, b in cuts]
-        combined = streaming.combine(parts[::-1])  # any order
+        combined = pair_records.combine(parts[::-1])  # any order
         assert (combined.start, combined.stop) == (0, m)
         assert combined.sharing_pairs == whole.sharing_pairs
         assert combined.cos_range == whole.cos_range and combined.jacc_range == whole.jacc_range
         assert combined.uf_pairs == whole.uf_pairs == whole.pairs
         assert close(combined.uf_threshold, whole.uf_threshold, 1e-12)
-        sums = streaming.combine(
+        sums = pair_records.combine(
             streaming.pass_two(inputs, whole, a, b, k=K, block_size=BLOCK) for a, b in cuts
         )
         one = streaming.pass_two(inputs, whole, k=K, block_size=2048)
@@ -189,18 +189,18 @@ def test_combine_refuses_gaps_overlaps_and_other_users():
     b = streaming.pass_one(rows, 12, 40, users=inputs.users)
     c = streaming.pass_one(rows, 5, 40, users=inputs.users)
     with pytest.raises(ValueError, match="do not tile"):
-        streaming.combine([a, b])
+        pair_records.combine([a, b])
     with pytest.raises(ValueError, match="do not tile"):
-        streaming.combine([a, c])
+        pair_records.combine([a, c])
     with pytest.raises(ValueError, match="combine every range"):
         a.uf_threshold
     reordered = streaming.pass_one(rows, users=inputs.users[::-1])
     with pytest.raises(ValueError, match="other users"):
         streaming.pass_two(inputs, reordered)
     with pytest.raises(ValueError, match="cannot combine results of different users"):
-        streaming.combine([a, streaming.pass_one(rows, 10, 40, users=inputs.users[::-1])])
+        pair_records.combine([a, streaming.pass_one(rows, 10, 40, users=inputs.users[::-1])])
     with pytest.raises(ValueError, match="of 40 users"):
-        whole = streaming.combine([a, dataclasses.replace(b, start=10)])
+        whole = pair_records.combine([a, dataclasses.replace(b, start=10)])
         streaming.pass_two(split_inputs(10, m=30), whole)
 
 
@@ -217,7 +217,7 @@ def test_finish_carries_the_settings_of_the_sums():
     other = streaming.pass_two(inputs, stats, 0, 20, k=K, epsilon=0.05, envy_utility="ideal")
     rest = streaming.pass_two(inputs, stats, 20, None, k=K, epsilon=0.1, envy_utility="ideal")
     with pytest.raises(ValueError, match="different k, epsilon"):
-        streaming.combine([other, rest])
+        pair_records.combine([other, rest])
     with pytest.raises(ValueError, match="pair sums cover rows"):
         streaming.finish(inputs, stats, rest)
 
@@ -227,16 +227,16 @@ def test_pair_stats_and_sums_round_trip_through_json(tmp_path):
     rows = inputs.train_of_evaluated()
     stats = streaming.pass_one(rows, gamma=0.5, genres=inputs.genres, users=inputs.users)
     text = json.dumps(stats.to_dict(), allow_nan=False)  # plain JSON: no NaN or inf
-    assert streaming.PairStats.from_dict(json.loads(text)) == stats
+    assert pair_records.PairStats.from_dict(json.loads(text)) == stats
     stats.save(tmp_path / "pairs.json")
-    assert streaming.PairStats.load(tmp_path / "pairs.json") == stats
+    assert pair_records.PairStats.load(tmp_path / "pairs.json") == stats
     sums = streaming.pass_two(inputs, stats, 0, 17, k=K)
     sums.save(tmp_path / "sums.json")
-    assert streaming.PairSums.load(tmp_path / "sums.json") == sums
+    assert pair_records.PairSums.load(tmp_path / "sums.json") == sums
     empty = streaming.pass_one(rows, 3, 3)  # no row: no sharing pair, extremes None
-    assert streaming.PairStats.from_dict(json.loads(json.dumps(empty.to_dict()))) == empty
+    assert pair_records.PairStats.from_dict(json.loads(json.dumps(empty.to_dict()))) == empty
     with pytest.raises(Exception, match="pair-stats"):
-        streaming.PairStats.from_dict(sums.to_dict())
+        pair_records.PairStats.from_dict(sums.to_dict())
 
 
 def test_stream_evaluate_reuses_given_stats():

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from test_streaming import K, assert_same, close, split_inputs
-from userfair import fairness, streaming
+from userfair import fairness, pair_records, streaming
 from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
 
@@ -114,13 +114,13 @@ def test_scattered_ranges_combine_to_the_numba_whole(inputs, gamma):
     rows = data.train_of_evaluated()
     options = {"gamma": gamma, "genres": data.genres, "users": data.users}
     cuts = streaming.ranges(rows, 3, gamma)
-    stats = streaming.combine(
+    stats = pair_records.combine(
         streaming.pass_one(rows, a, b, block_size=BLOCK, device="torch-cpu", **options)
         for a, b in cuts
     )
     whole = streaming.pass_one(rows, **options)
     assert_equal_records(stats, whole)
-    sums = streaming.combine(
+    sums = pair_records.combine(
         streaming.pass_two(data, stats, a, b, k=K, block_size=BLOCK, device="torch-cpu")
         for a, b in cuts
     )

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import agreement, uncertainty
+from userfair import agreement, inference, uncertainty
 from userfair.cli import main
 from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
@@ -172,7 +172,7 @@ def test_a_model_compared_with_itself(split):
     weights = uncertainty.resample_weights(len(inputs.users), 30, seed=0)
     frame = uncertainty.bootstrap(inputs, weights, device="cpu")
     point = evaluate(inputs, device="cpu")
-    table = uncertainty.compare(frame, frame.copy(), point, point)
+    table = inference.compare(frame, frame.copy(), point, point)
     assert list(table.index) == list(KEYS)
     assert (table["difference"] == 0).all() and (table["p"] == 1).all()
     assert (table[["low", "high"]] == 0).all().all()
@@ -184,9 +184,7 @@ def test_rounding_differences_count_as_zero():
     b = a.copy()
     b["UF"] *= 1 + 1e-15  # rounding of another summation order, always the same sign
     b["P"] += 1e-3
-    table = uncertainty.compare(
-        a, b, {"UF": 0.45, "P": 0.15}, {"UF": 0.45 * (1 + 1e-15), "P": 0.151}
-    )
+    table = inference.compare(a, b, {"UF": 0.45, "P": 0.15}, {"UF": 0.45 * (1 + 1e-15), "P": 0.151})
     assert table.loc["UF", "difference"] == 0 and table.loc["UF", "p"] == 1
     assert table.loc["P", "difference"] == pytest.approx(1e-3)
     assert table.loc["P", "p"] == pytest.approx(2 / 51)
@@ -226,7 +224,7 @@ def test_a_planted_unfair_subgroup_is_significant():
         points[name] = evaluate(inputs, similarities=sims, device="cpu")
         frames[name] = uncertainty.bootstrap(inputs, weights, similarities=sims, device="cpu")
     assert points["A"]["PUF-P-Jacc"] == 0.0  # every user has P = 0.5
-    table = uncertainty.compare(frames["A"], frames["B"], points["A"], points["B"])
+    table = inference.compare(frames["A"], frames["B"], points["A"], points["B"])
     for key in ("PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc"):
         assert table.loc[key, "difference"] > 0 and table.loc[key, "low"] > 0
         assert table.loc[key, "p"] < 0.05, key
@@ -234,39 +232,39 @@ def test_a_planted_unfair_subgroup_is_significant():
 
 
 def test_p_value_rules():
-    assert uncertainty.p_value(np.zeros(10)) == 1.0
-    assert uncertainty.p_value(np.ones(99)) == pytest.approx(2 / 100)
-    assert uncertainty.p_value(-np.ones(99)) == pytest.approx(2 / 100)
+    assert inference.p_value(np.zeros(10)) == 1.0
+    assert inference.p_value(np.ones(99)) == pytest.approx(2 / 100)
+    assert inference.p_value(-np.ones(99)) == pytest.approx(2 / 100)
     # 3 of 9 below 0, one exactly 0: below (4 + 1) / 10, above (6 + 1) / 10
     d = np.array([-3, -2, -1, 0, 1, 2, 3, 4, 5.0])
-    assert uncertainty.p_value(d) == pytest.approx(2 * 5 / 10)
-    assert uncertainty.p_value(np.r_[np.ones(9), np.nan]) == pytest.approx(2 / 10)
-    assert math.isnan(uncertainty.p_value([np.nan]))
+    assert inference.p_value(d) == pytest.approx(2 * 5 / 10)
+    assert inference.p_value(np.r_[np.ones(9), np.nan]) == pytest.approx(2 / 10)
+    assert math.isnan(inference.p_value([np.nan]))
 
 
 def test_holm_hand_worked():
     # sorted: 0.005 * 4 = 0.02, 0.01 * 3 = 0.03, 0.03 * 2 = 0.06, 0.04 * 1 -> max 0.06
-    adjusted = uncertainty.holm([0.01, 0.04, 0.03, 0.005])
+    adjusted = inference.holm([0.01, 0.04, 0.03, 0.005])
     assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    with_nan = uncertainty.holm([0.01, np.nan, 0.04])  # n = 2: 0.02, 0.04
+    with_nan = inference.holm([0.01, np.nan, 0.04])  # n = 2: 0.02, 0.04
     assert with_nan[0] == pytest.approx(0.02) and math.isnan(with_nan[1])
     assert with_nan[2] == pytest.approx(0.04)
-    assert uncertainty.holm([0.3, 0.5]) == pytest.approx([0.6, 0.6])
-    assert uncertainty.holm([0.7, 0.9]) == pytest.approx([1.0, 1.0])  # capped
-    series = uncertainty.holm(pd.Series([0.02, 0.01], index=["x", "y"]))
+    assert inference.holm([0.3, 0.5]) == pytest.approx([0.6, 0.6])
+    assert inference.holm([0.7, 0.9]) == pytest.approx([1.0, 1.0])  # capped
+    series = inference.holm(pd.Series([0.02, 0.01], index=["x", "y"]))
     assert list(series.index) == ["x", "y"] and series.tolist() == pytest.approx([0.02, 0.02])
-    assert uncertainty.holm({"a": 0.01, "b": 0.2}) == pytest.approx({"a": 0.02, "b": 0.2})
+    assert inference.holm({"a": 0.01, "b": 0.2}) == pytest.approx({"a": 0.02, "b": 0.2})
 
 
 def test_intervals_are_percentiles_of_the_finite_resamples():
     frame = pd.DataFrame({"P": np.arange(101.0), "UF": [np.nan] * 100 + [1.0]})
     frame["ME"] = np.nan
-    result = uncertainty.intervals(frame, 0.9)
+    result = inference.intervals(frame, 0.9)
     assert result["P"] == pytest.approx((5.0, 95.0))
     assert result["UF"] == (1.0, 1.0)
     assert all(math.isnan(x) for x in result["ME"])
     with pytest.raises(ValueError, match="level"):
-        uncertainty.intervals(frame, 1.5)
+        inference.intervals(frame, 1.5)
 
 
 def test_tau_b_equals_the_agreement_conventions():
@@ -274,7 +272,7 @@ def test_tau_b_equals_the_agreement_conventions():
     values = rng.integers(0, 4, size=(6, 7, 5)).astype(float)  # ties
     values[0, 2, 1] = values[3, :, 4] = np.nan  # a NaN model, an all-NaN measure
     values[4, :, 0] = 1.0  # a constant measure
-    taus = uncertainty.resampled_tau_b(values)
+    taus = inference.resampled_tau_b(values)
     for b in range(values.shape[0]):
         for i in range(5):
             for j in range(5):
@@ -293,21 +291,21 @@ def test_tau_intervals_and_significance_of_three_models(split):
         shuffled = type(inputs)(**{**inputs.__dict__, "topk": topk})
         points[name] = evaluate(shuffled, device="cpu")
         frames[name] = uncertainty.bootstrap(shuffled, weights, device="cpu")
-    taus = uncertainty.tau_intervals(frames, points, level=0.9)
+    taus = inference.tau_intervals(frames, points, level=0.9)
     assert len(taus) == len(MEASURES) ** 2
     full = agreement.agreement_matrix(pd.DataFrame(points).T[list(MEASURES)].astype(float))
     for row in taus.itertuples():
         assert close(row.tau, full.loc[row.measure_a, row.measure_b])
         assert row.excludes_zero == (row.low > 0 or row.high < 0)
-    table = uncertainty.significance(frames, points, level=0.95)
+    table = inference.significance(frames, points, level=0.95)
     assert len(table) == 3 * len(KEYS)
     assert list(table["measure"].unique()) == list(KEYS)
     for _, group in table.groupby("measure"):
         assert group["p_holm"].tolist() == pytest.approx(
-            uncertainty.holm(group["p"]).tolist(), nan_ok=True
+            inference.holm(group["p"]).tolist(), nan_ok=True
         )
     assert (table["significant"] == (table["p_holm"] < 0.05)).all()
-    ci = uncertainty.summary(frames, points, level=0.95)
+    ci = inference.summary(frames, points, level=0.95)
     assert len(ci) == 3 * len(KEYS) and list(ci.columns) == [
         "model",
         "measure",
@@ -369,7 +367,7 @@ def test_cli_resamples_add_intervals(files, capsys):
         assert close(printed[key], plain[key]), key
     inputs = load_inputs(train, test, topk)
     weights = uncertainty.resample_weights(len(inputs.users), 25, seed=3)
-    expected = uncertainty.intervals(uncertainty.bootstrap(inputs, weights, device="cpu"), 0.9)
+    expected = inference.intervals(uncertainty.bootstrap(inputs, weights, device="cpu"), 0.9)
     assert list(printed["intervals"]) == list(KEYS)
     for key in KEYS:
         assert all(close(a, b) for a, b in zip(printed["intervals"][key], expected[key])), key
@@ -400,7 +398,7 @@ def test_cli_compare(files, capsys):
     printed = json.loads(capsys.readouterr().out)
     inputs_a, inputs_b = load_inputs(train, test, topk), load_inputs(train, test, shuffled)
     weights = uncertainty.resample_weights(len(inputs_a.users), 20, seed=4)
-    expected = uncertainty.compare(
+    expected = inference.compare(
         uncertainty.bootstrap(inputs_a, weights, device="cpu"),
         uncertainty.bootstrap(inputs_b, weights, device="cpu"),
         evaluate(inputs_a, device="cpu"),

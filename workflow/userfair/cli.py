@@ -303,7 +303,7 @@ def _bootstrapped(args, topk_paths: list[str]):
 
 def _evaluate_with_intervals(args) -> int:
     """``evaluate --resamples N``: the point estimates plus percentile intervals."""
-    from userfair import uncertainty
+    from userfair import inference
     from userfair.io import InputError
     from userfair.measures import NAMES
 
@@ -313,7 +313,7 @@ def _evaluate_with_intervals(args) -> int:
     except (InputError, ValueError) as error:
         print(f"userfair: error: {error}", file=sys.stderr)
         return 2
-    found = uncertainty.intervals(frame, args.level)
+    found = inference.intervals(frame, args.level)
     result["intervals"] = {key: [found[key][0], found[key][1]] for key in NAMES}
     result["resamples"] = args.resamples
     result["level"] = args.level
@@ -336,7 +336,7 @@ def _evaluate_with_intervals(args) -> int:
 
 def _compare(args) -> int:
     """``userfair compare``: paired bootstrap differences B - A of every measure."""
-    from userfair import uncertainty
+    from userfair import inference
     from userfair.io import InputError
     from userfair.measures import NAMES
 
@@ -348,7 +348,7 @@ def _compare(args) -> int:
     except (InputError, ValueError) as error:
         print(f"userfair: error: {error}", file=sys.stderr)
         return 2
-    table = uncertainty.compare(frame_a, frame_b, point_a, point_b, args.level)
+    table = inference.compare(frame_a, frame_b, point_a, point_b, args.level)
     if args.json:
         fields = ("difference", "low", "high", "p")
         record = {

@@ -30,7 +30,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import rankdata
 
-from userfair import effectiveness, fairness, similarity
+from userfair import effectiveness, fairness, pair_records, similarity
 from userfair.inputs import Inputs
 from userfair.io import InputError, atomic_path
 from userfair.measures import FAIR_PUF
@@ -438,7 +438,7 @@ def stream_parts(
     from userfair import streaming
     from userfair._backend import binary_csr, blocks
 
-    streaming.check_stats(stats, inputs)
+    pair_records.check_stats(stats, inputs)
     m = len(inputs.users)
     start, stop = streaming.row_range(m, start, stop)
     topk = effectiveness.validate_lists(inputs.topk, k, inputs.relevant.shape)

@@ -126,7 +126,7 @@ def agreement_figure(
     """Annotated Kendall tau-b heatmap, one panel per dataset, ``measures`` in registry
     order; |tau| >= 0.9 is boxed.
 
-    With ``intervals`` (``uncertainty.tau_intervals`` per dataset: dataset, measure_a,
+    With ``intervals`` (``inference.tau_intervals`` per dataset: dataset, measure_a,
     measure_b, tau, low, high, excludes_zero) every cell also shows the bootstrap interval
     of tau and a star when that interval excludes 0."""
     _check_columns(agreement, ["dataset", "measure_a", "measure_b", "tau"], "agreement")

@@ -25,7 +25,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from . import catalogue, uncertainty
+from . import catalogue, inference
 from .agreement import kendall_tau_b
 from .io import InputError, read_json
 from .measures import EFF, NAMES
@@ -156,7 +156,7 @@ def gap_cells(
     """One row per measure x model of the run that the paper prints (columns
     :data:`CELL_COLUMNS`): the printed value, ours, ``ratio`` = ours / paper (NaN where the
     print is 0), the bootstrap interval ``lo``, ``hi`` (``summary``: the rows of
-    ``uncertainty.summary``; NaN without it) and ``within``: the interval meets the printed
+    ``inference.summary``; NaN without it) and ``within``: the interval meets the printed
     value's rounding interval (paper +- :data:`HALF_UNIT`); empty without an interval."""
     paper = paper_scores(dataset)
     models = [m for m in points if m in paper.columns]
@@ -198,7 +198,7 @@ def order_agreement(
     models both have (``agreement.kendall_tau_b``; both sides have the same direction, so
     no negation), with the percentile interval over the run's bootstrap resamples
     (``frames``: model -> ``uncertainty.bootstrap`` frame; NaN without them), computed by
-    the tau of ``uncertainty.tau_intervals``. Columns: dataset, measure, models, tau, lo,
+    the tau of ``inference.tau_intervals``. Columns: dataset, measure, models, tau, lo,
     hi."""
     paper = paper_scores(dataset)
     models = [m for m in points if m in paper.columns]
@@ -211,8 +211,8 @@ def order_agreement(
         if frames:
             resampled = np.stack([frames[m][measure].to_numpy(dtype=float) for m in models], 1)
             values = np.stack([np.broadcast_to(printed, resampled.shape), resampled], axis=2)
-            low, high = uncertainty.percentile_interval(
-                uncertainty.resampled_tau_b(values)[:, 0, 1], level
+            low, high = inference.percentile_interval(
+                inference.resampled_tau_b(values)[:, 0, 1], level
             )
         rows.append([dataset, measure, len(models), tau, low, high])
     return pd.DataFrame(rows, columns=["dataset", "measure", "models", "tau", "lo", "hi"])
@@ -345,7 +345,7 @@ def paper_gap(
         frames = summary = None
         if resample_files:
             frames = {m: pd.read_parquet(_file(resample_files, f"{dataset}/{m}")) for m in models}
-            summary = uncertainty.summary(frames, points, level)
+            summary = inference.summary(frames, points, level)
         part = gap_cells(dataset, points, summary)
         check = table1_check(dataset, read_json(_file(stats_files, dataset)))
         cells.append(part)

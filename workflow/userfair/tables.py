@@ -1,4 +1,6 @@
-"""Tables 2 and 3 of the paper from the per-run measure files (docs/analyses.md).
+"""Tables 1, 2 and 3 of the paper: Table 1 from the datasets' statistics
+(``userfair.data.dataset_stats``, ``userfair.data.split_counts``), Tables 2 and 3 from the
+per-run measure files (docs/analyses.md).
 
 Measure names, groups and directions come from :mod:`userfair.measures`.
 """
@@ -15,6 +17,34 @@ import pandas as pd
 from . import models
 from .io import InputError, atomic_path, read_json, to_booktabs, write_table
 from .measures import CONVENTION_KEYS, FAIR, GROUPS, NAMES, SIMILARITY_TIMES, higher_is_better
+
+# Column titles of Table 1 (plain words: the CSV keeps them as they are; the LaTeX writer,
+# userfair.io.to_booktabs, escapes every title and cell).
+TABLE1_COLUMNS = {
+    "users": "users",
+    "test_users": "test users",
+    "items": "items",
+    "interactions": "interactions",
+    "sparsity": "sparsity (%)",
+    "train": "train",
+    "valid": "valid",
+    "test": "test",
+    "split_users": "users in split",
+    "split_items": "items in split",
+    "protocol": "split protocol",
+}
+
+
+def table1(rows: dict[str, dict]) -> pd.DataFrame:
+    """Table 1: one row per dataset from its stats.json plus ``userfair.data.split_counts``."""
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    missing = [key for key in TABLE1_COLUMNS if key not in frame]
+    if missing:
+        raise InputError(f"stats: missing field(s) {', '.join(missing)}")
+    frame = frame[list(TABLE1_COLUMNS)].rename(columns=TABLE1_COLUMNS)
+    frame.index.name = "dataset"
+    text = ("sparsity (%)", "split protocol")
+    return frame.astype({c: "int64" for c in frame.columns if c not in text})
 
 
 def model_label(model: str) -> str:
@@ -191,7 +221,7 @@ def read_measure_files(paths, datasets: list[str], models: list[str]) -> dict:
 def table_scores_ci(
     summary: pd.DataFrame, datasets: list[str], models: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Table 2 with bootstrap intervals, from ``uncertainty.summary`` frames stacked with a
+    """Table 2 with bootstrap intervals, from ``inference.summary`` frames stacked with a
     ``dataset`` column. Returns (the CSV frame: per model its value, low and high; the
     LaTeX frame: per model 'value [low, high]'; the bold mask of the LaTeX frame, best
     value per row as in Table 2)."""

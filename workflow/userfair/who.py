@@ -22,7 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from userfair import decompose, uncertainty
+from userfair import decompose, inference, rawfiles
 from userfair.io import InputError
 
 log = logging.getLogger(__name__)
@@ -57,13 +57,12 @@ GROUP_COLUMNS = [
 
 def read_user_features(dataset, source, names) -> pd.DataFrame | None:
     """The declared user features ``names`` of the dataset's RecBole ``.user`` file in its
-    raw ``source`` (folder or zip, ``userfair.data.RawSource``), keyed by ``user_id``; None
+    raw ``source`` (folder or zip, ``userfair.rawfiles.RawSource``), keyed by ``user_id``; None
     when ``names`` is empty, the source is no folder or zip of atomic files, has no
     ``.user`` file or none of the names (each absent name is logged). Values are text
     (RecBole tokens); :func:`group_labels` reads numbers where every value is one."""
     import zipfile
 
-    from userfair import data
     from userfair.io import parse_atomic_header
 
     names = list(names or [])
@@ -72,7 +71,7 @@ def read_user_features(dataset, source, names) -> pd.DataFrame | None:
     if not (os.path.isdir(source) or zipfile.is_zipfile(source)):
         log.info("%s: not a folder or zip of RecBole atomic files, no user features", source)
         return None
-    raw = data.RawSource(source)
+    raw = rawfiles.RawSource(source)
     member = raw.member(getattr(dataset, "name", str(dataset)), ".user", required=False)
     if member is None:
         log.info("%s: no .user file, no user features", source)
@@ -243,9 +242,7 @@ def group_shares(
         if finite and total != 0 and resampled:
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = resampled_groups[:, j, :] / resampled_totals[:, j, None]
-            bounds = [
-                uncertainty.percentile_interval(ratio[:, g], level) for g in range(len(order))
-            ]
+            bounds = [inference.percentile_interval(ratio[:, g], level) for g in range(len(order))]
         else:
             bounds = [(math.nan, math.nan)] * len(order)
         for g, group in enumerate(order):
@@ -281,7 +278,7 @@ def group_table(
     files): by activity quantiles (``by`` = ``activity``, ``groups`` of them) and by each
     declared feature the frame has. The resamples are drawn once per dataset (its users
     are the same for every model: checked), so every model is resampled identically."""
-    uncertainty.check_level(level)
+    inference.check_level(level)
     parts, weights_of, users_of = [], {}, {}
     for (dataset, model), frame in frames.items():
         users = frame["user_id"].astype(str).to_numpy()

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from userfair import catalogue, data
+from userfair import catalogue, data, rawfiles, tables
 from userfair.download import fetch
 from userfair.io import (
     InputError,
@@ -72,9 +72,9 @@ def _read_splits(paths) -> dict[str, pd.DataFrame]:
 
 def genres(dataset: str, declaration: dict, source: Path, splits, out: Path) -> None:
     """Rule genres: the .item file (userfair.data.write_item_genres) of the genres
-    (userfair.data.read_item_genres) of the items in one dataset's split."""
+    (userfair.rawfiles.read_item_genres) of the items in one dataset's split."""
     entry = catalogue.resolve(dataset, declaration)
-    items = data.split_item_genres(data.read_item_genres(entry, source), _read_splits(splits))
+    items = data.split_item_genres(rawfiles.read_item_genres(entry, source), _read_splits(splits))
     data.write_item_genres(items, out)
     log.info("%s: %d items", out, len(items))
 
@@ -88,14 +88,14 @@ def stats(preprocessed: Path, splits, out: Path, *, protocol: str) -> dict:
 
 
 def table_stats(files: Mapping[str, Path], datasets: list[str], csv: Path, tex: Path):
-    """Rule table_stats: Table 1 (userfair.data.table1) as CSV and booktabs LaTeX, from the
+    """Rule table_stats: Table 1 (userfair.tables.table1) as CSV and booktabs LaTeX, from the
     named inputs ``D/stats``, ``D/train``, ``D/valid``, ``D/test`` (common.smk,
     per_dataset)."""
     rows = {}
     for name in datasets:
         splits = {part: read_inter(files[f"{name}/{part}"]) for part in data.SPLITS}
         rows[name] = {**read_json(files[f"{name}/stats"]), **data.split_counts(splits)}
-    table = data.table1(rows)
+    table = tables.table1(rows)
     write_csv_and_tex(
         table, csv, tex, float_format="{:.2f}", caption=TABLE1_CAPTION, label="tab:stats"
     )

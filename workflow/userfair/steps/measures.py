@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair import evaluate, streaming, tables
+from userfair import evaluate, pair_records, streaming, tables
 from userfair.agreement import EQUIVALENT, agreement_long
 from userfair.inputs import load_inputs, load_split_inputs
 from userfair.io import write_csv, write_json
@@ -52,9 +52,9 @@ def pairs(
 ) -> None:  # fmt: skip
     """Rules pairs_part and pairs: pass one of the streamed measures
     (userfair.streaming.pass_one) over one scattered row range (``scatteritem``), over every
-    row, or gathered from the scattered ``parts`` (userfair.streaming.combine)."""
+    row, or gathered from the scattered ``parts`` (userfair.pair_records.combine)."""
     if parts:
-        stats = streaming.combine(streaming.PairStats.load(path) for path in parts)
+        stats = pair_records.combine(pair_records.PairStats.load(path) for path in parts)
         log.info("gathered pass one of %d parts", len(parts))
     else:
         inputs = load_split_inputs(train, test, item_features=only(item))
@@ -86,7 +86,7 @@ def measure_sums(
     """Rule measure_sums: pass two of the streamed measures (userfair.streaming.pass_two)
     of one dataset x model over one scattered row range."""
     inputs = load_inputs(train, test, topk, k=k, item_features=only(item), valid=valid)
-    stats = streaming.PairStats.load(pairs)
+    stats = pair_records.PairStats.load(pairs)
     rows = inputs.train_of_evaluated()
     start, stop = streaming.scatter_range(rows, scatteritem, stats.gamma)
     log.info("pass two over rows %d:%d of %d users", start, stop, rows.shape[0])
@@ -115,13 +115,13 @@ def measures(
         train, test, topk, k=k, item_features=only(item) if streamed else None, valid=valid
     )
     if streamed:
-        stats = streaming.PairStats.load(pairs)
+        stats = pair_records.PairStats.load(pairs)
         if stats.gamma != gamma:
             raise ValueError(
                 f"{pairs} was computed with gamma={stats.gamma}, not measures.gamma={gamma}"
             )
         if sums:
-            pair_sums = streaming.combine(streaming.PairSums.load(path) for path in sums)
+            pair_sums = pair_records.combine(pair_records.PairSums.load(path) for path in sums)
             log.info("streamed route: gathered pass two of %d parts", len(sums))
         else:
             log.info("streamed route: pass two over %d users", stats.m)

@@ -9,17 +9,12 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from userfair import tables
+from userfair.inference import significance, summary, tau_intervals
 from userfair.inputs import load_inputs
 from userfair.io import read_parquet, write_csv, write_parquet
 from userfair.similarity import load_dataset
 from userfair.steps import Path
-from userfair.uncertainty import (
-    bootstrap,
-    resample_weights,
-    significance,
-    summary,
-    tau_intervals,
-)
+from userfair.uncertainty import bootstrap, resample_weights
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +47,7 @@ def table_uncertainty(
 ) -> None:  # fmt: skip
     """Rule table_uncertainty: Table 2 with bootstrap intervals (userfair.tables
     .write_scores_ci), the paired model comparisons (Holm within each measure) and the
-    Kendall tau intervals of Fig. 1 (userfair.uncertainty), from every model's resamples;
+    Kendall tau intervals of Fig. 1 (userfair.inference), from every model's resamples;
     both mappings are keyed ``D/M``."""
     records = tables.read_measure_files(measure_files, datasets, models)
     summaries, comparisons, taus = [], [], []

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair import decompose, similarity, streaming, who
+from userfair import decompose, pair_records, similarity, who
 from userfair.inputs import load_inputs
 from userfair.io import read_parquet, write_csv
 from userfair.steps import Path, only
@@ -35,7 +35,7 @@ def users(
     )
     similarities, stats = None, None
     if streamed:
-        stats = streaming.PairStats.load(pairs)
+        stats = pair_records.PairStats.load(pairs)
         log.info("streamed route: %d users, pass one from %s", stats.m, pairs)
     else:
         similarities = similarity.load_dataset(cos, jacc, genre or (), data.users)
