@@ -70,7 +70,7 @@ def close(a: float, b: float, tol: float = 1e-12) -> bool:
 def test_extras_are_gpu_workflow_recbole_and_torch_is_optional():
     assert set(PROJECT["optional-dependencies"]) == {"gpu", "workflow", "recbole"}
     core = {canonicalize_name(r.name) for r in declared()}
-    assert core == {"numpy", "scipy", "pandas", "pyarrow", "numba", "psutil"}
+    assert core == {"numpy", "scipy", "pandas", "pyarrow", "numba", "psutil", "pyyaml"}
     assert [r.name for r in declared("gpu")] == ["torch"]
 
 
@@ -207,6 +207,33 @@ def test_auto_device_falls_back_to_numpy_without_torch():
     out = json.loads(run_python(NO_TORCH % str(REPO / "tests")).strip().splitlines()[-1])
     assert out["same"]
     assert "needs torch" in out["message"] and "userfair[gpu]" in out["message"]
+
+
+# --- what an import says when an extra is missing -----------------------------------------
+
+
+def import_error(module: str, absent: list[str]) -> str:
+    """The ImportError message of importing ``module`` in a fresh interpreter where the
+    modules ``absent`` cannot be imported (``sys.modules[name] = None``, as where they are not
+    installed); "" when the import succeeds."""
+    code = (
+        "import sys\n"
+        f"for name in {absent!r}:\n"
+        "    sys.modules[name] = None\n"
+        "try:\n"
+        f"    import {module}\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    return run_python(code).strip()
+
+
+@pytest.mark.parametrize("module", ["userfair.recbole", "userfair.recbole_patches"])
+@pytest.mark.parametrize("absent", ["torch", "recbole"])
+def test_recbole_modules_name_the_recbole_extra(module, absent):
+    message = import_error(module, [absent])
+    assert 'pip install "userfair[recbole]"' in message, message
+    assert f"missing: {absent}" in message and module in message, message
 
 
 # --- the DataFrame API --------------------------------------------------------------------

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import types
 
-import numpy as np
-import scipy
-import scipy.sparse as sp
-import torch
+from userfair._extras import require
+
+#: Modules this one needs beyond the base dependencies (the ``recbole`` extra).
+NEEDS = ("torch", "recbole")
+require("recbole", NEEDS, __name__)
+
+import numpy as np  # noqa: E402  (after the check, which names the extra to install)
+import scipy  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+import torch  # noqa: E402
 
 # numpy 2 removed these aliases (NEP 52). RecBole's Config.compatibility_settings assigns
 # ``np.float = np.float_`` etc., which raises AttributeError on numpy 2 before any training,
