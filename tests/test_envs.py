@@ -154,41 +154,86 @@ def module_level(tree: ast.Module):
             todo += [s for h in getattr(node, "handlers", []) for s in h.body]
 
 
+LIBRARY = REPO / "workflow" / "userfair"
+
+
+def module_file(name: str) -> Path:
+    """The file of the userfair module ``name``, or of the deepest module it names an
+    attribute of (``userfair.io.InputError``: io.py; ``userfair.workflow``: its
+    __init__.py)."""
+    parts = name.split(".")[1:]
+    while parts:
+        for path in (LIBRARY.joinpath(*parts[:-1], f"{parts[-1]}.py"),
+                     LIBRARY.joinpath(*parts, "__init__.py")):  # fmt: skip
+            if path.is_file():
+                return path
+        parts.pop()
+    return LIBRARY / "__init__.py"
+
+
+def package_of(path: Path) -> str:
+    """The package a relative import in ``path`` starts from (userfair for a script)."""
+    if not path.is_relative_to(LIBRARY):
+        return "userfair"
+    parts = path.relative_to(LIBRARY.parent).with_suffix("").parts
+    return ".".join(parts if parts[-1] == "__init__" else parts[:-1]).removesuffix(".__init__")
+
+
 def imports_of(path: Path) -> set[str]:
-    """Module names a Python file imports when it is imported (or run)."""
+    """Module names a Python file imports when it is imported (or run): top-level names of
+    other packages, full names of userfair's modules (a relative import resolved), and the
+    modules a userfair module checks for with ``NEEDS = (...)`` (userfair._extras.require:
+    looked up, not imported, but needed all the same; userfair.workflow's own check of the
+    whole extra is off inside the workflow, see its docstring)."""
     names = set()
     for node in module_level(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-            if node.module == "userfair":
-                names |= {f"userfair.{alias.name}" for alias in node.names}
-            elif node.module.startswith("userfair."):
-                names.add(node.module)
-        elif isinstance(node, ast.ImportFrom) and node.level == 1:
-            modules = [node.module] if node.module else [a.name for a in node.names]
-            names |= {f"userfair.{m.split('.')[0]}" for m in modules}
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                names.add(alias.name if top == "userfair" else top)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                package = package_of(path).split(".")
+                base = ".".join(package[: len(package) - (node.level - 1)])
+                module = f"{base}.{module}" if module else base
+            top = module.split(".")[0]
+            if top != "userfair":
+                names.add(top)
+                continue
+            names.add(module)
+            names |= {f"{module}.{alias.name}" for alias in node.names}
+        elif (
+            isinstance(node, ast.Assign)
+            and [getattr(target, "id", None) for target in node.targets] == ["NEEDS"]
+            and isinstance(node.value, ast.Tuple)
+        ):
+            names |= {element.value for element in node.value.elts}
     return names
 
 
-def third_party_imports(script: Path) -> set[str]:
-    """Modules outside the standard library that a script imports, following userfair."""
-    library = REPO / "workflow" / "userfair"
-    seen, todo, found = set(), [script], set()
+def userfair_closure(paths: list[Path]) -> tuple[set[Path], set[str]]:
+    """The userfair files run when ``paths`` are imported (or run), following userfair's
+    own imports at module level (the __init__.py of each package on the way included), and
+    the top-level modules outside the standard library and userfair they import."""
+    seen, todo, found = set(), list(paths), set()
     while todo:
         path = todo.pop()
         if path in seen:
             continue
         seen.add(path)
         for name in imports_of(path):
-            top = name.split(".")[0]
-            if name.startswith("userfair."):
-                module = library / f"{name.split('.')[1]}.py"
-                todo.append(module if module.exists() else library / "__init__.py")
-            elif top not in sys.stdlib_module_names and top not in {"userfair", "snakemake"}:
-                found.add(top)
-    return found
+            if name.split(".")[0] == "userfair":
+                parts = name.split(".")
+                todo += [module_file(".".join(parts[:n])) for n in range(1, len(parts) + 1)]
+            elif name not in sys.stdlib_module_names:
+                found.add(name)
+    return seen, found
+
+
+def third_party_imports(script: Path) -> set[str]:
+    """Modules outside the standard library that a script imports, following userfair."""
+    return userfair_closure([script])[1] - {"snakemake"}
 
 
 def test_env_of_each_rule_provides_what_its_script_imports():

@@ -8,6 +8,7 @@ import ast
 import functools
 import json
 import math
+import os
 import subprocess
 import sys
 import tarfile
@@ -33,7 +34,7 @@ from userfair.measures import NAMES as KEYS
 
 from conftest import REPO
 from measures_data import random_split, write_item_file
-from test_envs import imports_of, requirement_pins
+from test_envs import requirement_pins, userfair_closure
 
 LIBRARY = REPO / "workflow" / "userfair"
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -92,18 +93,7 @@ def test_lock_satisfies_declared_ranges(extra):
 def module_level_closure(names: list[str]) -> set[str]:
     """Top-level third-party modules imported when the userfair modules ``names`` are
     imported (module level only, following userfair's own imports)."""
-    todo, seen, found = [LIBRARY / f"{n}.py" for n in names], set(), set()
-    while todo:
-        path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        for name in imports_of(path):
-            if name.startswith("userfair."):
-                todo.append(LIBRARY / f"{name.split('.')[1]}.py")
-            elif name != "userfair" and name.split(".")[0] not in sys.stdlib_module_names:
-                found.add(name.split(".")[0])
-    return found
+    return userfair_closure([LIBRARY / f"{n}.py" for n in names])[1]
 
 
 def every_import(path: Path) -> set[str]:
@@ -134,8 +124,8 @@ def test_every_library_import_is_declared():
         for r in declared(extra)
     }
     gaps = [
-        f"{path.name}: {module}"
-        for path in sorted(LIBRARY.glob("*.py"))
+        f"{path.relative_to(LIBRARY)}: {module}"
+        for path in sorted(LIBRARY.rglob("*.py"))
         for module in every_import(path)
         if not distributions_of(module) & allowed
     ]
@@ -212,20 +202,88 @@ def test_auto_device_falls_back_to_numpy_without_torch():
 # --- what an import says when an extra is missing -----------------------------------------
 
 
-def import_error(module: str, absent: list[str]) -> str:
-    """The ImportError message of importing ``module`` in a fresh interpreter where the
-    modules ``absent`` cannot be imported (``sys.modules[name] = None``, as where they are not
-    installed); "" when the import succeeds."""
+#: userfair.workflow's check is off where this is "1" (the Snakefile sets it for its jobs).
+SKIP_CHECK = "USERFAIR_SKIP_EXTRA_CHECK"
+
+
+#: The same absence by refusing the modules on sys.meta_path: ``sys.modules[name] = None``
+#: cannot stand for torch where scipy is used, as scipy's array-API helpers read
+#: ``sys.modules["torch"].Tensor`` whenever "torch" is in sys.modules.
+REFUSE = """
+import importlib.abc
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ABSENT:
+            raise ModuleNotFoundError(f"No module named {name!r} (refused)", name=name)
+sys.meta_path.insert(0, Refuse())
+"""
+
+
+def without_extras(absent: list[str], code: str, refuse: bool = False, **environ: str) -> str:
+    """What ``code`` prints in a fresh interpreter where the modules ``absent`` cannot be
+    imported (``sys.modules[name] = None``, or refused by a finder: ``import name`` raises
+    ImportError, as where the package is not installed)."""
+    env = {k: v for k, v in os.environ.items() if k != SKIP_CHECK} | environ
+    block = REFUSE if refuse else "for name in ABSENT:\n    sys.modules[name] = None\n"
+    return run_python(f"import sys\nABSENT = {absent!r}\n{block}{code}", env=env).strip()
+
+
+def import_error(module: str, absent: list[str], **environ: str) -> str:
+    """The ImportError message of importing ``module`` without the modules ``absent``;
+    "" when the import succeeds."""
+    code = f"try:\n    import {module}\nexcept ImportError as error:\n    print(error)\n"
+    return without_extras(absent, code, **environ)
+
+
+def extras_modules() -> list[str]:
+    """The top-level modules of the packages that only the extras declare (torch, recbole,
+    faiss, snakemake, matplotlib, ...), as installed here."""
+    base = {canonicalize_name(r.name) for r in declared()}
+    extra = {
+        canonicalize_name(r.name)
+        for name in ("gpu", "workflow", "recbole")
+        for r in declared(name)
+    } - base  # fmt: skip
+    modules = {
+        m for m, dists in _packages().items() if {canonicalize_name(d) for d in dists} & extra
+    }
+    assert {"torch", "recbole", "matplotlib", "requests", "jsonschema", "faiss"} <= modules
+    return sorted(modules - {"_distutils_hack"})  # setuptools' hook, loaded at start-up
+
+
+def test_the_base_install_imports_cleanly():
+    """Every top-level module imports with only the base dependencies: the subpackage
+    userfair.workflow, userfair.recbole and userfair.recbole_patches (the recbole extra)
+    and userfair._streaming_torch (the gpu extra, imported lazily by userfair._backend)
+    aside."""
+    aside = {"recbole", "recbole_patches", "_streaming_torch"}
+    modules = ["userfair"] + [
+        f"userfair.{p.stem}"
+        for p in sorted(LIBRARY.glob("*.py"))
+        if p.stem not in aside | {"__init__"}
+    ]
+    assert {"userfair.models", "userfair.grids", "userfair.costs"} <= set(modules)
     code = (
-        "import sys\n"
-        f"for name in {absent!r}:\n"
-        "    sys.modules[name] = None\n"
-        "try:\n"
-        f"    import {module}\n"
-        "except ImportError as error:\n"
-        "    print(error)\n"
+        "import importlib, json\nfailed = {}\n"
+        f"for module in {modules!r}:\n"
+        "    try:\n        importlib.import_module(module)\n"
+        "    except Exception as error:\n        failed[module] = repr(error)\n"
+        "print(json.dumps(failed))"
     )
-    return run_python(code).strip()
+    failed = json.loads(without_extras(extras_modules(), code, refuse=True).splitlines()[-1])
+    assert not failed, failed
+
+
+@pytest.mark.parametrize("absent", ["torch", "matplotlib"])
+def test_the_workflow_subpackage_names_its_extra(absent):
+    message = import_error("userfair.workflow", [absent])
+    assert message == (
+        'userfair.workflow needs the "workflow" extra: pip install "userfair[workflow]" '
+        f"(missing: {absent})"
+    ), message
+    assert import_error("userfair.workflow.steps.data", [absent]) == message
+    # inside the workflow (the Snakefile sets it) each stage's conda env is checked instead
+    assert import_error("userfair.workflow", [absent], **{SKIP_CHECK: "1"}) == ""
 
 
 @pytest.mark.parametrize("module", ["userfair.recbole", "userfair.recbole_patches"])
@@ -369,7 +427,8 @@ def dists(tmp_path_factory) -> dict[str, Path]:
 
 def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
     version = userfair.__version__
-    modules = sorted(p.name for p in LIBRARY.glob("*.py"))
+    modules = sorted(p.relative_to(LIBRARY).as_posix() for p in LIBRARY.rglob("*.py"))
+    assert "workflow/__init__.py" in modules and "workflow/steps/data.py" in modules
     assert dists["sdist"].name == f"userfair-{version}.tar.gz"
     with tarfile.open(dists["sdist"]) as sdist:
         names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}

@@ -22,7 +22,7 @@ DATASETS = config["datasets"]
 MODELS = config["models"]
 DATASET_OPTIONS = config["dataset_options"]
 # The datasets the config declares itself (docs/your-data.md); names were checked against
-# catalogue.names(CUSTOM_DATASETS) and models.names() by the Snakefile (userfair.schema).
+# catalogue.names(CUSTOM_DATASETS) and models.names() by the Snakefile (userfair.workflow.schema).
 CUSTOM_DATASETS = config["custom_datasets"]
 
 
@@ -72,10 +72,10 @@ SCATTER_ITEM = r"\d+-of-\d+"
 DRAWING_CODE = [
     os.path.relpath(os.path.join(workflow.basedir, "workflow/userfair", module))
     for module in (
-        "plots.py",
-        "steps/figures.py",
+        "workflow/plots.py",
+        "workflow/steps/figures.py",
         "reproduction.py",
-        "steps/reproduction.py",
+        "workflow/steps/reproduction.py",
     )
 ]
 
@@ -323,7 +323,7 @@ def training_partition(wildcards):
 
 
 def training_settings():
-    """What every training and export job receives (userfair.recommenders.Training, whose
+    """What every training and export job receives (userfair.workflow.recommenders.Training, whose
     threads come from the rule's threads)."""
     keys = ("epochs", "stopping_step", "device", "train_batch_size", "eval_batch_size")
     return {
@@ -521,7 +521,7 @@ def point_params(wildcards):
 
 
 # The lists of Fig. 3 come from experiments.model (one of models, checked by
-# userfair.schema); null: the last configured model.
+# userfair.workflow.schema); null: the last configured model.
 EXPERIMENT_MODEL = config["experiments"]["model"] or MODELS[-1]
 
 

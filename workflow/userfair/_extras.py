@@ -20,6 +20,8 @@ def missing(modules: Iterable[str]) -> list[str]:
             found = importlib.util.find_spec(name) is not None
         except ValueError:  # in sys.modules without a __spec__ (e.g. a stub): present
             found = True
+        except ImportError:  # a finder on sys.meta_path that refuses it
+            found = False
         if not found:
             gone.append(name)
     return gone

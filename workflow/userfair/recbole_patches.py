@@ -1,6 +1,6 @@
 """Runtime fixes that let RecBole 1.2.1 run on numpy 2, torch >= 2.6 and scipy >= 1.15.
 
-Call :func:`apply` once before RecBole is used (``userfair.recommenders`` does). Each fix
+Call :func:`apply` once before RecBole is used (``userfair.workflow.recommenders`` does). Each fix
 names the upstream problem and is tested in tests/test_recbole_patches.py. RecBole's
 ``quick_start`` package imports ``ray`` at import time; this project never imports it
 (training goes through Config/Trainer directly), so ray is not needed.

@@ -12,7 +12,6 @@ from userfair import tables
 from userfair.inputs import load_inputs
 from userfair.io import read_parquet, write_csv, write_parquet
 from userfair.similarity import load_dataset
-from userfair.steps import Path
 from userfair.uncertainty import (
     bootstrap,
     resample_weights,
@@ -20,6 +19,7 @@ from userfair.uncertainty import (
     summary,
     tau_intervals,
 )
+from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
 
