@@ -1,5 +1,6 @@
 """The conda envs, the rule files and the profiles: env files pinned version for version like
-requirements.txt, closed under dependencies, and enough for the scripts of their rules; every
+requirements.txt, closed under dependencies, installing userfair itself with all its base
+dependencies pinned, and enough for the scripts of their rules; every
 rule with conda:, log: and resources:; `snakemake --lint`, `snakefmt --check`, `ruff check`
 and `ruff format --check` clean; every profile key commented."""
 
@@ -9,6 +10,7 @@ import ast
 import re
 import subprocess
 import sys
+import tomllib
 from importlib.metadata import distribution, packages_distributions
 from pathlib import Path
 
@@ -26,6 +28,9 @@ NOT_INSTALLED = {"ray"}  # recbole declares it; only its hyper-parameter search 
 # Packages an env installs --no-deps only for their data files: ml-100k ships inside recbole.
 DATA_ONLY = {"data": {"recbole"}}
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==(\S+)$")
+# How every env installs userfair: editable, from the repository root (conda resolves a
+# relative path of a pip section against the env file's folder), without an extra.
+SELF = "-e .."
 
 
 def requirement_pins() -> dict[str, str]:
@@ -46,11 +51,15 @@ def env_spec(env: str) -> dict:
     return yaml.safe_load((ENVS / f"{env}.yaml").read_text())
 
 
+def env_pip(env: str) -> list[str]:
+    """The lines of an env file's pip section."""
+    return next(d["pip"] for d in env_spec(env)["dependencies"] if isinstance(d, dict))
+
+
 def env_pins(env: str) -> dict[str, str]:
-    """The pip pins of an env file plus those of its post-deploy script."""
-    spec = env_spec(env)
-    pip = next(d["pip"] for d in spec["dependencies"] if isinstance(d, dict))
-    lines = list(pip)
+    """The pip pins of an env file plus those of its post-deploy script (the install of
+    userfair itself, SELF, aside)."""
+    lines = [line for line in env_pip(env) if line != SELF]
     deploy = ENVS / f"{env}.post-deploy.sh"
     if deploy.exists():
         lines += re.findall(r"pip install --no-deps (\S+)", deploy.read_text())
@@ -78,6 +87,32 @@ def test_env_pins_equal_requirements(env):
     assert pins, f"envs/{env}.yaml pins nothing"
     differ = {n: (v, wanted.get(n)) for n, v in pins.items() if wanted.get(n) != v}
     assert not differ, f"envs/{env} (version, requirements.txt version): {differ}"
+
+
+@pytest.mark.parametrize("env", ENV_NAMES)
+def test_env_installs_the_package(env):
+    """Each env installs userfair itself, so `snakemake --sdm conda` needs nothing of the
+    virtual environment: editable (the env runs the repository's code as it is, not a copy
+    taken when the env was made), from the repository root."""
+    pip = env_pip(env)
+    assert pip.count(SELF) == 1, f"envs/{env}.yaml: wanted '{SELF}' in its pip section: {pip}"
+    root = (ENVS / SELF.split()[1]).resolve()
+    assert root == REPO.resolve()
+    assert tomllib.loads((root / "pyproject.toml").read_text())["project"]["name"] == "userfair"
+
+
+@pytest.mark.parametrize("env", ENV_NAMES)
+def test_env_pins_every_base_dependency_of_the_package(env):
+    """pip installs userfair with its base dependencies: every one is pinned in the env,
+    inside the declared range, so that pip takes nothing beyond the lock."""
+    pins = env_pins(env)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    gaps = []
+    for req in map(Requirement, project["dependencies"]):
+        pin = pins.get(canonicalize_name(req.name))
+        if pin is None or not req.specifier.contains(pin, prereleases=True):
+            gaps.append(f"{req} (pinned: {pin})")
+    assert not gaps, f"envs/{env}.yaml: {gaps}"
 
 
 @pytest.mark.parametrize("env", ENV_NAMES)
