@@ -251,11 +251,11 @@ def extras_modules() -> list[str]:
     return sorted(modules - {"_distutils_hack"})  # setuptools' hook, loaded at start-up
 
 
-def test_the_base_install_imports_cleanly():
-    """Every top-level module imports with only the base dependencies: the subpackage
-    userfair.workflow, userfair.recbole and userfair.recbole_patches (the recbole extra)
-    and userfair._streaming_torch (the gpu extra, imported lazily by userfair._backend)
-    aside."""
+def base_imports() -> str:
+    """Code that imports every top-level module but the subpackage userfair.workflow,
+    userfair.recbole and userfair.recbole_patches (the recbole extra) and
+    userfair._streaming_torch (the gpu extra, imported lazily by userfair._backend), and
+    prints those that failed as JSON, with their error."""
     aside = {"recbole", "recbole_patches", "_streaming_torch"}
     modules = ["userfair"] + [
         f"userfair.{p.stem}"
@@ -263,14 +263,21 @@ def test_the_base_install_imports_cleanly():
         if p.stem not in aside | {"__init__"}
     ]
     assert {"userfair.models", "userfair.grids", "userfair.costs"} <= set(modules)
-    code = (
+    return (
         "import importlib, json\nfailed = {}\n"
         f"for module in {modules!r}:\n"
         "    try:\n        importlib.import_module(module)\n"
         "    except Exception as error:\n        failed[module] = repr(error)\n"
         "print(json.dumps(failed))"
     )
-    failed = json.loads(without_extras(extras_modules(), code, refuse=True).splitlines()[-1])
+
+
+def test_the_base_install_imports_cleanly():
+    """Every top-level module (but those of base_imports' docstring) imports with only the
+    base dependencies: the extras' packages refused (and, slow, in a fresh environment
+    without them: test_wheel_in_a_fresh_venv_gives_the_repository_measures)."""
+    out = without_extras(extras_modules(), base_imports(), refuse=True)
+    failed = json.loads(out.splitlines()[-1])
     assert not failed, failed
 
 
@@ -462,6 +469,12 @@ def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
 # --- the wheel in a fresh virtual environment (slow: pip resolves the dependencies) -------
 
 
+def fresh_environ() -> dict[str, str]:
+    """The environment of a process of the fresh virtual environment: no PYTHONPATH (which
+    may hold the repository's workflow/ and its userfair.egg-info), the extras' check on."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", SKIP_CHECK)}
+
+
 @pytest.fixture(scope="session")
 def fresh_venv(dists, tmp_path_factory) -> Path:
     """A new virtual environment holding the wheel and only what it declares: no torch,
@@ -477,7 +490,7 @@ def fresh_venv(dists, tmp_path_factory) -> Path:
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install",
          "--disable-pip-version-check", "--no-compile", "-q", str(dists["wheel"])],
-        capture_output=True, text=True, timeout=1200,
+        capture_output=True, text=True, timeout=1200, env=fresh_environ(),
     )  # fmt: skip
     assert proc.returncode == 0, f"pip install of the wheel failed:\n{proc.stderr[-6000:]}"
     return root / "venv"
@@ -486,18 +499,36 @@ def fresh_venv(dists, tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_and_files):
     python, command = fresh_venv / "bin" / "python", fresh_venv / "bin" / "userfair"
+    env = fresh_environ()
     absent = run_python(
         "import importlib.util as u; print([m for m in %r if u.find_spec(m)])" % WORKFLOW_ONLY,
-        python,
+        python, env=env,
     )  # fmt: skip
     assert absent.strip() == "[]", f"the fresh environment holds {absent}"
     installed = run_python(
-        "import userfair, os; print(os.path.dirname(userfair.__file__))", python, cwd=fresh_venv
+        "import userfair, os; print(os.path.dirname(userfair.__file__))",
+        python,
+        cwd=fresh_venv,
+        env=env,
     )
     assert Path(installed.strip()).is_relative_to(fresh_venv), installed
 
+    # The base install imports cleanly; the subpackage and the recbole modules name their
+    # extras (torch and the rest truly absent here).
+    out = run_python(base_imports(), python, cwd=fresh_venv, env=env)
+    failed = json.loads(out.splitlines()[-1])
+    assert not failed, failed
+    for module, extra in [("userfair.workflow", "workflow"), ("userfair.recbole", "recbole")]:
+        code = f"try:\n    import {module}\nexcept ImportError as error:\n    print(error)"
+        message = run_python(code, python, cwd=fresh_venv, env=env).strip()
+        assert message.startswith(
+            f'{module} needs the "{extra}" extra: pip install "userfair[{extra}]" (missing: torch'
+        ), message
+
     start = time.perf_counter()
-    proc = subprocess.run([str(command), "evaluate", "--help"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(command), "evaluate", "--help"], capture_output=True, text=True, env=env
+    )
     print(f"userfair evaluate --help without torch: {time.perf_counter() - start:.3f} s")
     assert proc.returncode == 0 and "--topk" in proc.stdout, proc.stderr
 
@@ -508,6 +539,7 @@ def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_
         capture_output=True,
         text=True,
         timeout=600,
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     printed = json.loads(proc.stdout)
@@ -525,11 +557,16 @@ def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_
         capture_output=True,
         text=True,
         timeout=600,
+        env=env,
     )
     assert proc.returncode == 2 and "needs torch" in proc.stderr, proc.stderr[-4000:]
 
     footprint = subprocess.run(
-        [str(python), "-c", FOOTPRINT % WORKFLOW_ONLY], capture_output=True, text=True, timeout=300
+        [str(python), "-c", FOOTPRINT % WORKFLOW_ONLY],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
     assert footprint.returncode == 0, footprint.stderr[-4000:]
     found = json.loads(footprint.stderr.strip().splitlines()[-1])
