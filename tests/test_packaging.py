@@ -1,6 +1,7 @@
 """userfair as a package: the declared dependency ranges against the lock, what the library
-imports, the sdist and the wheel, the DataFrame API, and (slow) the wheel installed with only
-its declared dependencies into a fresh virtual environment."""
+imports, what an import says without its extra (the base install imports cleanly), the sdist
+and the wheel, the DataFrame API, and (slow) the wheel installed with only its declared
+dependencies into a fresh virtual environment."""
 
 from __future__ import annotations
 
