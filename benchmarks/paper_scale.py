@@ -30,9 +30,10 @@ the next model reuses the split.
 
 The model stages run in one process, as a tune job runs them: ``dataset_build`` (RecBole's
 create_dataset + data_preparation on the linked split files, as
-``userfair.recommenders.prepare``), ``dataset_load`` (reading the dataset file that the rule
-``recbole_dataset`` writes once per dataset, ``userfair.recommenders.read_shared``: what a
-tune or top-k job does instead of the build), ``model_init`` (the model
+``userfair.workflow.recommenders.prepare``), ``dataset_load`` (reading the dataset file that
+the rule ``recbole_dataset`` writes once per dataset,
+``userfair.workflow.recommenders.read_shared``: what a tune or top-k job does instead of the
+build), ``model_init`` (the model
 and its trainer: KNN neighbourhoods, graph adjacency), ``train_epoch`` (RecBole's
 ``_train_epoch``; NCL's E-step is included once, as ``fixed_seconds``), ``validation``
 (``Trainer.evaluate`` on the valid loader) and ``topk`` (the test evaluation plus the ranked
@@ -384,8 +385,8 @@ def run_model(args, shape: Shape, folder: Path, workdir: Path) -> dict:
 
     import torch
 
-    from userfair import recommenders
     from userfair.recbole_patches import apply
+    from userfair.workflow import recommenders
 
     apply()
     sys.argv = sys.argv[:1]  # RecBole's Config reads --key=value arguments from the command line
@@ -415,7 +416,7 @@ def run_model(args, shape: Shape, folder: Path, workdir: Path) -> dict:
         (config, dataset, train, valid, test), stages["dataset_build"] = meter.measure(build, cuda)
         print(f"[{args.model}] dataset_build {stages['dataset_build']}", flush=True)
         # What a tune or top-k job does instead of the build: load the dataset file that the
-        # rule recbole_dataset writes once per dataset (userfair.recommenders.read_shared).
+        # rule recbole_dataset writes once per dataset (userfair.workflow.recommenders.read_shared).
         shared_file = workdir / "dataset.pth"
         recommenders.write_shared(
             recommenders.build_shared(folder, shape.dataset, workdir / "shared", training),

@@ -4,9 +4,9 @@
         [--grid config/grids/quick.yaml] [--configfile config/config.yaml]
         [--epochs N] [--stopping-step S] [--horizon H] [--out results/benchmarks/training_curves]
 
-Every grid point of every chosen model is trained through ``userfair.recommenders.train_point``
-(the code path of the workflow's ``tune`` rule), which records per epoch the train loss and
-the valid NDCG@k. Datasets:
+Every grid point of every chosen model is trained through
+``userfair.workflow.recommenders.train_point`` (the code path of the workflow's ``tune``
+rule), which records per epoch the train loss and the valid NDCG@k. Datasets:
 
 - ``ml-100k``: the default split of the workflow (the ml-100k inside recbole, preprocessed
   and split by ``userfair.data`` with the config's settings; ``results/ml-100k/data/`` is
@@ -47,8 +47,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 from userfair import data, grids, rawfiles  # noqa: E402
-from userfair.download import recbole_ml100k_dir  # noqa: E402
 from userfair.io import write_inter  # noqa: E402
+from userfair.workflow.download import recbole_ml100k_dir  # noqa: E402
 
 # The paper's models: those of the default config.
 MODELS = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["models"]
@@ -225,7 +225,7 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.WARNING)
     warnings.filterwarnings("ignore", category=FutureWarning)  # RecBole on pandas 2
 
-    from userfair import recommenders  # torch and RecBole: after argument parsing
+    from userfair.workflow import recommenders  # torch and RecBole: after argument parsing
 
     config = load_config(args.configfile)
     train_cfg = config["training"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from userfair.io import read_inter, write_inter
-from userfair.testdata import write_tiny_ml100k
+from userfair.workflow.testdata import write_tiny_ml100k
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -19,7 +19,7 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture(scope="session")
 def tiny_ml100k(tmp_path_factory) -> Path:
-    """The tiny ml-100k of .test/ (userfair.testdata: the first 120 users, about 14k
+    """The tiny ml-100k of .test/ (userfair.workflow.testdata: the first 120 users, about 14k
     ratings) in a folder; point a config at it with
     ``dataset_options: {ml-100k: {path: <folder>}}``."""
     return write_tiny_ml100k(tmp_path_factory.mktemp("tiny-ml-100k"))

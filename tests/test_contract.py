@@ -12,8 +12,9 @@ import re
 import pytest
 import yaml
 
-from userfair import _kernels, cli, schema, streaming
-from userfair.schema import config_errors, key_path
+from userfair import _kernels, cli, streaming
+from userfair.workflow import schema
+from userfair.workflow.schema import config_errors, key_path
 
 from conftest import REPO, make_workdir, snakemake
 from test_envs import directive, rule_blocks
@@ -283,7 +284,7 @@ def test_training_jobs_take_their_partition_from_their_gpu_request():
 
 
 def test_names_are_checked_against_the_registries():
-    from userfair.schema import name_errors
+    from userfair.workflow.schema import name_errors
 
     errors = name_errors(
         {
@@ -328,7 +329,9 @@ def _imports_of(path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = (package or "userfair") + ("." + base if base else "")
+                parent = (package or "userfair").split(".")
+                parent = ".".join(parent[: len(parent) - (node.level - 1)])
+                base = parent + ("." + base if base else "")
             if base.startswith("userfair"):
                 found |= {f"{base}.{a.name}" for a in node.names} | {base}
     modules = {_module_name(p) for p in PACKAGE.rglob("*.py")}
@@ -352,6 +355,17 @@ def test_the_library_has_no_import_circle():
 
     for module in sorted(graph):
         visit(module, [])
+
+
+def test_only_the_workflow_subpackage_imports_it():
+    """userfair.workflow needs the workflow extra: no module outside it imports it, so that
+    the base install imports cleanly (tests/test_packaging.py checks that by importing)."""
+    found = {
+        _module_name(p): sorted(d for d in _imports_of(p) if d.startswith("userfair.workflow"))
+        for p in PACKAGE.rglob("*.py")
+        if not _module_name(p).startswith("userfair.workflow")
+    }
+    assert not {m: d for m, d in found.items() if d}, found
 
 
 def test_no_private_helper_is_used_across_modules():

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from userfair import catalogue, data, rawfiles, tables
-from userfair.download import recbole_ml100k_dir
 from userfair.io import InputError
+from userfair.workflow.download import recbole_ml100k_dir
 
 
 def frame(rows, columns=("user_id", "item_id", "rating", "timestamp")):

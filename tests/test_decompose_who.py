@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import plots, uncertainty, who
+from userfair import uncertainty, who
 from userfair.inputs import load_inputs
+from userfair.workflow import plots
 
 from measures_data import random_split
 

@@ -33,7 +33,7 @@ def who_run(tmp_path_factory):
     repo = make_workdir(tmp_path_factory.mktemp("repo"))
     shutil.copytree(REPO / ".test" / "config", repo / ".test" / "config")
     subprocess.run(
-        [sys.executable, "-m", "userfair.testdata", ".test/resources/tiny-ml-100k"],
+        [sys.executable, "-m", "userfair.workflow.testdata", ".test/resources/tiny-ml-100k"],
         cwd=repo,
         check=True,
     )

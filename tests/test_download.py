@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 import yaml
 
-from userfair import catalogue, download
+from userfair import catalogue
 from userfair.io import InputError, read_inter
+from userfair.workflow import download
 
 from conftest import make_workdir, snakemake
 

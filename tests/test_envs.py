@@ -1,5 +1,6 @@
 """The conda envs, the rule files and the profiles: env files pinned version for version like
-requirements.txt, closed under dependencies, and enough for the scripts of their rules; every
+requirements.txt, closed under dependencies, installing userfair itself with all its base
+dependencies pinned, and enough for the scripts of their rules; every
 rule with conda:, log: and resources:; `snakemake --lint`, `snakefmt --check`, `ruff check`
 and `ruff format --check` clean; every profile key commented."""
 
@@ -9,6 +10,7 @@ import ast
 import re
 import subprocess
 import sys
+import tomllib
 from importlib.metadata import distribution, packages_distributions
 from pathlib import Path
 
@@ -26,6 +28,9 @@ NOT_INSTALLED = {"ray"}  # recbole declares it; only its hyper-parameter search 
 # Packages an env installs --no-deps only for their data files: ml-100k ships inside recbole.
 DATA_ONLY = {"data": {"recbole"}}
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==(\S+)$")
+# How every env installs userfair: editable, from the repository root (conda resolves a
+# relative path of a pip section against the env file's folder), without an extra.
+SELF = "-e .."
 
 
 def requirement_pins() -> dict[str, str]:
@@ -46,11 +51,15 @@ def env_spec(env: str) -> dict:
     return yaml.safe_load((ENVS / f"{env}.yaml").read_text())
 
 
+def env_pip(env: str) -> list[str]:
+    """The lines of an env file's pip section."""
+    return next(d["pip"] for d in env_spec(env)["dependencies"] if isinstance(d, dict))
+
+
 def env_pins(env: str) -> dict[str, str]:
-    """The pip pins of an env file plus those of its post-deploy script."""
-    spec = env_spec(env)
-    pip = next(d["pip"] for d in spec["dependencies"] if isinstance(d, dict))
-    lines = list(pip)
+    """The pip pins of an env file plus those of its post-deploy script (the install of
+    userfair itself, SELF, aside)."""
+    lines = [line for line in env_pip(env) if line != SELF]
     deploy = ENVS / f"{env}.post-deploy.sh"
     if deploy.exists():
         lines += re.findall(r"pip install --no-deps (\S+)", deploy.read_text())
@@ -78,6 +87,32 @@ def test_env_pins_equal_requirements(env):
     assert pins, f"envs/{env}.yaml pins nothing"
     differ = {n: (v, wanted.get(n)) for n, v in pins.items() if wanted.get(n) != v}
     assert not differ, f"envs/{env} (version, requirements.txt version): {differ}"
+
+
+@pytest.mark.parametrize("env", ENV_NAMES)
+def test_env_installs_the_package(env):
+    """Each env installs userfair itself, so `snakemake --sdm conda` needs nothing of the
+    virtual environment: editable (the env runs the repository's code as it is, not a copy
+    taken when the env was made), from the repository root."""
+    pip = env_pip(env)
+    assert pip.count(SELF) == 1, f"envs/{env}.yaml: wanted '{SELF}' in its pip section: {pip}"
+    root = (ENVS / SELF.split()[1]).resolve()
+    assert root == REPO.resolve()
+    assert tomllib.loads((root / "pyproject.toml").read_text())["project"]["name"] == "userfair"
+
+
+@pytest.mark.parametrize("env", ENV_NAMES)
+def test_env_pins_every_base_dependency_of_the_package(env):
+    """pip installs userfair with its base dependencies: every one is pinned in the env,
+    inside the declared range, so that pip takes nothing beyond the lock."""
+    pins = env_pins(env)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    gaps = []
+    for req in map(Requirement, project["dependencies"]):
+        pin = pins.get(canonicalize_name(req.name))
+        if pin is None or not req.specifier.contains(pin, prereleases=True):
+            gaps.append(f"{req} (pinned: {pin})")
+    assert not gaps, f"envs/{env}.yaml: {gaps}"
 
 
 @pytest.mark.parametrize("env", ENV_NAMES)
@@ -154,41 +189,86 @@ def module_level(tree: ast.Module):
             todo += [s for h in getattr(node, "handlers", []) for s in h.body]
 
 
+LIBRARY = REPO / "workflow" / "userfair"
+
+
+def module_file(name: str) -> Path:
+    """The file of the userfair module ``name``, or of the deepest module it names an
+    attribute of (``userfair.io.InputError``: io.py; ``userfair.workflow``: its
+    __init__.py)."""
+    parts = name.split(".")[1:]
+    while parts:
+        for path in (LIBRARY.joinpath(*parts[:-1], f"{parts[-1]}.py"),
+                     LIBRARY.joinpath(*parts, "__init__.py")):  # fmt: skip
+            if path.is_file():
+                return path
+        parts.pop()
+    return LIBRARY / "__init__.py"
+
+
+def package_of(path: Path) -> str:
+    """The package a relative import in ``path`` starts from (userfair for a script)."""
+    if not path.is_relative_to(LIBRARY):
+        return "userfair"
+    parts = path.relative_to(LIBRARY.parent).with_suffix("").parts
+    return ".".join(parts if parts[-1] == "__init__" else parts[:-1]).removesuffix(".__init__")
+
+
 def imports_of(path: Path) -> set[str]:
-    """Module names a Python file imports when it is imported (or run)."""
+    """Module names a Python file imports when it is imported (or run): top-level names of
+    other packages, full names of userfair's modules (a relative import resolved), and the
+    modules a userfair module checks for with ``NEEDS = (...)`` (userfair._extras.require:
+    looked up, not imported, but needed all the same; userfair.workflow's own check of the
+    whole extra is off inside the workflow, see its docstring)."""
     names = set()
     for node in module_level(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-            if node.module == "userfair":
-                names |= {f"userfair.{alias.name}" for alias in node.names}
-            elif node.module.startswith("userfair."):
-                names.add(node.module)
-        elif isinstance(node, ast.ImportFrom) and node.level == 1:
-            modules = [node.module] if node.module else [a.name for a in node.names]
-            names |= {f"userfair.{m.split('.')[0]}" for m in modules}
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                names.add(alias.name if top == "userfair" else top)
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                package = package_of(path).split(".")
+                base = ".".join(package[: len(package) - (node.level - 1)])
+                module = f"{base}.{module}" if module else base
+            top = module.split(".")[0]
+            if top != "userfair":
+                names.add(top)
+                continue
+            names.add(module)
+            names |= {f"{module}.{alias.name}" for alias in node.names}
+        elif (
+            isinstance(node, ast.Assign)
+            and [getattr(target, "id", None) for target in node.targets] == ["NEEDS"]
+            and isinstance(node.value, ast.Tuple)
+        ):
+            names |= {element.value for element in node.value.elts}
     return names
 
 
-def third_party_imports(script: Path) -> set[str]:
-    """Modules outside the standard library that a script imports, following userfair."""
-    library = REPO / "workflow" / "userfair"
-    seen, todo, found = set(), [script], set()
+def userfair_closure(paths: list[Path]) -> tuple[set[Path], set[str]]:
+    """The userfair files run when ``paths`` are imported (or run), following userfair's
+    own imports at module level (the __init__.py of each package on the way included), and
+    the top-level modules outside the standard library and userfair they import."""
+    seen, todo, found = set(), list(paths), set()
     while todo:
         path = todo.pop()
         if path in seen:
             continue
         seen.add(path)
         for name in imports_of(path):
-            top = name.split(".")[0]
-            if name.startswith("userfair."):
-                module = library / f"{name.split('.')[1]}.py"
-                todo.append(module if module.exists() else library / "__init__.py")
-            elif top not in sys.stdlib_module_names and top not in {"userfair", "snakemake"}:
-                found.add(top)
-    return found
+            if name.split(".")[0] == "userfair":
+                parts = name.split(".")
+                todo += [module_file(".".join(parts[:n])) for n in range(1, len(parts) + 1)]
+            elif name not in sys.stdlib_module_names:
+                found.add(name)
+    return seen, found
+
+
+def third_party_imports(script: Path) -> set[str]:
+    """Modules outside the standard library that a script imports, following userfair."""
+    return userfair_closure([script])[1] - {"snakemake"}
 
 
 def test_env_of_each_rule_provides_what_its_script_imports():

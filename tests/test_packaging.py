@@ -1,6 +1,7 @@
 """userfair as a package: the declared dependency ranges against the lock, what the library
-imports, the sdist and the wheel, the DataFrame API, and (slow) the wheel installed with only
-its declared dependencies into a fresh virtual environment."""
+imports, what an import says without its extra (the base install imports cleanly), the sdist
+and the wheel, the DataFrame API, and (slow) the wheel installed with only its declared
+dependencies into a fresh virtual environment."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import ast
 import functools
 import json
 import math
+import os
 import subprocess
 import sys
 import tarfile
@@ -33,7 +35,7 @@ from userfair.measures import NAMES as KEYS
 
 from conftest import REPO
 from measures_data import random_split, write_item_file
-from test_envs import imports_of, requirement_pins
+from test_envs import requirement_pins, userfair_closure
 
 LIBRARY = REPO / "workflow" / "userfair"
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -70,7 +72,7 @@ def close(a: float, b: float, tol: float = 1e-12) -> bool:
 def test_extras_are_gpu_workflow_recbole_and_torch_is_optional():
     assert set(PROJECT["optional-dependencies"]) == {"gpu", "workflow", "recbole"}
     core = {canonicalize_name(r.name) for r in declared()}
-    assert core == {"numpy", "scipy", "pandas", "pyarrow", "numba", "psutil"}
+    assert core == {"numpy", "scipy", "pandas", "pyarrow", "numba", "psutil", "pyyaml"}
     assert [r.name for r in declared("gpu")] == ["torch"]
 
 
@@ -92,18 +94,7 @@ def test_lock_satisfies_declared_ranges(extra):
 def module_level_closure(names: list[str]) -> set[str]:
     """Top-level third-party modules imported when the userfair modules ``names`` are
     imported (module level only, following userfair's own imports)."""
-    todo, seen, found = [LIBRARY / f"{n}.py" for n in names], set(), set()
-    while todo:
-        path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        for name in imports_of(path):
-            if name.startswith("userfair."):
-                todo.append(LIBRARY / f"{name.split('.')[1]}.py")
-            elif name != "userfair" and name.split(".")[0] not in sys.stdlib_module_names:
-                found.add(name.split(".")[0])
-    return found
+    return userfair_closure([LIBRARY / f"{n}.py" for n in names])[1]
 
 
 def every_import(path: Path) -> set[str]:
@@ -134,8 +125,8 @@ def test_every_library_import_is_declared():
         for r in declared(extra)
     }
     gaps = [
-        f"{path.name}: {module}"
-        for path in sorted(LIBRARY.glob("*.py"))
+        f"{path.relative_to(LIBRARY)}: {module}"
+        for path in sorted(LIBRARY.rglob("*.py"))
         for module in every_import(path)
         if not distributions_of(module) & allowed
     ]
@@ -207,6 +198,108 @@ def test_auto_device_falls_back_to_numpy_without_torch():
     out = json.loads(run_python(NO_TORCH % str(REPO / "tests")).strip().splitlines()[-1])
     assert out["same"]
     assert "needs torch" in out["message"] and "userfair[gpu]" in out["message"]
+
+
+# --- what an import says when an extra is missing -----------------------------------------
+
+
+#: userfair.workflow's check is off where this is "1" (the Snakefile sets it for its jobs).
+SKIP_CHECK = "USERFAIR_SKIP_EXTRA_CHECK"
+
+
+#: The same absence by refusing the modules on sys.meta_path: ``sys.modules[name] = None``
+#: cannot stand for torch where scipy is used, as scipy's array-API helpers read
+#: ``sys.modules["torch"].Tensor`` whenever "torch" is in sys.modules.
+REFUSE = """
+import importlib.abc
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ABSENT:
+            raise ModuleNotFoundError(f"No module named {name!r} (refused)", name=name)
+sys.meta_path.insert(0, Refuse())
+"""
+
+
+def without_extras(absent: list[str], code: str, refuse: bool = False, **environ: str) -> str:
+    """What ``code`` prints in a fresh interpreter where the modules ``absent`` cannot be
+    imported (``sys.modules[name] = None``, or refused by a finder: ``import name`` raises
+    ImportError, as where the package is not installed)."""
+    env = {k: v for k, v in os.environ.items() if k != SKIP_CHECK} | environ
+    block = REFUSE if refuse else "for name in ABSENT:\n    sys.modules[name] = None\n"
+    return run_python(f"import sys\nABSENT = {absent!r}\n{block}{code}", env=env).strip()
+
+
+def import_error(module: str, absent: list[str], **environ: str) -> str:
+    """The ImportError message of importing ``module`` without the modules ``absent``;
+    "" when the import succeeds."""
+    code = f"try:\n    import {module}\nexcept ImportError as error:\n    print(error)\n"
+    return without_extras(absent, code, **environ)
+
+
+def extras_modules() -> list[str]:
+    """The top-level modules of the packages that only the extras declare (torch, recbole,
+    faiss, snakemake, matplotlib, ...), as installed here."""
+    base = {canonicalize_name(r.name) for r in declared()}
+    extra = {
+        canonicalize_name(r.name)
+        for name in ("gpu", "workflow", "recbole")
+        for r in declared(name)
+    } - base  # fmt: skip
+    modules = {
+        m for m, dists in _packages().items() if {canonicalize_name(d) for d in dists} & extra
+    }
+    assert {"torch", "recbole", "matplotlib", "requests", "jsonschema", "faiss"} <= modules
+    return sorted(modules - {"_distutils_hack"})  # setuptools' hook, loaded at start-up
+
+
+def base_imports() -> str:
+    """Code that imports every top-level module but the subpackage userfair.workflow,
+    userfair.recbole and userfair.recbole_patches (the recbole extra) and
+    userfair._streaming_torch (the gpu extra, imported lazily by userfair._backend), and
+    prints those that failed as JSON, with their error."""
+    aside = {"recbole", "recbole_patches", "_streaming_torch"}
+    modules = ["userfair"] + [
+        f"userfair.{p.stem}"
+        for p in sorted(LIBRARY.glob("*.py"))
+        if p.stem not in aside | {"__init__"}
+    ]
+    assert {"userfair.models", "userfair.grids", "userfair.costs"} <= set(modules)
+    return (
+        "import importlib, json\nfailed = {}\n"
+        f"for module in {modules!r}:\n"
+        "    try:\n        importlib.import_module(module)\n"
+        "    except Exception as error:\n        failed[module] = repr(error)\n"
+        "print(json.dumps(failed))"
+    )
+
+
+def test_the_base_install_imports_cleanly():
+    """Every top-level module (but those of base_imports' docstring) imports with only the
+    base dependencies: the extras' packages refused (and, slow, in a fresh environment
+    without them: test_wheel_in_a_fresh_venv_gives_the_repository_measures)."""
+    out = without_extras(extras_modules(), base_imports(), refuse=True)
+    failed = json.loads(out.splitlines()[-1])
+    assert not failed, failed
+
+
+@pytest.mark.parametrize("absent", ["torch", "matplotlib"])
+def test_the_workflow_subpackage_names_its_extra(absent):
+    message = import_error("userfair.workflow", [absent])
+    assert message == (
+        'userfair.workflow needs the "workflow" extra: pip install "userfair[workflow]" '
+        f"(missing: {absent})"
+    ), message
+    assert import_error("userfair.workflow.steps.data", [absent]) == message
+    # inside the workflow (the Snakefile sets it) each stage's conda env is checked instead
+    assert import_error("userfair.workflow", [absent], **{SKIP_CHECK: "1"}) == ""
+
+
+@pytest.mark.parametrize("module", ["userfair.recbole", "userfair.recbole_patches"])
+@pytest.mark.parametrize("absent", ["torch", "recbole"])
+def test_recbole_modules_name_the_recbole_extra(module, absent):
+    message = import_error(module, [absent])
+    assert 'pip install "userfair[recbole]"' in message, message
+    assert f"missing: {absent}" in message and module in message, message
 
 
 # --- the DataFrame API --------------------------------------------------------------------
@@ -342,7 +435,8 @@ def dists(tmp_path_factory) -> dict[str, Path]:
 
 def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
     version = userfair.__version__
-    modules = sorted(p.name for p in LIBRARY.glob("*.py"))
+    modules = sorted(p.relative_to(LIBRARY).as_posix() for p in LIBRARY.rglob("*.py"))
+    assert "workflow/__init__.py" in modules and "workflow/steps/data.py" in modules
     assert dists["sdist"].name == f"userfair-{version}.tar.gz"
     with tarfile.open(dists["sdist"]) as sdist:
         names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
@@ -376,6 +470,12 @@ def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
 # --- the wheel in a fresh virtual environment (slow: pip resolves the dependencies) -------
 
 
+def fresh_environ() -> dict[str, str]:
+    """The environment of a process of the fresh virtual environment: no PYTHONPATH (which
+    may hold the repository's workflow/ and its userfair.egg-info), the extras' check on."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", SKIP_CHECK)}
+
+
 @pytest.fixture(scope="session")
 def fresh_venv(dists, tmp_path_factory) -> Path:
     """A new virtual environment holding the wheel and only what it declares: no torch,
@@ -391,7 +491,7 @@ def fresh_venv(dists, tmp_path_factory) -> Path:
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install",
          "--disable-pip-version-check", "--no-compile", "-q", str(dists["wheel"])],
-        capture_output=True, text=True, timeout=1200,
+        capture_output=True, text=True, timeout=1200, env=fresh_environ(),
     )  # fmt: skip
     assert proc.returncode == 0, f"pip install of the wheel failed:\n{proc.stderr[-6000:]}"
     return root / "venv"
@@ -400,18 +500,36 @@ def fresh_venv(dists, tmp_path_factory) -> Path:
 @pytest.mark.slow
 def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_and_files):
     python, command = fresh_venv / "bin" / "python", fresh_venv / "bin" / "userfair"
+    env = fresh_environ()
     absent = run_python(
         "import importlib.util as u; print([m for m in %r if u.find_spec(m)])" % WORKFLOW_ONLY,
-        python,
+        python, env=env,
     )  # fmt: skip
     assert absent.strip() == "[]", f"the fresh environment holds {absent}"
     installed = run_python(
-        "import userfair, os; print(os.path.dirname(userfair.__file__))", python, cwd=fresh_venv
+        "import userfair, os; print(os.path.dirname(userfair.__file__))",
+        python,
+        cwd=fresh_venv,
+        env=env,
     )
     assert Path(installed.strip()).is_relative_to(fresh_venv), installed
 
+    # The base install imports cleanly; the subpackage and the recbole modules name their
+    # extras (torch and the rest truly absent here).
+    out = run_python(base_imports(), python, cwd=fresh_venv, env=env)
+    failed = json.loads(out.splitlines()[-1])
+    assert not failed, failed
+    for module, extra in [("userfair.workflow", "workflow"), ("userfair.recbole", "recbole")]:
+        code = f"try:\n    import {module}\nexcept ImportError as error:\n    print(error)"
+        message = run_python(code, python, cwd=fresh_venv, env=env).strip()
+        assert message.startswith(
+            f'{module} needs the "{extra}" extra: pip install "userfair[{extra}]" (missing: torch'
+        ), message
+
     start = time.perf_counter()
-    proc = subprocess.run([str(command), "evaluate", "--help"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(command), "evaluate", "--help"], capture_output=True, text=True, env=env
+    )
     print(f"userfair evaluate --help without torch: {time.perf_counter() - start:.3f} s")
     assert proc.returncode == 0 and "--topk" in proc.stdout, proc.stderr
 
@@ -422,6 +540,7 @@ def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_
         capture_output=True,
         text=True,
         timeout=600,
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     printed = json.loads(proc.stdout)
@@ -439,11 +558,16 @@ def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_
         capture_output=True,
         text=True,
         timeout=600,
+        env=env,
     )
     assert proc.returncode == 2 and "needs torch" in proc.stderr, proc.stderr[-4000:]
 
     footprint = subprocess.run(
-        [str(python), "-c", FOOTPRINT % WORKFLOW_ONLY], capture_output=True, text=True, timeout=300
+        [str(python), "-c", FOOTPRINT % WORKFLOW_ONLY],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
     )
     assert footprint.returncode == 0, footprint.stderr[-4000:]
     found = json.loads(footprint.stderr.strip().splitlines()[-1])

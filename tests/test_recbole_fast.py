@@ -1,4 +1,4 @@
-"""userfair.recbole_fast against RecBole's own methods, on real RecBole models built from a
+"""userfair.workflow.recbole_fast against RecBole's own methods, on real RecBole models built from a
 small ml-100k split (one user's train interactions appear twice: RecBole keeps duplicates)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import torch
 
-from userfair import recbole_fast
 from userfair.io import read_inter, write_inter
+from userfair.workflow import recbole_fast
 
 pytestmark = pytest.mark.slow
 
@@ -42,15 +42,15 @@ def split_dir(tiny_ml100k, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def training():
-    from userfair.recommenders import Training
+    from userfair.workflow.recommenders import Training
 
     return Training(epochs=2, stopping_step=5, device="cpu", train_batch_size=256, seed=5)
 
 
 @pytest.fixture(scope="module")
 def prepared(split_dir, training, tmp_path_factory):
-    """model -> userfair.recommenders.Run built with the fast methods (once per model)."""
-    from userfair import recommenders
+    """model -> userfair.workflow.recommenders.Run built with the fast methods (once per model)."""
+    from userfair.workflow import recommenders
 
     cache = {}
 
@@ -74,7 +74,7 @@ def original(cls, name):
 
 
 def trained(model, split_dir, training, workdir):
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     return recommenders.train_point(
         model, PARAMS.get(model, {}), split_dir, DATASET, workdir, training

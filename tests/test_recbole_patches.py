@@ -91,7 +91,7 @@ def test_apply_is_idempotent():
 def test_training_never_imports_ray_or_quick_start():
     """recbole.quick_start imports ray (not installed); the project does not use it."""
     code = (
-        "import sys, userfair.recommenders; "
+        "import sys, userfair.workflow.recommenders; "
         "bad = [m for m in ('ray', 'recbole.quick_start') if m in sys.modules]; "
         "assert not bad, bad"
     )

@@ -18,9 +18,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair import catalogue, models, plots, reproduction
+from userfair import catalogue, models, reproduction
 from userfair.measures import NAMES
-from userfair.testdata import write_tiny_ml100k
+from userfair.workflow import plots
+from userfair.workflow.testdata import write_tiny_ml100k
 
 from conftest import REPO, make_workdir, snakemake
 

@@ -35,7 +35,7 @@ def split_dir(tiny_ml100k, tmp_path_factory):
 
 
 def training(**changes):
-    from userfair.recommenders import Training
+    from userfair.workflow.recommenders import Training
 
     settings = dict(epochs=EPOCHS, stopping_step=EPOCHS, device="cpu", train_batch_size=256)
     return Training(**{**settings, "seed": 11, **changes})
@@ -44,7 +44,7 @@ def training(**changes):
 @pytest.fixture(scope="module")
 def uninterrupted(split_dir, tmp_path_factory):
     """model -> (record, state_dict) of an uninterrupted run."""
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     cache = {}
 
@@ -82,7 +82,7 @@ def same_tensors(a: dict, b: dict) -> None:
 # can watch its epochs and signal it.
 CHILD = """
 import logging, sys
-from userfair import recommenders
+from userfair.workflow import recommenders
 logging.basicConfig(filename=sys.argv[5], level=logging.INFO, force=True)
 recommenders.train_point(
     sys.argv[1], {params}, sys.argv[2], sys.argv[3], sys.argv[4],
@@ -125,7 +125,7 @@ def evaluated_epochs(log: Path) -> int:
 def test_sigterm_writes_resume_pth_and_the_resumed_run_is_bit_identical(
     model, split_dir, uninterrupted, tmp_path, caplog
 ):
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     work = tmp_path / "point"
     work.mkdir()
@@ -153,7 +153,7 @@ def test_sigterm_writes_resume_pth_and_the_resumed_run_is_bit_identical(
 def test_periodic_checkpoint_and_a_resume_pth_of_other_settings_is_ignored(
     split_dir, uninterrupted, tmp_path, caplog
 ):
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     work = tmp_path / "point"
     work.mkdir()
@@ -181,7 +181,7 @@ def test_periodic_checkpoint_and_a_resume_pth_of_other_settings_is_ignored(
 
 
 def test_an_unreadable_resume_pth_is_ignored(split_dir, uninterrupted, tmp_path, caplog):
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     work = tmp_path / "point"
     work.mkdir()

@@ -1,4 +1,4 @@
-"""userfair.steps: the plain values a rule script hands over, and the rule-script contract
+"""userfair.workflow.steps: the plain values a rule script hands over, and the rule-script contract
 (one script per rule, named as the rule, one library call)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from userfair import steps
+from userfair.workflow import steps
 
 from conftest import REPO
 

@@ -6,11 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import measures, plots, tables
+from userfair import measures, tables
 from userfair.agreement import agreement_long
 from userfair.io import InputError
 from userfair.measures import FAIR, NAMES
 from userfair.models import label
+from userfair.workflow import plots
 
 MODELS = ["UserKNN", "BPR", "NCL"]
 

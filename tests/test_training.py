@@ -42,7 +42,7 @@ def split_dir(tiny_ml100k, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def training():
-    from userfair.recommenders import Training
+    from userfair.workflow.recommenders import Training
 
     return Training(epochs=1, stopping_step=1, device="cpu", train_batch_size=512, seed=11)
 
@@ -50,7 +50,7 @@ def training():
 @pytest.fixture(scope="module")
 def exported(split_dir, training, tmp_path_factory):
     """model -> (lists, RecBole test metrics, valid record); trained once per module."""
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     cache = {}
 
@@ -130,7 +130,7 @@ def test_effectiveness_of_the_lists_equals_recbole_test_metrics(model, exported,
 
 @pytest.mark.parametrize("model", ["BPR", "NCL"])
 def test_two_cpu_runs_give_identical_lists(model, exported, split_dir, training, tmp_path):
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     first, _, _ = exported(model)
     params = PARAMS.get(model, {})
@@ -149,7 +149,7 @@ def test_two_cpu_runs_give_identical_lists(model, exported, split_dir, training,
 
 def test_export_uses_the_checkpoint_not_a_fresh_model(exported, split_dir, training, tmp_path):
     """Lists from another checkpoint of the same model differ: nothing is retrained."""
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     lists, _, _ = exported("BPR")
     other = recommenders.Training(**{**training.__dict__, "epochs": 3, "seed": 5})
@@ -173,7 +173,7 @@ def test_recbole_evaluate_reloads_our_checkpoint(exported, split_dir, training, 
     torch.load patch) and gives the exported test metrics."""
     import contextlib
 
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     _, test, record = exported("BPR")
     with contextlib.chdir(tmp_path):
@@ -191,7 +191,7 @@ def test_batchwise_itemknn_scores_equal_recboles_itemknn(split_dir, training, tm
     import torch
     from recbole.model.general_recommender import ItemKNN as RecBoleItemKNN
 
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     with contextlib.chdir(tmp_path):
         run = recommenders.prepare(
@@ -210,7 +210,7 @@ def test_batchwise_itemknn_scores_equal_recboles_itemknn(split_dir, training, tm
 
 
 def test_ncl_with_as_many_clusters_as_users_is_a_clear_error(split_dir, training, tmp_path):
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     with pytest.raises(InputError, match="num_clusters=100000 must be below the number of users"):
         recommenders.train_point(
@@ -219,7 +219,7 @@ def test_ncl_with_as_many_clusters_as_users_is_a_clear_error(split_dir, training
 
 
 def test_missing_split_names_the_file(training, tmp_path):
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     with pytest.raises(InputError, match=r"nowhere\.train\.inter: split file not found"):
         recommenders.train_point("BPR", {}, tmp_path, "nowhere", tmp_path / "w", training)

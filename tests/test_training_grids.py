@@ -138,7 +138,7 @@ def test_point_params_follow_grid_order():
 def test_device_cuda_without_a_gpu_is_a_clear_error():
     import torch
 
-    from userfair import recommenders
+    from userfair.workflow import recommenders
 
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present")

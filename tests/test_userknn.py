@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from userfair._backend import binary_csr
-from userfair.userknn import neighbour_weights, scores
+from userfair.workflow.userknn import neighbour_weights, scores
 
 # 4 users x 5 items. |H| = 3, 2, 2, 1.
 X = np.array(
@@ -74,7 +74,7 @@ def test_blocks_give_the_same_weights(monkeypatch):
     rng = np.random.default_rng(0)
     x = sp.csr_matrix((rng.random((30, 12)) < 0.3).astype(float))
     whole = neighbour_weights(x, k=4, shrink=1.0).toarray()
-    monkeypatch.setattr("userfair.userknn.BLOCK_CELLS", 30 * 7)  # blocks of 7 users
+    monkeypatch.setattr("userfair.workflow.userknn.BLOCK_CELLS", 30 * 7)  # blocks of 7 users
     np.testing.assert_allclose(neighbour_weights(x, k=4, shrink=1.0).toarray(), whole)
 
 
@@ -88,7 +88,7 @@ def test_model_predict_and_full_sort_agree_with_the_hand_scores():
     """The RecBole model's pointwise and full-sort scores are the hand-computed ones."""
     import torch
 
-    from userfair.userknn import UserKNN
+    from userfair.workflow.userknn import UserKNN
 
     model = UserKNN.__new__(UserKNN)
     torch.nn.Module.__init__(model)

@@ -62,7 +62,7 @@ def _scheduled_jobs(dry_run_output: str) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def workflow_run(tmp_path_factory):
     """The tiny run exactly as config/README.md tells a person: the tiny data from
-    `python -m userfair.testdata .test/resources/tiny-ml-100k`, then
+    `python -m userfair.workflow.testdata .test/resources/tiny-ml-100k`, then
     `snakemake --directory .test`, in a copy of the repository (workflow/ copied, not
     linked, so that a test can edit the plotting code). Returns (repository copy, .test)."""
     repo = tmp_path_factory.mktemp("repo")
@@ -72,7 +72,7 @@ def workflow_run(tmp_path_factory):
     make_workdir(repo)
     shutil.copytree(REPO / ".test" / "config", repo / ".test" / "config")
     subprocess.run(
-        [sys.executable, "-m", "userfair.testdata", ".test/resources/tiny-ml-100k"],
+        [sys.executable, "-m", "userfair.workflow.testdata", ".test/resources/tiny-ml-100k"],
         cwd=repo,
         check=True,
     )
@@ -177,7 +177,7 @@ def test_plot_setting_reruns_only_figures(workflow_run, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module", ["plots.py", "steps/figures.py"])
+@pytest.mark.parametrize("module", ["workflow/plots.py", "workflow/steps/figures.py"])
 def test_drawing_code_change_reruns_only_figures(workflow_run, module):
     repo, _ = workflow_run
     drawing_code = repo / "workflow" / "userfair" / module

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair.testdata import write_tiny_ml100k
+from userfair.workflow.testdata import write_tiny_ml100k
 
 from conftest import make_workdir, snakemake
 

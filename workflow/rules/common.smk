@@ -23,7 +23,8 @@ DATASETS = config["datasets"]
 MODELS = config["models"]
 DATASET_OPTIONS = config["dataset_options"]
 # The datasets the config declares itself (docs/your-data.md); names were checked against
-# catalogue.names(CUSTOM_DATASETS) and models.names() by the Snakefile (userfair.schema).
+# catalogue.names(CUSTOM_DATASETS) and models.names() by the Snakefile
+# (userfair.workflow.schema).
 CUSTOM_DATASETS = config["custom_datasets"]
 
 
@@ -73,10 +74,10 @@ SCATTER_ITEM = r"\d+-of-\d+"
 DRAWING_CODE = [
     os.path.relpath(os.path.join(workflow.basedir, "workflow/userfair", module))
     for module in (
-        "plots.py",
-        "steps/figures.py",
+        "workflow/plots.py",
+        "workflow/steps/figures.py",
         "reproduction.py",
-        "steps/reproduction.py",
+        "workflow/steps/reproduction.py",
     )
 ]
 
@@ -351,8 +352,9 @@ def training_partition(wildcards):
 
 
 def training_settings():
-    """What every training and export job receives (userfair.recommenders.Training, whose
-    threads come from the rule's threads)."""
+    """What every training and export job receives
+    (userfair.workflow.recommenders.Training, whose threads come from the rule's threads).
+    """
     keys = ("epochs", "stopping_step", "device", "train_batch_size", "eval_batch_size")
     return {
         **{key: config["training"][key] for key in keys},
@@ -515,7 +517,7 @@ def who_settings(*keys):
 
 
 # The lists of Fig. 3 come from experiments.model (one of models, checked by
-# userfair.schema); null: the last configured model.
+# userfair.workflow.schema); null: the last configured model.
 EXPERIMENT_MODEL = config["experiments"]["model"] or MODELS[-1]
 
 

@@ -1,7 +1,7 @@
 """Rule agreement: Kendall tau-b between the model orderings of every pair of measures."""
 
 from userfair.joblog import job_log
-from userfair.steps.measures import agreement
+from userfair.workflow.steps.measures import agreement
 
 with job_log(snakemake):
     p = snakemake.params

@@ -1,7 +1,8 @@
-"""Rule download: put the raw file of one dataset under resources/raw/ (userfair.download)."""
+"""Rule download: put the raw file of one dataset under resources/raw/
+(userfair.workflow.download)."""
 
 from userfair.joblog import job_log
-from userfair.steps.data import download
+from userfair.workflow.steps.data import download
 
 with job_log(snakemake):
     p = snakemake.params

@@ -1,7 +1,7 @@
 """Rule exp_extreme: the Fig. 4 experiment (MostFair / MostUnfair) of one dataset."""
 
 from userfair.joblog import job_log
-from userfair.steps.experiments import exp_extreme
+from userfair.workflow.steps.experiments import exp_extreme
 
 with job_log(snakemake):
     exp_extreme(

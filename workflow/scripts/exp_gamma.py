@@ -1,8 +1,8 @@
 """Rule exp_gamma: UF and PUF with sim_UF for every gamma (appendix), one dataset."""
 
-from userfair import steps
 from userfair.joblog import job_log
-from userfair.steps.experiments import exp_gamma
+from userfair.workflow import steps
+from userfair.workflow.steps.experiments import exp_gamma
 
 with job_log(snakemake):
     exp_gamma(

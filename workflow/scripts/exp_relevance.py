@@ -1,7 +1,7 @@
 """Rule exp_relevance: the Fig. 2 experiment (varying relevance) of one dataset."""
 
 from userfair.joblog import job_log
-from userfair.steps.experiments import exp_relevance
+from userfair.workflow.steps.experiments import exp_relevance
 
 with job_log(snakemake):
     exp_relevance(

@@ -1,7 +1,7 @@
 """Rule exp_similarity: the Fig. 3 experiment (varying similarity) of one dataset."""
 
 from userfair.joblog import job_log
-from userfair.steps.experiments import exp_similarity
+from userfair.workflow.steps.experiments import exp_similarity
 
 with job_log(snakemake):
     exp_similarity(

@@ -1,7 +1,7 @@
 """Rule fig_extreme: the figure of the extreme experiment, PDF and PNG."""
 
 from userfair.joblog import job_log
-from userfair.steps.figures import fig_extreme
+from userfair.workflow.steps.figures import fig_extreme
 
 with job_log(snakemake):
     fig_extreme(

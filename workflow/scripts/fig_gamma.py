@@ -1,7 +1,7 @@
 """Rule fig_gamma: the appendix figures (UF and PUF for every gamma), PDF and PNG."""
 
 from userfair.joblog import job_log
-from userfair.steps.figures import fig_gamma
+from userfair.workflow.steps.figures import fig_gamma
 
 with job_log(snakemake):
     out = snakemake.output

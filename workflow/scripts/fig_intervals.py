@@ -1,7 +1,7 @@
 """Rule fig_intervals: every Fair measure per model with its bootstrap interval."""
 
 from userfair.joblog import job_log
-from userfair.steps.figures import fig_intervals
+from userfair.workflow.steps.figures import fig_intervals
 
 with job_log(snakemake):
     fig_intervals(

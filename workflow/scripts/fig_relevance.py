@@ -1,7 +1,7 @@
 """Rule fig_relevance: the figure of the relevance experiment, PDF and PNG."""
 
 from userfair.joblog import job_log
-from userfair.steps.figures import fig_relevance
+from userfair.workflow.steps.figures import fig_relevance
 
 with job_log(snakemake):
     fig_relevance(

@@ -1,7 +1,7 @@
 """Rule fig_similarity: the figure of the similarity experiment, PDF and PNG."""
 
 from userfair.joblog import job_log
-from userfair.steps.figures import fig_similarity
+from userfair.workflow.steps.figures import fig_similarity
 
 with job_log(snakemake):
     fig_similarity(

@@ -1,7 +1,7 @@
 """Rule fig_who: each Fair measure's share by activity group per model, with intervals."""
 
 from userfair.joblog import job_log
-from userfair.steps.figures import fig_who
+from userfair.workflow.steps.figures import fig_who
 
 with job_log(snakemake):
     fig_who(

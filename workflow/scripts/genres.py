@@ -1,7 +1,7 @@
 """Rule genres: the .item file (item genres) of the items in one dataset's split."""
 
 from userfair.joblog import job_log
-from userfair.steps.data import genres
+from userfair.workflow.steps.data import genres
 
 with job_log(snakemake):
     p = snakemake.params

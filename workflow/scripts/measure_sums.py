@@ -2,7 +2,7 @@
 scattered row range."""
 
 from userfair.joblog import job_log
-from userfair.steps.measures import measure_sums
+from userfair.workflow.steps.measures import measure_sums
 
 with job_log(snakemake):
     measure_sums(

@@ -2,9 +2,9 @@
 dense route (the similarity files) or the streamed one (pass one and pass two): the inputs
 the rule received decide (common.smk, measure_inputs)."""
 
-from userfair import steps
 from userfair.joblog import job_log
-from userfair.steps.measures import measures
+from userfair.workflow import steps
+from userfair.workflow.steps.measures import measures
 
 with job_log(snakemake):
     measures(

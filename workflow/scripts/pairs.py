@@ -2,7 +2,7 @@
 parts (measures.scatter > 1) or over every row (one job)."""
 
 from userfair.joblog import job_log
-from userfair.steps.measures import pairs
+from userfair.workflow.steps.measures import pairs
 
 with job_log(snakemake):
     p = snakemake.params

@@ -1,7 +1,7 @@
 """Rule pairs_part: pass one of the streamed measures over one scattered row range."""
 
 from userfair.joblog import job_log
-from userfair.steps.measures import pairs
+from userfair.workflow.steps.measures import pairs
 
 with job_log(snakemake):
     p = snakemake.params

@@ -2,7 +2,7 @@
 per dataset (also in the log) and the figure ours / paper (docs/reproduction.md)."""
 
 from userfair.joblog import job_log
-from userfair.steps.reproduction import paper_gap
+from userfair.workflow.steps.reproduction import paper_gap
 
 with job_log(snakemake):
     paper_gap(dict(snakemake.input.items()), dict(snakemake.output.items()), **snakemake.params)

@@ -1,7 +1,7 @@
 """Rule plan: the requests of every tune and topk job -> results/plan.csv; prints the totals."""
 
 from userfair.joblog import job_log
-from userfair.steps.plan import plan
+from userfair.workflow.steps.plan import plan
 
 with job_log(snakemake):
     plan(snakemake.params.rows, snakemake.output[0])

@@ -1,7 +1,7 @@
 """Rule preprocess: steps 1-3 of docs/method.md#data on the raw interactions of one dataset."""
 
 from userfair.joblog import job_log
-from userfair.steps.data import preprocess
+from userfair.workflow.steps.data import preprocess
 
 with job_log(snakemake):
     p = snakemake.params

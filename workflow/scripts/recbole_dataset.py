@@ -2,7 +2,7 @@
 loaders, built once and saved for every training and export job of the dataset."""
 
 from userfair.joblog import job_log
-from userfair.steps.models import recbole_dataset
+from userfair.workflow.steps.models import recbole_dataset
 
 with job_log(snakemake):
     p = snakemake.params

@@ -1,7 +1,7 @@
 """Rule similarity: one user-similarity file (cos, jacc or genre) of a dataset."""
 
 from userfair.joblog import job_log
-from userfair.steps.measures import similarity
+from userfair.workflow.steps.measures import similarity
 
 with job_log(snakemake):
     similarity(

@@ -1,7 +1,7 @@
 """Rule split: steps 4-5 of docs/method.md#data; the RecBole atomic files of train/valid/test."""
 
 from userfair.joblog import job_log
-from userfair.steps.data import split
+from userfair.workflow.steps.data import split
 
 with job_log(snakemake):
     split(snakemake.input[0], dict(snakemake.output.items()), **snakemake.params)

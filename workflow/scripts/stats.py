@@ -1,7 +1,7 @@
 """Rule stats: stats.json of one dataset (Table 1 row)."""
 
 from userfair.joblog import job_log
-from userfair.steps.data import stats
+from userfair.workflow.steps.data import stats
 
 with job_log(snakemake):
     stats(

@@ -1,7 +1,7 @@
 """Rule table_scores: Table 2 as CSV and booktabs LaTeX."""
 
 from userfair.joblog import job_log
-from userfair.steps.measures import table_scores
+from userfair.workflow.steps.measures import table_scores
 
 with job_log(snakemake):
     p = snakemake.params

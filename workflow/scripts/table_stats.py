@@ -1,7 +1,7 @@
 """Rule table_stats: Table 1 (dataset statistics) as CSV and booktabs LaTeX."""
 
 from userfair.joblog import job_log
-from userfair.steps.data import table_stats
+from userfair.workflow.steps.data import table_stats
 
 with job_log(snakemake):
     # named inputs "D/stats", "D/train", ... (workflow/rules/common.smk, per_dataset)

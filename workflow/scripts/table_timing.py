@@ -1,7 +1,7 @@
 """Rule table_timing: Table 3 as CSV and booktabs LaTeX."""
 
 from userfair.joblog import job_log
-from userfair.steps.measures import table_timing
+from userfair.workflow.steps.measures import table_timing
 
 with job_log(snakemake):
     p = snakemake.params

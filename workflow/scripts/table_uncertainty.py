@@ -2,9 +2,9 @@
 (Holm within each measure) and the Kendall tau intervals of Fig. 1, from every model's
 resamples."""
 
-from userfair import steps
 from userfair.joblog import job_log
-from userfair.steps.uncertainty import table_uncertainty
+from userfair.workflow import steps
+from userfair.workflow.steps.uncertainty import table_uncertainty
 
 with job_log(snakemake):
     p, out = snakemake.params, snakemake.output

@@ -3,7 +3,7 @@ own test metrics (recbole_test.json) and the 12 fairness measures of the same Re
 evaluation (recbole_fairness.json, through userfair.recbole)."""
 
 from userfair.joblog import job_log
-from userfair.steps.models import topk
+from userfair.workflow.steps.models import topk
 
 with job_log(snakemake):
     w, p, out = snakemake.wildcards, snakemake.params, snakemake.output

@@ -2,7 +2,7 @@
 job leaves resume.pth in the grid point's folder, from which its next attempt resumes."""
 
 from userfair.joblog import job_log
-from userfair.steps.models import tune
+from userfair.workflow.steps.models import tune
 
 with job_log(snakemake):
     w, p = snakemake.wildcards, snakemake.params

@@ -1,7 +1,7 @@
 """Rule uncertainty: the bootstrap resamples of every measure of one dataset x model."""
 
 from userfair.joblog import job_log
-from userfair.steps.uncertainty import uncertainty
+from userfair.workflow.steps.uncertainty import uncertainty
 
 with job_log(snakemake):
     uncertainty(

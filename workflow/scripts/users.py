@@ -1,9 +1,9 @@
 """Rule users: every evaluated user's share of every Fair measure of one dataset x model,
 and the most disadvantaged users (docs/method.md#who)."""
 
-from userfair import steps
 from userfair.joblog import job_log
-from userfair.steps.who import users
+from userfair.workflow import steps
+from userfair.workflow.steps.who import users
 
 with job_log(snakemake):
     users(

@@ -1,7 +1,7 @@
 """Rule who_table: each Fair measure's share by group of users, with bootstrap intervals."""
 
 from userfair.joblog import job_log
-from userfair.steps.who import who_table
+from userfair.workflow.steps.who import who_table
 
 with job_log(snakemake):
     p = snakemake.params

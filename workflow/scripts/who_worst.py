@@ -1,7 +1,7 @@
 """Rule who_worst: the most disadvantaged users of every model."""
 
 from userfair.joblog import job_log
-from userfair.steps.who import who_worst
+from userfair.workflow.steps.who import who_worst
 
 with job_log(snakemake):
     p = snakemake.params

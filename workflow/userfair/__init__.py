@@ -5,11 +5,16 @@ The measures (:func:`userfair.evaluate_frames`, ``userfair.inputs``, ``userfair.
 ``userfair.effectiveness``, ``userfair.similarity``, ``userfair.fairness`` and the
 ``userfair evaluate`` command) need only numpy, scipy, pandas, pyarrow and numba; torch is
 optional (``device="cuda"`` or ``"torch-cpu"``; ``"auto"`` falls back to numpy without it).
-The workflow's modules (``data``, ``download``, ``recommenders``, ``userknn``,
-``recbole_patches``, ``grids``, ``plots``, ...) need the ``workflow`` extra and are imported
-only when used. No module imports Snakemake: the rule scripts (workflow/scripts/) read the
-``snakemake`` object and pass plain values in; only :func:`userfair.joblog.job_log` takes
-that object itself (duck-typed: its log, rule and wildcards).
+Every top-level module imports with the base dependencies alone (those and psutil and
+pyyaml: ``data``, ``grids``, ``models``, ``costs``, ``tables``, ...), except
+``userfair.recbole`` and ``userfair.recbole_patches``, which need the ``recbole`` extra and
+say so when imported without it. The workflow's own modules (``download``, ``testdata``,
+``recommenders``, ``recbole_fast``, ``resume``, ``userknn``, ``schema``, ``plots`` and the
+rule steps ``steps``) are the subpackage :mod:`userfair.workflow`, which needs the
+``workflow`` extra and names it when imported without it. No module imports Snakemake: the
+rule scripts (workflow/scripts/) read the ``snakemake`` object and pass plain values in;
+only :func:`userfair.joblog.job_log` takes that object itself (duck-typed: its log, rule
+and wildcards).
 
 ``import userfair`` imports nothing beyond this file.
 """

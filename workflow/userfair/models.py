@@ -22,7 +22,7 @@ from userfair.io import InputError
 
 # Training settings a grid may vary for every trainable model.
 TRAINING_KEYS = ("learning_rate", "weight_decay", "train_batch_size")
-# Our models (userfair.userknn): UserKNN, which RecBole lacks, and a batch-wise ItemKNN.
+# Our models (userfair.workflow.userknn): UserKNN, which RecBole lacks, and a batch-wise ItemKNN.
 OWN_MODELS = {"UserKNN": ("k", "shrink")}
 # The paper's short names for tables and figures; other models keep their own name.
 LABELS = {"UserKNN": "U-KNN", "ItemKNN": "I-KNN", "NeuMF": "NMF", "MultiVAE": "MVAE"}

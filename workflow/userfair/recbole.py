@@ -41,12 +41,18 @@ import logging
 import types
 from dataclasses import dataclass
 
-import numpy as np
-import scipy.sparse as sp
+from userfair._extras import require
 
-from userfair import effectiveness, fairness, similarity, streaming
-from userfair._backend import binary_csr, blocks
-from userfair.inputs import Inputs
+#: Modules this one needs beyond the base dependencies (the ``recbole`` extra).
+NEEDS = ("torch", "recbole")
+require("recbole", NEEDS, __name__)
+
+import numpy as np  # noqa: E402  (after the check, which names the extra to install)
+import scipy.sparse as sp  # noqa: E402
+
+from userfair import effectiveness, fairness, similarity, streaming  # noqa: E402
+from userfair._backend import binary_csr, blocks  # noqa: E402
+from userfair.inputs import Inputs  # noqa: E402
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Runtime fixes that let RecBole 1.2.1 run on numpy 2, torch >= 2.6 and scipy >= 1.15.
 
-Call :func:`apply` once before RecBole is used (``userfair.recommenders`` does). Each fix
+Call :func:`apply` once before RecBole is used (``userfair.workflow.recommenders`` does). Each fix
 names the upstream problem and is tested in tests/test_recbole_patches.py. RecBole's
 ``quick_start`` package imports ``ray`` at import time; this project never imports it
 (training goes through Config/Trainer directly), so ray is not needed.
@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import types
 
-import numpy as np
-import scipy
-import scipy.sparse as sp
-import torch
+from userfair._extras import require
+
+#: Modules this one needs beyond the base dependencies (the ``recbole`` extra).
+NEEDS = ("torch", "recbole")
+require("recbole", NEEDS, __name__)
+
+import numpy as np  # noqa: E402  (after the check, which names the extra to install)
+import scipy  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+import torch  # noqa: E402
 
 # numpy 2 removed these aliases (NEP 52). RecBole's Config.compatibility_settings assigns
 # ``np.float = np.float_`` etc., which raises AttributeError on numpy 2 before any training,

@@ -12,7 +12,7 @@ measure x model with the print: the ratio ours / paper and whether the printed v
 the run's bootstrap interval; :func:`order_agreement` gives per measure Kendall's tau-b
 between the paper's model ordering and ours, with its interval; :func:`table1_check` says
 whether Table 1 is exact. The workflow's ``paper_gap`` rule reads the run's files and
-writes the tables and the figure through :func:`userfair.steps.reproduction.paper_gap`.
+writes the tables and the figure through :func:`userfair.workflow.steps.reproduction.paper_gap`.
 """
 
 from __future__ import annotations

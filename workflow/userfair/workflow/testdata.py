@@ -2,7 +2,7 @@
 of the ml-100k inside recbole (about 14k ratings), their user file and the item file, in
 ml-100k's own format, small enough for one-epoch training in seconds. No network.
 
-    python -m userfair.testdata .test/resources/tiny-ml-100k
+    python -m userfair.workflow.testdata .test/resources/tiny-ml-100k
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from userfair.download import recbole_ml100k_dir
 from userfair.io import atomic_path
+from userfair.workflow.download import recbole_ml100k_dir
 
 #: Users kept: those with external id 1..USERS.
 USERS = 120
@@ -41,7 +41,7 @@ def write_tiny_ml100k(folder: str | os.PathLike, users: int = USERS) -> Path:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print(f"usage: python -m userfair.testdata FOLDER\n\n{__doc__}", file=sys.stderr)
+        print(f"usage: python -m userfair.workflow.testdata FOLDER\n\n{__doc__}", file=sys.stderr)
         return 2
     print(write_tiny_ml100k(args[0]))
     return 0

@@ -10,7 +10,7 @@ The RecBole dataset of a split is built once (:func:`build_shared`, rule recbole
 every training and export job of that dataset loads it (``shared=``): the dataset, its
 train/valid/test parts, the negative sampler and the full-sort valid/test loaders, i.e. all
 that does not depend on the grid point. The train loader (batch size, negative sampling) is
-built per job. Training resumes from ``resume.pth`` (userfair.resume).
+built per job. Training resumes from ``resume.pth`` (userfair.workflow.resume).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from userfair import models, recbole_fast, recbole_patches
+from userfair import models, recbole_patches
+from userfair.workflow import recbole_fast
 
 recbole_patches.apply()
 recbole_fast.apply()  # leaner model internals at paper scale (docs/training.md)
@@ -40,9 +41,9 @@ from recbole.utils import get_model, get_trainer, init_seed  # noqa: E402
 from recbole.utils.argument_list import dataset_arguments  # noqa: E402
 
 from userfair import recbole as recbole_metrics  # noqa: E402
-from userfair import resume  # noqa: E402
 from userfair.io import InputError, atomic_path, read_pth  # noqa: E402
-from userfair.userknn import ItemKNN, UserKNN  # noqa: E402
+from userfair.workflow import resume  # noqa: E402
+from userfair.workflow.userknn import ItemKNN, UserKNN  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -408,7 +409,7 @@ def prepare(
 
 def resume_settings(model, params, data_dir, dataset, training, device) -> str:
     """The fingerprint a resume.pth must carry to be resumed: the model, the grid point, the
-    training settings, the split files and the libraries (userfair.resume)."""
+    training settings, the split files and the libraries (userfair.workflow.resume)."""
     return resume.fingerprint(
         {
             "model": model,

@@ -12,7 +12,7 @@ from userfair import experiments
 from userfair.inputs import load_inputs, load_split_inputs
 from userfair.io import write_dataset_parquet
 from userfair.similarity import load, uf_similarity
-from userfair.steps import Path, only
+from userfair.workflow.steps import Path, only
 
 log = logging.getLogger(__name__)
 

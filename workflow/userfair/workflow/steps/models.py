@@ -7,17 +7,18 @@ import logging
 from collections.abc import Sequence
 
 from userfair import recbole as recbole_metrics
-from userfair import recommenders, tuning
+from userfair import tuning
 from userfair.io import read_json, write_csv, write_json
-from userfair.steps import Path
+from userfair.workflow import recommenders
+from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
 
 
 def recbole_dataset(dataset: str, data_dir: Path, workdir: Path, out: Path, *, training: dict):
     """Rule recbole_dataset: the dataset's RecBole dataset, its parts, sampler and evaluation
-    loaders (userfair.recommenders.build_shared), built once on the CPU and saved for every
-    training and export job of the dataset (userfair.recommenders.write_shared)."""
+    loaders (userfair.workflow.recommenders.build_shared), built once on the CPU and saved for every
+    training and export job of the dataset (userfair.workflow.recommenders.write_shared)."""
     settings = recommenders.Training(**training, device="cpu", threads=1)
     shared = recommenders.build_shared(data_dir, dataset, workdir, settings)
     recommenders.write_shared(shared, out)
@@ -28,10 +29,10 @@ def tune(
     dataset: str, model: str, point: int, data_dir: Path, workdir: Path, shared: Path,
     out: Path, *, grid_params: dict, training: dict, threads: int, checkpoint_every: int,
 ) -> dict:  # fmt: skip
-    """Rule tune: train one grid point (userfair.recommenders.train_point) on the dataset's
+    """Rule tune: train one grid point (userfair.workflow.recommenders.train_point) on the dataset's
     serialised RecBole dataset (``shared``, rule recbole_dataset) with the ``training:``
     settings and the job's threads, saving resume.pth every ``checkpoint_every`` epochs and
-    on SIGTERM (userfair.resume); its record (params, valid metrics, curve) -> valid.json,
+    on SIGTERM (userfair.workflow.resume); its record (params, valid metrics, curve) -> valid.json,
     its best checkpoint -> model.pth in ``workdir``."""
     settings = recommenders.Training(**{**training, "threads": threads})
     record = recommenders.train_point(
@@ -67,9 +68,9 @@ def topk(
     measures: dict,
 ) -> None:  # fmt: skip
     """Rule topk: the winner's checkpoint (best.json) -> its top-k lists of every test user
-    (userfair.recommenders.export_topk, ranked as RecBole's full-sort test evaluation ranks),
-    RecBole's own test metrics, and the 12 fairness measures that the same RecBole test
-    evaluation reports through userfair.recbole with the ``measures:`` settings."""
+    (userfair.workflow.recommenders.export_topk, ranked as RecBole's full-sort test evaluation
+    ranks), RecBole's own test metrics, and the 12 fairness measures that the same RecBole
+    test evaluation reports through userfair.recbole with the ``measures:`` settings."""
     winner = read_json(best)
     settings = recommenders.Training(**{**training, "threads": threads})
     lists, test = recommenders.export_topk(

@@ -13,8 +13,8 @@ from userfair.inference import significance, summary, tau_intervals
 from userfair.inputs import load_inputs
 from userfair.io import read_parquet, write_csv, write_parquet
 from userfair.similarity import load_dataset
-from userfair.steps import Path
 from userfair.uncertainty import bootstrap, resample_weights
+from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The workflow's rule steps, one module per stage (workflow/rules/STAGE.smk), one function
 per rule: rule ``R`` of stage ``S`` runs workflow/scripts/R.py, which makes one call,
-``userfair.steps.S.R(...)``, with plain values (the paths of the rule's named inputs and
+``userfair.workflow.steps.S.R(...)``, with plain values (the paths of the rule's named inputs and
 outputs, its params). A step reads its inputs, calls the library functions that do the work
 (named in its docstring), logs what it did and writes its outputs atomically; route
 decisions (the dense or the streamed measures) are made in the step from the inputs the

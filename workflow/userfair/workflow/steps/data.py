@@ -9,7 +9,6 @@ from collections.abc import Mapping
 import pandas as pd
 
 from userfair import catalogue, data, rawfiles, tables
-from userfair.download import fetch
 from userfair.io import (
     InputError,
     read_inter,
@@ -20,7 +19,8 @@ from userfair.io import (
     write_parquet,
 )
 from userfair.io import write_table as write_csv_and_tex
-from userfair.steps import Path
+from userfair.workflow.download import fetch
+from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ TABLE1_CAPTION = (
 
 
 def download(dataset: str, declaration: dict, out: Path, *, url: str, sha256: str) -> None:
-    """Rule download: put the raw file of one dataset at ``out`` (userfair.download.fetch),
+    """Rule download: put the raw file of one dataset at ``out`` (userfair.workflow.download.fetch),
     which must be the catalogue's place for it (userfair.catalogue.downloaded_archive)."""
     entry = catalogue.resolve(dataset, declaration)
     if str(out) != catalogue.downloaded_archive(entry):

@@ -1,5 +1,5 @@
 """Steps of the figures stage (workflow/rules/figures.smk): each figure from its tables
-(userfair.plots), PDF and PNG, drawn with the config's ``plots:`` style."""
+(userfair.workflow.plots), PDF and PNG, drawn with the config's ``plots:`` style."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from userfair import plots
 from userfair.io import read_stacked_parquet
 from userfair.measures import FAIR
-from userfair.steps import Path, only
+from userfair.workflow import plots
+from userfair.workflow.steps import Path, only
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +23,9 @@ def _written(*paths: Path) -> None:
 def fig_agreement(
     data: Path, intervals: Sequence[Path], pdf: Path, png: Path, *, style: dict
 ) -> None:
-    """Rule fig_agreement: Fig. 1 (userfair.plots.agreement_figure), the Kendall tau heatmap
-    per dataset, with the bootstrap intervals of tau when the workflow computes them."""
+    """Rule fig_agreement: Fig. 1 (userfair.workflow.plots.agreement_figure), the Kendall tau
+    heatmap per dataset, with the bootstrap intervals of tau when the workflow computes
+    them."""
     interval_file = only(intervals)
     plots.agreement_figure(
         pd.read_csv(data), plots.Style(**style), pdf, png,
@@ -34,19 +35,19 @@ def fig_agreement(
 
 
 def fig_relevance(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
-    """Rule fig_relevance: Fig. 2 (userfair.plots.relevance_figure)."""
+    """Rule fig_relevance: Fig. 2 (userfair.workflow.plots.relevance_figure)."""
     plots.relevance_figure(read_stacked_parquet(data), plots.Style(**style), pdf, png)
     _written(pdf, png)
 
 
 def fig_similarity(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
-    """Rule fig_similarity: Fig. 3 (userfair.plots.similarity_figure)."""
+    """Rule fig_similarity: Fig. 3 (userfair.workflow.plots.similarity_figure)."""
     plots.similarity_figure(read_stacked_parquet(data), plots.Style(**style), pdf, png)
     _written(pdf, png)
 
 
 def fig_extreme(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
-    """Rule fig_extreme: Fig. 4 (userfair.plots.extreme_figure)."""
+    """Rule fig_extreme: Fig. 4 (userfair.workflow.plots.extreme_figure)."""
     plots.extreme_figure(read_stacked_parquet(data), plots.Style(**style), pdf, png)
     _written(pdf, png)
 
@@ -55,7 +56,7 @@ def fig_gamma(
     models: Sequence[Path], relevance: Sequence[Path], models_pdf: Path, models_png: Path,
     relevance_pdf: Path, relevance_png: Path, *, style: dict,
 ) -> None:  # fmt: skip
-    """Rule fig_gamma: the appendix figures (userfair.plots.gamma_models_figure and
+    """Rule fig_gamma: the appendix figures (userfair.workflow.plots.gamma_models_figure and
     gamma_relevance_figure), UF and PUF for every gamma."""
     look = plots.Style(**style)
     plots.gamma_models_figure(read_stacked_parquet(models), look, models_pdf, models_png)
@@ -67,14 +68,14 @@ def fig_gamma(
 
 def fig_intervals(intervals: Path, pdf: Path, png: Path, *, style: dict, models: list[str]) -> None:
     """Rule fig_intervals: every Fair measure per model with its bootstrap interval
-    (userfair.plots.intervals_figure)."""
+    (userfair.workflow.plots.intervals_figure)."""
     plots.intervals_figure(pd.read_csv(intervals), FAIR, models, plots.Style(**style), pdf, png)
     _written(pdf, png)
 
 
 def fig_who(table: Path, pdf: Path, png: Path, *, style: dict, models: list[str]) -> None:
     """Rule fig_who: each Fair measure's share by activity group per model, with intervals
-    (userfair.plots.who_figure)."""
+    (userfair.workflow.plots.who_figure)."""
     frame = pd.read_csv(table, dtype={"group": str})
     plots.who_figure(frame, models, plots.Style(**style), pdf, png)
     _written(pdf, png)

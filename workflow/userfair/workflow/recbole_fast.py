@@ -1,6 +1,6 @@
 """Faster, leaner equivalents of RecBole 1.2.1 model internals, for paper-scale data.
 
-Call :func:`apply` once before RecBole models are built (``userfair.recommenders`` does,
+Call :func:`apply` once before RecBole models are built (``userfair.workflow.recommenders`` does,
 next to ``recbole_patches.apply()``); it is idempotent. Each replacement gives what RecBole
 gives (tested against RecBole's own method in tests/test_recbole_fast.py) with memory and
 time that follow the data (docs/training.md, "Memory and speed at paper scale"). RecBole's

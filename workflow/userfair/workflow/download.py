@@ -16,8 +16,8 @@ from pathlib import Path
 import requests
 from tqdm import tqdm
 
-from . import catalogue
-from .io import InputError, atomic_path
+from .. import catalogue
+from ..io import InputError, atomic_path
 
 log = logging.getLogger(__name__)
 

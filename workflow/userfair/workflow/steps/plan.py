@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from userfair import costs
-from userfair.steps import Path
+from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from userfair.inputs import load_inputs, load_split_inputs
 from userfair.io import write_csv, write_json
 from userfair.measures import NAMES
 from userfair.similarity import compute, load_dataset, save
-from userfair.steps import Path, only
+from userfair.workflow.steps import Path, only
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from userfair import plots, reproduction, steps
+from userfair import reproduction
 from userfair.io import write_csv
+from userfair.workflow import plots, steps
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Steps of the who stage (workflow/rules/who.smk): users, who_table, who_worst (fig_who is
-in userfair.steps.figures)."""
+in userfair.workflow.steps.figures)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pandas as pd
 from userfair import decompose, pair_records, similarity, who
 from userfair.inputs import load_inputs
 from userfair.io import read_parquet, write_csv
-from userfair.steps import Path, only
+from userfair.workflow.steps import Path, only
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from .agreement import EQUIVALENT  # noqa: E402
-from .io import atomic_path  # noqa: E402
-from .measures import NAMES  # noqa: E402
-from .tables import model_label  # noqa: E402
-from .who import ACTIVITY, FIGURE_MEASURES, GROUP_COLUMNS  # noqa: E402
+from ..agreement import EQUIVALENT  # noqa: E402
+from ..io import atomic_path  # noqa: E402
+from ..measures import NAMES  # noqa: E402
+from ..tables import model_label  # noqa: E402
+from ..who import ACTIVITY, FIGURE_MEASURES, GROUP_COLUMNS  # noqa: E402
 
 PERCENT_LABEL = "% users with zero relevance"
 # Panels of Fig. 2: groups of measures that share a scale.
