@@ -114,10 +114,11 @@ def test_calibration_reads_load_gpu_and_extrapolated_stages(tmp_path):
     assert (row.device, row.basis) == ("gpu", "extrapolated")
     assert "NVIDIA Test" in row.source
     assert row.build_s_per_train == pytest.approx(2.0 / 1_000_000)  # the load, not the build
-    assert row.epoch_driver == "users_items" and row.mem_driver == "history"
+    assert row.epoch_driver == "users_items" and row.mem_driver == "none"
     assert row.epoch_s_per_unit == pytest.approx(400.0 / (20_000 * 5_000))
-    # memory beyond the loaded dataset follows the users x heaviest history
-    assert row.mem_mb_per_unit == pytest.approx((1700.0 - 700.0) / (20_000 * 3_000))
+    # memory beyond the loaded dataset follows the train interactions (sparse history rows)
+    assert row.mem_mb_per_unit == 0.0
+    assert row.mem_mb_per_train == pytest.approx((1700.0 - costs.BASE_MB) / 1_000_000)
 
 
 def test_calibration_of_a_one_thread_cpu_run_takes_its_cpu_seconds(tmp_path):
@@ -135,6 +136,29 @@ def test_calibration_of_a_one_thread_cpu_run_takes_its_cpu_seconds(tmp_path):
     for changes in ({"threads": 2}, {"device": "cuda"}):
         (row,) = costs.calibrate([write(tmp_path, str(changes), {**doc, **changes})])
         assert row.build_s_per_train == pytest.approx(10.0 / 1_000_000), changes
+
+
+def test_merging_gives_unmeasured_gpu_rows_the_host_side_of_the_cpu_rows(tmp_path):
+    """A GPU row that no file measures keeps its epoch and evaluation coefficients and takes
+    the dataset load and host memory of the model's CPU row at the largest measured shape."""
+    small, large = benchmark_doc("NGCF"), benchmark_doc("NGCF")
+    large["shape"] = {**large["shape"], "name": "shape-b", "train": 4_000_000}
+    large["stages"]["dataset_load"] = {"seconds": 4.0, "peak_rss_mb": 2500.0}
+    rows = costs.calibrate([write(tmp_path, "a", small), write(tmp_path, "b", large)])
+    gpu = costs.table()["NGCF", "gpu"][0]
+    (refreshed,) = costs.refresh_gpu_rows(rows, {("NGCF", "gpu"): [gpu]})
+    cpu = next(r for r in rows if r.shape == "shape-b")
+    assert refreshed.build_s_per_train == pytest.approx(4.0 / 4_000_000)
+    assert refreshed.mem_mb_per_train == cpu.mem_mb_per_train
+    assert (refreshed.epoch_s_per_unit, refreshed.eval_s_per_unit, refreshed.basis) == (
+        gpu.epoch_s_per_unit, gpu.eval_s_per_unit, gpu.basis,
+    )  # fmt: skip
+    assert "host memory as the shape-b CPU row" in refreshed.source
+    assert refreshed.source.count("host memory as") == 1
+    # a GPU row the files measure, or of a model without a CPU row, is not touched
+    assert costs.refresh_gpu_rows(rows, {("BPR", "gpu"): costs.table()["BPR", "gpu"]}) == []
+    measured = costs.calibrate([write(tmp_path, "g", benchmark_doc("NGCF", "cuda"))])
+    assert costs.refresh_gpu_rows(rows + measured, {("NGCF", "gpu"): measured}) == []
 
 
 def test_calibration_of_a_knn_model_without_an_epoch_of_its_own(tmp_path):
@@ -230,12 +254,13 @@ def test_requests_follow_model_dataset_and_attempt():
     ngcf = costs.request("tune", "NGCF", big, settings, gpus=1, max_runtime=10080)
     assert ngcf.gpus == 1 and ngcf.runtime > 10 * knn.runtime and ngcf.basis == "extrapolated"
     assert costs.request("tune", "NGCF", small, settings, 1, 10080).runtime < ngcf.runtime
-    # a bigger heaviest user needs more memory for MultiVAE's history matrix
+    # MultiVAE's batch rows come from a sparse history: a heavier heaviest user costs no
+    # memory (RecBole's users x longest-history matrix did), more train interactions do
     heavier = costs.Size(**{**big.__dict__, "max_history": 2 * big.max_history})
-    assert (
-        costs.request("tune", "MultiVAE", heavier, settings, 1, 10080).mem_mb
-        > costs.request("tune", "MultiVAE", big, settings, 1, 10080).mem_mb
-    )
+    more = costs.Size(**{**big.__dict__, "train": 2 * big.train})
+    vae = costs.request("tune", "MultiVAE", big, settings, 1, 10080).mem_mb
+    assert costs.request("tune", "MultiVAE", heavier, settings, 1, 10080).mem_mb == vae
+    assert costs.request("tune", "MultiVAE", more, settings, 1, 10080).mem_mb > vae
     # the estimate x the margin, times the attempt, capped at max_runtime
     job = costs.estimate("tune", "NeuMF", big, settings, gpus=1)
     first = costs.request("tune", "NeuMF", big, settings, 1, 10080)

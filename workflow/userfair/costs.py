@@ -32,7 +32,7 @@ import csv
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -64,7 +64,9 @@ KINDS = {
     "user-knn": ("users_sq", "eval_items", "users"),
     "item-knn": ("items_sq", "eval_items", "none"),
     "pairwise": ("train", "eval_items", "none"),
-    "autoencoder": ("users_items", "eval_items", "history"),
+    # MultiVAE-family batch rows come from a sparse history (userfair.workflow.recbole_fast),
+    # so their memory follows the train interactions, not users x the heaviest history
+    "autoencoder": ("users_items", "eval_items", "none"),
     "graph": ("graph", "eval_items", "none"),
 }
 
@@ -538,6 +540,40 @@ def calibrate(paths: list[str | os.PathLike]) -> list[Cost]:
     return list(rows.values())
 
 
+def with_host_costs(gpu: Cost, cpu: Cost) -> Cost:
+    """``gpu`` (a GPU row no benchmark file measured) with the host side of ``cpu`` (the same
+    model's CPU row, measured): the job's dataset load and its host memory, which do not
+    depend on where the model trains; the GPU's epoch and evaluation coefficients stay."""
+    return replace(
+        gpu,
+        build_s_per_train=cpu.build_s_per_train,
+        mem_mb_per_train=cpu.mem_mb_per_train,
+        mem_driver=cpu.mem_driver,
+        mem_mb_per_unit=cpu.mem_mb_per_unit,
+        source=gpu.source.split("; dataset load and host memory")[0]
+        + f"; dataset load and host memory as the {cpu.shape} CPU row ({cpu.source})",
+    )
+
+
+def refresh_gpu_rows(rows: list[Cost], keep: dict[tuple[str, str], list[Cost]]) -> list[Cost]:
+    """The GPU rows of ``keep`` that ``rows`` do not measure, their host side taken from the
+    model's CPU row of ``rows`` at the largest shape (:func:`with_host_costs`); GPU rows of
+    models without such a CPU row are left out (kept as they are by :func:`write_table`)."""
+    measured = {(r.model, r.device, r.shape) for r in rows}
+    largest: dict[str, Cost] = {}
+    for row in rows:
+        if row.device == "cpu" and row.train > getattr(largest.get(row.model), "train", -1):
+            largest[row.model] = row
+    return [
+        with_host_costs(gpu, largest[gpu.model])
+        for found in keep.values()
+        for gpu in found
+        if gpu.device == "gpu"
+        and gpu.model in largest
+        and (gpu.model, gpu.device, gpu.shape) not in measured
+    ]
+
+
 def write_table(rows: list[Cost], path: str | os.PathLike, keep=None) -> None:
     """Write cost rows as the table CSV, sorted; the rows of ``keep`` (:func:`table`'s
     form) are kept unless ``rows`` measure the same model x device x shape."""
@@ -570,7 +606,8 @@ def main(argv: list[str] | None = None) -> int:
     cal.add_argument(
         "--merge",
         action="store_true",
-        help="keep the shipped table's rows that the files do not measure",
+        help="keep the shipped table's rows that the files do not measure (a GPU row takes "
+        "its dataset load and host memory from the model's CPU row at the largest shape)",
     )
     table_ = sub.add_parser("markdown", help="results/plan.csv -> the Markdown cost tables")
     table_.add_argument("plan", help="a results/plan.csv written by `snakemake plan`")
@@ -580,6 +617,8 @@ def main(argv: list[str] | None = None) -> int:
             print(markdown(list(csv.DictReader(handle))))
         return 0
     rows = calibrate(args.files)
+    if args.merge:
+        rows += refresh_gpu_rows(rows, table())
     write_table(rows, args.out, keep=table() if args.merge else None)
     for row in rows:
         print(f"{row.model} {row.device}: {row.basis} at {row.shape} ({row.source})")
