@@ -161,6 +161,26 @@ def test_merging_gives_unmeasured_gpu_rows_the_host_side_of_the_cpu_rows(tmp_pat
     assert costs.refresh_gpu_rows(rows + measured, {("NGCF", "gpu"): measured}) == []
 
 
+def test_model_init_is_a_knn_epoch_and_a_trainable_models_set_up(tmp_path):
+    """KNN neighbourhoods are built in model_init: they are the model's one epoch (and the
+    top-k job rebuilds them); a trainable model's model_init (graph adjacency) is paid once
+    per job, with the load."""
+    init = {"model_init": {"seconds": 50.0, "peak_rss_mb": 950.0}}
+    knn = benchmark_doc("UserKNN", **init)
+    ngcf = benchmark_doc("NGCF", **init)
+    (knn_row,) = costs.calibrate([write(tmp_path, "knn", knn)])
+    (ngcf_row,) = costs.calibrate([write(tmp_path, "ngcf", ngcf)])
+    assert knn_row.build_s_per_train == pytest.approx(10.0 / 1_000_000)
+    assert knn_row.epoch_s_per_unit == pytest.approx((400.0 + 50.0) / 20_000**2)
+    assert ngcf_row.build_s_per_train == pytest.approx((10.0 + 50.0) / 1_000_000)
+    size = costs.Size("shape-a", 20_000, 5_000, 1_000_000, 3_000, 2_000, "benchmark")
+    settings = costs.Settings(epochs=3, threads=2)
+    job = costs.estimate("tune", "NGCF", size, settings, gpus=0, row=ngcf_row)
+    assert job.minutes * 60 == pytest.approx(10.0 + 50.0 + 3 * (400.0 + 20.0))
+    job = costs.estimate("topk", "UserKNN", size, settings, gpus=0, row=knn_row)
+    assert job.minutes * 60 == pytest.approx(10.0 + 450.0 + 20.0)
+
+
 def test_calibration_of_a_knn_model_without_an_epoch_of_its_own(tmp_path):
     doc = benchmark_doc("ItemKNN", topk={"seconds": 3.0, "peak_rss_mb": 950.0})
     del doc["stages"]["train_epoch"], doc["stages"]["validation"]

@@ -461,7 +461,9 @@ def stage_seconds(stage: dict, device: str, threads: int) -> float:
 def calibrate_one(doc: dict, source: str) -> Cost:
     """The cost row of one paper_scale.json document (its schema: docs/cluster.md#costs):
     coefficient = measured seconds (:func:`stage_seconds`) or MB / the driver's value at
-    the measured shape."""
+    the measured shape. The job's load is the dataset file's (``dataset_load``, else the
+    build's) plus, for a trainable model, its ``model_init``; a KNN model's ``model_init``
+    (its neighbourhoods) is part of its one epoch."""
     try:
         model, shape, stages = doc["model"], doc["shape"], doc["stages"]
         device = "gpu" if str(doc["device"]).startswith("cuda") else "cpu"
@@ -498,16 +500,22 @@ def calibrate_one(doc: dict, source: str) -> Cost:
         per_unit, per_train = 0.0, per_train + rest / size.train
     extrapolated = any(stage.get("extrapolated") for stage in stages.values())
     where = machine.get("gpu") if device == "gpu" else machine.get("cpu")
+    # model_init (the model and its trainer): a KNN model's neighbourhoods, its one "epoch";
+    # a trainable model's once-per-job set-up (graph adjacency), counted with the load
+    init = stage_seconds(stages.get("model_init") or {"seconds": 0.0}, device, threads)
+    trainable = models.get(model).trainable
+    load_s = stage_seconds(load, device, threads) + (init if trainable else 0.0)
+    epoch_s = stage_seconds(epoch, device, threads) + (0.0 if trainable else init)
     return Cost(
         model=model,
         device=device,
         shape=size.name,
         train=size.train,
         threads=threads,
-        build_s_per_train=stage_seconds(load, device, threads) / size.train,
+        build_s_per_train=load_s / size.train,
         mem_mb_per_train=per_train,
         epoch_driver=epoch_driver,
-        epoch_s_per_unit=stage_seconds(epoch, device, threads) / max(values[epoch_driver], 1.0),
+        epoch_s_per_unit=epoch_s / max(values[epoch_driver], 1.0),
         eval_driver=eval_driver,
         eval_s_per_unit=stage_seconds(valid, device, threads) / max(values[eval_driver], 1.0),
         mem_driver=mem_driver,
