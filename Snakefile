@@ -2,15 +2,7 @@
 # Run: snakemake --cores N   (see README.md; the profile in profiles/default is loaded by itself)
 # Try it on tiny data first: config/README.md ("A first run").
 
-import os
-
 from snakemake.utils import min_version, validate
-
-# Each rule runs in the conda env of its stage (envs/*.yaml), which holds what that stage
-# imports (tests/test_envs.py), not the whole workflow extra that `import userfair.workflow`
-# checks for: the check is off here and in every job this process starts. (Set here, so
-# not an `envvars:` directive, which asserts variables the user must define.)
-os.environ.update(USERFAIR_SKIP_EXTRA_CHECK="1")
 
 from userfair.workflow.schema import check_config
 

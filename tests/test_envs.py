@@ -218,8 +218,7 @@ def imports_of(path: Path) -> set[str]:
     """Module names a Python file imports when it is imported (or run): top-level names of
     other packages, full names of userfair's modules (a relative import resolved), and the
     modules a userfair module checks for with ``NEEDS = (...)`` (userfair._extras.require:
-    looked up, not imported, but needed all the same; userfair.workflow's own check of the
-    whole extra is off inside the workflow, see its docstring)."""
+    looked up, not imported, but needed all the same)."""
     names = set()
     for node in module_level(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):

@@ -35,7 +35,7 @@ from userfair.measures import NAMES as KEYS
 
 from conftest import REPO
 from measures_data import random_split, write_item_file
-from test_envs import requirement_pins, userfair_closure
+from test_envs import imports_of, requirement_pins, userfair_closure
 
 LIBRARY = REPO / "workflow" / "userfair"
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -203,10 +203,6 @@ def test_auto_device_falls_back_to_numpy_without_torch():
 # --- what an import says when an extra is missing -----------------------------------------
 
 
-#: userfair.workflow's check is off where this is "1" (the Snakefile sets it for its jobs).
-SKIP_CHECK = "USERFAIR_SKIP_EXTRA_CHECK"
-
-
 #: The same absence by refusing the modules on sys.meta_path: ``sys.modules[name] = None``
 #: cannot stand for torch where scipy is used, as scipy's array-API helpers read
 #: ``sys.modules["torch"].Tensor`` whenever "torch" is in sys.modules.
@@ -224,16 +220,16 @@ def without_extras(absent: list[str], code: str, refuse: bool = False, **environ
     """What ``code`` prints in a fresh interpreter where the modules ``absent`` cannot be
     imported (``sys.modules[name] = None``, or refused by a finder: ``import name`` raises
     ImportError, as where the package is not installed)."""
-    env = {k: v for k, v in os.environ.items() if k != SKIP_CHECK} | environ
+    env = dict(os.environ) | environ
     block = REFUSE if refuse else "for name in ABSENT:\n    sys.modules[name] = None\n"
     return run_python(f"import sys\nABSENT = {absent!r}\n{block}{code}", env=env).strip()
 
 
-def import_error(module: str, absent: list[str], **environ: str) -> str:
+def import_error(module: str, absent: list[str], refuse: bool = False) -> str:
     """The ImportError message of importing ``module`` without the modules ``absent``;
     "" when the import succeeds."""
     code = f"try:\n    import {module}\nexcept ImportError as error:\n    print(error)\n"
-    return without_extras(absent, code, **environ)
+    return without_extras(absent, code, refuse=refuse)
 
 
 def extras_modules() -> list[str]:
@@ -282,16 +278,57 @@ def test_the_base_install_imports_cleanly():
     assert not failed, failed
 
 
-@pytest.mark.parametrize("absent", ["torch", "matplotlib"])
-def test_the_workflow_subpackage_names_its_extra(absent):
-    message = import_error("userfair.workflow", [absent])
-    assert message == (
-        'userfair.workflow needs the "workflow" extra: pip install "userfair[workflow]" '
-        f"(missing: {absent})"
-    ), message
-    assert import_error("userfair.workflow.steps.data", [absent]) == message
-    # inside the workflow (the Snakefile sets it) each stage's conda env is checked instead
-    assert import_error("userfair.workflow", [absent], **{SKIP_CHECK: "1"}) == ""
+#: The modules of userfair.workflow that check for part of the workflow extra, what each
+#: needs, and a rule step that imports it.
+WORKFLOW_MODULES = {
+    "download": (["requests", "tqdm"], "data"),
+    "plots": (["matplotlib", "seaborn"], "figures"),
+    "recbole_fast": (["torch", "recbole"], "models"),
+    "recommenders": (["torch", "recbole"], "models"),
+    "resume": (["torch"], "models"),
+    "schema": (["jsonschema"], None),
+    "userknn": (["torch", "recbole"], "models"),
+}
+
+
+def test_every_workflow_module_that_imports_an_extras_package_checks_it():
+    """Module level: a function may import an optional package itself (download finds the
+    ml-100k inside RecBole when it is there)."""
+    base = {"numpy", "scipy", "pandas", "pyarrow", "numba", "psutil", "yaml"}
+    for path in sorted((LIBRARY / "workflow").glob("*.py")):
+        third = {
+            name.split(".")[0]
+            for name in imports_of(path)
+            if name.split(".")[0] not in sys.stdlib_module_names | base | {"userfair"}
+        }
+        needs = WORKFLOW_MODULES.get(path.stem, ([], None))[0]
+        assert third <= set(needs), f"{path.name} imports {third}, checks only {needs}"
+
+
+@pytest.mark.parametrize("module", sorted(WORKFLOW_MODULES))
+def test_a_workflow_module_names_its_extra_and_what_is_missing(module):
+    needs, step = WORKFLOW_MODULES[module]
+    for absent in needs:
+        message = import_error(f"userfair.workflow.{module}", [absent])
+        assert message == (
+            f'userfair.workflow.{module} needs the "workflow" extra: '
+            f'pip install "userfair[workflow]" (missing: {absent})'
+        ), message
+        if step:  # a rule's step that imports it names an extra and what is missing
+            said = import_error(f"userfair.workflow.steps.{step}", [absent])
+            assert said.endswith(f"(missing: {absent})") and 'pip install "userfair[' in said
+
+
+def test_each_stage_imports_without_the_others_packages():
+    """The subpackage itself and the steps of the measures and who stages import without
+    torch, RecBole and matplotlib (their conda envs do not have them); the figures' steps
+    without torch."""
+    training = ["torch", "recbole", "matplotlib", "seaborn", "requests", "tqdm"]
+    stages = ("measures", "who", "uncertainty")
+    for module in ["userfair.workflow"] + [f"userfair.workflow.steps.{s}" for s in stages]:
+        assert import_error(module, training, refuse=True) == "", module
+    figures = import_error("userfair.workflow.steps.figures", ["torch", "recbole"], refuse=True)
+    assert figures == ""
 
 
 @pytest.mark.parametrize("module", ["userfair.recbole", "userfair.recbole_patches"])
@@ -472,8 +509,8 @@ def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
 
 def fresh_environ() -> dict[str, str]:
     """The environment of a process of the fresh virtual environment: no PYTHONPATH (which
-    may hold the repository's workflow/ and its userfair.egg-info), the extras' check on."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", SKIP_CHECK)}
+    may hold the repository's workflow/ and its userfair.egg-info)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 @pytest.fixture(scope="session")

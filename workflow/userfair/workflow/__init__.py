@@ -8,32 +8,12 @@ one function per rule, called by workflow/scripts/). The measures and the other 
 modules of :mod:`userfair` need only the base dependencies; nothing outside this subpackage
 imports it.
 
-Importing this package checks (``importlib.util.find_spec``: nothing is imported) that the
-extra's modules are installed and otherwise raises an ImportError naming the extra and the
-missing modules, instead of a bare ModuleNotFoundError from deep inside a module. Snakemake
-and faiss are not checked: the rule scripts are run by Snakemake, and only RecBole's NCL
-model imports faiss.
-
-Inside the workflow the Snakefile sets ``USERFAIR_SKIP_EXTRA_CHECK=1``, which turns the check
-off: each rule runs in the conda env of its stage (envs/*.yaml), which holds only what that
-stage imports (tests/test_envs.py checks it), not the whole extra.
+Each module of the subpackage checks, before its first import of a third-party package, that
+the packages it needs (its ``NEEDS``) are installed (``importlib.util.find_spec``: nothing is
+imported) and otherwise raises an ImportError naming the extra and the missing modules, e.g.
+``userfair.workflow.plots needs the "workflow" extra: pip install "userfair[workflow]"
+(missing: matplotlib)``, instead of a bare ModuleNotFoundError from deep inside an import.
+A module asks only for what it imports, so each rule's conda env (envs/*.yaml, which holds
+what its stage imports, not the whole extra: tests/test_envs.py) passes the checks of the
+modules its rules use.
 """
-
-import os
-
-from userfair._extras import require
-
-#: The import names of the workflow extra's packages that the check looks for.
-MODULES = (
-    "torch",
-    "recbole",
-    "yaml",
-    "jsonschema",
-    "requests",
-    "tqdm",
-    "matplotlib",
-    "seaborn",
-)
-
-if os.environ.get("USERFAIR_SKIP_EXTRA_CHECK") != "1":
-    require("workflow", MODULES, __name__)

@@ -13,11 +13,17 @@ import os
 import zipfile
 from pathlib import Path
 
-import requests
-from tqdm import tqdm
+from userfair._extras import require
 
-from .. import catalogue
-from ..io import InputError, atomic_path
+#: Modules this one needs beyond the base dependencies (the ``workflow`` extra).
+NEEDS = ("requests", "tqdm")
+require("workflow", NEEDS, __name__)
+
+import requests  # noqa: E402  (after the check, which names the extra to install)
+from tqdm import tqdm  # noqa: E402
+
+from .. import catalogue  # noqa: E402
+from ..io import InputError, atomic_path  # noqa: E402
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import matplotlib
+from userfair._extras import require
+
+#: Modules this one needs beyond the base dependencies (the ``workflow`` extra).
+NEEDS = ("matplotlib", "seaborn")
+require("workflow", NEEDS, __name__)
+
+import matplotlib  # noqa: E402  (after the check, which names the extra to install)
 
 matplotlib.use("Agg")
 

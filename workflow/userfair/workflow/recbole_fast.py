@@ -31,9 +31,15 @@ from __future__ import annotations
 
 import contextlib
 
-import numpy as np
-import scipy.sparse as sp
-import torch
+from userfair._extras import require
+
+#: Modules this one needs beyond the base dependencies (the ``workflow`` extra).
+NEEDS = ("torch", "recbole")
+require("workflow", NEEDS, __name__)
+
+import numpy as np  # noqa: E402  (after the check, which names the extra to install)
+import scipy.sparse as sp  # noqa: E402
+import torch  # noqa: E402
 
 # Floats of one intermediate of NeuMF's chunked full-sort prediction (1 MiB in float32): a
 # chunk holds users x items x widest layer at most this many. Small chunks stay in the CPU's

@@ -23,12 +23,18 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import torch
+from userfair._extras import require
 
-from userfair import models, recbole_patches
-from userfair.workflow import recbole_fast
+#: Modules this one needs beyond the base dependencies (the ``workflow`` extra).
+NEEDS = ("torch", "recbole")
+require("workflow", NEEDS, __name__)
+
+import numpy as np  # noqa: E402  (after the check, which names the extra to install)
+import pandas as pd  # noqa: E402
+import torch  # noqa: E402
+
+from userfair import models, recbole_patches  # noqa: E402
+from userfair.workflow import recbole_fast  # noqa: E402
 
 recbole_patches.apply()
 recbole_fast.apply()  # leaner model internals at paper scale (docs/training.md)

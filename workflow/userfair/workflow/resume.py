@@ -24,10 +24,16 @@ import signal
 from pathlib import Path
 from typing import Callable, Iterator
 
-import numpy as np
-import torch
+from userfair._extras import require
 
-from userfair.io import atomic_path
+#: Modules this one needs beyond the base dependencies (the ``workflow`` extra).
+NEEDS = ("torch",)
+require("workflow", NEEDS, __name__)
+
+import numpy as np  # noqa: E402  (after the check, which names the extra to install)
+import torch  # noqa: E402
+
+from userfair.io import atomic_path  # noqa: E402
 
 log = logging.getLogger(__name__)
 

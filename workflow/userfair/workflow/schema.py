@@ -16,11 +16,17 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-import jsonschema
-import yaml
+from userfair._extras import require
 
-from userfair import catalogue, models
-from userfair.io import InputError
+#: Modules this one needs beyond the base dependencies (the ``workflow`` extra).
+NEEDS = ("jsonschema",)
+require("workflow", NEEDS, __name__)
+
+import jsonschema  # noqa: E402  (after the check, which names the extra to install)
+import yaml  # noqa: E402
+
+from userfair import catalogue, models  # noqa: E402
+from userfair.io import InputError  # noqa: E402
 
 # plots.palette's default in config/config.schema.yaml (a test checks they agree).
 DEFAULT_PALETTE = "colorblind"

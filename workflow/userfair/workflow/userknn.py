@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
-import scipy.sparse as sp
-import torch
-from recbole.model.abstract_recommender import GeneralRecommender
-from recbole.model.general_recommender import itemknn
-from recbole.utils import InputType, ModelType
+from userfair._extras import require
 
-from userfair._backend import binary_csr
+#: Modules this one needs beyond the base dependencies (the ``workflow`` extra).
+NEEDS = ("torch", "recbole")
+require("workflow", NEEDS, __name__)
+
+import numpy as np  # noqa: E402  (after the check, which names the extra to install)
+import scipy.sparse as sp  # noqa: E402
+import torch  # noqa: E402
+from recbole.model.abstract_recommender import GeneralRecommender  # noqa: E402
+from recbole.model.general_recommender import itemknn  # noqa: E402
+from recbole.utils import InputType, ModelType  # noqa: E402
+
+from userfair._backend import binary_csr  # noqa: E402
 
 log = logging.getLogger(__name__)
 
