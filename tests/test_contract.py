@@ -379,3 +379,33 @@ def test_no_private_helper_is_used_across_modules():
         if match.group(1) != path.stem
     ]
     assert not found, "private names used across modules:\n" + "\n".join(found)
+
+
+#: What a function may import itself: the optional packages (torch: the gpu extra; RecBole:
+#: imported after userfair.recbole_patches.apply(); seaborn: only to check a palette name)
+#: and the torch route's module. cli.py imports lazily on purpose: `userfair evaluate --help`
+#: and `import userfair` load no numpy (tests/test_packaging.py::test_import_footprint).
+LOCAL_IMPORTS_ALLOWED = {"torch", "recbole", "seaborn", "userfair._streaming_torch"}
+
+
+def test_imports_sit_at_module_top_unless_a_dependency_is_optional():
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name in ("cli.py", "__init__.py"):
+            continue
+        for function in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                else:
+                    continue
+                if not any(
+                    n.split(".")[0] in LOCAL_IMPORTS_ALLOWED or n in LOCAL_IMPORTS_ALLOWED
+                    for n in names
+                ):
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {names[0]}")
+    assert not found, found

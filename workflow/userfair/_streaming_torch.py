@@ -21,6 +21,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import psutil
+import scipy.sparse as sp
 import torch
 
 from userfair import _streaming_kernels as kern
@@ -41,8 +43,6 @@ def free_bytes(device) -> int:
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
         return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-    import psutil
-
     return psutil.virtual_memory().available
 
 
@@ -173,8 +173,6 @@ class Lists:
         if dense:
             self.cosines = _tensor(cosines, device, F64)
             return
-        import scipy.sparse as sp
-
         matrix = sp.csr_matrix((c_values, c_items, c_ptr), shape=(r, r))
         matrix.sort_indices()
         self.cosines = _csr(

@@ -27,12 +27,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import psutil
 import scipy.sparse as sp
 from scipy.stats import rankdata
 
-from userfair import effectiveness, fairness, pair_records, similarity
+from userfair import _decompose_kernels as kern
+from userfair import _kernels, effectiveness, fairness, pair_records, similarity, streaming
+from userfair._backend import binary_csr, blocks
 from userfair.inputs import Inputs
-from userfair.io import InputError, atomic_path
+from userfair.io import InputError, atomic_path, read_atomic_header
 from userfair.measures import FAIR_PUF
 
 log = logging.getLogger(__name__)
@@ -161,7 +164,6 @@ def uf_parts(
     pairs' terms (sum_u t_u = T). The column sums to UF = log(T) / log(m (m-1) / 2); NaN
     where UF is NaN (fewer than 2 pairs, or T = 0). ``fairness.uf``'s conventions: the same
     threshold mean + SD over the pairs, the item cosines of the binarised ``train``."""
-    from userfair import _kernels  # numba; the threshold of the dense userfair evaluate
 
     sim_uf = np.asarray(sim_uf, dtype=np.float64)
     m = sim_uf.shape[0]
@@ -322,7 +324,6 @@ def choose_route(m: int, gamma: float = 1.0, route: str = "auto", available=None
     rule of ``userfair evaluate``) applied to :func:`dense_bytes`: ``auto`` streams above
     ``streaming.DENSE_MAX_USERS`` users or when the in-memory matrices would take more than
     ``streaming.DENSE_MEMORY_FRACTION`` of the ``available`` bytes (default: available now)."""
-    from userfair import streaming
 
     if route not in streaming.ROUTES:
         raise ValueError(f"route must be one of {streaming.ROUTES}, got {route!r}")
@@ -331,8 +332,6 @@ def choose_route(m: int, gamma: float = 1.0, route: str = "auto", available=None
     if m > streaming.DENSE_MAX_USERS:
         return "stream"
     if available is None:
-        import psutil
-
         available = psutil.virtual_memory().available
     too_big = dense_bytes(m, gamma) > streaming.DENSE_MEMORY_FRACTION * available
     return "stream" if too_big else "dense"
@@ -434,9 +433,6 @@ def stream_parts(
     the compiled kernels of ``userfair._decompose_kernels`` visit the pairs of
     ``userfair.streaming.pass_two`` and add each pair's term to both users' entries.
     Accumulators of row ranges that tile 0:m add up to those of 0:m (a scatter)."""
-    from userfair import _decompose_kernels as kern
-    from userfair import streaming
-    from userfair._backend import binary_csr, blocks
 
     pair_records.check_stats(stats, inputs)
     m = len(inputs.users)
@@ -553,7 +549,6 @@ def stream_decompose(
     """:func:`decompose` on the streamed route: ``userfair.streaming.pass_one`` (unless
     ``stats`` is given), :func:`stream_parts` over all rows, :func:`finish_parts`. Memory:
     O(m) per thread (no m x m array); time: about the streamed measures' pass two."""
-    from userfair import streaming
 
     _check_options(gamma, envy_utility)
     if gamma < 1.0 and inputs.genres is None:
@@ -577,8 +572,6 @@ def similarity_rows(inputs: Inputs, rows: np.ndarray, kind: str = "cos", stats=N
     users ``rows`` (canonical positions) to every evaluated user, (len(rows), m), diagonal
     entries 0: the rows of ``Similarity.sim`` without the (m, m) matrix (the range from the
     pass-one ``stats``; computed when not given)."""
-    from userfair import streaming
-    from userfair._backend import binary_csr
 
     train = binary_csr(inputs.train_of_evaluated())
     if stats is None:
@@ -618,7 +611,6 @@ def join_features(frame: pd.DataFrame, features: pd.DataFrame, label: str = "fea
 def read_user_features(path: str | os.PathLike) -> pd.DataFrame:
     """A RecBole atomic .user file (``user_id:token`` and feature columns; ``:token`` and
     ``:token_seq`` columns read as text, numbers as float); columns lose their type."""
-    from userfair.io import read_atomic_header
 
     if not os.path.isfile(path):
         raise InputError(f"{path}: file not found")

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from userfair import _backend
+from userfair import _backend, _kernels
 from userfair.effectiveness import hits, relevant_counts, validate_lists
 from userfair.similarity import BLOCK_SIZE
 
@@ -187,7 +187,6 @@ def uf(
     n_pairs = m * (m - 1) // 2
     if n_pairs < 2:
         return math.nan
-    from userfair import _kernels  # numba: imported only by the jobs that compute UF
 
     threshold = _kernels.pair_threshold(sim_uf)
     items, local = recommended_items(topk)

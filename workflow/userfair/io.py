@@ -14,6 +14,7 @@ import json
 import os
 import re
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Iterator
 
@@ -143,7 +144,6 @@ def read_parquet(path: str | os.PathLike, rule: str | None = None, **kwargs) -> 
 def read_npz(path: str | os.PathLike, rule: str | None = None) -> dict[str, np.ndarray]:
     """Every array of the .npz file ``path`` (read now, so that a damaged member fails
     here); DamagedFileError when it cannot be read."""
-    import zipfile
 
     path = _existing(path, rule)
     try:

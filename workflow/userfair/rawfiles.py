@@ -21,6 +21,9 @@ from typing import IO, Iterator
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from . import catalogue
 from .catalogue import Dataset
@@ -119,8 +122,6 @@ def _read_delimited(
     them), the columns ``numeric`` (our names) as float64 where every value is a number
     (else as text, for the caller to name the bad value), the rest as text. ``opener()``
     gives a fresh path or binary handle. Empty cells stay empty strings."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
 
     ids = pa.dictionary(pa.int32(), pa.string())
 
@@ -288,8 +289,6 @@ class _Table:
         if not self.path.is_file():
             raise InputError(f"{path}: expected a {dataset.format} file, found a folder")
         if dataset.format == "parquet":
-            import pyarrow.parquet as pq
-
             names = pq.read_schema(self.path).names
         else:
             self.separator = dataset.separator or ("\t" if dataset.format == "tsv" else ",")
@@ -325,8 +324,6 @@ class _Table:
         if self.dataset.format == "recbole":
             return _read_atomic(self.source, self.member, fields, numeric)
         if self.dataset.format == "parquet":
-            import pyarrow.parquet as pq
-
             frame = pq.read_table(self.path, columns=list(fields)).to_pandas()
             frame = frame[list(fields)]
             frame.columns = list(fields.values())

@@ -50,9 +50,10 @@ require("recbole", NEEDS, __name__)
 import numpy as np  # noqa: E402  (after the check, which names the extra to install)
 import scipy.sparse as sp  # noqa: E402
 
-from userfair import effectiveness, fairness, similarity, streaming  # noqa: E402
+from userfair import effectiveness, fairness, recbole_patches, similarity, streaming  # noqa: E402
 from userfair._backend import binary_csr, blocks  # noqa: E402
 from userfair.inputs import Inputs  # noqa: E402
+from userfair.measures import FAIR, conventions  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -516,8 +517,6 @@ def workflow_settings(measures: dict) -> dict:
 def fairness_record(metrics: dict, measures: dict) -> dict:
     """What the topk job writes to recbole_fairness.json: the measures RecBole's test
     evaluation reported (``metrics``, measure keys) and their conventions."""
-    from userfair.measures import FAIR, conventions
-
     return {
         "k": int(measures["k"]),
         **{key: float(metrics[key]) for key in FAIR if key in metrics},
@@ -572,8 +571,6 @@ def register() -> list[str]:
     import recbole
 
     check_version(recbole.__version__)
-    from userfair import recbole_patches
-
     recbole_patches.apply()
     _ray_fixes()
     _hyperopt_fixes()

@@ -37,11 +37,14 @@ import math
 import time
 from dataclasses import dataclass
 
+import numba
 import numpy as np
+import psutil
 import scipy.sparse as sp
 
-from userfair import effectiveness, fairness
-from userfair._backend import binary_csr, blocks, resolve
+from userfair import _kernels, effectiveness, fairness
+from userfair import _streaming_kernels as kern
+from userfair._backend import binary_csr, blocks, resolve, to_torch
 from userfair.inputs import Inputs
 from userfair.measures import EFF, NAMES, conventions
 from userfair.pair_records import (
@@ -125,10 +128,7 @@ def prepare_rows(rows: sp.spmatrix, gamma: float, genres: sp.spmatrix | None) ->
 
 
 def numba_threads() -> int:
-    from userfair import _kernels
-
     _kernels.use_job_cores()
-    import numba
 
     return int(numba.get_num_threads())
 
@@ -210,7 +210,6 @@ def pass_one(
     clock = time.perf_counter()
     data = prepare_rows(rows, gamma, genres)
     start, stop = row_range(data.m, start, stop)
-    from userfair import _streaming_kernels as kern
 
     target = resolve(device)
     if target is None:
@@ -273,8 +272,6 @@ def item_cosines_for(inputs: Inputs, local_items: np.ndarray, threads: int):
     """The cosines of the recommended items' train columns, as the kernel's arguments:
     dense (r, r) when r^2 fits ``fairness.UF_DENSE_ITEMS`` or when at least
     :data:`DENSE_COSINES_SHARE` of them are nonzero (counted first), else CSR rows."""
-    from userfair import _kernels
-    from userfair import _streaming_kernels as kern
 
     r = len(local_items)
     unit = fairness.unit_item_columns(inputs.train, local_items)  # (users, r) CSC
@@ -319,7 +316,6 @@ def pass_two(
     items and train matrix), given the complete pass-one ``stats`` of the same users (UF's
     gamma is ``stats.gamma``; gamma < 1 needs ``inputs.genres``). ``device`` as in
     :func:`pass_one` (UF's item cosines are computed on the CPU either way)."""
-    from userfair import _streaming_kernels as kern
 
     check_stats(stats, inputs)
     m = len(inputs.users)
@@ -365,7 +361,6 @@ def pass_two(
             )
     else:
         from userfair import _streaming_torch as on_device
-        from userfair._backend import to_torch
 
         train = on_device.Train(data, stats.gamma, target)
         lists = on_device.Lists(local, len(items), *cosines, target)
@@ -577,7 +572,5 @@ def choose_route(m: int, gamma: float = 1.0, route: str = "auto", available=None
     if m > DENSE_MAX_USERS:
         return "stream"
     if available is None:
-        import psutil
-
         available = psutil.virtual_memory().available
     return "stream" if dense_bytes(m, gamma) > DENSE_MEMORY_FRACTION * available else "dense"

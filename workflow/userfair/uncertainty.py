@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from userfair import _backend, effectiveness, fairness, similarity
+from userfair import _backend, _bootstrap_kernels, _kernels, effectiveness, fairness, similarity
 from userfair.effectiveness import hits, validate_lists
 from userfair.inputs import Inputs
 from userfair.measures import EFF, NAMES, conventions
@@ -259,7 +259,6 @@ def envy_candidates(
 def _envy(topk, relevant, k, utility, block_size, weights, epsilon):
     """Per resample: sum of w_u w_v envy(u, v) (a sparse matrix product, E W^T), sum of
     w_u max-envy_u, and the weight of the users whose max envy exceeds ``epsilon``."""
-    from userfair import _bootstrap_kernels, _kernels
 
     candidates = envy_candidates(topk, relevant, k, utility, block_size)
     w_t = np.ascontiguousarray(weights.T, dtype=np.float64)  # (m, B)
@@ -350,8 +349,6 @@ def uf_candidates(
     r = len(items)
     unit = fairness.unit_item_columns(train, items)
     if r * r <= fairness.UF_DENSE_ITEMS:
-        from userfair import _kernels
-
         rows_csr = unit.tocsr()
         item_cos = _kernels.item_cosines(
             unit.indptr,
@@ -395,7 +392,6 @@ def _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size, lap) -> np.
     result = np.full(weights.shape[0], np.nan)
     if not valid.any():
         return result
-    from userfair import _bootstrap_kernels, _kernels
 
     lowest = float(thresholds[valid].min())
     first, second, s, value = uf_candidates(

@@ -17,13 +17,14 @@ from __future__ import annotations
 import logging
 import math
 import os
+import zipfile
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
 from userfair import decompose, inference, rawfiles
-from userfair.io import InputError
+from userfair.io import InputError, parse_atomic_header
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +62,6 @@ def read_user_features(dataset, source, names) -> pd.DataFrame | None:
     when ``names`` is empty, the source is no folder or zip of atomic files, has no
     ``.user`` file or none of the names (each absent name is logged). Values are text
     (RecBole tokens); :func:`group_labels` reads numbers where every value is one."""
-    import zipfile
-
-    from userfair.io import parse_atomic_header
 
     names = list(names or [])
     if not names or not source or not os.path.exists(source):
