@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import re
 import tempfile
 import zipfile
@@ -153,14 +154,36 @@ def read_npz(path: str | os.PathLike, rule: str | None = None) -> dict[str, np.n
         raise damaged(path, "npz", error, rule) from error
 
 
+#: Modules that moved into the workflow subpackage: a checkpoint or dataset file written
+#: before the move names its classes by the old module (a pickle keeps the class's path).
+MOVED_MODULES = {
+    f"userfair.{name}": f"userfair.workflow.{name}"
+    for name in ("recbole_fast", "recommenders", "resume", "userknn")
+}
+
+
+class _MovedModules:
+    """A ``pickle_module`` for torch.load whose Unpickler finds the classes of
+    :data:`MOVED_MODULES` where they are now."""
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module, name):
+            return super().find_class(MOVED_MODULES.get(module, module), name)
+
+    load = staticmethod(pickle.load)
+
+
 def read_pth(path: str | os.PathLike, rule: str | None = None, map_location="cpu"):
     """The object torch.save wrote to ``path`` (a checkpoint, the RecBole dataset);
-    DamagedFileError when it cannot be read."""
+    DamagedFileError when it cannot be read. Files written before a module moved
+    (:data:`MOVED_MODULES`) still load."""
     import torch
 
     path = _existing(path, rule)
     try:
-        return torch.load(path, map_location=map_location, weights_only=False)
+        return torch.load(
+            path, map_location=map_location, weights_only=False, pickle_module=_MovedModules
+        )
     except MemoryError:
         raise
     except Exception as error:  # torch and pickle fail in many ways on a damaged file
