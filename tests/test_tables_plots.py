@@ -393,3 +393,13 @@ def test_intervals_and_agreement_with_intervals_figures(tmp_path, drawn):
         plots.agreement_figure(
             agreement, style, tmp_path / "x.pdf", tmp_path / "x.png", intervals=agreement
         )
+
+
+def test_the_same_figure_gives_the_same_pdf_bytes(tmp_path):
+    """No creation date in the PDF: a rerun reproduces the file byte for byte."""
+    out = []
+    for run in ("a", "b"):
+        plots.intervals_figure(_summary(), FAIR, MODELS, STYLE, tmp_path / f"{run}.pdf",
+                               tmp_path / f"{run}.png")  # fmt: skip
+        out.append((tmp_path / f"{run}.pdf").read_bytes())
+    assert b"CreationDate" not in out[0] and out[0] == out[1]

@@ -66,9 +66,10 @@ class Style:
 def save(
     fig: plt.Figure, pdf_path: str | os.PathLike, png_path: str | os.PathLike, style: Style
 ) -> None:
-    """Write ``fig`` as PDF and PNG (atomically) and close it."""
+    """Write ``fig`` as PDF and PNG (atomically) and close it. The PDF carries no creation
+    date, so the same figure gives the same bytes on every run."""
     with atomic_path(pdf_path) as tmp:
-        fig.savefig(tmp, format="pdf")
+        fig.savefig(tmp, format="pdf", metadata={"CreationDate": None})
     with atomic_path(png_path) as tmp:
         fig.savefig(tmp, format="png", dpi=style.dpi)
     plt.close(fig)
