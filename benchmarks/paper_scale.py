@@ -28,12 +28,12 @@ keeps the requested shape exactly); preprocess and split are the functions the r
 process, cached per shape under ``--cache`` (default ``DIR/../paper_scale_cache``) so that
 the next model reuses the split.
 
-The model stages run in one process, as a tune job runs them: ``dataset_build`` (RecBole's
-create_dataset + data_preparation on the linked split files, as
-``userfair.workflow.recommenders.prepare``), ``dataset_load`` (reading the dataset file that
-the rule ``recbole_dataset`` writes once per dataset,
-``userfair.workflow.recommenders.read_shared``: what a tune or top-k job does instead of the
-build), ``model_init`` (the model
+``dataset_build`` is the rule ``recbole_dataset``'s job, in a child process of its own as on
+the cluster (``userfair.workflow.recommenders.build_shared`` + ``write_shared``: RecBole's
+dataset, parts, sampler and evaluation loaders, written once per dataset). The model stages
+then run in this process, as a tune job runs them, which never builds: ``dataset_load``
+(reading that file and unpacking it for the job's config, ``read_shared`` + ``load_shared``,
+what ``userfair.workflow.recommenders.prepare`` does with ``shared=``), ``model_init`` (the model
 and its trainer: KNN neighbourhoods, graph adjacency), ``train_epoch`` (RecBole's
 ``_train_epoch``; NCL's E-step is included once, as ``fixed_seconds``), ``validation``
 (``Trainer.evaluate`` on the valid loader) and ``topk`` (the test evaluation plus the ranked
@@ -58,6 +58,7 @@ import itertools
 import json
 import logging
 import math
+import multiprocessing
 import os
 import platform
 import resource
@@ -65,6 +66,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -379,6 +381,26 @@ def grid_point(model: str, grid: Path) -> dict:
     return grids.load_points(grid, [model])[model][0]
 
 
+def build_dataset_file(folder, dataset: str, workdir, training, out, cuda: bool) -> dict:
+    """The rule recbole_dataset's job, run in a child process: build the dataset's RecBole
+    dataset, parts, sampler and evaluation loaders and write the file; its stage record
+    (the child's seconds, CPU seconds and peak RSS)."""
+    from userfair.recbole_patches import apply
+    from userfair.workflow import recommenders
+
+    apply()
+    sys.argv = sys.argv[:1]
+    meter = PeakRSS()
+    _, record = meter.measure(
+        lambda: recommenders.write_shared(
+            recommenders.build_shared(folder, dataset, workdir, training), out
+        ),
+        cuda,
+    )
+    meter.stop.set()
+    return record
+
+
 def run_model(args, shape: Shape, folder: Path, workdir: Path) -> dict:
     """The model stages in this process; the ``stages`` mapping of the JSON."""
     import contextlib
@@ -391,7 +413,6 @@ def run_model(args, shape: Shape, folder: Path, workdir: Path) -> dict:
     apply()
     sys.argv = sys.argv[:1]  # RecBole's Config reads --key=value arguments from the command line
     from recbole.config import Config
-    from recbole.data import create_dataset, data_preparation
     from recbole.utils import get_trainer, init_seed
 
     params = grid_point(args.model, args.grid)
@@ -406,25 +427,28 @@ def run_model(args, shape: Shape, folder: Path, workdir: Path) -> dict:
         cls = recommenders.model_class(args.model)
         settings = recommenders.recbole_settings(args.model, params, data_path, workdir, training)
 
-        def build():
-            config = Config(model=cls, dataset=recommenders.recbole_name(shape.dataset),
-                            config_dict=settings)  # fmt: skip
-            init_seed(config["seed"], config["reproducibility"])
-            dataset = create_dataset(config)
-            return config, dataset, *data_preparation(config, dataset)
-
-        (config, dataset, train, valid, test), stages["dataset_build"] = meter.measure(build, cuda)
-        print(f"[{args.model}] dataset_build {stages['dataset_build']}", flush=True)
-        # What a tune or top-k job does instead of the build: load the dataset file that the
-        # rule recbole_dataset writes once per dataset (userfair.workflow.recommenders.read_shared).
+        # The rule recbole_dataset's work, in a process of its own as on the cluster: build
+        # the dataset, its parts, sampler and evaluation loaders once and write the file.
         shared_file = workdir / "dataset.pth"
-        recommenders.write_shared(
-            recommenders.build_shared(folder, shape.dataset, workdir / "shared", training),
-            shared_file,
-        )
-        _, stages["dataset_load"] = meter.measure(
-            lambda: recommenders.read_shared(shared_file), cuda
-        )
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            stages["dataset_build"] = pool.submit(
+                build_dataset_file, folder, shape.dataset, workdir / "shared", training,
+                shared_file, cuda,
+            ).result()  # fmt: skip
+        print(f"[{args.model}] dataset_build {stages['dataset_build']}", flush=True)
+        config = Config(model=cls, dataset=recommenders.recbole_name(shape.dataset),
+                        config_dict=settings)  # fmt: skip
+        init_seed(config["seed"], config["reproducibility"])
+
+        # What a tune or top-k job does instead of the build: read the dataset file and
+        # unpack it for the job's config (as userfair.workflow.recommenders.prepare does).
+        def load():
+            loaded = recommenders.load_shared(recommenders.read_shared(shared_file), config)
+            if loaded is None:
+                raise RuntimeError(f"{shared_file}: built with other settings than the job's")
+            return loaded
+
+        (dataset, train, valid, test), stages["dataset_load"] = meter.measure(load, cuda)
         print(f"[{args.model}] dataset_load {stages['dataset_load']}", flush=True)
 
         def init():

@@ -330,7 +330,7 @@ def read_shared(path) -> dict:
     return parts
 
 
-def _load_shared(parts: dict, config):
+def load_shared(parts: dict, config):
     """(dataset, train, valid, test loaders) for ``config`` from :func:`read_shared`, or None
     when the job's settings differ from those it was built with (the job builds its own)."""
     path = parts["path"]
@@ -392,7 +392,7 @@ def prepare(
     init_seed(config["seed"], config["reproducibility"])
     if shared is not None and not isinstance(shared, dict):
         shared = read_shared(shared)
-    loaded = _load_shared(shared, config) if shared is not None else None
+    loaded = load_shared(shared, config) if shared is not None else None
     if loaded is not None:
         data, train, valid, test = loaded
     else:
