@@ -551,12 +551,15 @@ def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_
     )
     assert Path(installed.strip()).is_relative_to(fresh_venv), installed
 
-    # The base install imports cleanly; the subpackage and the recbole modules name their
-    # extras (torch and the rest truly absent here).
+    # The base install imports cleanly; the subpackage's modules and the recbole modules
+    # name their extras (torch and the rest truly absent here).
     out = run_python(base_imports(), python, cwd=fresh_venv, env=env)
     failed = json.loads(out.splitlines()[-1])
     assert not failed, failed
-    for module, extra in [("userfair.workflow", "workflow"), ("userfair.recbole", "recbole")]:
+    for module, extra in [
+        ("userfair.workflow.recommenders", "workflow"),
+        ("userfair.recbole", "recbole"),
+    ]:
         code = f"try:\n    import {module}\nexcept ImportError as error:\n    print(error)"
         message = run_python(code, python, cwd=fresh_venv, env=env).strip()
         assert message.startswith(
