@@ -114,6 +114,9 @@ def test_calibration_reads_load_gpu_and_extrapolated_stages(tmp_path):
     assert (row.device, row.basis) == ("gpu", "extrapolated")
     assert "NVIDIA Test" in row.source
     assert row.build_s_per_train == pytest.approx(2.0 / 1_000_000)  # the load, not the build
+    # the build is the recbole_dataset job's: its own coefficients
+    assert row.dataset_s_per_train == pytest.approx(10.0 / 1_000_000)
+    assert row.dataset_mb_per_train == pytest.approx((900.0 - costs.BASE_MB) / 1_000_000)
     assert row.epoch_driver == "users_items" and row.mem_driver == "none"
     assert row.epoch_s_per_unit == pytest.approx(400.0 / (20_000 * 5_000))
     # memory beyond the loaded dataset follows the train interactions (sparse history rows)
@@ -502,3 +505,16 @@ def test_a_retried_job_asks_for_more_time_each_attempt(tmp_path, tiny_ml100k):
     first = int(tune[0]["runtime"])
     assert [int(r["runtime"]) for r in tune] == [first, 2 * first, 3 * first]
     assert len({r["mem_mb"] for r in tune}) == 1 and tune[0]["gpu"] == "0"
+
+
+def test_the_dataset_job_asks_for_the_build_not_a_jobs_load():
+    """recbole_dataset builds the file: at ML-20M size it asks for at least the build's
+    measured peak (2.4 GiB, the benchmark's dataset_build), more than a job's load (1.4)."""
+    size = size_of("ml-20m")
+    request = costs.dataset_request(size, 10080)
+    rows = [r for found in costs.table().values() for r in found if r.shape == "ml-20m"]
+    build = max(costs.BASE_MB + r.dataset_mb_per_train * size.train for r in rows)
+    (bpr,) = [r for r in rows if r.model == "BPR" and r.device == "cpu"]
+    load = costs.BASE_MB + bpr.mem_mb_per_train * size.train  # BPR: the load, little else
+    assert build > load and request.mem_mb >= build * costs.MEM_MARGIN
+    assert request.gpus == 0 and request.runtime >= costs.MIN_RUNTIME

@@ -97,7 +97,10 @@ class Settings:
 @dataclass(frozen=True)
 class Cost:
     """One row of the cost table: coefficients of one model on one device, measured at
-    ``shape`` with ``threads`` CPU threads."""
+    ``shape`` with ``threads`` CPU threads. ``build_s_per_train`` / ``mem_mb_per_train``:
+    a tune or top-k job's load of the dataset file (and, trainable, its set-up);
+    ``dataset_s_per_train`` / ``dataset_mb_per_train``: the recbole_dataset job that builds
+    that file (0 where not measured)."""
 
     model: str
     device: str
@@ -114,6 +117,8 @@ class Cost:
     mem_mb_per_unit: float
     basis: str
     source: str
+    dataset_s_per_train: float = 0.0
+    dataset_mb_per_train: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -303,8 +308,8 @@ def dataset_request(size: Size, max_runtime: int, attempt: int = 1) -> Request:
     the same for every model) asks for: the table's costliest build coefficients among its
     CPU rows nearest to ``size``, with the margins of :func:`request`."""
     rows = [nearest(found, size) for (_, on), found in table().items() if on == "cpu"]
-    seconds = max(row.build_s_per_train for row in rows) * size.train
-    memory = BASE_MB + max(row.mem_mb_per_train for row in rows) * size.train
+    seconds = max(r.dataset_s_per_train or r.build_s_per_train for r in rows) * size.train
+    memory = BASE_MB + max(r.dataset_mb_per_train or r.mem_mb_per_train for r in rows) * size.train
     measured = any(r.basis == "measured" and r.shape == size.name for r in rows)
     mem_mb = int(math.ceil(memory * MEM_MARGIN / 100) * 100)
     runtime = max(MIN_RUNTIME, math.ceil(seconds / 60 * TIME_MARGIN)) * max(1, int(attempt))
@@ -478,7 +483,8 @@ def calibrate_one(doc: dict, source: str) -> Cost:
         )
         settings = Settings(train_batch_size=int(doc["params"].get("train_batch_size", 2048)))
         # the jobs load a serialised dataset where the benchmark measured that
-        load = stages.get("dataset_load") or stages["dataset_build"]
+        build = stages["dataset_build"]
+        load = stages.get("dataset_load") or build
         # a stage the benchmark left out costs nothing (KNN models may have no epoch of
         # their own); a trainable model needs its epoch, every model an evaluation
         epoch = stages.get("train_epoch") or {"seconds": 0.0}
@@ -520,6 +526,8 @@ def calibrate_one(doc: dict, source: str) -> Cost:
         eval_s_per_unit=stage_seconds(valid, device, threads) / max(values[eval_driver], 1.0),
         mem_driver=mem_driver,
         mem_mb_per_unit=per_unit,
+        dataset_s_per_train=stage_seconds(build, device, threads) / size.train,
+        dataset_mb_per_train=max(0.0, float(build["peak_rss_mb"]) - BASE_MB) / size.train,
         basis="extrapolated" if extrapolated else "measured",
         source=(
             f"benchmarks/paper_scale.py ({size.name}, {machine.get('date')}, {where}, "
