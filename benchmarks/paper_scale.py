@@ -596,7 +596,10 @@ def main(argv: list[str] | None = None) -> int:
         "threads": args.threads,
         "epochs": args.epochs,
         "max_batches": args.max_batches,
-        "peak_rss_method": "psutil sampling every 10 ms in the one process of all model stages",
+        "peak_rss_method": (
+            "psutil sampling every 10 ms; dataset_build in a process of its own, the model "
+            "stages in one process"
+        ),
         "stages": result["stages"],
         "data": {
             "cached": prepared["cached"],

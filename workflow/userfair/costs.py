@@ -308,8 +308,13 @@ def dataset_request(size: Size, max_runtime: int, attempt: int = 1) -> Request:
     the same for every model) asks for: the table's costliest build coefficients among its
     CPU rows nearest to ``size``, with the margins of :func:`request`."""
     rows = [nearest(found, size) for (_, on), found in table().items() if on == "cpu"]
-    seconds = max(r.dataset_s_per_train or r.build_s_per_train for r in rows) * size.train
-    memory = BASE_MB + max(r.dataset_mb_per_train or r.mem_mb_per_train for r in rows) * size.train
+    built = [r for r in rows if r.dataset_s_per_train > 0]  # rows that measured the build
+    if built:
+        seconds = max(r.dataset_s_per_train for r in built) * size.train
+        memory = BASE_MB + max(r.dataset_mb_per_train for r in built) * size.train
+    else:  # older rows: a job's own build of the dataset
+        seconds = max(r.build_s_per_train for r in rows) * size.train
+        memory = BASE_MB + max(r.mem_mb_per_train for r in rows) * size.train
     measured = any(r.basis == "measured" and r.shape == size.name for r in rows)
     mem_mb = int(math.ceil(memory * MEM_MARGIN / 100) * 100)
     runtime = max(MIN_RUNTIME, math.ceil(seconds / 60 * TIME_MARGIN)) * max(1, int(attempt))
@@ -497,7 +502,10 @@ def calibrate_one(doc: dict, source: str) -> Cost:
         raise InputError(f"{source}: not a paper_scale.json of version 1 ({error!r})") from None
     epoch_driver, eval_driver, mem_driver = KINDS[models.get(model).cost_kind]
     values = drivers(size, settings)
-    peak = max(float(s.get("peak_rss_mb", 0)) for s in stages.values())
+    # a job's peak: its own stages (the build runs in the recbole_dataset job, which has
+    # its own coefficients below, where the benchmark measured the job's load apart)
+    own = [n for n in stages if not (n == "dataset_build" and "dataset_load" in stages)]
+    peak = max(float(stages[n].get("peak_rss_mb", 0)) for n in own)
     per_train = max(0.0, float(load["peak_rss_mb"]) - BASE_MB) / size.train
     rest = max(0.0, peak - BASE_MB - per_train * size.train)
     if values[mem_driver]:
