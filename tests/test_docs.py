@@ -14,6 +14,8 @@ from functools import cache
 
 import pytest
 
+from userfair.streaming import DENSE_MAX_USERS
+
 from conftest import BIN, REPO
 
 DOCS = [REPO / "README.md", REPO / "config" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -247,3 +249,17 @@ def test_every_link_to_an_anchor_resolves(doc):
         if anchor not in _anchors(linked):
             broken.append(f"{target}#{anchor}")
     assert not broken, f"{doc.name}: anchors that land nowhere: {broken}"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_the_stream_threshold_the_docs_quote_is_the_codes(doc):
+    """Every "above N users" of 10,000 or more in the docs is the threshold above which
+    ``auto`` streams: it must be ``streaming.DENSE_MAX_USERS`` (the workflow's
+    ``measures.stream_above`` default), not a number it had before."""
+    text = " ".join(doc.read_text().split())
+    quoted = {
+        int(n.replace(",", "")) for n in re.findall(r"(?i)\babove (\d{1,3},\d{3}|\d{5,})\b", text)
+    }
+    assert quoted <= {DENSE_MAX_USERS}, (
+        f"{doc.name}: quotes {sorted(quoted)}, the code streams above {DENSE_MAX_USERS:,}"
+    )
