@@ -265,7 +265,7 @@ def generate(path: Path, ratings: int, seed: int = 0) -> None:
 STEP = r"""
 import json, resource, sys, time
 import pandas as pd
-from userfair import data, rawfiles, tables
+from userfair.workflow import preprocess as data, rawfiles, tables
 from userfair.io import read_inter, write_inter
 step, folder, out = sys.argv[1], sys.argv[2], sys.argv[3]
 start = time.perf_counter()

@@ -24,7 +24,8 @@ times the users, items and the heaviest user times sqrt(F) (items at most one pe
 interactions, the heaviest user at most 60 % of the items). The raw file is written by
 ``data_rehearsal.write_shaped`` (every user and item keeps >= 5 interactions, so the 5-core
 keeps the requested shape exactly); preprocess and split are the functions the rules call
-(``userfair.data.preprocess_file``, ``make_splits``, ``write_inter``), each in a fresh
+(``userfair.workflow.preprocess.preprocess_file``, ``make_splits``, ``write_inter``), each in a
+fresh
 process, cached per shape under ``--cache`` (default ``DIR/../paper_scale_cache``) so that
 the next model reuses the split.
 
@@ -152,8 +153,8 @@ def data_step(step: str, shape: Shape, folder: Path) -> dict:
     import numpy as np
     import pandas as pd
 
-    from userfair import data
     from userfair.io import write_inter
+    from userfair.workflow import preprocess as data
 
     started = time.perf_counter()
     if step == "generate":
@@ -376,7 +377,7 @@ def training_settings(args) -> dict:
 
 
 def grid_point(model: str, grid: Path) -> dict:
-    from userfair import grids
+    from userfair.workflow import grids
 
     return grids.load_points(grid, [model])[model][0]
 

@@ -9,11 +9,12 @@ Every grid point of every chosen model is trained through
 rule), which records per epoch the train loss and the valid NDCG@k. Datasets:
 
 - ``ml-100k``: the default split of the workflow (the ml-100k inside recbole, preprocessed
-  and split by ``userfair.data`` with the config's settings; ``results/ml-100k/data/`` is
+  and split by ``userfair.workflow.preprocess`` with the config's settings;
+  ``results/ml-100k/data/`` is
   reused when the data stage already wrote it);
 - ``synthetic``: a denser seeded dataset (1,500 users, 400 items, about 70 interactions per
   user, power-law item popularity, 8 latent taste factors), preprocessed and randomly split
-  by ``userfair.data`` like a dataset without timestamps (Last.fm).
+  by ``userfair.workflow.preprocess`` like a dataset without timestamps (Last.fm).
 
 ``--horizon H`` trains H epochs without early stopping instead (RecBole's training is
 seeded, so the first epochs of a long run are those of a short one) and replays the
@@ -46,8 +47,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from userfair import data, grids, rawfiles  # noqa: E402
 from userfair.io import write_inter  # noqa: E402
+from userfair.workflow import grids, rawfiles  # noqa: E402
+from userfair.workflow import preprocess as data  # noqa: E402
 from userfair.workflow.download import recbole_ml100k_dir  # noqa: E402
 
 # The paper's models: those of the default config.

@@ -6,7 +6,7 @@ import pytest
 
 from userfair import agreement
 from userfair.measures import NAMES as MEASURES
-from userfair.tables import scores_frame
+from userfair.workflow.tables import scores_frame
 
 
 def test_identical_orderings_give_one():

@@ -12,7 +12,7 @@ import re
 import pytest
 import yaml
 
-from userfair import _kernels, cli, streaming
+from userfair import _kernels, cli, route
 from userfair.workflow import schema
 from userfair.workflow.schema import config_errors, key_path
 
@@ -167,7 +167,7 @@ def test_one_default_per_setting_the_library_and_the_workflow_share():
     keys = SCHEMA["properties"]
     assert keys["seed"]["default"] == cli.DEFAULT_SEED
     stream_above = keys["measures"]["properties"]["stream_above"]["default"]
-    assert stream_above == streaming.DENSE_MAX_USERS
+    assert stream_above == route.DENSE_MAX_USERS
     assert "seed" not in keys["uncertainty"]["properties"]  # one seed: the config's
 
 
@@ -223,7 +223,7 @@ REGISTRIES = {
 
 
 def _registered_names() -> list[str]:
-    from userfair import catalogue
+    from userfair.workflow import catalogue
 
     paper_models = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["models"]
     return [*paper_models, "LightGCN", *catalogue.CATALOGUE]
@@ -241,7 +241,8 @@ def _enums(node):
 
 
 def test_no_file_keeps_a_private_list_of_model_or_dataset_names():
-    """Model names come from userfair.models, dataset names from userfair.catalogue (and
+    """Model names come from userfair.workflow.models, dataset names from
+    userfair.workflow.catalogue (and
     the config's custom_datasets): rules, scripts, the library's other modules and the
     profiles hold no quoted model or dataset name, and the schema no enum of them."""
     names = _registered_names()
@@ -259,8 +260,8 @@ def test_no_file_keeps_a_private_list_of_model_or_dataset_names():
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if literal.search(line)
     ]
-    assert not found, "private lists of names (use userfair.models / catalogue):\n" + "\n".join(
-        found
+    assert not found, (
+        "private lists of names (use userfair.workflow.models / catalogue):\n" + "\n".join(found)
     )
     schema = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
     closed = [enum for enum in _enums(schema) if set(enum) & set(names)]
@@ -409,3 +410,17 @@ def test_imports_sit_at_module_top_unless_a_dependency_is_optional():
                 ):
                     found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {names[0]}")
     assert not found, found
+
+
+def test_speed_only_settings_are_never_rule_params():
+    """A changed param reruns its job: the measures' block size and device
+    (steps.SPEED_KEYS) are read by the scripts from the config, never given as params
+    (docs/cluster.md); common.smk's measure_settings refuses them."""
+    from userfair.workflow.steps import SPEED_KEYS
+
+    for path in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        code = "\n".join(line.split("#")[0] for line in path.read_text().splitlines())
+        calls = re.findall(r"measure_settings\(([^)]*)\)", code)
+        for key in SPEED_KEYS:
+            assert f'["measures"]["{key}"]' not in code, (path.name, key)
+            assert not any(f'"{key}"' in call for call in calls), (path.name, key)

@@ -1,4 +1,4 @@
-"""The cost model of the training and export jobs (userfair.costs, docs/cluster.md#costs):
+"""The cost model of the training and export jobs (userfair.workflow.costs, docs/cluster.md#costs):
 calibration from benchmarks/paper_scale.py's JSON, the shipped table, dataset sizes before
 the data exists, requests and their growth on retries, the parse-time stop of a job the
 configured device cannot finish, and (slow) `snakemake plan` against the resources that
@@ -15,8 +15,8 @@ import sys
 import pytest
 import yaml
 
-from userfair import catalogue, costs, grids, models
 from userfair.io import InputError
+from userfair.workflow import calibrate, catalogue, costs, grids, models, plan
 
 from conftest import REPO, make_workdir, snakemake
 
@@ -81,7 +81,7 @@ def write(tmp_path, name, doc) -> str:
 
 def test_calibrated_row_gives_back_the_measured_seconds_and_memory(tmp_path):
     doc = benchmark_doc()
-    (row,) = costs.calibrate([write(tmp_path, "a", doc)])
+    (row,) = calibrate.calibrate([write(tmp_path, "a", doc)])
     assert (row.model, row.device, row.shape, row.train) == ("NGCF", "cpu", "shape-a", 1_000_000)
     assert row.basis == "measured" and row.threads == 2
     assert "paper_scale.py" in row.source and "Test CPU" in row.source
@@ -110,7 +110,7 @@ def test_calibration_reads_load_gpu_and_extrapolated_stages(tmp_path):
         topk={"seconds": 5.0, "peak_rss_mb": 800.0},
     )
     gpu["stages"]["train_epoch"]["extrapolated"] = True
-    (row,) = costs.calibrate([write(tmp_path, "gpu", gpu)])
+    (row,) = calibrate.calibrate([write(tmp_path, "gpu", gpu)])
     assert (row.device, row.basis) == ("gpu", "extrapolated")
     assert "NVIDIA Test" in row.source
     assert row.build_s_per_train == pytest.approx(2.0 / 1_000_000)  # the load, not the build
@@ -131,13 +131,13 @@ def test_calibration_of_a_one_thread_cpu_run_takes_its_cpu_seconds(tmp_path):
     doc["threads"] = 1
     for name, cpu in (("dataset_build", 8.0), ("train_epoch", 300.0), ("validation", 15.0)):
         doc["stages"][name]["cpu_seconds"] = cpu
-    (row,) = costs.calibrate([write(tmp_path, "one", doc)])
+    (row,) = calibrate.calibrate([write(tmp_path, "one", doc)])
     assert row.build_s_per_train == pytest.approx(8.0 / 1_000_000)
     size = costs.Size("shape-a", 20_000, 5_000, 1_000_000, 3_000, 2_000, "benchmark")
     job = costs.estimate("tune", "NGCF", size, costs.Settings(epochs=1), gpus=0, row=row)
     assert job.minutes * 60 == pytest.approx(8.0 + 300.0 + 15.0)
     for changes in ({"threads": 2}, {"device": "cuda"}):
-        (row,) = costs.calibrate([write(tmp_path, str(changes), {**doc, **changes})])
+        (row,) = calibrate.calibrate([write(tmp_path, str(changes), {**doc, **changes})])
         assert row.build_s_per_train == pytest.approx(10.0 / 1_000_000), changes
 
 
@@ -147,9 +147,9 @@ def test_merging_gives_unmeasured_gpu_rows_the_host_side_of_the_cpu_rows(tmp_pat
     small, large = benchmark_doc("NGCF"), benchmark_doc("NGCF")
     large["shape"] = {**large["shape"], "name": "shape-b", "train": 4_000_000}
     large["stages"]["dataset_load"] = {"seconds": 4.0, "peak_rss_mb": 2500.0}
-    rows = costs.calibrate([write(tmp_path, "a", small), write(tmp_path, "b", large)])
+    rows = calibrate.calibrate([write(tmp_path, "a", small), write(tmp_path, "b", large)])
     gpu = costs.table()["NGCF", "gpu"][0]
-    (refreshed,) = costs.refresh_gpu_rows(rows, {("NGCF", "gpu"): [gpu]})
+    (refreshed,) = calibrate.refresh_gpu_rows(rows, {("NGCF", "gpu"): [gpu]})
     cpu = next(r for r in rows if r.shape == "shape-b")
     assert refreshed.build_s_per_train == pytest.approx(4.0 / 4_000_000)
     assert refreshed.mem_mb_per_train == cpu.mem_mb_per_train
@@ -159,9 +159,9 @@ def test_merging_gives_unmeasured_gpu_rows_the_host_side_of_the_cpu_rows(tmp_pat
     assert "host memory as the shape-b CPU row" in refreshed.source
     assert refreshed.source.count("host memory as") == 1
     # a GPU row the files measure, or of a model without a CPU row, is not touched
-    assert costs.refresh_gpu_rows(rows, {("BPR", "gpu"): costs.table()["BPR", "gpu"]}) == []
-    measured = costs.calibrate([write(tmp_path, "g", benchmark_doc("NGCF", "cuda"))])
-    assert costs.refresh_gpu_rows(rows + measured, {("NGCF", "gpu"): measured}) == []
+    assert calibrate.refresh_gpu_rows(rows, {("BPR", "gpu"): costs.table()["BPR", "gpu"]}) == []
+    measured = calibrate.calibrate([write(tmp_path, "g", benchmark_doc("NGCF", "cuda"))])
+    assert calibrate.refresh_gpu_rows(rows + measured, {("NGCF", "gpu"): measured}) == []
 
 
 def test_model_init_is_a_knn_epoch_and_a_trainable_models_set_up(tmp_path):
@@ -171,8 +171,8 @@ def test_model_init_is_a_knn_epoch_and_a_trainable_models_set_up(tmp_path):
     init = {"model_init": {"seconds": 50.0, "peak_rss_mb": 950.0}}
     knn = benchmark_doc("UserKNN", **init)
     ngcf = benchmark_doc("NGCF", **init)
-    (knn_row,) = costs.calibrate([write(tmp_path, "knn", knn)])
-    (ngcf_row,) = costs.calibrate([write(tmp_path, "ngcf", ngcf)])
+    (knn_row,) = calibrate.calibrate([write(tmp_path, "knn", knn)])
+    (ngcf_row,) = calibrate.calibrate([write(tmp_path, "ngcf", ngcf)])
     assert knn_row.build_s_per_train == pytest.approx(10.0 / 1_000_000)
     assert knn_row.epoch_s_per_unit == pytest.approx((400.0 + 50.0) / 20_000**2)
     assert ngcf_row.build_s_per_train == pytest.approx((10.0 + 50.0) / 1_000_000)
@@ -187,7 +187,7 @@ def test_model_init_is_a_knn_epoch_and_a_trainable_models_set_up(tmp_path):
 def test_calibration_of_a_knn_model_without_an_epoch_of_its_own(tmp_path):
     doc = benchmark_doc("ItemKNN", topk={"seconds": 3.0, "peak_rss_mb": 950.0})
     del doc["stages"]["train_epoch"], doc["stages"]["validation"]
-    (row,) = costs.calibrate([write(tmp_path, "knn", doc)])
+    (row,) = calibrate.calibrate([write(tmp_path, "knn", doc)])
     assert row.epoch_s_per_unit == 0.0 and row.eval_driver == "eval_items"
     assert row.eval_s_per_unit == pytest.approx(3.0 / (2_000 * 5_000))  # from the top-k
 
@@ -198,14 +198,14 @@ def test_calibration_writes_a_table_that_reads_back(tmp_path):
         write(tmp_path, "b", benchmark_doc("UserKNN")),
     ]
     out = tmp_path / "costs.csv"
-    assert costs.main(["calibrate", *paths, "--out", str(out)]) == 0
+    assert calibrate.main([*paths, "--out", str(out)]) == 0
     rows = costs.read_table(out)
     assert sorted(rows) == [("NGCF", "cpu"), ("UserKNN", "cpu")]
     assert rows["NGCF", "cpu"][0].epoch_s_per_unit == pytest.approx(
-        costs.calibrate([paths[0]])[0].epoch_s_per_unit, rel=1e-3
+        calibrate.calibrate([paths[0]])[0].epoch_s_per_unit, rel=1e-3
     )
     # --merge keeps the shipped rows the files do not measure
-    assert costs.main(["calibrate", paths[0], "--out", str(out), "--merge"]) == 0
+    assert calibrate.main([paths[0], "--out", str(out), "--merge"]) == 0
     merged = costs.read_table(out)
     assert len(merged["NGCF", "cpu"]) == len(costs.table()["NGCF", "cpu"]) + 1
     assert merged["NCL", "gpu"] == costs.table()["NCL", "gpu"]
@@ -226,7 +226,7 @@ def test_calibration_rejects_other_files_naming_them(tmp_path, change, message):
     change(doc)
     path = write(tmp_path, "bad", doc)
     with pytest.raises(InputError, match=re.escape(path) + ".*" + message):
-        costs.calibrate([path])
+        calibrate.calibrate([path])
 
 
 def test_shipped_table_covers_the_paper_models_and_says_its_basis():
@@ -315,24 +315,24 @@ def test_a_job_the_device_cannot_finish_is_named_with_its_estimate():
 
 def test_plan_rows_sum_the_jobs_hours():
     jobs = [costs.Request(1000, 60, 0, "measured"), costs.Request(2000, 30, 0, "extrapolated")]
-    row = costs.plan_row("tune", "d", "ItemKNN", jobs, threads=2)
+    row = plan.plan_row("tune", "d", "ItemKNN", jobs, threads=2)
     assert (row["jobs"], row["mem_mb"], row["runtime_min"]) == (2, 2000, 60)
     assert (row["cpu_hours"], row["gpu_hours"], row["basis"]) == (3.0, 0.0, "extrapolated")
-    row = costs.plan_row("topk", "d", "NGCF", [costs.Request(1000, 90, 1, "measured")], 2)
+    row = plan.plan_row("topk", "d", "NGCF", [costs.Request(1000, 90, 1, "measured")], 2)
     assert (row["cpu_hours"], row["gpu_hours"], row["basis"]) == (0.0, 1.5, "measured")
 
 
 def test_a_plan_as_markdown_folds_topk_and_gives_the_totals(tmp_path, capsys):
     rows = [
-        costs.plan_row("recbole_dataset", "d", "", [costs.Request(3000, 12, 0, "measured")], 1),
-        costs.plan_row("tune", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")] * 4, 1),
-        costs.plan_row("tune", "d", "NGCF", [costs.Request(8000, 600, 1, "extrapolated")] * 2, 1),
-        costs.plan_row("topk", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")], 1),
-        costs.plan_row("topk", "d", "NGCF", [costs.Request(8000, 60, 1, "measured")], 1),
+        plan.plan_row("recbole_dataset", "d", "", [costs.Request(3000, 12, 0, "measured")], 1),
+        plan.plan_row("tune", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")] * 4, 1),
+        plan.plan_row("tune", "d", "NGCF", [costs.Request(8000, 600, 1, "extrapolated")] * 2, 1),
+        plan.plan_row("topk", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")], 1),
+        plan.plan_row("topk", "d", "NGCF", [costs.Request(8000, 60, 1, "measured")], 1),
     ]
     path = tmp_path / "plan.csv"
-    costs.write_plan(rows, path)
-    assert costs.main(["markdown", str(path)]) == 0
+    plan.write_plan(rows, path)
+    assert plan.main([str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     # tune rows only, their dataset's topk hours added: ItemKNN 4 x 0.5 + 0.5 CPU-h
     assert "| d | ItemKNN | 4 | 2,000 | 30 | 0 | 2.5 CPU-h | measured |" in lines
@@ -431,7 +431,7 @@ def test_plan_of_the_paper_config_is_what_the_dag_asks_for(tmp_path):
     out = proc.stdout + proc.stderr
     assert re.search(r"total: 448 jobs, [\d,.]+ CPU-hours, [\d,.]+ GPU-hours", out), out[-3000:]
     plan = read_plan(workdir / "results" / "plan.csv")
-    assert list(plan[0]) == list(costs.PLAN_COLUMNS)
+    assert list(plan[0]) == list(plan.PLAN_COLUMNS)
     assert {r["dataset"] for r in plan} == {"lastfm", "qk-video", "ml-10m", "ml-20m"}
     # one recbole_dataset job per dataset, then tune and topk per dataset x model
     assert len(plan) == 4 + 2 * 4 * 7 and sum(int(r["jobs"]) for r in plan) == 4 + 416 + 28

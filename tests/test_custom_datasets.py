@@ -4,8 +4,9 @@ rules, genres, and every incomplete or contradicting declaration as a clear erro
 import pandas as pd
 import pytest
 
-from userfair import catalogue, data, rawfiles
 from userfair.io import InputError
+from userfair.workflow import catalogue, rawfiles
+from userfair.workflow import preprocess as data
 
 RATINGS = pd.DataFrame(
     {

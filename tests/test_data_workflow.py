@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair import data
 from userfair.io import read_inter
+from userfair.workflow import preprocess as data
 
 from conftest import make_workdir, snakemake
 

@@ -11,6 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from userfair import decompose as dec
+from userfair import route
 from userfair.cli import main
 from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
@@ -246,10 +247,10 @@ def test_one_user_has_no_pair():
 
 
 def test_memory_check_names_the_need():
-    assert dec.check_memory(1000, available=10**9) == 3 * 8 * 10**6
-    assert dec.check_memory(1000, gamma=0.5, available=10**9) == 5 * 8 * 10**6
+    assert route.check_memory(1000, available=10**9) == 3 * 8 * 10**6
+    assert route.check_memory(1000, gamma=0.5, available=10**9) == 5 * 8 * 10**6
     with pytest.raises(ValueError, match="100000 evaluated users need about 223.5 GiB.*stream"):
-        dec.check_memory(100_000, available=2**30)
+        route.check_memory(100_000, available=2**30)
 
 
 # --- hand-worked cases -------------------------------------------------------------------

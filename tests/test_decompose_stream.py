@@ -11,7 +11,7 @@ import pytest
 
 from test_decompose import assert_sums, cold_split, inputs_args, split_files  # noqa: F401
 from userfair import decompose as dec
-from userfair import streaming
+from userfair import route, streaming
 from userfair.cli import main
 from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
@@ -53,7 +53,7 @@ def test_row_ranges_add_up_to_the_whole(tmp_path):
     whole = dec.stream_parts(inputs, stats, block_size=4)
     cuts = [(0, 7), (7, 8), (8, 30)]
     parts = [dec.stream_parts(inputs, stats, a, b, block_size=2) for a, b in cuts]
-    summed = dec.add_parts(parts)
+    summed = {name: np.sum([part[name] for part in parts], axis=0) for name in dec.PARTS}
     for name in dec.PARTS:
         assert np.allclose(summed[name], whole[name], rtol=0, atol=1e-12), name
     # a row range alone carries only its own rows' envies
@@ -98,16 +98,17 @@ def test_few_users_follow_the_in_memory_route(m):
 
 
 def test_route_choice_follows_evaluate():
-    m = streaming.DENSE_MAX_USERS
-    assert dec.choose_route(m + 1, available=10**15) == "stream"
-    assert dec.choose_route(1000, available=10**12) == "dense"
+    m = route.DENSE_MAX_USERS
+    assert route.choose_route(m + 1, available=10**15, purpose="decompose") == "stream"
+    assert route.choose_route(1000, available=10**12, purpose="decompose") == "dense"
     # three m x m matrices of 8 bytes: 24 MB at 1000 users, streamed when > half available
-    assert dec.dense_bytes(1000) == 24 * 10**6 and dec.dense_bytes(1000, 0.5) == 40 * 10**6
-    assert dec.choose_route(1000, available=47 * 10**6) == "stream"
-    assert dec.choose_route(1000, available=49 * 10**6) == "dense"
-    assert dec.choose_route(10, route="stream") == "stream"
+    assert route.dense_bytes(1000, purpose="decompose") == 24 * 10**6
+    assert route.dense_bytes(1000, 0.5, "decompose") == 40 * 10**6
+    assert route.choose_route(1000, available=47 * 10**6, purpose="decompose") == "stream"
+    assert route.choose_route(1000, available=49 * 10**6, purpose="decompose") == "dense"
+    assert route.choose_route(10, route="stream", purpose="decompose") == "stream"
     with pytest.raises(ValueError, match="route must be one of"):
-        dec.choose_route(10, route="sparse")
+        route.choose_route(10, route="sparse", purpose="decompose")
 
 
 @pytest.mark.parametrize("kind", ["cos", "jacc"])
@@ -129,13 +130,13 @@ def test_similarity_rows_and_worst_cases_without_the_matrix(kind):
 
 def test_users_command_streams(split_files, capsys):  # noqa: F811
     path = split_files
-    for route in ("dense", "stream"):
-        out = path / f"{route}.parquet"
-        args = ["users", *inputs_args(path), "--route", route, "--out", str(out)]
+    for way in ("dense", "stream"):
+        out = path / f"{way}.parquet"
+        args = ["users", *inputs_args(path), "--route", way, "--out", str(out)]
         assert main([*args, "--worst", "2"]) == 0
         printed = capsys.readouterr().out.splitlines()
         assert printed[1] == "the 2 users most disadvantaged by PUF-P-Cos:"
-        if route == "dense":
+        if way == "dense":
             lines = printed[2:]
         else:
             assert printed[2:] == lines

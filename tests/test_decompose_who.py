@@ -1,4 +1,4 @@
-"""userfair.who: groups of users with their share of each measure and bootstrap intervals,
+"""userfair.workflow.who: groups of users with their share of each measure and bootstrap intervals,
 the worst-case table, the declared user features of a .user file, and the who figure's
 content (axes, series, labels)."""
 
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import uncertainty, who
+from userfair import uncertainty
 from userfair.inputs import load_inputs
-from userfair.workflow import plots
+from userfair.workflow import plots, who
 
 from measures_data import random_split
 

@@ -14,7 +14,7 @@ from functools import cache
 
 import pytest
 
-from userfair.streaming import DENSE_MAX_USERS
+from userfair.route import DENSE_MAX_USERS
 
 from conftest import BIN, REPO
 
@@ -254,7 +254,7 @@ def test_every_link_to_an_anchor_resolves(doc):
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_the_stream_threshold_the_docs_quote_is_the_codes(doc):
     """Every "above N users" of 10,000 or more in the docs is the threshold above which
-    ``auto`` streams: it must be ``streaming.DENSE_MAX_USERS`` (the workflow's
+    ``auto`` streams: it must be ``route.DENSE_MAX_USERS`` (the workflow's
     ``measures.stream_above`` default), not a number it had before."""
     text = " ".join(doc.read_text().split())
     quoted = {

@@ -16,9 +16,8 @@ import numpy as np
 import pytest
 import yaml
 
-from userfair import catalogue
 from userfair.io import InputError, read_inter
-from userfair.workflow import download
+from userfair.workflow import catalogue, download
 
 from conftest import make_workdir, snakemake
 

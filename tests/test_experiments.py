@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 from scipy.stats import skew
 
-from userfair import effectiveness, evaluate, experiments, fairness, similarity
+from userfair import effectiveness, evaluate, fairness, similarity
 from userfair.inputs import load_inputs, load_split_inputs
 from userfair.io import InputError, read_stacked_parquet, write_dataset_parquet
+from userfair.workflow import experiments
 
 K = 5
 SETTINGS = experiments.Settings(k=K, epsilon=0.05, block_size=7, device="cpu")

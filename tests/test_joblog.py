@@ -1,11 +1,11 @@
-"""The log of one workflow job (userfair.joblog)."""
+"""The log of one workflow job (userfair.workflow.joblog)."""
 
 import logging
 from types import SimpleNamespace
 
 import pytest
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 
 
 def job(tmp_path):

@@ -5,8 +5,8 @@ import inspect
 
 import pytest
 
-from userfair import models
 from userfair.io import InputError
+from userfair.workflow import models
 
 
 def test_registry_matches_recbole_classes():

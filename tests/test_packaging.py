@@ -41,8 +41,10 @@ LIBRARY = REPO / "workflow" / "userfair"
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 #: The modules of the measures and of `userfair evaluate` (``_kernels``: imported by UF).
 MEASURES = ["cli", "frames", "evaluate", "inputs", "_kernels"]
-#: The package data: the paper's printed tables (userfair.reproduction).
-PAPER_NUMBERS = [f"paper_numbers/table{n}.csv" for n in (1, 2, 3)]
+#: The package data: the paper's printed tables (userfair.workflow.reproduction).
+PAPER_NUMBERS = [f"workflow/paper_numbers/table{n}.csv" for n in (1, 2, 3)] + [
+    "workflow/data/costs.csv"
+]
 #: Must never be imported by the measures.
 WORKFLOW_ONLY = ["torch", "recbole", "snakemake", "matplotlib", "seaborn", "requests", "faiss"]
 
@@ -250,16 +252,18 @@ def extras_modules() -> list[str]:
 
 def base_imports() -> str:
     """Code that imports every top-level module but the subpackage userfair.workflow,
-    userfair.recbole and userfair.recbole_patches (the recbole extra) and
+    userfair.recbole, userfair.recbole_collector and userfair.recbole_patches (the recbole
+    extra) and
     userfair._streaming_torch (the gpu extra, imported lazily by userfair._backend), and
     prints those that failed as JSON, with their error."""
-    aside = {"recbole", "recbole_patches", "_streaming_torch"}
+    aside = {"recbole", "recbole_collector", "recbole_patches", "_streaming_torch"}
     modules = ["userfair"] + [
         f"userfair.{p.stem}"
         for p in sorted(LIBRARY.glob("*.py"))
         if p.stem not in aside | {"__init__"}
     ]
-    assert {"userfair.models", "userfair.grids", "userfair.costs"} <= set(modules)
+    assert {"userfair.route", "userfair.evaluate", "userfair.decompose"} <= set(modules)
+    assert not {"userfair.models", "userfair.costs", "userfair.tables"} & set(modules)
     return (
         "import importlib, json\nfailed = {}\n"
         f"for module in {modules!r}:\n"
@@ -489,7 +493,9 @@ def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
         metadata = Parser().parsestr(wheel.read(f"{info}/METADATA").decode())
         entry_points = wheel.read(f"{info}/entry_points.txt").decode()
     assert {f"userfair/{m}" for m in modules} <= names
-    assert {f"userfair/{t}" for t in PAPER_NUMBERS} <= names  # userfair.reproduction's data
+    assert {
+        f"userfair/{t}" for t in PAPER_NUMBERS
+    } <= names  # userfair.workflow.reproduction's data
     assert f"{info}/licenses/LICENSE" in names
     assert metadata["Version"] == version and metadata["License-Expression"] == "MIT"
     assert metadata["Description-Content-Type"] == "text/markdown"

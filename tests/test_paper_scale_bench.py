@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from userfair import data
+from userfair.workflow import preprocess as data
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from userfair import data, grids, rawfiles
 from userfair.io import write_inter
+from userfair.workflow import grids, rawfiles
+from userfair.workflow import preprocess as data
 from userfair.workflow.download import recbole_ml100k_dir
 
 from conftest import REPO

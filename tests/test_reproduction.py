@@ -1,4 +1,4 @@
-"""The paper's printed numbers beside a run (userfair.reproduction, rule paper_gap): the
+"""The paper's printed numbers beside a run (userfair.workflow.reproduction, rule paper_gap): the
 packaged CSVs equal the cells of the paper's LaTeX (tests/data/paper_tables.tex) and
 hand-checked spot values; the printed-row mapping; which datasets have published numbers;
 the gap cells, verdict, Kendall tau and figure on synthetic numbers; and (slow) the rule on
@@ -18,9 +18,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair import catalogue, models, reproduction
 from userfair.measures import NAMES
-from userfair.workflow import plots
+from userfair.workflow import catalogue, models, plots, reproduction
 from userfair.workflow.testdata import write_tiny_ml100k
 
 from conftest import REPO, make_workdir, snakemake

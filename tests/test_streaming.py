@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import fairness, pair_records, streaming
+from userfair import fairness, pair_records, route, streaming
 from userfair.cli import main
 from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
@@ -251,15 +251,15 @@ def test_stream_evaluate_reuses_given_stats():
 
 def test_choose_route():
     gib = 2**30
-    assert streaming.choose_route(10_000, available=64 * gib) == "dense"  # 0.8 GB
-    assert streaming.choose_route(10_000, available=gib) == "stream"
-    assert streaming.choose_route(10_000, gamma=0.5, available=4 * gib) == "stream"  # 2.4 GB
-    assert streaming.choose_route(100_000, available=2**50) == "stream"  # above the user cap
-    assert streaming.choose_route(100_000, route="dense") == "dense"
-    assert streaming.choose_route(10, route="stream") == "stream"
-    assert streaming.choose_route(100) == "dense"  # 80 kB fit anywhere
+    assert route.choose_route(10_000, available=64 * gib) == "dense"  # 0.8 GB
+    assert route.choose_route(10_000, available=gib) == "stream"
+    assert route.choose_route(10_000, gamma=0.5, available=4 * gib) == "stream"  # 2.4 GB
+    assert route.choose_route(100_000, available=2**50) == "stream"  # above the user cap
+    assert route.choose_route(100_000, route="dense") == "dense"
+    assert route.choose_route(10, route="stream") == "stream"
+    assert route.choose_route(100) == "dense"  # 80 kB fit anywhere
     with pytest.raises(ValueError, match="route"):
-        streaming.choose_route(10, route="fast")
+        route.choose_route(10, route="fast")
 
 
 def test_evaluate_auto_route_streams_when_dense_would_not_fit(monkeypatch):
@@ -270,7 +270,7 @@ def test_evaluate_auto_route_streams_when_dense_would_not_fit(monkeypatch):
                         lambda *a, **kw: called.append(1) or real(*a, **kw))  # fmt: skip
     evaluate(inputs, k=K)
     assert not called
-    monkeypatch.setattr(streaming, "DENSE_MAX_USERS", 10)
+    monkeypatch.setattr(route, "DENSE_MAX_USERS", 10)
     evaluate(inputs, k=K)
     assert called
 
@@ -284,7 +284,7 @@ def test_cli_route_flag(tmp_path, capsys):
             str(tmp_path / "test.inter"), "--topk", str(tmp_path / "topk.tsv"),
             "--json"]  # fmt: skip
     results = {}
-    for route in ("dense", "stream"):
-        assert main(base + ["--route", route, "--device", "cpu"]) == 0
-        results[route] = json.loads(capsys.readouterr().out)
+    for way in ("dense", "stream"):
+        assert main(base + ["--route", way, "--device", "cpu"]) == 0
+        results[way] = json.loads(capsys.readouterr().out)
     assert_same(results["stream"], results["dense"])

@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import measures, tables
+from userfair import measures
 from userfair.agreement import agreement_long
 from userfair.io import InputError
 from userfair.measures import FAIR, NAMES
-from userfair.models import label
-from userfair.workflow import plots
+from userfair.workflow import plots, tables
+from userfair.workflow.models import label
 
 MODELS = ["UserKNN", "BPR", "NCL"]
 

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from userfair import grids, models, tuning
 from userfair.io import InputError
+from userfair.workflow import grids, models, tuning
 
 from conftest import REPO, make_workdir, snakemake
 

@@ -177,6 +177,19 @@ def test_plot_setting_reruns_only_figures(workflow_run, tmp_path):
 
 
 @pytest.mark.slow
+def test_speed_only_settings_rerun_nothing(workflow_run, tmp_path):
+    """Block size, device and threads change how fast a job runs, never what it writes: they
+    are not params (userfair.workflow.steps.SPEED_KEYS), so changing them schedules nothing."""
+    repo, _ = workflow_run
+    faster = _write_yaml(
+        tmp_path / "speed.yaml",
+        {"measures": {"block_size": 64, "device": "auto", "threads": 1}},
+    )
+    dry = _run(repo, "-n", "--configfile", faster)
+    assert "Nothing to be done" in dry.stdout, _scheduled_jobs(dry.stdout)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["workflow/plots.py", "workflow/steps/figures.py"])
 def test_drawing_code_change_reruns_only_figures(workflow_run, module):
     repo, _ = workflow_run

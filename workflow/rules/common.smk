@@ -13,11 +13,15 @@
 # the missing rule.
 
 import json
+import math
 import os
 import re
 from pathlib import Path
 
-from userfair import catalogue, costs, grids, models, reproduction
+from userfair import route
+from userfair.workflow import catalogue, costs, grids, models, reproduction
+from userfair.workflow import plan as plan_report
+from userfair.workflow import steps
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -30,7 +34,7 @@ CUSTOM_DATASETS = config["custom_datasets"]
 
 def dataset_entry(name):
     """How dataset ``name`` is obtained and read: the catalogue's entry, or the config's
-    declaration under custom_datasets (userfair.catalogue.resolve). The only place a
+    declaration under custom_datasets (userfair.workflow.catalogue.resolve). The only place a
     dataset name is resolved."""
     return catalogue.resolve(name, CUSTOM_DATASETS)
 
@@ -76,7 +80,7 @@ DRAWING_CODE = [
     for module in (
         "workflow/plots.py",
         "workflow/steps/figures.py",
-        "reproduction.py",
+        "workflow/reproduction.py",
         "workflow/steps/reproduction.py",
     )
 ]
@@ -182,7 +186,12 @@ def scatter_template(template, wildcards):
 
 
 def measure_settings(*keys):
-    """The ``measures:`` config keys ``keys`` with ``k``, as params of a measures rule."""
+    """The ``measures:`` config keys ``keys`` with ``k``, as params of a measures rule. A
+    speed-only key (userfair.workflow.steps.SPEED_KEYS: block size, device) is refused:
+    params rerun a job when they change, so scripts read those from the config."""
+    speed = set(keys) & set(steps.SPEED_KEYS)
+    if speed:
+        raise ValueError(f"speed-only settings {sorted(speed)} must not be params")
     return {"k": config["k"], **{key: config["measures"][key] for key in keys}}
 
 
@@ -226,7 +235,7 @@ def raw_source(wildcards):
 
 def raw_input(wildcards):
     """The raw file, folder or archive of the dataset, when a rule makes it or it exists
-    (userfair.catalogue.tracked_raw_input)."""
+    (userfair.workflow.catalogue.tracked_raw_input)."""
     return catalogue.tracked_raw_input(
         dataset_entry(wildcards.dataset), DATASET_OPTIONS
     )
@@ -252,7 +261,7 @@ def split_folder(wildcards):
 
 
 # --- models stage (models.smk): requests from the cost model, settings, grid points ----
-# (userfair.costs, docs/cluster.md#costs)
+# (userfair.workflow.costs, docs/cluster.md#costs)
 
 
 # No training or export job asks for more minutes than this (the partition's limit).
@@ -260,7 +269,7 @@ MAX_RUNTIME = config["training"]["max_runtime"]
 
 
 def data_size(dataset):
-    """The size the cost model sees for the dataset (userfair.costs.dataset_size): its
+    """The size the cost model sees for the dataset (userfair.workflow.costs.dataset_size): its
     stats.json once the data stage wrote it, else the catalogue's Table-1 shape, else the
     stated default; train = 1 - valid_share - test_share of the interactions."""
     shares = config["preprocessing"]
@@ -288,7 +297,7 @@ def cost_settings(model, point=None):
 
 
 def job_request(step, dataset, model, point=None, attempt=1):
-    """What one tune (grid point ``point``) or topk job asks for: userfair.costs.request,
+    """What one tune (grid point ``point``) or topk job asks for: userfair.workflow.costs.request,
     runtime times the retry ``attempt``, at most MAX_RUNTIME."""
     return costs.request(
         step,
@@ -303,7 +312,8 @@ def job_request(step, dataset, model, point=None, attempt=1):
 
 def dataset_resource(name):
     """Resource function of recbole_dataset (models.smk), ``name`` (mem_mb or runtime) of
-    userfair.costs.dataset_request; the runtime grows with the retry attempt."""
+    userfair.workflow.costs.dataset_request; the runtime grows with the retry attempt.
+    """
 
     def resource(wildcards, attempt):
         request = costs.dataset_request(
@@ -334,7 +344,7 @@ def job_points(step, model):
 def training_gpus(wildcards):
     """GPUs of a training or export job: one for a trainable model unless training.device
     is cpu; none for UserKNN, ItemKNN and RecBole's other traditional models
-    (userfair.models.Model.gpus)."""
+    (userfair.workflow.models.Model.gpus)."""
     return models.get(wildcards.model).gpus(config["training"]["device"])
 
 
@@ -404,10 +414,25 @@ def evaluated_users(dataset):
         return json.load(handle)["test_users"]
 
 
-def streamed(dataset):
-    """Whether the measures of the dataset stream (docs/measures.md#in-the-workflow): more
-    evaluated users than config measures.stream_above."""
-    return evaluated_users(dataset) > config["measures"]["stream_above"]
+def measure_route(dataset):
+    """``dense`` or ``stream``: the route of the dataset's measures and decomposition
+    (docs/measures.md#in-the-workflow), decided here and only here, by the library's one
+    chooser (userfair.route.choose_route) on the evaluated users against
+    measures.stream_above. The memory of the machine that builds the DAG does not count
+    (available=inf): the jobs run elsewhere. The steps receive the decision as a param.
+    """
+    return route.choose_route(
+        evaluated_users(dataset),
+        available=math.inf,
+        max_users=config["measures"]["stream_above"],
+    )
+
+
+def route_param(wildcards, input):
+    """Param of `measures` and `users`: measure_route of the job's dataset (its stats.json,
+    the checkpoint, is an input of the rule, as a param that reads a checkpoint needs).
+    """
+    return measure_route(wildcards.dataset)
 
 
 def similarity_file(kind):
@@ -438,19 +463,17 @@ def uf_item_genres(wildcards):
 
 
 def pair_stats_parts(wildcards):
-    """The scattered parts of pass one (`pairs_part`) when measures.scatter > 1, else
-    nothing (then `pairs` makes the whole pass itself)."""
-    if SCATTER == 1:
-        return []
+    """The parts of pass one (`pairs_part`, measures.scatter of them: one when 1), which
+    `pairs` gathers."""
     return scatter.measures(scatter_template(rules.pairs_part.output[0], wildcards))
 
 
 def measure_inputs(wildcards):
     """Input function (use with unpack) of `measures`: the similarity files (cos, jacc,
     genre) on the dense route; on the streamed route pass one (pairs), the item genres when
-    gamma < 1 (item) and, when measures.scatter > 1, the scattered parts of pass two
-    (sums)."""
-    if not streamed(wildcards.dataset):
+    gamma < 1 (item) and the parts of pass two (sums: measures.scatter of them, one when
+    1), which `measures` gathers."""
+    if measure_route(wildcards.dataset) == "dense":
         return {
             "cos": similarity_file("cos").format(dataset=wildcards.dataset),
             "jacc": similarity_file("jacc").format(dataset=wildcards.dataset),
@@ -460,10 +483,9 @@ def measure_inputs(wildcards):
         "pairs": expand(rules.pairs.output[0], dataset=wildcards.dataset)[0],
         "item": uf_item_genres(wildcards),
     }
-    if SCATTER > 1:
-        named["sums"] = scatter.measures(
-            scatter_template(rules.measure_sums.output[0], wildcards)
-        )
+    named["sums"] = scatter.measures(
+        scatter_template(rules.measure_sums.output[0], wildcards)
+    )
     return named
 
 
@@ -479,7 +501,7 @@ def uncertainty_settings():
     config's seed, like every random choice), the same for every model of a dataset so that
     the comparisons are paired."""
     return {
-        **measure_settings("epsilon", "envy_utility", "gamma", "block_size", "device"),
+        **measure_settings("epsilon", "envy_utility", "gamma"),
         "resamples": RESAMPLES,
         "seed": config["seed"],
     }
@@ -570,7 +592,7 @@ def paper_gap_run():
 
 def check_costs():
     """Raise ValueError, before any job runs, for every tune or topk job that the configured
-    device cannot finish within MAX_RUNTIME (userfair.costs.infeasible: the estimate and
+    device cannot finish within MAX_RUNTIME (userfair.workflow.costs.infeasible: the estimate and
     the config keys to change)."""
     problems = {
         costs.infeasible(
@@ -596,9 +618,9 @@ def check_costs():
 def plan_rows():
     """The rows of results/plan.csv: per dataset its recbole_dataset job (model empty: one
     for every model), then per rule x dataset x model the requests of job_request
-    (attempt 1), summed up by userfair.costs.plan_row."""
+    (attempt 1), summed up by userfair.workflow.plan.plan_row."""
     builds = [
-        costs.plan_row(
+        plan_report.plan_row(
             "recbole_dataset",
             dataset,
             "",
@@ -608,7 +630,7 @@ def plan_rows():
         for dataset in DATASETS
     ]
     return builds + [
-        costs.plan_row(
+        plan_report.plan_row(
             step,
             dataset,
             model,

@@ -19,7 +19,7 @@ rule exp_relevance:
         mem_mb=8000,
         runtime=240,
     params:
-        **measure_settings("epsilon", "block_size", "device"),
+        **measure_settings("epsilon"),
         seed=config["seed"],
         envy_utility=config["measures"]["envy_utility"],
         gamma=config["measures"]["gamma"],
@@ -47,7 +47,7 @@ rule exp_similarity:
         mem_mb=8000,
         runtime=240,
     params:
-        **measure_settings("epsilon", "block_size", "device"),
+        **measure_settings("epsilon"),
         seed=config["seed"],
         weibull_shapes=config["experiments"]["weibull_shapes"],
         model=EXPERIMENT_MODEL,
@@ -72,7 +72,7 @@ rule exp_extreme:
         mem_mb=8000,
         runtime=240,
     params:
-        **measure_settings("epsilon", "block_size", "device"),
+        **measure_settings("epsilon"),
         seed=config["seed"],
     message:
         "Fig. 4 experiment on {wildcards.dataset}: MostFair and MostUnfair similarities"
@@ -103,7 +103,7 @@ rule exp_gamma:
         mem_mb=8000,
         runtime=240,
     params:
-        **measure_settings("epsilon", "block_size", "device"),
+        **measure_settings("epsilon"),
         seed=config["seed"],
         gammas=config["experiments"]["gammas"],
     message:

@@ -20,8 +20,6 @@ rule similarity:
     resources:
         mem_mb=8000,
         runtime=60,
-    params:
-        block_size=config["measures"]["block_size"],
     message:
         "User similarity {wildcards.kind} of {wildcards.dataset}"
     script:
@@ -53,7 +51,7 @@ rule pairs_part:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("gamma", "block_size", "device"),
+        **measure_settings("gamma"),
     message:
         "Pass one of the streamed measures of {wildcards.dataset}, part {wildcards.scatteritem}"
     script:
@@ -62,9 +60,6 @@ rule pairs_part:
 
 rule pairs:
     input:
-        train=rules.split.output.train,
-        test=rules.split.output.test,
-        item=uf_item_genres,
         parts=pair_stats_parts,
     output:
         "results/{dataset}/similarity/pairs.json",
@@ -76,10 +71,8 @@ rule pairs:
     resources:
         mem_mb=8000,
         runtime=120,
-    params:
-        **measure_settings("gamma", "block_size", "device"),
     message:
-        "Pass one of the streamed measures of {wildcards.dataset}"
+        "Pass one of the streamed measures of {wildcards.dataset}: gather its parts"
     script:
         "../scripts/pairs.py"
 
@@ -105,7 +98,7 @@ rule measure_sums:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("epsilon", "envy_utility", "block_size", "device"),
+        **measure_settings("epsilon", "envy_utility"),
     message:
         "Pass two of {wildcards.model} on {wildcards.dataset}, part {wildcards.scatteritem}"
     script:
@@ -119,6 +112,7 @@ rule measures:
         valid=rules.split.output.valid,
         test=rules.split.output.test,
         topk=rules.topk.output.topk,
+        stats=rules.stats.output[0],
     output:
         "results/{dataset}/measures/{model}.json",
     log:
@@ -130,7 +124,8 @@ rule measures:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("epsilon", "envy_utility", "gamma", "block_size", "device"),
+        **measure_settings("epsilon", "envy_utility", "gamma"),
+        route=route_param,
     message:
         "Every Eff and Fair measure of {wildcards.model} on {wildcards.dataset}"
     script:

@@ -94,7 +94,6 @@ rule topk:
     output:
         topk="results/{dataset}/models/{model}/topk.parquet",
         test="results/{dataset}/models/{model}/recbole_test.json",
-        fairness="results/{dataset}/models/{model}/recbole_fairness.json",
     log:
         "results/logs/topk/{dataset}/{model}.log",
     conda:
@@ -109,9 +108,6 @@ rule topk:
         training=training_settings(),
         data_dir=split_folder,
         workdir=export_folder,
-        measures=measure_settings(
-            "epsilon", "envy_utility", "gamma", "block_size", "device"
-        ),
     message:
         "Top-{config[k]} lists of the best {wildcards.model} on {wildcards.dataset} "
         "({resources.mem_mb} MB, {resources.runtime} min, {resources.gpu} GPU)"

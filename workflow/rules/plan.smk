@@ -1,5 +1,5 @@
 # Plan stage (docs/cluster.md#costs): what every training and export job will ask the
-# cluster for, from the cost model (userfair.costs) that gives the rules of models.smk their
+# cluster for, from the cost model (userfair.workflow.costs) that gives the rules of models.smk their
 # resources. Needs no data: `snakemake plan` writes results/plan.csv and prints the totals.
 # A job that the configured device cannot finish within training.max_runtime stops the
 # whole workflow here, at parse time, before anything is submitted.

@@ -12,6 +12,7 @@ rule users:
         valid=rules.split.output.valid,
         test=rules.split.output.test,
         topk=rules.topk.output.topk,
+        stats=rules.stats.output[0],
     output:
         users="results/{dataset}/measures/{model}/users.parquet",
         worst="results/{dataset}/measures/{model}/worst.csv",
@@ -24,9 +25,10 @@ rule users:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("epsilon", "envy_utility", "gamma", "block_size"),
+        **measure_settings("epsilon", "envy_utility", "gamma"),
         **who_settings("features", "worst", "worst_measure", "neighbours"),
         source=raw_source,
+        route=route_param,
     message:
         "Each user's share of every Fair measure of {wildcards.model} on {wildcards.dataset}"
     script:

@@ -1,6 +1,6 @@
 """Rule agreement: Kendall tau-b between the model orderings of every pair of measures."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.measures import agreement
 
 with job_log(snakemake):

@@ -1,7 +1,7 @@
 """Rule download: put the raw file of one dataset under resources/raw/
 (userfair.workflow.download)."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.data import download
 
 with job_log(snakemake):

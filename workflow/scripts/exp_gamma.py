@@ -1,7 +1,7 @@
 """Rule exp_gamma: UF and PUF with sim_UF for every gamma (appendix), one dataset."""
 
-from userfair.joblog import job_log
 from userfair.workflow import steps
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.experiments import exp_gamma
 
 with job_log(snakemake):
@@ -17,4 +17,5 @@ with job_log(snakemake):
         snakemake.output.models,
         snakemake.output.relevance,
         **snakemake.params,
+        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
     )

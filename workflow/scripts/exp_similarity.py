@@ -1,6 +1,7 @@
 """Rule exp_similarity: the Fig. 3 experiment (varying similarity) of one dataset."""
 
-from userfair.joblog import job_log
+from userfair.workflow import steps
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.experiments import exp_similarity
 
 with job_log(snakemake):
@@ -13,4 +14,5 @@ with job_log(snakemake):
         snakemake.input.jacc,
         snakemake.output[0],
         **snakemake.params,
+        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
     )

@@ -1,6 +1,6 @@
 """Rule fig_agreement: Fig. 1, the Kendall tau heatmap per dataset, PDF and PNG."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.figures import fig_agreement
 
 with job_log(snakemake):

@@ -1,6 +1,6 @@
 """Rule fig_extreme: the figure of the extreme experiment, PDF and PNG."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.figures import fig_extreme
 
 with job_log(snakemake):

@@ -1,6 +1,6 @@
 """Rule fig_gamma: the appendix figures (UF and PUF for every gamma), PDF and PNG."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.figures import fig_gamma
 
 with job_log(snakemake):

@@ -1,6 +1,6 @@
 """Rule fig_intervals: every Fair measure per model with its bootstrap interval."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.figures import fig_intervals
 
 with job_log(snakemake):

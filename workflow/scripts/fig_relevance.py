@@ -1,6 +1,6 @@
 """Rule fig_relevance: the figure of the relevance experiment, PDF and PNG."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.figures import fig_relevance
 
 with job_log(snakemake):

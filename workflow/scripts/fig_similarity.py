@@ -1,6 +1,6 @@
 """Rule fig_similarity: the figure of the similarity experiment, PDF and PNG."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.figures import fig_similarity
 
 with job_log(snakemake):

@@ -1,6 +1,6 @@
 """Rule fig_who: each Fair measure's share by activity group per model, with intervals."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.figures import fig_who
 
 with job_log(snakemake):

@@ -1,6 +1,6 @@
 """Rule genres: the .item file (item genres) of the items in one dataset's split."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.data import genres
 
 with job_log(snakemake):

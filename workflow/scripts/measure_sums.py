@@ -1,7 +1,8 @@
 """Rule measure_sums: pass two of the streamed measures of one dataset x model over one
 scattered row range."""
 
-from userfair.joblog import job_log
+from userfair.workflow import steps
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.measures import measure_sums
 
 with job_log(snakemake):
@@ -15,4 +16,5 @@ with job_log(snakemake):
         snakemake.output[0],
         scatteritem=snakemake.wildcards.scatteritem,
         **snakemake.params,
+        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
     )

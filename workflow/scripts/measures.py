@@ -1,9 +1,9 @@
 """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on the
-dense route (the similarity files) or the streamed one (pass one and pass two): the inputs
-the rule received decide (common.smk, measure_inputs)."""
+dense route (the similarity files) or the streamed one (pass one and pass two, gathered):
+the route is params.route (common.smk, measure_route)."""
 
-from userfair.joblog import job_log
 from userfair.workflow import steps
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.measures import measures
 
 with job_log(snakemake):
@@ -14,5 +14,6 @@ with job_log(snakemake):
         snakemake.input.topk,
         snakemake.output[0],
         **snakemake.params,
+        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
         **steps.named(snakemake.input, keys=("cos", "jacc", "genre", "pairs", "sums", "item")),
     )

@@ -1,17 +1,16 @@
 """Rule pairs_part: pass one of the streamed measures over one scattered row range."""
 
-from userfair.joblog import job_log
-from userfair.workflow.steps.measures import pairs
+from userfair.workflow import steps
+from userfair.workflow.joblog import job_log
+from userfair.workflow.steps.measures import pairs_part
 
 with job_log(snakemake):
-    p = snakemake.params
-    pairs(
+    pairs_part(
         snakemake.input.train,
         snakemake.input.test,
         list(snakemake.input.item),
         snakemake.output[0],
         scatteritem=snakemake.wildcards.scatteritem,
-        gamma=p.gamma,
-        block_size=p.block_size,
-        device=p.device,
+        gamma=snakemake.params.gamma,
+        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
     )

@@ -1,6 +1,6 @@
 """Rule plan: the requests of every tune and topk job -> results/plan.csv; prints the totals."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.plan import plan
 
 with job_log(snakemake):

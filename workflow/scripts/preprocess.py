@@ -1,6 +1,6 @@
 """Rule preprocess: steps 1-3 of docs/method.md#data on the raw interactions of one dataset."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.data import preprocess
 
 with job_log(snakemake):

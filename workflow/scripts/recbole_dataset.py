@@ -1,7 +1,7 @@
 """Rule recbole_dataset: the dataset's RecBole dataset, its parts, sampler and evaluation
 loaders, built once and saved for every training and export job of the dataset."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.models import recbole_dataset
 
 with job_log(snakemake):

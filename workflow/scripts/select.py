@@ -1,6 +1,6 @@
 """Rule select: every grid point's valid metrics -> tuning.tsv; the best valid NDCG -> best.json."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.models import select
 
 with job_log(snakemake):

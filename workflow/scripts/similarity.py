@@ -1,6 +1,7 @@
 """Rule similarity: one user-similarity file (cos, jacc or genre) of a dataset."""
 
-from userfair.joblog import job_log
+from userfair.workflow import steps
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.measures import similarity
 
 with job_log(snakemake):
@@ -10,7 +11,8 @@ with job_log(snakemake):
         snakemake.input.test,
         list(snakemake.input.item),
         snakemake.output[0],
-        block_size=snakemake.params.block_size,
+        # speed-only: not a param (no rerun)
+        block_size=steps.speed(snakemake.config)["block_size"],
         # the config, not a param: a new threshold must not rebuild a dense file
         stream_above=snakemake.config["measures"]["stream_above"],
     )

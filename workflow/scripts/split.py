@@ -1,6 +1,6 @@
 """Rule split: steps 4-5 of docs/method.md#data; the RecBole atomic files of train/valid/test."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.data import split
 
 with job_log(snakemake):

@@ -1,6 +1,6 @@
 """Rule stats: stats.json of one dataset (Table 1 row)."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.data import stats
 
 with job_log(snakemake):

@@ -1,6 +1,6 @@
 """Rule table_scores: Table 2 as CSV and booktabs LaTeX."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.measures import table_scores
 
 with job_log(snakemake):

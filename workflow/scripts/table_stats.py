@@ -1,6 +1,6 @@
 """Rule table_stats: Table 1 (dataset statistics) as CSV and booktabs LaTeX."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.data import table_stats
 
 with job_log(snakemake):

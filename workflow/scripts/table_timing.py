@@ -1,6 +1,6 @@
 """Rule table_timing: Table 3 as CSV and booktabs LaTeX."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.measures import table_timing
 
 with job_log(snakemake):

@@ -2,8 +2,8 @@
 (Holm within each measure) and the Kendall tau intervals of Fig. 1, from every model's
 resamples."""
 
-from userfair.joblog import job_log
 from userfair.workflow import steps
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.uncertainty import table_uncertainty
 
 with job_log(snakemake):

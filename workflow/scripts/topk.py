@@ -1,8 +1,7 @@
-"""Rule topk: the winner's checkpoint -> topk.parquet (k items per test user), RecBole's
-own test metrics (recbole_test.json) and the 12 fairness measures of the same RecBole test
-evaluation (recbole_fairness.json, through userfair.recbole)."""
+"""Rule topk: the winner's checkpoint -> topk.parquet (k items per test user) and RecBole's
+own test metrics (recbole_test.json)."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.models import topk
 
 with job_log(snakemake):
@@ -16,8 +15,6 @@ with job_log(snakemake):
         snakemake.input.shared,
         out.topk,
         out.test,
-        out.fairness,
         training=p.training,
         threads=snakemake.threads,
-        measures=p.measures,
     )

@@ -1,7 +1,7 @@
 """Rule tune: train one grid point of one model; writes valid.json and model.pth. A killed
 job leaves resume.pth in the grid point's folder, from which its next attempt resumes."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.models import tune
 
 with job_log(snakemake):

@@ -1,6 +1,7 @@
 """Rule uncertainty: the bootstrap resamples of every measure of one dataset x model."""
 
-from userfair.joblog import job_log
+from userfair.workflow import steps
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.uncertainty import uncertainty
 
 with job_log(snakemake):
@@ -14,4 +15,5 @@ with job_log(snakemake):
         list(snakemake.input.genre),
         snakemake.output[0],
         **snakemake.params,
+        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
     )

@@ -1,8 +1,8 @@
 """Rule users: every evaluated user's share of every Fair measure of one dataset x model,
 and the most disadvantaged users (docs/method.md#who)."""
 
-from userfair.joblog import job_log
 from userfair.workflow import steps
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.who import users
 
 with job_log(snakemake):
@@ -15,5 +15,7 @@ with job_log(snakemake):
         snakemake.output.users,
         snakemake.output.worst,
         **snakemake.params,
+        # speed-only: not a param (no rerun)
+        block_size=steps.speed(snakemake.config)["block_size"],
         **steps.named(snakemake.input, keys=("cos", "jacc", "genre", "pairs", "item", "raw")),
     )

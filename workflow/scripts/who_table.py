@@ -1,6 +1,6 @@
 """Rule who_table: each Fair measure's share by group of users, with bootstrap intervals."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.who import who_table
 
 with job_log(snakemake):

@@ -1,6 +1,6 @@
 """Rule who_worst: the most disadvantaged users of every model."""
 
-from userfair.joblog import job_log
+from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.who import who_worst
 
 with job_log(snakemake):

@@ -13,7 +13,7 @@ say so when imported without it. The workflow's own modules (``download``, ``tes
 rule steps ``steps``) are the subpackage :mod:`userfair.workflow`, which needs the
 ``workflow`` extra and names it when imported without it. No module imports Snakemake: the
 rule scripts (workflow/scripts/) read the ``snakemake`` object and pass plain values in;
-only :func:`userfair.joblog.job_log` takes that object itself (duck-typed: its log, rule
+only :func:`userfair.workflow.joblog.job_log` takes that object itself (duck-typed: its log, rule
 and wildcards).
 
 ``import userfair`` imports nothing beyond this file.

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import kendalltau
 
-from .measures import NAMES, higher_is_better
+from userfair.measures import NAMES, higher_is_better
 
 EQUIVALENT = 0.9  # |tau| >= this counts as equivalent orderings (the paper's threshold)
 
@@ -51,7 +51,7 @@ def agreement_matrix(scores: pd.DataFrame, measures=NAMES) -> pd.DataFrame:
 
 def agreement_long(long_scores: pd.DataFrame, measures=NAMES) -> pd.DataFrame:
     """Per dataset, tau-b of every measure pair, from the long (dataset, model, measure,
-    value) frame of :func:`userfair.tables.scores_frame`. Columns: dataset, measure_a,
+    value) frame of :func:`userfair.workflow.tables.scores_frame`. Columns: dataset, measure_a,
     measure_b, tau, equivalent."""
     frames = []
     for dataset, group in long_scores.groupby("dataset", sort=False):

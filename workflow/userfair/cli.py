@@ -133,6 +133,7 @@ def _users_parser(commands, evaluate_parser) -> None:
 def _users(args) -> int:
     """``userfair users``: the per-user decomposition, written or printed as CSV."""
     from userfair import decompose
+    from userfair import route as route_
     from userfair.inputs import load_inputs
     from userfair.io import InputError
 
@@ -148,10 +149,10 @@ def _users(args) -> int:
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
             valid=args.valid, topk_format=args.format,
         )  # fmt: skip
-        route = decompose.choose_route(len(inputs.users), args.gamma, args.route)
+        route = route_.choose_route(len(inputs.users), args.gamma, args.route, purpose="decompose")
         sims, stats = None, None
         if route == "dense":
-            decompose.check_memory(len(inputs.users), args.gamma)
+            route_.check_memory(len(inputs.users), args.gamma)
             sims = decompose.similarities_of(inputs, None, args.gamma, args.block_size)
         else:
             from userfair import streaming

@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import psutil
 import scipy.sparse as sp
 from scipy.stats import rankdata
 
 from userfair import _decompose_kernels as kern
 from userfair import _kernels, effectiveness, fairness, pair_records, similarity, streaming
+from userfair import route as route_
 from userfair._backend import binary_csr, blocks
 from userfair.inputs import Inputs
 from userfair.io import InputError, atomic_path, read_atomic_header
@@ -261,26 +261,6 @@ def attributes(inputs: Inputs, cosine: np.ndarray | None = None) -> pd.DataFrame
     )
 
 
-def check_memory(m: int, gamma: float = 1.0, available: int | None = None) -> int:
-    """The bytes the in-memory route holds beyond the inputs: the cosine and Jaccard
-    matrices, UF's raw Jaccard (and the genre similarity and the mix when gamma < 1), each
-    8 m^2 bytes; a ValueError when that exceeds ``available`` (default: the memory the
-    system has available now)."""
-    needed = (3 + 2 * (gamma < 1.0)) * 8 * m * m
-    if available is None:
-        try:
-            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):  # not every system tells
-            return needed
-    if needed > available:
-        raise ValueError(
-            f"{m} evaluated users need about {needed / 2**30:.1f} GiB for the in-memory "
-            f"route (m x m similarity matrices), {available / 2**30:.1f} GiB available; use the "
-            "streamed route (route='stream', --route stream)"
-        )
-    return needed
-
-
 def similarities_of(
     inputs: Inputs, similarities: dict | None = None, gamma: float = 1.0, block_size: int = 2048
 ) -> dict[str, similarity.Similarity]:
@@ -311,30 +291,6 @@ def _score_columns(columns: dict, scores: dict) -> None:
         columns[f"Gini-{name}"] = share
         columns[f"Gini-{name}:disadvantaged"], columns[f"Gini-{name}:advantaged"] = worse, better
         columns[f"SD-{name}"] = sd_share(scores[name])
-
-
-def dense_bytes(m: int, gamma: float = 1.0) -> int:
-    """Bytes the in-memory route holds beyond the inputs: the cosine and Jaccard matrices and
-    UF's raw Jaccard (and the genre similarity and the mix when gamma < 1), 8 m^2 each."""
-    return (3 + 2 * (gamma < 1.0)) * 8 * m * m
-
-
-def choose_route(m: int, gamma: float = 1.0, route: str = "auto", available=None) -> str:
-    """``dense`` or ``stream``, by the rule of ``userfair.streaming.choose_route`` (the
-    rule of ``userfair evaluate``) applied to :func:`dense_bytes`: ``auto`` streams above
-    ``streaming.DENSE_MAX_USERS`` users or when the in-memory matrices would take more than
-    ``streaming.DENSE_MEMORY_FRACTION`` of the ``available`` bytes (default: available now)."""
-
-    if route not in streaming.ROUTES:
-        raise ValueError(f"route must be one of {streaming.ROUTES}, got {route!r}")
-    if route != "auto":
-        return route
-    if m > streaming.DENSE_MAX_USERS:
-        return "stream"
-    if available is None:
-        available = psutil.virtual_memory().available
-    too_big = dense_bytes(m, gamma) > streaming.DENSE_MEMORY_FRACTION * available
-    return "stream" if too_big else "dense"
 
 
 def _check_options(gamma: float, envy_utility: str) -> None:
@@ -370,12 +326,13 @@ def decompose(
 
     ``route``: ``dense`` (the (m, m) similarities are held), ``stream`` (row passes,
     nothing m x m: :func:`stream_decompose`, which may take the pass-one ``stats``) or
-    ``auto``: dense when ``similarities`` are given, else :func:`choose_route`. Both
+    ``auto``: dense when ``similarities`` are given, else
+    ``userfair.route.choose_route`` (``purpose="decompose"``). Both
     routes give the same shares (to <= 1e-9, tested).
     """
     _check_options(gamma, envy_utility)
     route = "dense" if similarities and route == "auto" else route
-    if choose_route(len(inputs.users), gamma, route) == "stream":
+    if route_.choose_route(len(inputs.users), gamma, route, purpose="decompose") == "stream":
         frame = stream_decompose(
             inputs, k, epsilon, gamma, block_size=block_size, envy_utility=envy_utility,
             stats=stats,
@@ -470,12 +427,6 @@ def stream_parts(
             as64(holders.indices), own, denominator, start + a, start + b, threads,
         ).sum(axis=0)  # fmt: skip
     return dict(zip(PARTS, np.ascontiguousarray(np.concatenate([pairs, envy], axis=1).T)))
-
-
-def add_parts(parts) -> dict[str, np.ndarray]:
-    """The accumulators of several row ranges together (their sum)."""
-    parts = list(parts)
-    return {name: np.sum([part[name] for part in parts], axis=0) for name in PARTS}
 
 
 def finish_parts(

@@ -6,6 +6,7 @@ import logging
 import time
 
 from userfair import effectiveness, fairness, similarity, streaming
+from userfair import route as route_
 from userfair._backend import resolve
 from userfair.inputs import Inputs
 from userfair.measures import EFF, NAMES, conventions
@@ -66,10 +67,10 @@ def evaluate(
     (``userfair.streaming.stream_evaluate``: the same numbers in row passes that never hold
     m x m, on ``device`` too: numba on the CPU, or torch blocks; ``similarities`` are not
     used) or ``auto`` (default): dense when
-    ``similarities`` are given, else ``userfair.streaming.choose_route`` (stream when the
+    ``similarities`` are given, else ``userfair.route.choose_route`` (stream when the
     dense matrices would exceed half the available memory or m > 20,000).
     """
-    route = route if similarities else streaming.choose_route(len(inputs.users), gamma, route)
+    route = route if similarities else route_.choose_route(len(inputs.users), gamma, route)
     device = "cpu" if resolve(device) is None else device  # import torch once, untimed
     if route == "stream":
         log.info("streamed route for %d users", len(inputs.users))
@@ -77,8 +78,8 @@ def evaluate(
             inputs, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,
             block_size=block_size, device=device,
         )  # fmt: skip
-    if route not in streaming.ROUTES:
-        raise ValueError(f"route must be one of {streaming.ROUTES}, got {route!r}")
+    if route not in route_.ROUTES:
+        raise ValueError(f"route must be one of {route_.ROUTES}, got {route!r}")
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
         raise ValueError(
             f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "

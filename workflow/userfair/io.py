@@ -42,7 +42,6 @@ PRODUCERS = {
     "results/{dataset}/models/{model}/best.json": "select",
     "results/{dataset}/models/{model}/topk.parquet": "topk",
     "results/{dataset}/models/{model}/recbole_test.json": "topk",
-    "results/{dataset}/models/{model}/recbole_fairness.json": "topk",
     "results/{dataset}/similarity/{kind}.npz": "similarity",
     "results/{dataset}/similarity/pairs/{scatteritem}.json": "pairs_part",
     "results/{dataset}/similarity/pairs.json": "pairs",

@@ -12,9 +12,7 @@
 (:data:`METRICS`; case-insensitive, as RecBole's own names) to RecBole's metric registry,
 marks them lower-is-better (so ``valid_metric: PUF_P_Cos@10`` stops early and ranks
 ``run_hyper`` trials on the smallest value) and applies the runtime fixes RecBole 1.2.1 needs
-(:mod:`userfair.recbole_patches`, plus numpy's ``bool8`` for the ray 2.6.3 that
-``recbole.quick_start`` imports, and a numpy Generator for the exhaustive search of
-RecBole's ``HyperTuning`` on hyperopt >= 0.2.7).
+(:mod:`userfair.recbole_patches`, the one place for them).
 
 The values are those of :func:`userfair.evaluate.evaluate` with its defaults
 (docs/method.md): the evaluated users are the users of RecBole's full-sort evaluation (the
@@ -30,16 +28,13 @@ Settings (optional RecBole config keys, defaults of ``userfair evaluate``):
 ``userfair_epsilon`` (0.05), ``userfair_envy_utility`` (``precision``),
 ``userfair_block_size`` (2048), ``userfair_device`` (``auto``) and ``userfair_route``
 (``auto``: the dense blockwise route, the streamed one above
-``userfair.streaming.DENSE_MAX_USERS`` evaluated users or when the dense matrices would not
+``userfair.route.DENSE_MAX_USERS`` evaluated users or when the dense matrices would not
 fit in memory). UF uses gamma = 1 (the raw Jaccard).
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
-import types
-from dataclasses import dataclass
 
 from userfair._extras import require
 
@@ -51,9 +46,16 @@ import numpy as np  # noqa: E402  (after the check, which names the extra to ins
 import scipy.sparse as sp  # noqa: E402
 
 from userfair import effectiveness, fairness, recbole_patches, similarity, streaming  # noqa: E402
+from userfair import route as route_  # noqa: E402
 from userfair._backend import binary_csr, blocks  # noqa: E402
 from userfair.inputs import Inputs  # noqa: E402
-from userfair.measures import FAIR, conventions  # noqa: E402
+from userfair.recbole_collector import (  # noqa: E402
+    NEED_POSITIVE,
+    NEED_TRAIN,
+    NEED_USERS,
+    TrainMatrix,
+    patch_collector,
+)
 
 log = logging.getLogger(__name__)
 
@@ -74,11 +76,6 @@ METRICS = {
     "PUF_NDCG_Cos": "PUF-NDCG-Cos",
     "PUF_NDCG_Jacc": "PUF-NDCG-Jacc",
 }
-#: What the fairness metrics need beyond RecBole's ``rec.items`` (the collected top-k):
-#: the user ids and positive items of each evaluated user, and the training matrix.
-NEED_USERS = "userfair.users"
-NEED_POSITIVE = "userfair.positive"
-NEED_TRAIN = "userfair.train"
 #: Settings read from the RecBole config, with the defaults of ``userfair evaluate``.
 SETTINGS = {
     "userfair_epsilon": 0.05,
@@ -91,39 +88,12 @@ SETTINGS = {
 #: the same at every epoch) when both matrices take at most this many bytes.
 CACHE_BYTES = 1 << 30
 
-_serial = itertools.count()
 _cache: dict = {}
 _classes: dict[str, type] = {}
 
 
 class RecBoleVersionError(RuntimeError):
     """The installed RecBole is not the version the plugin was written for."""
-
-
-@dataclass(frozen=True, eq=False)
-class TrainMatrix:
-    """The binary (users, items) training matrix in RecBole's internal ids, as the
-    collector keeps it: shared, never copied (``deepcopy`` and ``cpu`` return it)."""
-
-    matrix: sp.csr_matrix
-    serial: int
-
-    def cpu(self):  # Collector.get_data_struct calls .cpu() on everything it holds
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
-
-
-def train_matrix(dataset) -> TrainMatrix:
-    """The binarised training interactions of a RecBole dataset (rows: internal user ids,
-    columns: internal item ids, padding 0 included and empty)."""
-    matrix = dataset.inter_matrix(form="csr").astype(np.float64)
-    matrix.sum_duplicates()
-    matrix.data[:] = 1.0
-    matrix.eliminate_zeros()
-    matrix.sort_indices()
-    return TrainMatrix(matrix.tocsr(), next(_serial))
 
 
 # --- the metrics -------------------------------------------------------------------------
@@ -277,7 +247,7 @@ def measures(
     device = options["userfair_device"]
     wanted = list(wanted)
     m = len(inputs.users)
-    route = streaming.choose_route(m, 1.0, options["userfair_route"])
+    route = route_.choose_route(m, 1.0, options["userfair_route"])
     if route == "stream":
         log.info("userfair metrics: streamed route for %d users", m)
         result = streaming.stream_evaluate(
@@ -342,132 +312,6 @@ def _metric_classes() -> dict[str, type]:
     return dict(_classes)
 
 
-# --- the collector -----------------------------------------------------------------------
-
-
-def _data_collect(original):
-    def data_collect(self, train_data):
-        original(self, train_data)
-        if self.register.need(NEED_TRAIN):
-            self.data_struct.set(NEED_TRAIN, train_matrix(train_data.dataset))
-
-    data_collect.userfair = True
-    return data_collect
-
-
-def _eval_batch_collect(original):
-    def eval_batch_collect(self, scores_tensor, interaction, positive_u, positive_i):
-        original(self, scores_tensor, interaction, positive_u, positive_i)
-        if not self.register.need(NEED_USERS):
-            return
-        if scores_tensor.dim() != 2 or scores_tensor.shape[0] != len(interaction):
-            raise ValueError(
-                "the userfair metrics need full-sort evaluation (eval_args mode: full)"
-            )
-        import torch
-
-        users = interaction[self.config["USER_ID_FIELD"]].detach().cpu()
-        offset = len(self.data_struct[NEED_USERS]) if NEED_USERS in self.data_struct else 0
-        positive = torch.stack(
-            (positive_u.detach().cpu().long() + offset, positive_i.detach().cpu().long()), dim=1
-        )
-        self.data_struct.update_tensor(NEED_USERS, users)
-        self.data_struct.update_tensor(NEED_POSITIVE, positive)
-
-    eval_batch_collect.userfair = True
-    return eval_batch_collect
-
-
-def _get_data_struct(original):
-    def get_data_struct(self):
-        struct = original(self)
-        for key in (NEED_USERS, NEED_POSITIVE):  # per evaluation, as RecBole's rec.* keys
-            if key in self.data_struct:
-                del self.data_struct[key]
-        return struct
-
-    get_data_struct.userfair = True
-    return get_data_struct
-
-
-class _SharedTopkTorch(types.ModuleType):
-    """``torch`` as seen by recbole.evaluator.collector: ``topk`` of the very tensor and
-    arguments of the previous call returns that call's result. The collector sorts each
-    batch's scores once for ``rec.items`` (what the fairness metrics read) and again for
-    ``rec.topk`` (RecBole's ranking metrics): the second sort is the first one's result,
-    the same tensors, so RecBole's metrics do not change and the plugin costs no second
-    sort."""
-
-    def __init__(self, module):
-        super().__init__(module.__name__)
-        self._module = module
-        self._last = None
-
-    def __getattr__(self, name):
-        return getattr(self._module, name)
-
-    def topk(self, tensor, *args, **kwargs):
-        last = self._last
-        key = (tensor._version, args, kwargs)  # _version: bumped by in-place changes
-        if last is not None and last[0] is tensor and last[1] == key:
-            return last[2]
-        result = self._module.topk(tensor, *args, **kwargs)
-        self._last = (tensor, key, result)
-        return result
-
-
-def _patch_collector() -> None:
-    import recbole.evaluator.collector as collector
-    from recbole.evaluator.collector import Collector
-
-    if not isinstance(collector.torch, _SharedTopkTorch):
-        collector.torch = _SharedTopkTorch(collector.torch)
-
-    for name, wrap in (
-        ("data_collect", _data_collect),
-        ("eval_batch_collect", _eval_batch_collect),
-        ("get_data_struct", _get_data_struct),
-    ):
-        method = getattr(Collector, name)
-        if not getattr(method, "userfair", False):
-            setattr(Collector, name, wrap(method))
-
-
-# --- the config ------------------------------------------------------------------------
-
-
-def _valid_metric_fix(original):
-    """RecBole 1.2.1's default ``valid_metric`` is MRR@10; with a ``metrics`` list
-    without MRR (``["NDCG", "PUF_P_Cos", "UF"]``) its trainer fails after the first epoch
-    (KeyError 'mrr@10'). Add the valid metric to the evaluated metrics instead (a
-    ranking metric to ranking metrics only), so the model is still selected on it."""
-
-    def set_default_parameters(self):
-        settings = self.final_config_dict
-        metrics = settings.get("metrics")
-        metrics = [metrics] if isinstance(metrics, str) else list(metrics or [])
-        valid = str(settings.get("valid_metric") or "").split("@")[0]
-        from recbole.evaluator.register import metric_types
-
-        lower = [m.lower() for m in metrics]
-        types = {metric_types.get(m) for m in lower}
-        if valid and valid.lower() not in lower and types == {metric_types.get(valid.lower())}:
-            log.warning("valid_metric %s is not among metrics %s: added", valid, metrics)
-            settings["metrics"] = metrics + [valid]
-        original(self)
-
-    set_default_parameters.userfair = True
-    return set_default_parameters
-
-
-def _patch_config() -> None:
-    from recbole.config.configurator import Config
-
-    method = Config._set_default_parameters
-    if not getattr(method, "userfair", False):
-        Config._set_default_parameters = _valid_metric_fix(method)
-
-
 def add_metrics(trainer, train_data, names=None, settings: dict | None = None) -> list[str]:
     """Add the fairness metrics ``names`` (default: all 12) to an existing RecBole
     trainer's evaluation (its config's ``metrics``, collector and evaluator) and collect
@@ -502,28 +346,6 @@ def measure_values(result: dict, k: int) -> dict:
     }
 
 
-def workflow_settings(measures: dict) -> dict:
-    """The :func:`add_metrics` arguments of the workflow's ``measures:`` settings (``k``,
-    ``epsilon``, ``envy_utility``, ``gamma``, ``block_size``, ``device``): every metric,
-    UF only with gamma = 1 (the plugin has no item genres)."""
-    names = [n for n in METRICS if n != "UF" or float(measures.get("gamma", 1.0)) == 1.0]
-    keys = ("epsilon", "envy_utility", "block_size", "device")
-    return {
-        "names": names,
-        "settings": {f"userfair_{key}": measures[key] for key in keys if key in measures},
-    }
-
-
-def fairness_record(metrics: dict, measures: dict) -> dict:
-    """What the topk job writes to recbole_fairness.json: the measures RecBole's test
-    evaluation reported (``metrics``, measure keys) and their conventions."""
-    return {
-        "k": int(measures["k"]),
-        **{key: float(metrics[key]) for key in FAIR if key in metrics},
-        "conventions": conventions(measures["envy_utility"], measures["epsilon"], 1.0),
-    }
-
-
 # --- registration ------------------------------------------------------------------------
 
 
@@ -537,33 +359,6 @@ def check_version(version: str) -> None:
         )
 
 
-def _ray_fixes() -> None:
-    """ray 2.6.3 (the newest RecBole 1.2.1 allows; imported by recbole.quick_start) reads
-    ``np.bool8``, which numpy 2 removed."""
-    if "bool8" not in np.__dict__:
-        np.bool8 = np.bool_
-
-
-class _GeneratorRandom(types.ModuleType):
-    """``numpy`` as seen by recbole.trainer.hyper_tuning, whose exhaustive search seeds
-    ``np.random.RandomState``: hyperopt >= 0.2.7 samples with ``rng.integers``, which only
-    numpy's Generator has. Everything else is numpy itself."""
-
-    def __init__(self):
-        super().__init__("numpy")
-        self.random = types.SimpleNamespace(RandomState=np.random.default_rng)
-
-    def __getattr__(self, name):
-        return getattr(np, name)
-
-
-def _hyperopt_fixes() -> None:
-    import recbole.trainer.hyper_tuning as hyper_tuning
-
-    if not isinstance(hyper_tuning.np, _GeneratorRandom):
-        hyper_tuning.np = _GeneratorRandom()
-
-
 def register() -> list[str]:
     """Add the 12 metrics to RecBole's registry (idempotent) and apply the runtime fixes;
     return the metric names. Call it before ``recbole.quick_start`` is imported (that
@@ -572,8 +367,7 @@ def register() -> list[str]:
 
     check_version(recbole.__version__)
     recbole_patches.apply()
-    _ray_fixes()
-    _hyperopt_fixes()
+    recbole_patches.apply_plugin_fixes()
     from recbole.evaluator import register as registry
 
     classes = _metric_classes()
@@ -590,6 +384,5 @@ def register() -> list[str]:
         registry.metric_types[lower] = cls.metric_type
         if lower not in registry.smaller_metrics:
             registry.smaller_metrics.append(lower)
-    _patch_collector()
-    _patch_config()
+    patch_collector()
     return list(classes)

@@ -1,6 +1,9 @@
-"""Runtime fixes that let RecBole 1.2.1 run on numpy 2, torch >= 2.6 and scipy >= 1.15.
+"""Runtime fixes that let RecBole 1.2.1 run on numpy 2, torch >= 2.6 and scipy >= 1.15: the
+one place for RecBole version fixes.
 
-Call :func:`apply` once before RecBole is used (``userfair.workflow.recommenders`` does). Each fix
+Call :func:`apply` once before RecBole is used; :func:`userfair.recbole.register` also calls
+:func:`apply_plugin_fixes` (``valid_metric`` outside ``metrics``; ray and hyperopt, which
+``recbole.quick_start`` imports, on numpy 2) (``userfair.workflow.recommenders`` does). Each fix
 names the upstream problem and is tested in tests/test_recbole_patches.py. RecBole's
 ``quick_start`` package imports ``ray`` at import time; this project never imports it
 (training goes through Config/Trainer directly), so ray is not needed.
@@ -8,6 +11,7 @@ names the upstream problem and is tested in tests/test_recbole_patches.py. RecBo
 
 from __future__ import annotations
 
+import logging
 import types
 
 from userfair._extras import require
@@ -34,6 +38,8 @@ LEGACY_NUMPY_ALIASES = {
     "long": np.int_,
     "unicode": np.str_,
 }
+
+log = logging.getLogger(__name__)
 
 _applied = False
 
@@ -91,3 +97,77 @@ def apply() -> None:
     if not isinstance(trainer.torch, _TrustedCheckpointTorch):
         trainer.torch = _TrustedCheckpointTorch(torch)
     _applied = True
+
+
+# --- fixes the metrics plugin (userfair.recbole) needs -----------------------------------
+
+
+# --- the config ------------------------------------------------------------------------
+
+
+def _valid_metric_fix(original):
+    """RecBole 1.2.1's default ``valid_metric`` is MRR@10; with a ``metrics`` list
+    without MRR (``["NDCG", "PUF_P_Cos", "UF"]``) its trainer fails after the first epoch
+    (KeyError 'mrr@10'). Add the valid metric to the evaluated metrics instead (a
+    ranking metric to ranking metrics only), so the model is still selected on it."""
+
+    def set_default_parameters(self):
+        settings = self.final_config_dict
+        metrics = settings.get("metrics")
+        metrics = [metrics] if isinstance(metrics, str) else list(metrics or [])
+        valid = str(settings.get("valid_metric") or "").split("@")[0]
+        from recbole.evaluator.register import metric_types
+
+        lower = [m.lower() for m in metrics]
+        types = {metric_types.get(m) for m in lower}
+        if valid and valid.lower() not in lower and types == {metric_types.get(valid.lower())}:
+            log.warning("valid_metric %s is not among metrics %s: added", valid, metrics)
+            settings["metrics"] = metrics + [valid]
+        original(self)
+
+    set_default_parameters.userfair = True
+    return set_default_parameters
+
+
+def _patch_config() -> None:
+    from recbole.config.configurator import Config
+
+    method = Config._set_default_parameters
+    if not getattr(method, "userfair", False):
+        Config._set_default_parameters = _valid_metric_fix(method)
+
+
+def _ray_fixes() -> None:
+    """ray 2.6.3 (the newest RecBole 1.2.1 allows; imported by recbole.quick_start) reads
+    ``np.bool8``, which numpy 2 removed."""
+    if "bool8" not in np.__dict__:
+        np.bool8 = np.bool_
+
+
+class _GeneratorRandom(types.ModuleType):
+    """``numpy`` as seen by recbole.trainer.hyper_tuning, whose exhaustive search seeds
+    ``np.random.RandomState``: hyperopt >= 0.2.7 samples with ``rng.integers``, which only
+    numpy's Generator has. Everything else is numpy itself."""
+
+    def __init__(self):
+        super().__init__("numpy")
+        self.random = types.SimpleNamespace(RandomState=np.random.default_rng)
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def _hyperopt_fixes() -> None:
+    import recbole.trainer.hyper_tuning as hyper_tuning
+
+    if not isinstance(hyper_tuning.np, _GeneratorRandom):
+        hyper_tuning.np = _GeneratorRandom()
+
+
+def apply_plugin_fixes() -> None:
+    """The fixes :func:`userfair.recbole.register` needs on top of :func:`apply`: a
+    ``valid_metric`` outside ``metrics`` is evaluated anyway, and ``recbole.quick_start``'s
+    ray and hyperopt run on numpy 2 (idempotent)."""
+    _ray_fixes()
+    _hyperopt_fixes()
+    _patch_config()

@@ -39,7 +39,6 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-import psutil
 import scipy.sparse as sp
 
 from userfair import _kernels, effectiveness, fairness
@@ -62,15 +61,6 @@ log = logging.getLogger(__name__)
 #: UF's item cosines are kept dense when at least this share of the (r, r) entries may be
 #: nonzero (a CSR entry takes 12 bytes, a dense one 8).
 DENSE_COSINES_SHARE = 2.0 / 3.0
-#: The routes of ``userfair.evaluate.evaluate``.
-ROUTES = ("auto", "dense", "stream")
-#: ``route="auto"`` streams when the dense matrices would take more than this share of the
-#: memory available now (``psutil.virtual_memory().available``).
-DENSE_MEMORY_FRACTION = 0.5
-#: ... or above this many evaluated users, whatever the memory (8 m^2 bytes = 3.2 GB per
-#: matrix at 20,000 users). The workflow's measures.stream_above defaults to the same
-#: number (a test checks it), so the command and the workflow choose alike.
-DENSE_MAX_USERS = 20_000
 
 
 # --- the train rows as the kernels read them ---------------------------------------------
@@ -549,28 +539,3 @@ def stream_evaluate(
     )
     log.info("pass two: pairs %.3f s, envy %.3f s", sums.seconds_pairs, sums.seconds_envy)
     return finish(inputs, stats, sums)
-
-
-# --- which route -------------------------------------------------------------------------
-
-
-def dense_bytes(m: int, gamma: float = 1.0) -> int:
-    """Bytes of the (m, m) float64 matrices the dense route holds at once: one (cos or
-    Jaccard) at gamma = 1; the Jaccard, the genre similarity and their mix when gamma < 1."""
-    return 8 * m * m * (1 if gamma == 1.0 else 3)
-
-
-def choose_route(m: int, gamma: float = 1.0, route: str = "auto", available=None) -> str:
-    """``dense`` or ``stream``: ``route`` itself unless ``auto``; ``auto`` streams when
-    :func:`dense_bytes` exceed :data:`DENSE_MEMORY_FRACTION` of ``available`` bytes (default:
-    the memory available now, ``psutil.virtual_memory().available``) or ``m`` exceeds
-    :data:`DENSE_MAX_USERS`."""
-    if route not in ROUTES:
-        raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
-    if route != "auto":
-        return route
-    if m > DENSE_MAX_USERS:
-        return "stream"
-    if available is None:
-        available = psutil.virtual_memory().available
-    return "stream" if dense_bytes(m, gamma) > DENSE_MEMORY_FRACTION * available else "dense"

@@ -22,8 +22,8 @@ require("workflow", NEEDS, __name__)
 import requests  # noqa: E402  (after the check, which names the extra to install)
 from tqdm import tqdm  # noqa: E402
 
-from .. import catalogue  # noqa: E402
-from ..io import InputError, atomic_path  # noqa: E402
+from userfair.io import InputError, atomic_path  # noqa: E402
+from userfair.workflow import catalogue  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,8 @@ def fetch(
     name: str | catalogue.Dataset, dest: str | os.PathLike, url: str = "", sha256: str = ""
 ) -> Path:
     """Put dataset ``name``'s raw file at ``dest``: copied (ml-100k) or downloaded. ``name``
-    is a catalogue name or a :class:`~userfair.catalogue.Dataset` (a declared dataset with a
+    is a catalogue name or a :class:`~userfair.workflow.catalogue.Dataset` (a declared dataset with
+    a
     ``url``: its file is a zip only in the recbole format)."""
     dataset = name if isinstance(name, catalogue.Dataset) else catalogue.get(name)
     if dataset.source == "recbole-embedded":

@@ -26,11 +26,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from ..agreement import EQUIVALENT  # noqa: E402
-from ..io import atomic_path  # noqa: E402
-from ..measures import NAMES  # noqa: E402
-from ..tables import model_label  # noqa: E402
-from ..who import ACTIVITY, FIGURE_MEASURES, GROUP_COLUMNS  # noqa: E402
+from userfair.agreement import EQUIVALENT  # noqa: E402
+from userfair.io import atomic_path  # noqa: E402
+from userfair.measures import NAMES  # noqa: E402
+from userfair.workflow.tables import model_label  # noqa: E402
+from userfair.workflow.who import ACTIVITY, FIGURE_MEASURES, GROUP_COLUMNS  # noqa: E402
 
 PERCENT_LABEL = "% users with zero relevance"
 # Panels of Fig. 2: groups of measures that share a scale.
@@ -546,7 +546,8 @@ def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEAS
     model, with the bootstrap intervals: one panel per (dataset, measure); groups on the x
     axis (Q1 = least active), one dodged series of points per model with error bars; the
     dashed line at each group's share of the users (a group carrying exactly its share of
-    the users is on it). ``table``: ``userfair.who.group_table``'s rows. Returns the figure."""
+    the users is on it). ``table``: ``userfair.workflow.who.group_table``'s rows. Returns the
+    figure."""
     _check_columns(table, GROUP_COLUMNS, "who table")
     part = table[table["by"] == by]
     if part.empty:

@@ -2,7 +2,7 @@
 
 One grid point is trained by :func:`train_point` in its own working directory (RecBole
 writes logs, tensorboard files and checkpoints into the current directory); the winner is
-chosen by :func:`userfair.tuning.select_best`; :func:`export_topk` reloads the winner's
+chosen by :func:`userfair.workflow.tuning.select_best`; :func:`export_topk` reloads the winner's
 checkpoint and writes the top-k lists exactly as RecBole's full-sort test evaluation ranks
 them, together with RecBole's own test metrics.
 
@@ -33,8 +33,8 @@ import numpy as np  # noqa: E402  (after the check, which names the extra to ins
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
-from userfair import models, recbole_patches  # noqa: E402
-from userfair.workflow import recbole_fast  # noqa: E402
+from userfair import recbole_patches  # noqa: E402
+from userfair.workflow import models, recbole_fast  # noqa: E402
 
 recbole_patches.apply()
 recbole_fast.apply()  # leaner model internals at paper scale (docs/training.md)

@@ -2,8 +2,8 @@
 the key: ``config key measures.gamma: 1.5 is greater than the maximum of 1``.
 
 The schema keeps no list of names: dataset names are checked against the catalogue and the
-config's ``custom_datasets`` (:func:`userfair.catalogue.names`), model names against the
-registry of models (:func:`userfair.models.names`), here, with close matches suggested.
+config's ``custom_datasets`` (:func:`userfair.workflow.catalogue.names`), model names against the
+registry of models (:func:`userfair.workflow.models.names`), here, with close matches suggested.
 
 Snakemake's own ``validate`` names only the offending value; the Snakefile calls
 :func:`check_config` first and Snakemake's ``validate`` afterwards, to fill in defaults.
@@ -25,8 +25,8 @@ require("workflow", NEEDS, __name__)
 import jsonschema  # noqa: E402  (after the check, which names the extra to install)
 import yaml  # noqa: E402
 
-from userfair import catalogue, models  # noqa: E402
 from userfair.io import InputError  # noqa: E402
+from userfair.workflow import catalogue, models  # noqa: E402
 
 # plots.palette's default in config/config.schema.yaml (a test checks they agree).
 DEFAULT_PALETTE = "colorblind"
@@ -80,7 +80,7 @@ def _unknown(name: str, known: list[str], what: str) -> str:
 
 def name_errors(config: dict) -> list[str]:
     """Every dataset or model name of ``config`` that no registry knows, and every
-    ``custom_datasets`` declaration that :func:`userfair.catalogue.declare` rejects."""
+    ``custom_datasets`` declaration that :func:`userfair.workflow.catalogue.declare` rejects."""
     custom = config.get("custom_datasets") or {}
     errors = []
     if isinstance(custom, dict):

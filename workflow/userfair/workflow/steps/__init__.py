@@ -15,6 +15,17 @@ from collections.abc import Mapping, Sequence
 
 Path = str | os.PathLike
 
+#: The ``measures:`` settings that change how fast a job runs, never what it writes. They are
+#: never rule params (a changed param reruns the job and everything after it): each rule
+#: script that needs them reads them from the config with :func:`speed`, and a job's
+#: threads come from the rule's ``threads:`` (docs/cluster.md#what-re-runs-after-a-change).
+SPEED_KEYS = ("block_size", "device")
+
+
+def speed(config: Mapping) -> dict:
+    """The speed-only settings (:data:`SPEED_KEYS`) of the workflow's config."""
+    return {key: config["measures"][key] for key in SPEED_KEYS}
+
 
 def only(paths: Sequence[Path] | Path | None) -> Path | None:
     """The one path of an optional named input: ``None`` when the rule gave none."""

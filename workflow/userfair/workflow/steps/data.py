@@ -8,7 +8,6 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from userfair import catalogue, data, rawfiles, tables
 from userfair.io import (
     InputError,
     read_inter,
@@ -19,6 +18,8 @@ from userfair.io import (
     write_parquet,
 )
 from userfair.io import write_table as write_csv_and_tex
+from userfair.workflow import catalogue, rawfiles, tables
+from userfair.workflow import preprocess as data
 from userfair.workflow.download import fetch
 from userfair.workflow.steps import Path
 
@@ -33,7 +34,7 @@ TABLE1_CAPTION = (
 
 def download(dataset: str, declaration: dict, out: Path, *, url: str, sha256: str) -> None:
     """Rule download: put the raw file of one dataset at ``out`` (userfair.workflow.download.fetch),
-    which must be the catalogue's place for it (userfair.catalogue.downloaded_archive)."""
+    which must be the catalogue's place for it (userfair.workflow.catalogue.downloaded_archive)."""
     entry = catalogue.resolve(dataset, declaration)
     if str(out) != catalogue.downloaded_archive(entry):
         raise InputError(
@@ -43,8 +44,9 @@ def download(dataset: str, declaration: dict, out: Path, *, url: str, sha256: st
 
 
 def preprocess(dataset: str, declaration: dict, source: Path, out: Path, *, min_rating, core):
-    """Rule preprocess: steps 1-3 of docs/method.md#data (userfair.data.preprocess_file) on
-    the raw interactions of one dataset, resolved by userfair.catalogue.resolve."""
+    """Rule preprocess: steps 1-3 of docs/method.md#data
+    (userfair.workflow.preprocess.preprocess_file) on
+    the raw interactions of one dataset, resolved by userfair.workflow.catalogue.resolve."""
     entry = catalogue.resolve(dataset, declaration)
     frame = data.preprocess_file(entry, source, min_rating=min_rating, core=core)
     write_parquet(data.as_written(frame), out, index=False)
@@ -54,7 +56,8 @@ def split(
     preprocessed: Path, outs: Mapping[str, Path], *, temporal: bool, seed: int,
     valid_share: float, test_share: float, min_train: int, protocol: str,
 ) -> None:  # fmt: skip
-    """Rule split: steps 4-5 of docs/method.md#data (userfair.data.make_splits); writes the
+    """Rule split: steps 4-5 of docs/method.md#data (userfair.workflow.preprocess.make_splits);
+    writes the
     RecBole atomic files of train/valid/test (``outs`` by split name)."""
     splits = data.make_splits(
         read_parquet(preprocessed), temporal=temporal, seed=seed, valid_share=valid_share,
@@ -71,8 +74,8 @@ def _read_splits(paths) -> dict[str, pd.DataFrame]:
 
 
 def genres(dataset: str, declaration: dict, source: Path, splits, out: Path) -> None:
-    """Rule genres: the .item file (userfair.data.write_item_genres) of the genres
-    (userfair.rawfiles.read_item_genres) of the items in one dataset's split."""
+    """Rule genres: the .item file (userfair.workflow.preprocess.write_item_genres) of the genres
+    (userfair.workflow.rawfiles.read_item_genres) of the items in one dataset's split."""
     entry = catalogue.resolve(dataset, declaration)
     items = data.split_item_genres(rawfiles.read_item_genres(entry, source), _read_splits(splits))
     data.write_item_genres(items, out)
@@ -80,7 +83,8 @@ def genres(dataset: str, declaration: dict, source: Path, splits, out: Path) -> 
 
 
 def stats(preprocessed: Path, splits, out: Path, *, protocol: str) -> dict:
-    """Rule stats: stats.json of one dataset (userfair.data.dataset_stats, a Table 1 row)."""
+    """Rule stats: stats.json of one dataset (userfair.workflow.preprocess.dataset_stats, a Table 1
+    row)."""
     result = data.dataset_stats(read_parquet(preprocessed), _read_splits(splits), protocol=protocol)
     write_json(result, out)
     log.info("%s: %s", out, result)
@@ -88,7 +92,8 @@ def stats(preprocessed: Path, splits, out: Path, *, protocol: str) -> dict:
 
 
 def table_stats(files: Mapping[str, Path], datasets: list[str], csv: Path, tex: Path):
-    """Rule table_stats: Table 1 (userfair.tables.table1) as CSV and booktabs LaTeX, from the
+    """Rule table_stats: Table 1 (userfair.workflow.tables.table1) as CSV and booktabs LaTeX, from
+    the
     named inputs ``D/stats``, ``D/train``, ``D/valid``, ``D/test`` (common.smk,
     per_dataset)."""
     rows = {}

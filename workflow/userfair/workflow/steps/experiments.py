@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair import experiments
 from userfair.inputs import load_inputs, load_split_inputs
 from userfair.io import write_dataset_parquet
 from userfair.similarity import load, uf_similarity
+from userfair.workflow import experiments
 from userfair.workflow.steps import Path, only
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ def exp_relevance(
     k: int, epsilon: float, envy_utility: str, gamma: float, block_size: int, device: str,
     seed: int,
 ) -> pd.DataFrame:  # fmt: skip
-    """Rule exp_relevance: the Fig. 2 experiment (userfair.experiments.run_relevance) of
+    """Rule exp_relevance: the Fig. 2 experiment (userfair.workflow.experiments.run_relevance) of
     one dataset: PUF with the normalised Jaccard, UF with the raw sim_UF (the genre
     similarity mixed in when gamma < 1)."""
     inputs = load_split_inputs(train, test)
@@ -42,7 +42,7 @@ def exp_similarity(
     *, model: str, k: int, epsilon: float, block_size: int, device: str, seed: int,
     weibull_shapes: list[float],
 ) -> pd.DataFrame:  # fmt: skip
-    """Rule exp_similarity: the Fig. 3 experiment (userfair.experiments.run_similarity) on
+    """Rule exp_similarity: the Fig. 3 experiment (userfair.workflow.experiments.run_similarity) on
     the lists of ``model`` (experiments.model)."""
     inputs = load_inputs(train, test, topk, k=k, valid=valid)
     settings = experiments.Settings(k, epsilon, block_size, device)
@@ -59,7 +59,7 @@ def exp_extreme(
     dataset: str, train: Path, test: Path, out: Path, *, k: int, epsilon: float,
     block_size: int, device: str, seed: int,
 ) -> pd.DataFrame:  # fmt: skip
-    """Rule exp_extreme: the Fig. 4 experiment (userfair.experiments.run_extreme,
+    """Rule exp_extreme: the Fig. 4 experiment (userfair.workflow.experiments.run_extreme,
     MostFair / MostUnfair) of one dataset."""
     inputs = load_split_inputs(train, test)
     settings = experiments.Settings(k, epsilon, block_size, device)
@@ -75,8 +75,8 @@ def exp_gamma(
     epsilon: float, block_size: int, device: str, seed: int, gammas: list[float],
 ) -> None:  # fmt: skip
     """Rule exp_gamma: UF and PUF with sim_UF for every gamma (appendix) on the real lists
-    of every model (``topk`` by model name; userfair.experiments.run_gamma_models) and on
-    the lists of Fig. 2 (userfair.experiments.run_gamma_relevance)."""
+    of every model (``topk`` by model name; userfair.workflow.experiments.run_gamma_models) and on
+    the lists of Fig. 2 (userfair.workflow.experiments.run_gamma_relevance)."""
     split = load_split_inputs(train, test)
     jaccard_raw = load(jacc, split.users).raw()
     genre_sim = load(genre, split.users).raw()

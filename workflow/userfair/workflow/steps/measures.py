@@ -1,5 +1,7 @@
 """Steps of the measures stage (workflow/rules/measures.smk): similarity, pairs_part,
-pairs, measure_sums, measures, table_scores, table_timing, agreement."""
+pairs, measure_sums, measures, table_scores, table_timing, agreement. The route of the
+measures (dense or streamed) is the workflow's decision (common.smk, measure_route), given
+to the steps as ``route``; the steps never re-derive it."""
 
 from __future__ import annotations
 
@@ -8,12 +10,13 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair import evaluate, pair_records, streaming, tables
+from userfair import evaluate, pair_records, streaming
 from userfair.agreement import EQUIVALENT, agreement_long
 from userfair.inputs import load_inputs, load_split_inputs
 from userfair.io import write_csv, write_json
 from userfair.measures import NAMES
 from userfair.similarity import compute, load_dataset, save
+from userfair.workflow import tables
 from userfair.workflow.steps import Path, only
 
 log = logging.getLogger(__name__)
@@ -46,36 +49,30 @@ def similarity(
     )
 
 
-def pairs(
-    train: Path, test: Path, item: Path | None, out: Path, *, parts: Sequence[Path] = (),
-    scatteritem: str | None = None, gamma: float, block_size: int, device: str,
+def pairs_part(
+    train: Path, test: Path, item: Path | None, out: Path, *, scatteritem: str, gamma: float,
+    block_size: int, device: str,
 ) -> None:  # fmt: skip
-    """Rules pairs_part and pairs: pass one of the streamed measures
-    (userfair.streaming.pass_one) over one scattered row range (``scatteritem``), over every
-    row, or gathered from the scattered ``parts`` (userfair.pair_records.combine)."""
-    if parts:
-        stats = pair_records.combine(pair_records.PairStats.load(path) for path in parts)
-        log.info("gathered pass one of %d parts", len(parts))
-    else:
-        inputs = load_split_inputs(train, test, item_features=only(item))
-        rows = inputs.train_of_evaluated()
-        start, stop = (
-            streaming.scatter_range(rows, scatteritem, gamma) if scatteritem else (0, None)
-        )
-        log.info("pass one over rows %s:%s of %d users", start, stop, rows.shape[0])
-        stats = streaming.pass_one(
-            rows, start, stop, gamma=gamma, genres=inputs.genres, users=inputs.users,
-            block_size=block_size, device=device,
-        )  # fmt: skip
+    """Rule pairs_part: pass one of the streamed measures (userfair.streaming.pass_one) over
+    one scattered row range (``scatteritem``, ``i-of-N``; ``1-of-1``: every row)."""
+    inputs = load_split_inputs(train, test, item_features=only(item))
+    rows = inputs.train_of_evaluated()
+    start, stop = streaming.scatter_range(rows, scatteritem, gamma)
+    log.info("pass one over rows %s:%s of %d users", start, stop, rows.shape[0])
+    stats = streaming.pass_one(
+        rows, start, stop, gamma=gamma, genres=inputs.genres, users=inputs.users,
+        block_size=block_size, device=device,
+    )  # fmt: skip
     stats.save(out)
     log.info("%s: rows %d:%d of %d, %.3f s", out, stats.start, stats.stop, stats.m, stats.seconds)
 
 
-def _pass_two(inputs, stats, start=0, stop=None, *, k, epsilon, envy_utility, block_size, device):
-    return streaming.pass_two(
-        inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,
-        block_size=block_size, device=device,
-    )  # fmt: skip
+def pairs(parts: Sequence[Path], out: Path) -> None:
+    """Rule pairs: pass one of the streamed measures, gathered from its parts
+    (userfair.pair_records.combine)."""
+    stats = pair_records.combine(pair_records.PairStats.load(path) for path in parts)
+    stats.save(out)
+    log.info("%s: gathered pass one of %d parts, %d users", out, len(parts), stats.m)
 
 
 def measure_sums(
@@ -84,13 +81,13 @@ def measure_sums(
     block_size: int, device: str,
 ) -> None:  # fmt: skip
     """Rule measure_sums: pass two of the streamed measures (userfair.streaming.pass_two)
-    of one dataset x model over one scattered row range."""
+    of one dataset x model over one scattered row range (``1-of-1``: every row)."""
     inputs = load_inputs(train, test, topk, k=k, item_features=only(item), valid=valid)
     stats = pair_records.PairStats.load(pairs)
     rows = inputs.train_of_evaluated()
     start, stop = streaming.scatter_range(rows, scatteritem, stats.gamma)
     log.info("pass two over rows %d:%d of %d users", start, stop, rows.shape[0])
-    sums = _pass_two(
+    sums = streaming.pass_two(
         inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,
         block_size=block_size, device=device,
     )  # fmt: skip
@@ -99,18 +96,23 @@ def measure_sums(
 
 
 def measures(
-    train: Path, valid: Path, test: Path, topk: Path, out: Path, *, k: int, epsilon: float,
-    envy_utility: str, gamma: float, block_size: int, device: str,
+    train: Path, valid: Path, test: Path, topk: Path, out: Path, *, route: str, k: int,
+    epsilon: float, envy_utility: str, gamma: float, block_size: int, device: str,
     cos: Path | None = None, jacc: Path | None = None, genre: Sequence[Path] = (),
     pairs: Path | None = None, sums: Sequence[Path] = (), item: Path | None = None,
 ) -> dict:  # fmt: skip
-    """Rule measures: every Eff and Fair measure of one dataset x model, with seconds.
+    """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on
+    the ``route`` the workflow chose (common.smk, measure_route).
 
-    Dense route (the rule gave the similarity files ``cos``, ``jacc``, ``genre``):
-    userfair.evaluate.evaluate. Streamed route (it gave pass one, ``pairs``): pass two
-    gathered from the scattered ``sums`` or made here, then userfair.streaming.finish; the
-    same measures as the dense route."""
-    streamed = pairs is not None
+    ``dense``: userfair.evaluate.evaluate on the similarity files ``cos``, ``jacc``,
+    ``genre``. ``stream``: pass one (``pairs``) and pass two gathered from its parts
+    (``sums``), then userfair.streaming.finish; the same measures as the dense route."""
+    streamed = route == "stream"
+    needed = ("pairs", "sums") if streamed else ("cos", "jacc")
+    given = {"cos": cos, "jacc": jacc, "pairs": pairs, "sums": sums}
+    missing = [name for name in needed if not given[name]]
+    if route not in ("dense", "stream") or missing:
+        raise ValueError(f"route {route!r}: the rule gave no input {missing}")
     inputs = load_inputs(
         train, test, topk, k=k, item_features=only(item) if streamed else None, valid=valid
     )
@@ -120,15 +122,8 @@ def measures(
             raise ValueError(
                 f"{pairs} was computed with gamma={stats.gamma}, not measures.gamma={gamma}"
             )
-        if sums:
-            pair_sums = pair_records.combine(pair_records.PairSums.load(path) for path in sums)
-            log.info("streamed route: gathered pass two of %d parts", len(sums))
-        else:
-            log.info("streamed route: pass two over %d users", stats.m)
-            pair_sums = _pass_two(
-                inputs, stats, k=k, epsilon=epsilon, envy_utility=envy_utility,
-                block_size=block_size, device=device,
-            )  # fmt: skip
+        pair_sums = pair_records.combine(pair_records.PairSums.load(path) for path in sums)
+        log.info("streamed route: gathered pass two of %d parts", len(sums))
         result = streaming.finish(inputs, stats, pair_sums)
     else:
         similarities = load_dataset(cos, jacc, genre or (), inputs.users)
@@ -145,7 +140,7 @@ def table_scores(
     measure_files: Mapping[str, Path], datasets: list[str], models: list[str], csv: Path,
     tex: Path,
 ) -> pd.DataFrame:  # fmt: skip
-    """Rule table_scores: Table 2 (userfair.tables.write_scores) as CSV and booktabs LaTeX
+    """Rule table_scores: Table 2 (userfair.workflow.tables.write_scores) as CSV and booktabs LaTeX
     from the measure files named ``D/M``."""
     records = tables.read_measure_files(measure_files, datasets, models)
     table = tables.write_scores(records, datasets, models, csv, tex)
@@ -157,7 +152,7 @@ def table_timing(
     measure_files: Mapping[str, Path], datasets: list[str], models: list[str], csv: Path,
     tex: Path,
 ) -> pd.DataFrame:  # fmt: skip
-    """Rule table_timing: Table 3 (userfair.tables.write_timing) as CSV and booktabs LaTeX
+    """Rule table_timing: Table 3 (userfair.workflow.tables.write_timing) as CSV and booktabs LaTeX
     from the measure files named ``D/M``."""
     records = tables.read_measure_files(measure_files, datasets, models)
     table = tables.write_timing(records, datasets, csv, tex)

@@ -6,10 +6,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from userfair import recbole as recbole_metrics
-from userfair import tuning
 from userfair.io import read_json, write_csv, write_json
-from userfair.workflow import recommenders
+from userfair.workflow import recommenders, tuning
 from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
@@ -50,7 +48,7 @@ def select(
     *, model: str,
 ) -> dict:  # fmt: skip
     """Rule select: every grid point's valid metrics -> the tuning table (TSV); the best
-    valid NDCG (userfair.tuning.select_best) -> best.json with its checkpoint's path."""
+    valid NDCG (userfair.workflow.tuning.select_best) -> best.json with its checkpoint's path."""
     records = [read_json(path) for path in valid]
     table, best = tuning.select_best(records, label=model)
     best["checkpoint"] = str(checkpoints[best["point"]])
@@ -64,20 +62,18 @@ def select(
 
 def topk(
     dataset: str, model: str, best: Path, data_dir: Path, workdir: Path, shared: Path,
-    topk_out: Path, test_out: Path, fairness_out: Path, *, training: dict, threads: int,
-    measures: dict,
+    topk_out: Path, test_out: Path, *, training: dict, threads: int,
 ) -> None:  # fmt: skip
     """Rule topk: the winner's checkpoint (best.json) -> its top-k lists of every test user
     (userfair.workflow.recommenders.export_topk, ranked as RecBole's full-sort test evaluation
-    ranks), RecBole's own test metrics, and the 12 fairness measures that the same RecBole
-    test evaluation reports through userfair.recbole with the ``measures:`` settings."""
+    ranks) and RecBole's own test metrics. The fairness measures are the measures job's
+    (their equality with the RecBole plugin's is tested: tests/test_recbole_plugin.py)."""
     winner = read_json(best)
     settings = recommenders.Training(**{**training, "threads": threads})
     lists, test = recommenders.export_topk(
         model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings,
-        fairness=recbole_metrics.workflow_settings(measures), shared=shared,
+        shared=shared,
     )  # fmt: skip
     recommenders.write_topk(lists, topk_out)
     write_json({key: test[key] for key in recommenders.METRICS.values()}, test_out)
-    write_json(recbole_metrics.fairness_record(test, measures), fairness_out)
     log.info("%d users, RecBole test metrics %s", lists["user_id"].nunique(), test)

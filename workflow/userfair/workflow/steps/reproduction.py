@@ -7,9 +7,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from userfair import reproduction
 from userfair.io import write_csv
-from userfair.workflow import plots, steps
+from userfair.workflow import plots, reproduction, steps
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +26,8 @@ def paper_gap(
     resamples: int,
     style: Mapping,
 ) -> dict[str, pd.DataFrame]:
-    """Rule paper_gap: :func:`userfair.reproduction.paper_gap` of the named inputs ("measures:D/M",
+    """Rule paper_gap: :func:`userfair.workflow.reproduction.paper_gap` of the named inputs
+    ("measures:D/M",
     "stats:D", "resamples:D/M"), written to the outputs ``csv`` (the cells), ``tau``,
     ``table1``, ``verdicts`` and the figure ``pdf``, ``png``; every verdict line logged.
     ``run``: the grid file, its points over all models and the epochs (the figure's note);

@@ -8,12 +8,12 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair import tables
 from userfair.inference import significance, summary, tau_intervals
 from userfair.inputs import load_inputs
 from userfair.io import read_parquet, write_csv, write_parquet
 from userfair.similarity import load_dataset
 from userfair.uncertainty import bootstrap, resample_weights
+from userfair.workflow import tables
 from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def table_uncertainty(
     datasets: list[str], models: list[str], *, level: float, resamples: int, csv: Path,
     tex: Path, intervals_csv: Path, significance_csv: Path, agreement_csv: Path,
 ) -> None:  # fmt: skip
-    """Rule table_uncertainty: Table 2 with bootstrap intervals (userfair.tables
+    """Rule table_uncertainty: Table 2 with bootstrap intervals (userfair.workflow.tables
     .write_scores_ci), the paired model comparisons (Holm within each measure) and the
     Kendall tau intervals of Fig. 1 (userfair.inference), from every model's resamples;
     both mappings are keyed ``D/M``."""

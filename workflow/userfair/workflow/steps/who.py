@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair import decompose, pair_records, similarity, who
+from userfair import decompose, pair_records, similarity
 from userfair.inputs import load_inputs
 from userfair.io import read_parquet, write_csv
+from userfair.workflow import who
 from userfair.workflow.steps import Path, only
 
 log = logging.getLogger(__name__)
@@ -20,16 +21,19 @@ def users(
     dataset: str, train: Path, valid: Path, test: Path, topk: Path, users_out: Path,
     worst_out: Path, *, k: int, epsilon: float, envy_utility: str, gamma: float,
     block_size: int, features: list[str], worst: int, worst_measure: str, neighbours: int,
-    source: Path, cos: Path | None = None, jacc: Path | None = None,
+    source: Path, route: str, cos: Path | None = None, jacc: Path | None = None,
     genre: Sequence[Path] = (), pairs: Path | None = None, item: Sequence[Path] = (),
     raw: Sequence[Path] | Path = (),
 ) -> pd.DataFrame:  # fmt: skip
     """Rule users: every evaluated user's exact share of every Fair measure
-    (userfair.who.users_job, userfair.decompose) -> ``users_out`` (.parquet), and the worst
-    cases -> ``worst_out`` (.csv). The route is the measures': the similarity files
+    (userfair.workflow.who.users_job, userfair.decompose) -> ``users_out`` (.parquet), and the worst
+    cases -> ``worst_out`` (.csv). The ``route`` is the measures' (common.smk,
+    measure_route): the similarity files
     (``cos``, ``jacc``[, ``genre``]) or pass one (``pairs``[, ``item``]); the declared user
     ``features`` are read from the raw ``source`` when the rule got it (``raw``)."""
-    streamed = pairs is not None
+    streamed = route == "stream"
+    if (pairs if streamed else cos) is None:
+        raise ValueError(f"route {route!r}: the rule gave no {'pairs' if streamed else 'cos'}")
     data = load_inputs(
         train, test, topk, k=k, valid=valid, item_features=only(item) if streamed else None
     )
@@ -62,7 +66,7 @@ def who_table(
     groups: int, features: list[str], resamples: int, seed: int, level: float,
 ) -> pd.DataFrame:  # fmt: skip
     """Rule who_table: each Fair measure's share by group of users, with bootstrap
-    intervals (userfair.who.group_table), from every users file named ``D/M``."""
+    intervals (userfair.workflow.who.group_table), from every users file named ``D/M``."""
     table = who.group_table(
         _by_run(users_files, datasets, models, read_parquet), groups=groups,
         features=features, resamples=resamples, seed=seed, level=level,
@@ -75,7 +79,7 @@ def who_table(
 def who_worst(
     worst_files: Mapping[str, Path], datasets: list[str], models: list[str], out: Path
 ) -> pd.DataFrame:
-    """Rule who_worst: the most disadvantaged users of every model (userfair.who
+    """Rule who_worst: the most disadvantaged users of every model (userfair.workflow.who
     .worst_table), from every worst-case file named ``D/M``."""
     table = who.worst_table(_by_run(worst_files, datasets, models, who.read_worst))
     write_csv(table, out)

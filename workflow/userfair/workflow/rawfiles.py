@@ -5,7 +5,8 @@ errors that name the file, the column and the config key.
 
 Frames of interactions have the columns ``user_id`` and ``item_id`` (external ids as
 categoricals with sorted categories) and, where the dataset has them, ``rating`` and
-``timestamp``, in the order of the raw file (``userfair.data``'s temporal split relies on it
+``timestamp``, in the order of the raw file (``userfair.workflow.preprocess``'s temporal split
+relies on it
 to break ties between equal timestamps).
 """
 
@@ -25,9 +26,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from . import catalogue
-from .catalogue import Dataset
-from .io import InputError, parse_atomic_header
+from userfair.io import InputError, parse_atomic_header
+from userfair.workflow import catalogue
+from userfair.workflow.catalogue import Dataset
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .io import InputError
+from userfair.io import InputError
 
 RAW_DIR = "resources/raw"
 
@@ -26,7 +26,7 @@ TENREC_HELP = (
 @dataclass(frozen=True)
 class Shape:
     """A dataset's size after preprocessing, known before its files exist (the cost model,
-    :mod:`userfair.costs`, turns it into cluster requests). ``interactions`` is Table 1's
+    :mod:`userfair.workflow.costs`, turns it into cluster requests). ``interactions`` is Table 1's
     count over all splits; ``test_users`` the users with a test interaction;
     ``max_history`` the heaviest user's interactions (an upper bound of its train
     history)."""
@@ -135,7 +135,7 @@ CATALOGUE: dict[str, Dataset] = {
 }
 
 # A dataset whose size is unknown before it is split (a custom dataset without stats.json)
-# is costed as the largest of the paper's (userfair.costs.dataset_size).
+# is costed as the largest of the paper's (userfair.workflow.costs.dataset_size).
 DEFAULT_SHAPE = CATALOGUE["ml-20m"].shape
 
 FORMATS = ("recbole", "csv", "tsv", "parquet")

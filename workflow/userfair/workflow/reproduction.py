@@ -25,11 +25,12 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from . import catalogue, inference
-from .agreement import kendall_tau_b
-from .io import InputError, read_json
-from .measures import EFF, NAMES
-from .tables import check_measures, model_label
+from userfair import inference
+from userfair.agreement import kendall_tau_b
+from userfair.io import InputError, read_json
+from userfair.measures import EFF, NAMES
+from userfair.workflow import catalogue
+from userfair.workflow.tables import check_measures, model_label
 
 #: The paper whose numbers ship here (the ``paper`` column of every CSV).
 PAPER = (
@@ -93,7 +94,7 @@ def paper_table(number: int) -> pd.DataFrame:
     one row per printed cell with its provenance and value."""
     if number not in (1, 2, 3):
         raise ValueError(f"the paper has Tables 1, 2 and 3, not {number!r}")
-    source = resources.files("userfair") / "paper_numbers" / f"table{number}.csv"
+    source = resources.files("userfair.workflow") / "paper_numbers" / f"table{number}.csv"
     with source.open("r", encoding="utf-8") as handle:
         frame = pd.read_csv(handle, dtype={"printed": str}, keep_default_na=False)
     frame["value"] = pd.to_numeric(frame["value"].replace("", np.nan))

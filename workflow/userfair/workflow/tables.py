@@ -1,5 +1,6 @@
 """Tables 1, 2 and 3 of the paper: Table 1 from the datasets' statistics
-(``userfair.data.dataset_stats``, ``userfair.data.split_counts``), Tables 2 and 3 from the
+(``userfair.workflow.preprocess.dataset_stats``, ``userfair.workflow.preprocess.split_counts``),
+Tables 2 and 3 from the
 per-run measure files (docs/analyses.md).
 
 Measure names, groups and directions come from :mod:`userfair.measures`.
@@ -14,9 +15,16 @@ import os
 import numpy as np
 import pandas as pd
 
-from . import models
-from .io import InputError, atomic_path, read_json, to_booktabs, write_table
-from .measures import CONVENTION_KEYS, FAIR, GROUPS, NAMES, SIMILARITY_TIMES, higher_is_better
+from userfair.io import InputError, atomic_path, read_json, to_booktabs, write_table
+from userfair.measures import (
+    CONVENTION_KEYS,
+    FAIR,
+    GROUPS,
+    NAMES,
+    SIMILARITY_TIMES,
+    higher_is_better,
+)
+from userfair.workflow import models
 
 # Column titles of Table 1 (plain words: the CSV keeps them as they are; the LaTeX writer,
 # userfair.io.to_booktabs, escapes every title and cell).
@@ -36,7 +44,8 @@ TABLE1_COLUMNS = {
 
 
 def table1(rows: dict[str, dict]) -> pd.DataFrame:
-    """Table 1: one row per dataset from its stats.json plus ``userfair.data.split_counts``."""
+    """Table 1: one row per dataset from its stats.json plus
+    ``userfair.workflow.preprocess.split_counts``."""
     frame = pd.DataFrame.from_dict(rows, orient="index")
     missing = [key for key in TABLE1_COLUMNS if key not in frame]
     if missing:
@@ -48,7 +57,7 @@ def table1(rows: dict[str, dict]) -> pd.DataFrame:
 
 
 def model_label(model: str) -> str:
-    """The short name of ``model`` in tables and figures (userfair.models.label)."""
+    """The short name of ``model`` in tables and figures (userfair.workflow.models.label)."""
     return models.label(model)
 
 

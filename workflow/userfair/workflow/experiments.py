@@ -16,8 +16,8 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import skew
 
-from . import effectiveness, fairness, similarity
-from .inputs import Inputs
+from userfair import effectiveness, fairness, similarity
+from userfair.inputs import Inputs
 
 log = logging.getLogger(__name__)
 

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import yaml
 
-from userfair import models
 from userfair.io import InputError
+from userfair.workflow import models
 
 # The models and the hyper-parameters a grid may set come from the one registry of models,
-# userfair.models: RecBole's own parameters of each model (recbole/properties/model/M.yaml),
+# userfair.workflow.models: RecBole's own parameters of each model
+# (recbole/properties/model/M.yaml),
 # the training keys for trainable models, and UserKNN's own K and shrink.
 TRAINING_KEYS = models.TRAINING_KEYS
 

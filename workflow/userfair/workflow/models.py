@@ -26,7 +26,7 @@ TRAINING_KEYS = ("learning_rate", "weight_decay", "train_batch_size")
 OWN_MODELS = {"UserKNN": ("k", "shrink")}
 # The paper's short names for tables and figures; other models keep their own name.
 LABELS = {"UserKNN": "U-KNN", "ItemKNN": "I-KNN", "NeuMF": "NMF", "MultiVAE": "MVAE"}
-# What a job's cost grows with (userfair.costs.KINDS): neighbourhoods over user or item
+# What a job's cost grows with (userfair.workflow.costs.KINDS): neighbourhoods over user or item
 # pairs, one pass over the train interactions, dense user rows over all items, or the whole
 # user-item graph propagated in every batch. A model not listed is costed as a graph model
 # (trainable) or as user-knn (not), the costliest of their kind.
@@ -57,7 +57,7 @@ class Model:
 
     @property
     def cost_kind(self) -> str:
-        """What the model's jobs cost grows with (:data:`COST_KINDS`, userfair.costs)."""
+        """What the model's jobs cost grows with (:data:`COST_KINDS`, userfair.workflow.costs)."""
         return COST_KINDS.get(self.name, "graph" if self.trainable else "user-knn")
 
     def gpus(self, device: str) -> int:

@@ -1,7 +1,7 @@
 """Preprocessing and splitting a dataset's interactions (docs/method.md#data), the genres of
 the split's items, and the dataset statistics behind Table 1 (stats.json, the split counts).
 
-The raw files are read by ``userfair.rawfiles``. Frames of interactions have the columns
+The raw files are read by ``userfair.workflow.rawfiles``. Frames of interactions have the columns
 ``user_id`` and ``item_id`` (external ids as strings or categoricals) and, where the dataset
 has them, ``rating`` and ``timestamp``. Every step keeps the rows in the order of the raw
 file, which the temporal split relies on to break ties between equal timestamps.
@@ -16,9 +16,9 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from . import rawfiles
-from .catalogue import Dataset
-from .io import InputError, atomic_path
+from userfair.io import InputError, atomic_path
+from userfair.workflow import rawfiles
+from userfair.workflow.catalogue import Dataset
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,9 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from userfair import decompose, inference, rawfiles
+from userfair import decompose, inference
 from userfair.io import InputError, parse_atomic_header
+from userfair.workflow import rawfiles
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,8 @@ GROUP_COLUMNS = [
 
 def read_user_features(dataset, source, names) -> pd.DataFrame | None:
     """The declared user features ``names`` of the dataset's RecBole ``.user`` file in its
-    raw ``source`` (folder or zip, ``userfair.rawfiles.RawSource``), keyed by ``user_id``; None
+    raw ``source`` (folder or zip, ``userfair.workflow.rawfiles.RawSource``), keyed by ``user_id``;
+    None
     when ``names`` is empty, the source is no folder or zip of atomic files, has no
     ``.user`` file or none of the names (each absent name is logged). Values are text
     (RecBole tokens); :func:`group_labels` reads numbers where every value is one."""
