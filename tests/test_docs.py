@@ -7,6 +7,7 @@ path is the output (or log) of some rule; in a table column headed rule, target 
 
 from __future__ import annotations
 
+import importlib
 import re
 import shlex
 import subprocess
@@ -263,3 +264,30 @@ def test_the_stream_threshold_the_docs_quote_is_the_codes(doc):
     assert quoted <= {DENSE_MAX_USERS}, (
         f"{doc.name}: quotes {sorted(quoted)}, the code streams above {DENSE_MAX_USERS:,}"
     )
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``userfair.a.b.c`` names a module or an attribute that exists now."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[cut:]:
+                obj = getattr(obj, name)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_library_name_a_doc_quotes_exists(doc):
+    """A module or function a doc names (``userfair.route.choose_route``,
+    ``userfair.workflow.costs``) exists under that name: moved code leaves no stale name."""
+    placeholders = {"userfair.workflow.steps.STAGE.R"}
+    names = set(re.findall(r"userfair(?:\.[A-Za-z_][A-Za-z0-9_]*)+", doc.read_text()))
+    missing = sorted(n for n in names - placeholders if not _resolves(n))
+    assert not missing, f"{doc.name} names what does not exist: {missing}"
