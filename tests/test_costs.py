@@ -9,14 +9,18 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
 import subprocess
 import sys
 
+import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
 from userfair.io import InputError
-from userfair.workflow import calibrate, catalogue, costs, grids, models, plan
+from userfair.workflow import calibrate, catalogue, costs, grids, models
+from userfair.workflow import plan as plan_report
 
 from conftest import REPO, make_workdir, snakemake
 
@@ -315,24 +319,30 @@ def test_a_job_the_device_cannot_finish_is_named_with_its_estimate():
 
 def test_plan_rows_sum_the_jobs_hours():
     jobs = [costs.Request(1000, 60, 0, "measured"), costs.Request(2000, 30, 0, "extrapolated")]
-    row = plan.plan_row("tune", "d", "ItemKNN", jobs, threads=2)
+    row = plan_report.plan_row("tune", "d", "ItemKNN", jobs, threads=2)
     assert (row["jobs"], row["mem_mb"], row["runtime_min"]) == (2, 2000, 60)
     assert (row["cpu_hours"], row["gpu_hours"], row["basis"]) == (3.0, 0.0, "extrapolated")
-    row = plan.plan_row("topk", "d", "NGCF", [costs.Request(1000, 90, 1, "measured")], 2)
+    row = plan_report.plan_row("topk", "d", "NGCF", [costs.Request(1000, 90, 1, "measured")], 2)
     assert (row["cpu_hours"], row["gpu_hours"], row["basis"]) == (0.0, 1.5, "measured")
 
 
 def test_a_plan_as_markdown_folds_topk_and_gives_the_totals(tmp_path, capsys):
     rows = [
-        plan.plan_row("recbole_dataset", "d", "", [costs.Request(3000, 12, 0, "measured")], 1),
-        plan.plan_row("tune", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")] * 4, 1),
-        plan.plan_row("tune", "d", "NGCF", [costs.Request(8000, 600, 1, "extrapolated")] * 2, 1),
-        plan.plan_row("topk", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")], 1),
-        plan.plan_row("topk", "d", "NGCF", [costs.Request(8000, 60, 1, "measured")], 1),
+        plan_report.plan_row(
+            "recbole_dataset", "d", "", [costs.Request(3000, 12, 0, "measured")], 1
+        ),
+        plan_report.plan_row(
+            "tune", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")] * 4, 1
+        ),
+        plan_report.plan_row(
+            "tune", "d", "NGCF", [costs.Request(8000, 600, 1, "extrapolated")] * 2, 1
+        ),
+        plan_report.plan_row("topk", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")], 1),
+        plan_report.plan_row("topk", "d", "NGCF", [costs.Request(8000, 60, 1, "measured")], 1),
     ]
     path = tmp_path / "plan.csv"
-    plan.write_plan(rows, path)
-    assert plan.main([str(path)]) == 0
+    plan_report.write_plan(rows, path)
+    assert plan_report.main([str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     # tune rows only, their dataset's topk hours added: ItemKNN 4 x 0.5 + 0.5 CPU-h
     assert "| d | ItemKNN | 4 | 2,000 | 30 | 0 | 2.5 CPU-h | measured |" in lines
@@ -340,6 +350,47 @@ def test_a_plan_as_markdown_folds_topk_and_gives_the_totals(tmp_path, capsys):
     # totals: 1 + 4 + 2 + 1 + 1 jobs; CPU 0.2 (build) + 2 + 0.5; GPU 20 + 1
     assert "| d alone | 9 | 2.7 | 21.0 | 2 |" in lines
     assert "| **all** | 9 | 2.7 | 21.0 | 2 |" in lines
+
+
+def test_plan_names_its_most_expensive_jobs_beside_the_totals(tmp_path):
+    rows = [
+        plan_report.plan_row("tune", "d", "ItemKNN", [costs.Request(2000, 30, 0, "measured")], 1),
+        plan_report.plan_row(
+            "tune", "d", "NGCF", [costs.Request(8000, 6000, 1, "extrapolated")] * 3, 1
+        ),
+        plan_report.plan_row("topk", "d", "NGCF", [costs.Request(8000, 60, 1, "measured")], 1),
+    ]
+    text = plan_report.write_plan(rows, tmp_path / "plan.csv")
+    lines = text.splitlines()
+    assert lines[0].startswith("d: 5 jobs") and lines[1].startswith("total: 5 jobs")
+    assert lines[2] == "the 3 most expensive job groups (rule dataset model):"
+    assert lines[3] == (
+        "  tune d NGCF: 3 job(s) of up to 6,000 min and 8,000 MB, 1 GPU each; "
+        "300.0 GPU-hours (extrapolated)"
+    )
+    assert lines[5].startswith("  tune d ItemKNN: 1 job(s) of up to 30 min")
+    assert "0.5 CPU-hours (measured)" in lines[5]
+
+
+def test_a_declared_dataset_is_sized_from_its_raw_file_before_the_split(tmp_path):
+    """A 12k-row CSV is not sized as ML-20M: its raw file gives users, items and
+    interactions (an upper bound of the split's), labelled as estimated before the split."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"u": rng.integers(0, 300, 12_000), "i": rng.integers(0, 500, 12_000)})
+    frame.to_csv(tmp_path / "mine.csv", index=False)
+    entry = catalogue.declare("mine", {"path": str(tmp_path / "mine.csv"),
+                                       "columns": {"user": "u", "item": "i"}})  # fmt: skip
+    size = costs.dataset_size("mine", entry, tmp_path / "no-stats.json", 0.6,
+                              raw_path=tmp_path / "mine.csv")  # fmt: skip
+    assert size.source == "raw" and "raw file" in costs.SOURCES[size.source]
+    assert (size.users, size.items) == (frame["u"].nunique(), frame["i"].nunique())
+    assert size.train == round(0.6 * 12_000)
+    assert size.max_history == frame.groupby("u").size().max()
+    default = costs.dataset_size("mine", entry, None, 0.6)
+    assert default.source == "default" and default.users > 100 * size.users
+    small = costs.request("tune", "BPR", size, costs.Settings(), 0, 10080)
+    big = costs.request("tune", "BPR", default, costs.Settings(), 0, 10080)
+    assert small.mem_mb < big.mem_mb and small.runtime <= big.runtime
 
 
 # --- the workflow -----------------------------------------------------------------------
@@ -431,7 +482,7 @@ def test_plan_of_the_paper_config_is_what_the_dag_asks_for(tmp_path):
     out = proc.stdout + proc.stderr
     assert re.search(r"total: 448 jobs, [\d,.]+ CPU-hours, [\d,.]+ GPU-hours", out), out[-3000:]
     plan = read_plan(workdir / "results" / "plan.csv")
-    assert list(plan[0]) == list(plan.PLAN_COLUMNS)
+    assert list(plan[0]) == list(plan_report.PLAN_COLUMNS)
     assert {r["dataset"] for r in plan} == {"lastfm", "qk-video", "ml-10m", "ml-20m"}
     # one recbole_dataset job per dataset, then tune and topk per dataset x model
     assert len(plan) == 4 + 2 * 4 * 7 and sum(int(r["jobs"]) for r in plan) == 4 + 416 + 28
@@ -518,3 +569,24 @@ def test_the_dataset_job_asks_for_the_build_not_a_jobs_load():
     load = costs.BASE_MB + bpr.mem_mb_per_train * size.train  # BPR: the load, little else
     assert build > load and request.mem_mb >= build * costs.MEM_MARGIN
     assert request.gpus == 0 and request.runtime >= costs.MIN_RUNTIME
+
+
+@pytest.mark.slow
+def test_the_dry_run_says_where_each_job_trains_and_where_its_requests_come_from(tmp_path):
+    """Before the split exists the requests are labelled as estimated; a job says the GPUs it
+    requests and where it trains here (this machine's CPU when it has no GPU)."""
+    workdir = make_workdir(tmp_path / "run")
+    dry = snakemake(workdir, "-n")
+    out = dry.stdout + dry.stderr
+    assert (
+        "ml-100k: the requests of its training jobs are estimated before the split from "
+        "the catalogue's Table-1 shape (943 users" in out
+    )
+    here = "on this machine (no GPU) the CPU" if not shutil.which("nvidia-smi") else "GPU)"
+    assert re.search(r"Train BPR grid point 0 on ml-100k \(\d+ MB, \d+ min, 1 GPU", out)
+    assert re.search(r"Train UserKNN grid point 0 on ml-100k \(\d+ MB, \d+ min, 0 GPU", out)
+    assert here in out
+    (workdir / "cpu.yaml").write_text("training:\n  device: cpu\n")
+    out = snakemake(workdir, "-n", "--configfile", "cpu.yaml").stdout
+    assert re.search(r"Train BPR grid point 0 on ml-100k \(\d+ MB, \d+ min, on the CPU", out)
+    assert "GPU requested" not in out

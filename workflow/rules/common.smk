@@ -16,7 +16,10 @@ import json
 import math
 import os
 import re
+import shutil
 from pathlib import Path
+
+from snakemake.logging import logger
 
 from userfair import route
 from userfair.workflow import catalogue, costs, grids, models, reproduction
@@ -270,15 +273,39 @@ MAX_RUNTIME = config["training"]["max_runtime"]
 
 def data_size(dataset):
     """The size the cost model sees for the dataset (userfair.workflow.costs.dataset_size): its
-    stats.json once the data stage wrote it, else the catalogue's Table-1 shape, else the
-    stated default; train = 1 - valid_share - test_share of the interactions."""
+    stats.json once the data stage wrote it, else the catalogue's Table-1 shape, else a
+    declared dataset's raw file when it is there, else the stated default; train =
+    1 - valid_share - test_share of the interactions."""
     shares = config["preprocessing"]
+    entry = dataset_entry(dataset)
     return costs.dataset_size(
         dataset,
-        dataset_entry(dataset),
+        entry,
         expand(rules.stats.output[0], dataset=dataset)[0],
         1 - shares["valid_share"] - shares["test_share"],
+        raw_path=(
+            catalogue.raw_source(entry, DATASET_OPTIONS)
+            if dataset in CUSTOM_DATASETS
+            else None
+        ),
     )
+
+
+def say_where_requests_come_from():
+    """One line per dataset whose training requests are estimated before its split exists
+    (userfair.workflow.costs.SOURCES), when a person runs Snakemake (not inside a job).
+    """
+    if workflow.remote_exec or workflow.subprocess_exec:
+        return
+    for dataset in DATASETS:
+        size = data_size(dataset)
+        if size.source != "stats":
+            logger.info(
+                f"{dataset}: the requests of its training jobs are "
+                f"{costs.SOURCES[size.source]} ({size.users:,} users, {size.items:,} items, "
+                f"{size.train:,} train interactions); a later run takes them from its "
+                "stats.json"
+            )
 
 
 def cost_settings(model, point=None):
@@ -341,11 +368,33 @@ def job_points(step, model):
     return range(len(GRID_POINTS[model])) if step == "tune" else [None]
 
 
+def gpu_here():
+    """Whether this machine has an NVIDIA GPU (its device file or nvidia-smi), told without
+    importing torch."""
+    return Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") is not None
+
+
 def training_gpus(wildcards):
     """GPUs of a training or export job: one for a trainable model unless training.device
     is cpu; none for UserKNN, ItemKNN and RecBole's other traditional models
-    (userfair.workflow.models.Model.gpus)."""
+    (userfair.workflow.models.Model.gpus). The request a cluster gets: the local executor
+    does not reserve GPUs (training_message says where a job trains)."""
     return models.get(wildcards.model).gpus(config["training"]["device"])
+
+
+def training_message(what):
+    """The message of a training or export job (``what``, with wildcards): its requests and
+    where it trains, true on this machine and on a cluster's nodes: training.device cpu
+    trains on the CPU; cuda, or auto where this machine has a GPU, on the requested GPU;
+    auto on a machine without one on its CPU here, on the GPU where a node has one."""
+    device = config["training"]["device"]
+    if device == "cpu":
+        where = "on the CPU (training.device cpu)"
+    elif device == "cuda" or gpu_here():
+        where = "{resources.gpu} GPU"
+    else:
+        where = "{resources.gpu} GPU requested; on this machine (no GPU) the CPU"
+    return f"{what} ({{resources.mem_mb}} MB, {{resources.runtime}} min, {where})"
 
 
 def training_partition(wildcards):

@@ -58,8 +58,9 @@ rule tune:
         data_dir=split_folder,
         workdir=grid_point_folder,
     message:
-        "Train {wildcards.model} grid point {wildcards.point} on {wildcards.dataset} "
-        "({resources.mem_mb} MB, {resources.runtime} min, {resources.gpu} GPU)"
+        training_message(
+            "Train {wildcards.model} grid point {wildcards.point} on {wildcards.dataset}"
+        )
     script:
         "../scripts/tune.py"
 
@@ -109,7 +110,8 @@ rule topk:
         data_dir=split_folder,
         workdir=export_folder,
     message:
-        "Top-{config[k]} lists of the best {wildcards.model} on {wildcards.dataset} "
-        "({resources.mem_mb} MB, {resources.runtime} min, {resources.gpu} GPU)"
+        training_message(
+            "Top-{config[k]} lists of the best {wildcards.model} on {wildcards.dataset}"
+        )
     script:
         "../scripts/topk.py"

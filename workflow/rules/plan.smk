@@ -5,6 +5,7 @@
 # whole workflow here, at parse time, before anything is submitted.
 
 check_costs()
+say_where_requests_come_from()
 
 
 rule plan:

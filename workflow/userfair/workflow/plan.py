@@ -49,13 +49,14 @@ def plan_row(rule: str, dataset: str, model: str, jobs: list[Request], threads: 
 
 def write_plan(rows: list[dict], path: str | os.PathLike) -> str:
     """Write ``rows`` (:func:`plan_row`) as CSV at ``path`` (atomically) and return the
-    totals as text: per dataset and overall, jobs, CPU-hours and GPU-hours."""
+    totals as text (per dataset and overall: jobs, CPU-hours and GPU-hours) followed by the
+    most expensive job groups (:func:`most_expensive`)."""
     with atomic_path(path) as tmp:
         with open(tmp, "w", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=PLAN_COLUMNS)
             writer.writeheader()
             writer.writerows(rows)
-    return totals(rows)
+    return totals(rows) + "\n" + most_expensive(rows)
 
 
 def totals(rows: list[dict]) -> str:
@@ -70,6 +71,25 @@ def totals(rows: list[dict]) -> str:
         lines.append(
             f"{dataset or 'total'}: {jobs} jobs, {cpu:,.1f} CPU-hours, {gpu:,.1f} GPU-hours "
             f"reserved ({extrapolated} of the jobs' estimates extrapolated)"
+        )
+    return "\n".join(lines)
+
+
+def most_expensive(rows: list[dict], n: int = 5) -> str:
+    """The ``n`` rows of ``rows`` that reserve the most hours (CPU- plus GPU-hours), one line
+    each: what a person should look at before submitting (the longest jobs, their memory,
+    whether the estimate was measured)."""
+    ranked = sorted(
+        rows, key=lambda r: float(r["cpu_hours"]) + float(r["gpu_hours"]), reverse=True
+    )[:n]
+    lines = [f"the {len(ranked)} most expensive job groups (rule dataset model):"]
+    for r in ranked:
+        hours = float(r["gpu_hours"]) or float(r["cpu_hours"])
+        unit = "GPU-hours" if float(r["gpu_hours"]) else "CPU-hours"
+        lines.append(
+            f"  {r['rule']} {r['dataset']} {r['model'] or '(all models)'}: {r['jobs']} job(s) "
+            f"of up to {int(r['runtime_min']):,} min and {int(r['mem_mb']):,} MB, "
+            f"{int(r['gpus'])} GPU each; {hours:,.1f} {unit} ({r['basis']})"
         )
     return "\n".join(lines)
 
