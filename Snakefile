@@ -40,11 +40,5 @@ include: "workflow/rules/targets.smk"
 rule all:
     default_target: True
     input:
-        data_targets(),
-        model_targets(),
-        measure_targets(),
-        uncertainty_targets(),
-        who_targets(),
-        experiment_targets(),
-        figure_targets(),
-        reproduction_targets(),
+        all_targets(),
+        rules.run_config.output,

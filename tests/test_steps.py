@@ -68,3 +68,19 @@ def test_every_script_is_named_as_its_rule_and_makes_one_library_call():
             f"{script.name}: its job block must be one library call with plain values "
             f"(found {len(calls)} calls and {[type(n).__name__ for n in others]})"
         )
+
+
+def test_other_config_names_the_configuration_results_hold(tmp_path):
+    from userfair.io import InputError
+    from userfair.workflow.steps.targets import other_config, run_config
+
+    record = tmp_path / "run.json"
+    assert other_config(record, ["d"], ["M"]) is None  # no complete run yet
+    run_config(["d"], ["M", "N"], record)
+    assert other_config(record, ["d"], ["M", "N"]) is None
+    why = other_config(record, ["d"], ["M"])
+    assert "another configuration" in why and "models ['M', 'N']" in why
+    assert "snakemake --directory DIR" in why
+    record.write_text("{trunc")
+    with pytest.raises(InputError, match="run.json: truncated or unreadable"):
+        other_config(record, ["d"], ["M"])

@@ -2,6 +2,7 @@
 table, figure and experiment file, the HTML report, reproducible experiments, and partial
 reruns (a plot setting reruns only figures)."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -151,7 +152,7 @@ def test_resamples_zero_turns_the_bootstrap_off(workflow_run, tmp_path):
     jobs = _scheduled_jobs(_run(repo, "-n", "--configfile", off).stdout)
     # no bootstrap job, no other output touched: only Fig. 1 is redrawn, without intervals,
     # and the paper's numbers beside the run's (whose note names the resamples)
-    assert set(jobs) - {"all"} == {"fig_agreement", "paper_gap"}, jobs
+    assert set(jobs) - {"all", "run_config"} == {"fig_agreement", "paper_gap"}, jobs
 
 
 @pytest.mark.slow
@@ -173,7 +174,27 @@ def test_plot_setting_reruns_only_figures(workflow_run, tmp_path):
     restyled = _write_yaml(tmp_path / "style.yaml", {"plots": {"dpi": 72, "font_scale": 1.2}})
     dry = _run(repo, "-n", "--configfile", restyled)
     jobs = _scheduled_jobs(dry.stdout)
-    assert set(jobs) - {"all"} == FIGURE_RULES, jobs
+    assert set(jobs) - {"all", "run_config"} == FIGURE_RULES, jobs
+
+
+@pytest.mark.slow
+def test_outputs_of_another_config_are_named_not_mixed(workflow_run, tmp_path):
+    """results/run.json names the configuration every table covers; another configuration
+    is told so (a partial run would mix), and its report stops instead of mixing them."""
+    repo, test_dir = workflow_run
+    record = json.loads((test_dir / "results" / "run.json").read_text())
+    assert record == {"datasets": ["ml-100k"], "models": MODELS}
+    other = _write_yaml(tmp_path / "other.yaml", {"models": MODELS[:2]})
+    dry = _run(repo, "-n", "table_scores", "--configfile", other)
+    said = dry.stdout + dry.stderr
+    assert "results/ holds the tables and figures of another configuration" in said
+    assert f"models {MODELS}" in said and f"models {MODELS[:2]}" in said
+    report = _run(repo, "--report", "mixed.html", "--configfile", other, check=False)
+    said = report.stdout + report.stderr
+    assert report.returncode != 0 and "the report would mix them" in said
+    assert not (test_dir / "mixed.html").exists()
+    same = _run(repo, "-n")
+    assert "another configuration" not in same.stdout + same.stderr
 
 
 @pytest.mark.slow
@@ -196,7 +217,7 @@ def test_drawing_code_change_reruns_only_figures(workflow_run, module):
     drawing_code = repo / "workflow" / "userfair" / module
     drawing_code.write_text(drawing_code.read_text() + "\n# edited by the rerun test\n")
     jobs = _scheduled_jobs(_run(repo, "-n").stdout)
-    assert set(jobs) - {"all"} == FIGURE_RULES, jobs
+    assert set(jobs) - {"all", "run_config"} == FIGURE_RULES, jobs
     _run(repo, *sorted(FIGURE_RULES), "--cores", "2")
     assert "Nothing to be done" in _run(repo, "-n").stdout
 

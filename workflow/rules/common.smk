@@ -17,6 +17,7 @@ import math
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from snakemake.logging import logger
@@ -25,6 +26,7 @@ from userfair import route
 from userfair.workflow import catalogue, costs, grids, models, reproduction
 from userfair.workflow import plan as plan_report
 from userfair.workflow import steps
+from userfair.workflow.steps.targets import other_config
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -57,7 +59,17 @@ DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec
 RAW_SUFFIXES = ["zip", "csv", "tsv", "parquet"]
 # Every grid point of every configured model (config `grid`), checked here so that an
 # unknown model or grid key fails before any job starts.
-GRID_POINTS = grids.load_points(config["grid"], MODELS)
+def grid_file():
+    """config grid: relative to the working directory, else to the workflow's folder (the
+    grids it ships, config/grids/, found from another --directory)."""
+    path = Path(config["grid"])
+    if path.is_absolute() or path.exists():
+        return path
+    shipped = Path(workflow.basedir) / path
+    return shipped if shipped.exists() else path
+
+
+GRID_POINTS = grids.load_points(grid_file(), MODELS)
 
 
 # Pass one of every dataset and pass two of every dataset x model are scattered over this
@@ -132,6 +144,20 @@ def check_config_beyond_schema():
 
 
 check_config_beyond_schema()
+
+
+def check_results_are_this_configs(record):
+    """When results/ holds the tables and figures of another configuration (``record``,
+    results/run.json: userfair.workflow.steps.targets.other_config), say so when a person
+    runs Snakemake; a report of the mixed outputs (--report) stops instead."""
+    if workflow.remote_exec or workflow.subprocess_exec:
+        return
+    why = other_config(record, DATASETS, MODELS)
+    if why is None:
+        return
+    if any(arg.startswith("--report") for arg in sys.argv):
+        raise ValueError(why + "; the report would mix them, so it is not made")
+    logger.warning(why)
 
 
 # --- shared by several stages: path templates and settings ------------------------------
