@@ -103,7 +103,11 @@ class _Encoder:
 
     def mapping(self, obj: dict, memo_id: int | None = None) -> dict:
         kind = type(obj)
-        node = {"$": "dict", "k": [self(k) for k in obj], "v": [self(v) for v in obj.values()]}
+        if obj and all(type(k) is np.str_ for k in obj):  # RecBole's token -> id maps: fast
+            node = {"$": "dict", "k": [str(k) for k in obj], "np_str": True}
+        else:
+            node = {"$": "dict", "k": [self(k) for k in obj]}
+        node["v"] = [self(v) for v in obj.values()]
         if memo_id is not None:
             node["id"] = memo_id
         if kind is collections.OrderedDict:
@@ -257,7 +261,10 @@ class _Decoder:
                 mapping = {}
             if "id" in node:
                 self.objects[node["id"]] = mapping
-            keys = [k if type(k) in SCALARS else self(k) for k in node["k"]]
+            if node.get("np_str"):
+                keys = [np.str_(k) for k in node["k"]]
+            else:
+                keys = [k if type(k) in SCALARS else self(k) for k in node["k"]]
             values = [v if type(v) in SCALARS else self(v) for v in node["v"]]
             mapping.update(zip(keys, values))
             return mapping
