@@ -118,8 +118,19 @@ def test_a_safe_container_naming_a_class_outside_the_allowlist_is_refused(tmp_pa
         io.read_pth(path)
     method = {"$": "method", "self": 1, "name": "__init__"}
     torch.save({"format": safe_pth.FORMAT, "tree": json.dumps(method), "tensors": []}, path)
-    with pytest.raises(UnsafeFileError, match="not a method"):
+    with pytest.raises(UnsafeFileError, match="names method builtins.int.__init__"):
         io.read_pth(path)
+    # a method of an allowlisted class that is not listed itself (Node.save would write)
+    node = {
+        "$": "object",
+        "cls": "test_safe_pth.Node",
+        "id": 0,
+        "d": {"$": "dict", "k": [], "v": []},
+    }
+    method = {"$": "method", "self": node, "name": "method"}
+    torch.save({"format": safe_pth.FORMAT, "tree": json.dumps(method), "tensors": []}, path)
+    with pytest.raises(UnsafeFileError, match="names method test_safe_pth.Node.method"):
+        io.read_pth(path, classes=("test_safe_pth.Node",))
     assert not marker.exists()
 
 
@@ -184,7 +195,7 @@ def test_every_kind_of_value_round_trips_and_shared_values_stay_shared(tmp_path)
         "dict twice": [shared_dict, shared_dict],
         "random": np.random.RandomState(3).get_state(),
     }
-    classes = ("test_safe_pth.Node",)
+    classes = ("test_safe_pth.Node", "test_safe_pth.Node.method")
     path = tmp_path / "x.pth"
     io.write_pth(value, path, classes=classes)
     # the file needs no global beyond torch's own: it loads as a plain container

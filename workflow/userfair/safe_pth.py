@@ -14,8 +14,9 @@ dataset files of this project are written by :func:`dump` and read by :func:`loa
   matrices by their arrays, enums and objects by class name and attributes);
 - an object or enum is rebuilt only when its class is in the reader's allowlist
   (``classes``), by ``cls.__new__(cls)`` and an update of its ``__dict__``: no constructor,
-  ``__setstate__`` or other code of the file's choosing runs. A bound method is rebuilt as
-  ``getattr`` of a function its (allowlisted) class defines.
+  ``__setstate__`` or other code of the file's choosing runs. A bound method is rebuilt
+  only when ``classes`` lists it too (``module.Class.method``), from the function its class
+  defines.
 
 A file that is not of this format but loads with ``weights_only=True`` (tensors and plain
 containers: a state dict saved by hand) is returned as torch gives it; a file that needs any
@@ -178,7 +179,10 @@ class _Encoder:
             self.allowed(kind)
             return {"$": "enum", "cls": _dotted(kind), "v": obj.name}
         if isinstance(obj, types.MethodType):
-            return {"$": "method", "self": self(obj.__self__), "name": obj.__func__.__name__}
+            name = obj.__func__.__name__
+            if f"{_dotted(type(obj.__self__))}.{name}" not in self.classes:
+                raise TypeError(f"method {_dotted(type(obj.__self__))}.{name} is not allowlisted")
+            return {"$": "method", "self": self(obj.__self__), "name": name}
         return self.object(obj)
 
     def sparse(self, matrix) -> dict:
@@ -303,10 +307,11 @@ class _Decoder:
             return cls[node["v"]]
         if tag == "method":
             owner = self(node["self"])
+            name = f"{_dotted(type(owner))}.{node['name']}"
             function = getattr(type(owner), node["name"], None)
-            if not isinstance(function, types.FunctionType) or node["name"].startswith("__"):
-                raise FormatError(f"{node['name']!r} is not a method of {_dotted(type(owner))}")
-            return getattr(owner, node["name"])
+            if name not in self.classes or not isinstance(function, types.FunctionType):
+                raise FormatError(f"names method {name}, which this file may not hold")
+            return types.MethodType(function, owner)
         if tag == "ref":
             return self.objects[node["id"]]
         if tag == "object":

@@ -330,7 +330,8 @@ def _dotted(cls: type) -> str:
 
 
 #: The classes whose objects a dataset file may hold (userfair.safe_pth rebuilds only these,
-#: by __new__ and their attributes: no constructor or other code of the file runs).
+#: by __new__ and their attributes: no constructor or other code of the file runs), and the
+#: one method it may hold.
 SHARED_CLASSES = tuple(
     _dotted(cls)
     for cls in (
@@ -344,7 +345,7 @@ SHARED_CLASSES = tuple(
         FeatureType,
         FeatureSource,
     )
-)
+) + (f"{_dotted(FullSortEvalDataLoader)}.collate_fn",)  # the loaders' collate_fn
 
 
 def write_shared(shared: dict, path) -> None:
