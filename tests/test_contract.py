@@ -143,6 +143,8 @@ SCHEMA = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
             "did you mean BPR?",
         ),
         ({"plots": {"palette": "notapalette"}}, "config key plots.palette: 'notapalette' is"),
+        ({"download": {"max_mb": 0}}, "config key download.max_mb: 0 is less than or equal to"),
+        ({"download": {"other_hosts": "cdn.org"}}, "config key download.other_hosts: 'cdn.org' is"),
         ({"plots": {"style": "grid"}}, "config key plots.style: 'grid' is not one of"),
     ],
 )

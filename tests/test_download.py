@@ -19,13 +19,30 @@ import yaml
 from userfair.io import InputError, read_inter
 from userfair.workflow import catalogue, download
 
-from conftest import make_workdir, snakemake
+from conftest import REPO, make_workdir, snakemake
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
-    """Serves a folder; ``/cut/NAME`` announces NAME's full length but sends half of it."""
+    """Serves a folder; ``/cut/NAME`` announces NAME's full length but sends half of it;
+    ``/to/HOST/NAME`` redirects to NAME on HOST (same port: ``localhost`` is another host
+    than ``127.0.0.1`` to a client); ``/unsized/NAME`` sends NAME without a length."""
 
     def do_GET(self):  # noqa: N802 (http.server's name)
+        if self.path.startswith("/to/"):
+            host, name = self.path[len("/to/") :].split("/", 1)
+            self.send_response(302)
+            self.send_header("Location", f"http://{host}:{self.server.server_address[1]}/{name}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path.startswith("/unsized/"):
+            body = (Path(self.directory) / self.path[len("/unsized/") :]).read_bytes()
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+            self.close_connection = True
+            return
         if self.path.startswith("/cut/"):
             body = (Path(self.directory) / self.path[len("/cut/") :]).read_bytes()
             self.send_response(200)
@@ -126,6 +143,52 @@ def test_a_declared_table_is_fetched_without_a_zip_check(server, tmp_path):
     assert dest.read_bytes() == (root / "plays.csv").read_bytes()
     with pytest.raises(InputError, match="not a zip archive"):  # a RecBole archive still is
         download.download(f"{base}/plays.csv", tmp_path / "x.zip")
+
+
+def test_a_redirect_on_the_same_host_is_followed(server, tmp_path):
+    base, root = server
+    dest = tmp_path / "lastfm.zip"
+    download.download(f"{base}/to/127.0.0.1/lastfm.zip", dest)
+    assert dest.read_bytes() == (root / "lastfm.zip").read_bytes()
+
+
+def test_a_redirect_to_another_host_is_refused_unless_allowed(server, tmp_path):
+    """localhost is the same server under another host name: refused, nothing requested
+    from it and nothing left; allowed by name (config download.other_hosts), it downloads."""
+    base, root = server
+    dest = tmp_path / "raw" / "lastfm.zip"
+    url = f"{base}/to/localhost/lastfm.zip"
+    with pytest.raises(download.DownloadError) as caught:
+        download.download(url, dest)
+    text = str(caught.value)
+    assert "\n" not in text and text.startswith(f"{dest}: {url}: redirected to http://localhost:")
+    assert (
+        "on another host (localhost); refused. Allow it with config download.other_hosts:" in text
+    )
+    assert leftovers(dest.parent) == []
+    download.download(url, dest, other_hosts=["localhost"])
+    assert dest.read_bytes() == (root / "lastfm.zip").read_bytes()
+
+
+@pytest.mark.parametrize("path, how", [("lastfm.zip", "announces"), ("unsized/lastfm.zip", "sent")])
+def test_a_download_above_the_cap_stops_and_leaves_nothing(server, tmp_path, path, how):
+    """Above max_bytes (config download.max_mb), by its announced length or, unannounced, by
+    the bytes received: stopped, nothing under the name or beside it."""
+    base, root = server
+    size = (root / "lastfm.zip").stat().st_size
+    dest = tmp_path / "raw" / "lastfm.zip"
+    with pytest.raises(download.DownloadError, match=f"{how} .*above the limit of {size - 1:,}"):
+        download.download(f"{base}/{path}", dest, max_bytes=size - 1)
+    assert leftovers(dest.parent) == []
+    download.download(f"{base}/{path}", dest, max_bytes=size)  # at the cap: fine
+    assert dest.read_bytes() == (root / "lastfm.zip").read_bytes()
+
+
+def test_the_default_cap_is_above_the_largest_archive_and_matches_the_schema():
+    schema = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
+    limits = schema["properties"]["download"]["properties"]
+    assert limits["max_mb"]["default"] * 10**6 == download.MAX_BYTES > 200 * 10**6
+    assert limits["other_hosts"]["default"] == []
 
 
 def test_ml100k_is_copied_from_recbole_without_network(tmp_path):

@@ -206,7 +206,7 @@ def test_the_shared_dataset_gives_the_results_of_a_jobs_own(model, params, split
             model, params, work / "model.pth", split_dir, DATASET, tmp_path / f"x{name}",
             training, shared=source,
         )  # fmt: skip
-        state = torch.load(work / "model.pth", weights_only=False)["state_dict"]
+        state = io.read_pth(work / "model.pth")["state_dict"]
         runs[name] = (record, lists, test, state)
     (a, lists_a, test_a, state_a), (b, lists_b, test_b, state_b) = runs["own"], runs["shared"]
     assert a == b

@@ -1,17 +1,14 @@
 """The shared file helpers: atomic writes, RecBole atomic files, booktabs tables."""
 
 import os
-import sys
 
 import pandas as pd
 import pytest
 
 from userfair.io import (
-    MOVED_MODULES,
     InputError,
     atomic_path,
     read_inter,
-    read_pth,
     to_booktabs,
     write_inter,
 )
@@ -68,21 +65,3 @@ def test_booktabs_keeps_column_types_escapes_text_and_bolds():
     assert r"ml-100k & 943 & \textbf{92.80} & a\_b \\" in tex
     assert r"q & 10 & -- & x\&y \\" in tex
     assert tex.count(r"\toprule") == tex.count(r"\midrule") == tex.count(r"\bottomrule") == 1
-
-
-def test_a_file_written_before_a_module_moved_still_loads(tmp_path, monkeypatch):
-    """A checkpoint pickles its classes by module path: one written when the U-KNN model
-    lived in userfair.userknn (now userfair.workflow.userknn) loads, with the class now."""
-    torch = pytest.importorskip("torch")
-    from userfair.workflow import userknn
-
-    assert MOVED_MODULES["userfair.userknn"] == "userfair.workflow.userknn"
-    with monkeypatch.context() as patch:  # the old layout, while the file is written
-        patch.setitem(sys.modules, "userfair.userknn", userknn)
-        patch.setattr(userknn.ItemKNN, "__module__", "userfair.userknn")
-        torch.save({"model": userknn.ItemKNN, "epoch": 3}, tmp_path / "model.pth")
-    assert "userfair.userknn" not in sys.modules
-    loaded = read_pth(tmp_path / "model.pth")
-    assert loaded == {"model": userknn.ItemKNN, "epoch": 3}
-    with pytest.raises(ModuleNotFoundError, match="userfair.userknn"):
-        torch.load(tmp_path / "model.pth", weights_only=False)  # without the mapping

@@ -1,6 +1,6 @@
 """Each fix of userfair.recbole_patches, tested where RecBole 1.2.1 breaks without it."""
 
-import pickle
+import os
 import subprocess
 import sys
 
@@ -14,11 +14,14 @@ from userfair import recbole_patches
 recbole_patches.apply()
 
 
-class Pickled:
-    """Stands in for RecBole's Config, which its checkpoints pickle."""
+class Crafted:
+    """A pickle that runs a shell command when loaded with weights_only=False."""
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
 
 
 def test_config_builds_on_numpy2(tmp_path):
@@ -67,17 +70,35 @@ def test_ngcf_builds_its_normalised_adjacency():
     assert laplacian[0, 2 + 1] == pytest.approx(1.0, rel=1e-5)  # degree 1 on both ends
 
 
-def test_recbole_trainer_loads_its_pickled_checkpoints_and_torch_stays_safe(tmp_path):
-    """torch >= 2.6 loads with weights_only=True; RecBole's checkpoints pickle the Config."""
+def test_recbole_trainer_checkpoints_hold_no_pickle_and_a_pickled_one_is_refused(tmp_path):
+    """RecBole's trainer saves its checkpoints (Config included) through userfair.safe_pth: the
+    file loads with torch's weights_only=True as it is, the Config kept as the model's name,
+    other_parameter (numpy, scipy sparse) intact. A pickle (RecBole's own format, a crafted
+    file) is refused by the trainer's load without running anything."""
     import recbole.trainer.trainer as trainer
+    from recbole.config import Config
 
+    from userfair.io import UnsafeFileError
+
+    config = Config(model="BPR", dataset="anything", config_dict={"data_path": str(tmp_path)})
+    other = {"w": sp.random(6, 5, density=0.4, format="csr", random_state=1), "m": np.eye(3)}
     path = tmp_path / "checkpoint.pth"
-    torch.save({"state_dict": {"w": torch.ones(2)}, "config": Pickled(3)}, path)
-    loaded = trainer.torch.load(path, map_location="cpu")
-    assert loaded["config"].value == 3
+    state = {"config": config, "epoch": 2, "state_dict": {"w": torch.ones(2)}}
+    trainer.torch.save({**state, "other_parameter": other}, str(path), pickle_protocol=4)
+    assert torch.load(path, weights_only=True)["format"] == "userfair-safe-pth/1"
+    loaded = trainer.torch.load(str(path), map_location="cpu")
+    assert loaded["config"] == {"model": "BPR"} and loaded["epoch"] == 2
+    assert torch.equal(loaded["state_dict"]["w"], torch.ones(2))
+    assert (loaded["other_parameter"]["w"] != other["w"]).nnz == 0
+    assert type(loaded["other_parameter"]["w"]) is type(other["w"])
+    np.testing.assert_array_equal(loaded["other_parameter"]["m"], np.eye(3))
     assert trainer.torch.zeros is torch.zeros  # everything else is plain torch
-    with pytest.raises(pickle.UnpicklingError):
-        torch.load(path)  # the rest of the process keeps torch's safe default
+
+    marker = tmp_path / "ran"
+    torch.save({"state_dict": {}, "config": Crafted(marker)}, path)
+    with pytest.raises(UnsafeFileError, match="posix.system"):
+        trainer.torch.load(str(path), map_location="cpu")
+    assert not marker.exists()
 
 
 def test_apply_is_idempotent():

@@ -245,7 +245,8 @@ import torch
 from test_recbole_plugin import build
 config_dict = json.loads({config!r})
 config, dataset, train, valid, test, trainer = build("BPR", config_dict)
-state = torch.load({checkpoint!r}, map_location="cpu", weights_only=False)
+from userfair.io import read_pth
+state = read_pth({checkpoint!r})
 trainer.model.load_state_dict(state["state_dict"])
 result = trainer.evaluate(test, load_best_model=False)
 print(json.dumps({{key: float(value) for key, value in result.items()}}))

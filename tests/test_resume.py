@@ -18,6 +18,8 @@ import pytest
 import torch
 import yaml
 
+from userfair.io import read_pth
+
 from conftest import BIN, make_workdir, snakemake, write_seeded_split
 
 pytestmark = pytest.mark.slow
@@ -62,7 +64,7 @@ def uninterrupted(split_dir, tmp_path_factory):
 
 
 def state_dict(path: Path) -> dict:
-    return torch.load(path, map_location="cpu", weights_only=False)["state_dict"]
+    return read_pth(path)["state_dict"]
 
 
 def same_run(a: dict, b: dict) -> None:
@@ -134,7 +136,7 @@ def test_sigterm_writes_resume_pth_and_the_resumed_run_is_bit_identical(
     wait_for(lambda: evaluated_epochs(work / "child.log") >= 2, proc, "two epochs")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) == 128 + signal.SIGTERM
-    state = torch.load(work / "resume.pth", map_location="cpu", weights_only=False)
+    state = read_pth(work / "resume.pth")
     assert 0 <= state["epoch"] < EPOCHS - 1  # the last finished epoch when signalled
     assert not (work / "model.pth").exists()
     assert "SIGTERM received" in (work / "child.log").read_text()
@@ -166,7 +168,7 @@ def test_periodic_checkpoint_and_a_resume_pth_of_other_settings_is_ignored(
     )
     proc.kill()
     proc.wait(timeout=60)
-    state = torch.load(work / "resume.pth", map_location="cpu", weights_only=False)
+    state = read_pth(work / "resume.pth")
     assert (state["epoch"] + 1) % 2 == 0  # written at every 2nd epoch only
 
     with caplog.at_level(logging.INFO):

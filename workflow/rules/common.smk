@@ -35,6 +35,8 @@ DATASET_OPTIONS = config["dataset_options"]
 # catalogue.names(CUSTOM_DATASETS) and models.names() by the Snakefile
 # (userfair.workflow.schema).
 CUSTOM_DATASETS = config["custom_datasets"]
+# The limits of the download rule (redirect hosts, size cap; docs/data.md#downloads).
+DOWNLOAD = config["download"]
 
 
 def dataset_entry(name):

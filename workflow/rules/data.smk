@@ -19,6 +19,8 @@ rule download:
         url=download_url,
         sha256=download_sha256,
         declaration=declaration,
+        other_hosts=DOWNLOAD["other_hosts"],
+        max_mb=DOWNLOAD["max_mb"],
     message:
         "Fetch the raw file of {wildcards.dataset}"
     script:

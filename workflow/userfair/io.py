@@ -4,7 +4,8 @@ Every writer goes through :func:`atomic_path`, so an interrupted job never leave
 half-written file under its final name. Every reader of a file passed between rules (JSON,
 parquet, npz, pth) goes through :func:`read_json`, :func:`read_parquet`, :func:`read_npz` or
 :func:`read_pth`: a truncated or unreadable file stops the job with one line naming the file,
-the rule that writes it (:data:`PRODUCERS`) and the command that rebuilds it.
+the rule that writes it (:data:`PRODUCERS`) and the command that rebuilds it. No reader runs
+code from a file: ``.pth`` files are written and read through :mod:`userfair.safe_pth`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pickle
 import re
 import tempfile
 import zipfile
@@ -22,6 +22,8 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from userfair import safe_pth
+
 
 class InputError(ValueError):
     """Bad input: the message names the file and the field and says what was expected."""
@@ -29,6 +31,10 @@ class InputError(ValueError):
 
 class DamagedFileError(InputError):
     """A file passed between rules is truncated or unreadable."""
+
+
+class UnsafeFileError(InputError):
+    """A ``.pth`` file that would run code if loaded; it was refused without being loaded."""
 
 
 # The rule that writes each file passed between rules, by its path template: the rules'
@@ -153,39 +159,49 @@ def read_npz(path: str | os.PathLike, rule: str | None = None) -> dict[str, np.n
         raise damaged(path, "npz", error, rule) from error
 
 
-#: Modules that moved into the workflow subpackage: a checkpoint or dataset file written
-#: before the move names its classes by the old module (a pickle keeps the class's path).
-MOVED_MODULES = {
-    f"userfair.{name}": f"userfair.workflow.{name}"
-    for name in ("recbole_fast", "recommenders", "resume", "userknn")
-}
+def rebuild_command(path) -> str:
+    """The command that rebuilds just the file ``path`` of a rule (its job, not the jobs
+    before it): ``snakemake --force PATH``."""
+    return f"snakemake --force {path}"
 
 
-class _MovedModules:
-    """A ``pickle_module`` for torch.load whose Unpickler finds the classes of
-    :data:`MOVED_MODULES` where they are now."""
+def refused(path, reason: str, rule: str | None = None) -> UnsafeFileError:
+    """The one-line error of a ``.pth`` file that would run code if loaded: the file, why,
+    and the command that rebuilds it (a file of no rule: what to do instead)."""
+    rule = rule or producer(path)
+    message = (
+        f"{path}: refused, not loaded: {reason} (a .pth file in Python's pickle form can run "
+        "code when loaded; nothing of it was run)"
+    )
+    if rule is not None:
+        message += f"; written by rule {rule}, rebuild it: {rebuild_command(path)}"
+    else:
+        message += "; delete it or write it again with userfair.io.write_pth"
+    return UnsafeFileError(message)
 
-    class Unpickler(pickle.Unpickler):
-        def find_class(self, module, name):
-            return super().find_class(MOVED_MODULES.get(module, module), name)
 
-    load = staticmethod(pickle.load)
+def write_pth(obj, path: str | os.PathLike, classes=()) -> None:
+    """Write ``obj`` (tensors, arrays, plain containers; objects of ``classes``) to
+    ``path`` atomically in the format of :mod:`userfair.safe_pth`, which loads without
+    running code."""
+    with atomic_path(path) as tmp:
+        safe_pth.dump(obj, tmp, classes)
 
 
-def read_pth(path: str | os.PathLike, rule: str | None = None, map_location="cpu"):
-    """The object torch.save wrote to ``path`` (a checkpoint, the RecBole dataset);
-    DamagedFileError when it cannot be read. Files written before a module moved
-    (:data:`MOVED_MODULES`) still load."""
-    import torch
-
+def read_pth(path: str | os.PathLike, rule: str | None = None, map_location="cpu", classes=()):
+    """The object :func:`write_pth` wrote to ``path`` (a checkpoint, the RecBole dataset:
+    objects of ``classes`` only), or a file of tensors and plain containers as torch loads it
+    with ``weights_only=True``. A file that needs any other Python global to load (a pickle
+    of the format before, a crafted file) is refused unloaded (:class:`UnsafeFileError`,
+    naming the file and its rebuild command); a damaged one gives DamagedFileError."""
     path = _existing(path, rule)
     try:
-        return torch.load(
-            path, map_location=map_location, weights_only=False, pickle_module=_MovedModules
-        )
+        return safe_pth.load(path, classes=classes, map_location=map_location)
+    except (safe_pth.UnsafeFileError, safe_pth.FormatError) as error:
+        raise refused(path, str(error), rule) from None
     except MemoryError:
         raise
-    except Exception as error:  # torch and pickle fail in many ways on a damaged file
+    except Exception as error:  # torch fails in many ways on a damaged file
         raise damaged(path, "pth", error, rule) from error
 
 

@@ -25,6 +25,9 @@ import scipy  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 import torch  # noqa: E402
 
+from userfair import safe_pth  # noqa: E402
+from userfair.io import read_pth  # noqa: E402
+
 # numpy 2 removed these aliases (NEP 52). RecBole's Config.compatibility_settings assigns
 # ``np.float = np.float_`` etc., which raises AttributeError on numpy 2 before any training,
 # and recbole.evaluator.metrics / recbole.data.interaction then use ``np.float``.
@@ -58,12 +61,23 @@ def _dok_update(self, data: dict) -> None:
     self._dict.update(data)
 
 
-class _TrustedCheckpointTorch(types.ModuleType):
-    """``torch`` as seen by recbole.trainer.trainer, with ``load`` defaulting to
-    ``weights_only=False``: torch 2.6 made ``weights_only=True`` the default, and RecBole's
-    checkpoints pickle its Config, so ``Trainer.evaluate(load_best_model=True)`` and
-    ``resume_checkpoint`` fail. Only RecBole's trainer sees this; everything else keeps
-    torch's safe default. The checkpoints are the ones this workflow wrote itself."""
+def checkpoint_state(state):
+    """RecBole's checkpoint ``state`` with its Config (a pickled object) replaced by the
+    model's name, the only part of it RecBole reads back (``resume_checkpoint``)."""
+    config = state.get("config") if isinstance(state, dict) else None
+    if config is None or isinstance(config, dict):
+        return state
+    return {**state, "config": {"model": config["model"]}}
+
+
+class _SafeCheckpointTorch(types.ModuleType):
+    """``torch`` as seen by recbole.trainer.trainer, whose ``save`` and ``load`` write and
+    read checkpoints in the format of :mod:`userfair.safe_pth` (no pickle; loading runs no
+    code): RecBole's own checkpoints pickle its Config, and torch >= 2.6 refuses them with
+    ``weights_only=True``, while ``weights_only=False`` would run whatever a crafted file
+    names. The Config is stored as the model's name (:func:`checkpoint_state`); the model's
+    ``other_parameter`` (tensors, numpy arrays, scipy sparse matrices) is kept. Everything
+    else is plain torch."""
 
     def __init__(self, module):
         super().__init__(module.__name__)
@@ -72,9 +86,11 @@ class _TrustedCheckpointTorch(types.ModuleType):
     def __getattr__(self, name):
         return getattr(self._module, name)
 
-    def load(self, *args, **kwargs):
-        kwargs.setdefault("weights_only", False)
-        return self._module.load(*args, **kwargs)
+    def save(self, obj, f, *args, **kwargs):
+        safe_pth.dump(checkpoint_state(obj), f)
+
+    def load(self, f, map_location=None, **kwargs):
+        return read_pth(f, map_location=map_location)
 
 
 def apply() -> None:
@@ -94,8 +110,8 @@ def apply() -> None:
                 "nor _dict; RecBole's graph models cannot be patched"
             )
         sp.dok_matrix._update = _dok_update
-    if not isinstance(trainer.torch, _TrustedCheckpointTorch):
-        trainer.torch = _TrustedCheckpointTorch(torch)
+    if not isinstance(trainer.torch, _SafeCheckpointTorch):
+        trainer.torch = _SafeCheckpointTorch(torch)
     _applied = True
 
 

@@ -42,12 +42,23 @@ recbole_fast.apply()  # leaner model internals at paper scale (docs/training.md)
 from recbole.config import Config  # noqa: E402  (after the patches)
 from recbole.data import create_dataset, data_preparation  # noqa: E402
 from recbole.data.dataloader import FullSortEvalDataLoader  # noqa: E402
+from recbole.data.dataset import Dataset as RecBoleDataset  # noqa: E402
+from recbole.data.interaction import Interaction  # noqa: E402
+from recbole.data.transform import Equal  # noqa: E402
 from recbole.data.utils import create_samplers, get_dataloader  # noqa: E402
-from recbole.utils import get_model, get_trainer, init_seed  # noqa: E402
+from recbole.sampler import Sampler  # noqa: E402
+from recbole.utils import FeatureSource, FeatureType, get_model, get_trainer, init_seed  # noqa: E402
 from recbole.utils.argument_list import dataset_arguments  # noqa: E402
+from torch.utils.data import BatchSampler, SequentialSampler  # noqa: E402
 
 from userfair import recbole as recbole_metrics  # noqa: E402
-from userfair.io import InputError, atomic_path, read_pth  # noqa: E402
+from userfair.io import (  # noqa: E402
+    InputError,
+    atomic_path,
+    read_pth,
+    rebuild_command,
+    write_pth,
+)
 from userfair.workflow import resume  # noqa: E402
 from userfair.workflow.userknn import ItemKNN, UserKNN  # noqa: E402
 
@@ -178,7 +189,7 @@ class Run:
 # The model whose config builds the shared parts: a general recommender with uniform negative
 # sampling, so that the sampler is built too (a job re-targets it to its own distribution).
 REFERENCE_MODEL = "BPR"
-SHARED_FORMAT = 1
+SHARED_FORMAT = 2  # 2: userfair.safe_pth, objects of SHARED_CLASSES only (1: a pickle)
 # The config keys the shared parts depend on: RecBole's own dataset arguments (those its
 # create_dataset compares before reusing a saved dataset), the evaluation's split, sampling
 # and batch. A grid point that changes one of them builds its own dataset (with a log line).
@@ -291,8 +302,10 @@ def build_shared(data_dir, dataset: str, workdir, training: Training) -> dict:
         popularity = _item_counts(built)  # before the evaluation loaders sort their parts
         valid = get_dataloader(config, "valid")(config, built[1], valid_sampler, shuffle=False)
         test = get_dataloader(config, "test")(config, built[2], test_sampler, shuffle=False)
+    for part in (data, *built, valid, test):
+        part.config = None  # each job sets its own (load_shared); a Config is not data
     for loader in (valid, test):
-        loader.generator = None  # a torch.Generator does not pickle; each job seeds its own
+        loader.generator = None  # a torch.Generator is not saved; each job seeds its own
         loader._sampler = None  # a full-sort loader uses its sampler only while it is built
         for field in TENSOR_FIELDS:
             setattr(loader, field, _pack_tensors(getattr(loader, field)))
@@ -312,19 +325,42 @@ def build_shared(data_dir, dataset: str, workdir, training: Training) -> dict:
     return shared
 
 
+def _dotted(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+#: The classes whose objects a dataset file may hold (userfair.safe_pth rebuilds only these,
+#: by __new__ and their attributes: no constructor or other code of the file runs), and the
+#: one method it may hold.
+SHARED_CLASSES = tuple(
+    _dotted(cls)
+    for cls in (
+        RecBoleDataset,
+        Interaction,
+        FullSortEvalDataLoader,
+        Equal,
+        Sampler,
+        SequentialSampler,
+        BatchSampler,
+        FeatureType,
+        FeatureSource,
+    )
+) + (f"{_dotted(FullSortEvalDataLoader)}.collate_fn",)  # the loaders' collate_fn
+
+
 def write_shared(shared: dict, path) -> None:
-    with atomic_path(path) as tmp:
-        torch.save(shared, tmp, pickle_protocol=4)
+    """Write the content of :func:`build_shared` to ``path`` (userfair.io.write_pth)."""
+    write_pth(shared, path, classes=SHARED_CLASSES)
 
 
 def read_shared(path) -> dict:
     """The content of a file of :func:`write_shared`; an error names the file (as given), the
-    rule that writes it and the command that rebuilds it."""
-    parts = read_pth(path, rule="recbole_dataset")
+    rule that writes it and the command that rebuilds it. A file that would run code if
+    loaded is refused without being loaded."""
+    parts = read_pth(path, rule="recbole_dataset", classes=SHARED_CLASSES)
     if not isinstance(parts, dict) or parts.get("format") != SHARED_FORMAT:
         raise InputError(
-            f"{path}: not a dataset file of this version; rebuild it: "
-            f"snakemake --forcerun recbole_dataset {path}"
+            f"{path}: not a dataset file of this version; rebuild it: {rebuild_command(path)}"
         )
     parts["path"] = str(path)
     return parts
@@ -500,7 +536,7 @@ def train_point(
         if not saved.is_file():
             raise RuntimeError(f"{model}: RecBole wrote no checkpoint at {saved}")
         os.replace(saved, workdir / CHECKPOINT)
-        epoch = torch.load(workdir / CHECKPOINT, map_location="cpu", weights_only=False)["epoch"]
+        epoch = read_pth(workdir / CHECKPOINT)["epoch"]
         checkpointer.remove()
     return {
         "model": model,

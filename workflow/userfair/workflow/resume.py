@@ -33,12 +33,12 @@ require("workflow", NEEDS, __name__)
 import numpy as np  # noqa: E402  (after the check, which names the extra to install)
 import torch  # noqa: E402
 
-from userfair.io import atomic_path  # noqa: E402
+from userfair.io import UnsafeFileError, read_pth, write_pth  # noqa: E402
 
 log = logging.getLogger(__name__)
 
 RESUME = "resume.pth"
-FORMAT = 1
+FORMAT = 2  # 2: the format of userfair.safe_pth (1: a pickle)
 PLAIN = (bool, int, float, str, type(None))
 
 
@@ -144,20 +144,25 @@ def restore(trainer, train_loader, state: dict) -> None:
 
 
 def write(state: dict, path) -> None:
-    """Write ``state`` to ``path`` atomically (a killed write leaves the previous file)."""
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
+    """Write ``state`` to ``path`` atomically (a killed write leaves the previous file), in
+    the format of :mod:`userfair.safe_pth`: reading it back runs no code."""
+    write_pth(state, path)
 
 
 def load(path, settings: str) -> dict | None:
     """The state in ``path`` when it exists and was written with ``settings`` (a
     :func:`fingerprint`), else None; a file of other settings or an unreadable one is
-    ignored with a log line (the run starts from epoch 0 and overwrites it)."""
+    ignored with a log line (the run starts from epoch 0 and overwrites it). A file that
+    would run code if loaded (a pickle: the format before, a crafted file) is refused
+    without being loaded, with a warning, and replaced the same way."""
     path = Path(path)
     if not path.is_file():
         return None
     try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        state = read_pth(path)
+    except UnsafeFileError as error:
+        log.warning("ignoring %s; training from epoch 0, which replaces it", error)
+        return None
     except Exception as error:  # a damaged file only costs the epochs it held
         log.warning("ignoring %s: unreadable (%s); training from epoch 0", path, error)
         return None

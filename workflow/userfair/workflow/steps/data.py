@@ -32,15 +32,22 @@ TABLE1_CAPTION = (
 )
 
 
-def download(dataset: str, declaration: dict, out: Path, *, url: str, sha256: str) -> None:
+def download(
+    dataset: str, declaration: dict, out: Path, *, url: str, sha256: str,
+    other_hosts=(), max_mb: float = 1000,
+) -> None:  # fmt: skip
     """Rule download: put the raw file of one dataset at ``out`` (userfair.workflow.download.fetch),
-    which must be the catalogue's place for it (userfair.workflow.catalogue.downloaded_archive)."""
+    which must be the catalogue's place for it (userfair.workflow.catalogue.downloaded_archive);
+    ``other_hosts``, ``max_mb``: config ``download`` (redirects allowed, size cap)."""
     entry = catalogue.resolve(dataset, declaration)
     if str(out) != catalogue.downloaded_archive(entry):
         raise InputError(
             f"{out}: the raw file of {entry.name} is {catalogue.downloaded_archive(entry)}"
         )
-    fetch(entry, out, url=url, sha256=sha256)
+    fetch(
+        entry, out, url=url, sha256=sha256, other_hosts=other_hosts,
+        max_bytes=int(max_mb * 10**6),
+    )  # fmt: skip
 
 
 def preprocess(dataset: str, declaration: dict, source: Path, out: Path, *, min_rating, core):
