@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-from userfair import catalogue, costs, grids, models, reproduction
+from userfair import bounds, catalogue, costs, grids, models, reproduction
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -122,6 +122,25 @@ def check_config_beyond_schema():
                 f"config {key}: {path!r} does not exist (relative paths count from the "
                 f"working directory, {Path.cwd()}); see docs/data.md"
             )
+    for dataset in DATASETS:
+        entry = dataset_entry(dataset)
+        source = catalogue.raw_source(entry, DATASET_OPTIONS)
+        # A file the user must place (QK-video, never downloaded) is named now, not after
+        # a dry run of every job; once the data stage has read it, it is not needed.
+        # (the outputs of rules preprocess and stats: data.smk is included after this file)
+        preprocessed = f"results/{dataset}/data/preprocessed.parquet"
+        if entry.source == "tenrec" and not Path(source).exists():
+            if not Path(preprocessed).exists():
+                raise ValueError(
+                    f"{source}: not found. {catalogue.tenrec_help(source)}"
+                )
+        # k cannot exceed the items of a dataset (RecBole's top-k would fail in training);
+        # the recbole_dataset job checks it again before any training when stats.json
+        # does not exist yet. A damaged stats.json is named with how to rebuild it.
+        stats = f"results/{dataset}/data/stats.json"
+        if Path(stats).is_file():
+            items = costs.read_stats(stats)["items"]
+            bounds.check_items(config["k"], items, f"{dataset} ({stats})")
 
 
 check_config_beyond_schema()

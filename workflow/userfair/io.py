@@ -83,7 +83,7 @@ def damaged(path, kind: str, error: BaseException, rule: str | None = None) -> D
     reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
     message = f"{path}: truncated or unreadable {kind} file ({type(error).__name__}: {reason})"
     if rule is not None:
-        message += f"; written by rule {rule}, rebuild it: snakemake --forcerun {rule} {path}"
+        message += f"; written by rule {rule}, rebuild it: snakemake --force {path}"
     return DamagedFileError(message)
 
 

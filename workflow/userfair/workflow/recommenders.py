@@ -324,7 +324,7 @@ def read_shared(path) -> dict:
     if not isinstance(parts, dict) or parts.get("format") != SHARED_FORMAT:
         raise InputError(
             f"{path}: not a dataset file of this version; rebuild it: "
-            f"snakemake --forcerun recbole_dataset {path}"
+            f"snakemake --force {path}"
         )
     parts["path"] = str(path)
     return parts

@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from userfair import bounds, tuning
 from userfair import recbole as recbole_metrics
-from userfair import tuning
-from userfair.io import read_json, write_csv, write_json
+from userfair.io import read_inter, read_json, write_csv, write_json
 from userfair.workflow import recommenders
 from userfair.workflow.steps import Path
 
@@ -19,6 +19,12 @@ def recbole_dataset(dataset: str, data_dir: Path, workdir: Path, out: Path, *, t
     """Rule recbole_dataset: the dataset's RecBole dataset, its parts, sampler and evaluation
     loaders (userfair.workflow.recommenders.build_shared), built once on the CPU and saved for every
     training and export job of the dataset (userfair.workflow.recommenders.write_shared)."""
+    # k cannot exceed the items (RecBole's full-sort top-k would fail inside training):
+    # said here, before any training job, when stats.json did not exist at parse time.
+    items = set()
+    for part in ("train", "valid", "test"):
+        items.update(read_inter(Path(data_dir) / f"{dataset}.{part}.inter")["item_id"])
+    bounds.check_items(training["k"], len(items), f"{dataset} (the split in {data_dir})")
     settings = recommenders.Training(**training, device="cpu", threads=1)
     shared = recommenders.build_shared(data_dir, dataset, workdir, settings)
     recommenders.write_shared(shared, out)

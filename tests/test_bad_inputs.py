@@ -1,0 +1,234 @@
+"""Bad input stopped before any job starts (docs/bad-inputs.md): the shared bounds of the
+command and the config (userfair.bounds), dataset names, duplicate YAML keys and tags
+(userfair.yamlfile), the config check (userfair.workflow.schema) in-process, and one real
+`snakemake -n` per kind of error."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import yaml
+
+from userfair import bounds, costs, grids, yamlfile
+from userfair.cli import main
+from userfair.io import InputError
+from userfair.workflow import schema
+
+from conftest import REPO
+
+SCHEMA = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
+SCHEMA_PATH = REPO / "config" / "config.schema.yaml"
+
+
+def errors(config: dict) -> str:
+    return "\n".join(schema.config_errors(config, SCHEMA))
+
+
+def schema_key(key: str) -> dict:
+    node = SCHEMA
+    for part in key.split("."):
+        node = node["properties"][part]
+    return node
+
+
+# --- one definition of the bounds for the command and the config ------------------------
+
+
+@pytest.mark.parametrize("key, name", sorted(bounds.CONFIG_KEYS.items()))
+def test_the_schema_states_the_bounds_of_userfair_bounds(key, name):
+    node, bound = schema_key(key), bounds.BOUNDS[name]
+    assert node["type"] == ("integer" if bound.integer else "number"), key
+    for ours, theirs in (
+        ("minimum", "minimum"),
+        ("maximum", "maximum"),
+        ("above", "exclusiveMinimum"),
+        ("below", "exclusiveMaximum"),
+    ):
+        assert getattr(bound, ours) == node.get(theirs), (key, theirs)
+
+
+@pytest.mark.parametrize("key, name", sorted(bounds.CONFIG_KEYS.items()))
+def test_the_command_and_the_config_refuse_the_same_values(key, name, capsys):
+    bound = bounds.BOUNDS[name]
+    probes = [-1, 0, 1, 0.5, 5, 2**32, math.nan, math.inf, 10.0]
+    option = bounds.option(name)
+    for value in probes:
+        section, _, leaf = key.rpartition(".")
+        config = {section: {leaf: value}} if section else {leaf: value}
+        refused_by_config = f"config key {key}:" in errors(config)
+        try:
+            option(repr(value) if isinstance(value, float) else str(value))
+            refused_by_command = False
+        except Exception:
+            refused_by_command = True
+        if bound.integer and isinstance(value, float) and value == 10.0:
+            # the command reads "10.0" as text: refused as not an integer, as the config is
+            assert refused_by_config and refused_by_command
+            continue
+        assert refused_by_config == refused_by_command, (key, value)
+        assert refused_by_config == (bound.error(value) is not None), (key, value)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--epsilon", "5"], "argument --epsilon: 5.0 is greater than the maximum of 1"),
+        (["--epsilon", "-1"], "argument --epsilon: -1.0 is less than the minimum of 0"),
+        (["--epsilon", "nan"], "argument --epsilon: nan is not a finite number"),
+        (["--k", "10.0"], "argument --k: '10.0' is not an integer"),
+        (["--k", "0"], "argument --k: 0 is less than the minimum of 1"),
+        (["--gamma", "1.5"], "argument --gamma: 1.5 is greater than the maximum of 1"),
+        (["--seed", "-1"], "argument --seed: -1 is less than the minimum of 0"),
+        (["--level", "1"], "argument --level: 1.0 is not less than 1"),
+        (["--block-size", "0"], "argument --block-size: 0 is less than the minimum of 1"),
+    ],
+)
+def test_userfair_evaluate_refuses_what_the_schema_refuses(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["evaluate", "--train", "a", "--test", "b", "--topk", "c", *argv])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()[-1]) > len(message), err
+
+
+# --- the config check, in-process -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"k": 10.0}, "config key k: 10.0 is not an integer"),
+        ({"k": True}, "config key k: True is not an integer"),
+        ({"k": 0}, "config key k: 0 is less than the minimum of 1"),
+        ({"seed": -1}, "config key seed: -1 is less than the minimum of 0"),
+        ({"seed": 2**32}, "config key seed: 4294967296 is greater than the maximum"),
+        ({"measures": {"epsilon": math.nan}}, "config key measures.epsilon: nan is not a finite"),
+        ({"uncertainty": {"level": 1}}, "config key uncertainty.level: 1 is not less than 1"),
+        ({"training": {"epochs": 3.0}}, "config key training.epochs: 3.0 is not of type"),
+        ({"training": {"train_batch_size": 0}}, "training.train_batch_size: 0 is less than"),
+        ({"preprocessing": {"test_share": 0.5}}, "preprocessing.test_share: 0.5 is greater"),
+        ({"plots": {"dpi": 100000}}, "config key plots.dpi: 100000 is greater than"),
+        ({"plots": {"font_scale": math.inf}}, "config key plots.font_scale: inf is not of type"),
+        ({"datasets": ["../../../escaped"]}, "datasets[0]: '../../../escaped' is not a usable"),
+        ({"datasets": ["a/b"]}, "config key datasets[0]: 'a/b' is not a usable dataset name"),
+        ({"datasets": ["/abs"]}, "config key datasets[0]: '/abs' is not a usable dataset name"),
+        (
+            {"custom_datasets": {"../x": {"path": "x.csv", "columns": {"user": "u", "item": "i"}}}},
+            "config key custom_datasets.../x: '../x' is not a usable dataset name",
+        ),
+    ],
+)
+def test_the_config_check_names_the_key(config, message):
+    assert message in errors(config), errors(config)
+
+
+def test_every_numeric_key_of_the_schema_has_a_lower_bound():
+    """A number without a bound is a value that can crash a job (a negative epoch count, a
+    zero batch size): every one has a minimum, except min_rating (any rating scale) and
+    feedback.equals (a value compared with the data, never a count)."""
+    unbounded = []
+
+    def walk(node, path):
+        for key, child in (node.get("properties") or {}).items():
+            walk(child, f"{path}.{key}" if path else key)
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict):
+            walk(extra, f"{path}.*")
+        items = node.get("items")
+        if isinstance(items, dict):
+            walk(items, f"{path}[]")
+        types = node.get("type")
+        types = types if isinstance(types, list) else [types]
+        if {"integer", "number"} & set(types):
+            if "minimum" not in node and "exclusiveMinimum" not in node:
+                unbounded.append(path)
+
+    walk(SCHEMA, "")
+    assert sorted(unbounded) == [
+        "custom_datasets.*.feedback.equals",
+        "custom_datasets.*.min_rating",
+        "preprocessing.min_rating",
+    ], unbounded
+
+
+def test_good_names_and_values_pass():
+    good = {
+        "datasets": ["ml-100k", "my_data.v2"],
+        "custom_datasets": {"my_data.v2": {"path": "x.csv", "columns": {"user": "u", "item": "i"}}},
+        "k": 20,
+        "seed": 0,
+        "measures": {"epsilon": 1, "gamma": 0},
+        "uncertainty": {"resamples": 0, "level": 0.5},
+    }
+    assert errors(good) == ""
+
+
+# --- duplicate keys and tags in the YAML files the workflow reads -------------------------
+
+
+def test_a_key_given_twice_is_named_with_both_lines(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("measures:\n  epsilon: 0.1\nk: 5\nmeasures:\n  gamma: 1\n")
+    with pytest.raises(InputError) as error:
+        yamlfile.load(path)
+    assert str(error.value) == f"{path}: key 'measures' is given twice (lines 1 and 4); keep one"
+
+
+def test_a_nested_key_given_twice_is_named(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("custom_datasets:\n  mine:\n    path: a.csv\n  mine:\n    path: b.csv\n")
+    assert schema.duplicate_key_errors([path]) == [
+        f"{path}: key 'mine' is given twice (lines 2 and 4); keep one"
+    ]
+
+
+def test_a_python_tag_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text("BPR: !!python/object/apply:os.system ['touch pwned']\n")
+    with pytest.raises(InputError) as error:
+        grids.load_grid(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: line 1: the tag !!python/object/apply:os.system"), message
+    assert "\n" not in message
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_grid_with_a_model_twice_is_refused(tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text("BPR:\n  learning_rate: [0.01]\nBPR:\n  learning_rate: [0.1]\n")
+    with pytest.raises(InputError, match=r"key 'BPR' is given twice \(lines 1 and 3\)"):
+        grids.load_grid(path)
+
+
+# --- stats.json, read when the workflow is parsed ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ['{"users": 120, "items": 6', "garbage", '{"users": 1}', '{"users": "x"}', ""]
+)
+def test_a_damaged_stats_file_is_named_with_its_rebuild(tmp_path, text):
+    path = tmp_path / "stats.json"
+    path.write_text(text)
+    with pytest.raises(InputError) as error:
+        costs.read_stats(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: truncated or unreadable stats file"), message
+    assert message.endswith(f"rm {path} && snakemake {path}") and "\n" not in message
+
+
+def test_k_above_the_items_is_refused_naming_both():
+    with pytest.raises(ValueError) as error:
+        bounds.check_items(100000, 610, "ml-100k (results/ml-100k/data/stats.json)")
+    assert str(error.value) == (
+        "config key k: 100000 is more than the 610 items of ml-100k "
+        "(results/ml-100k/data/stats.json); give k <= 610"
+    )
+    bounds.check_items(610, 610, "x")
+
+
+def test_stats_counts_are_read(tmp_path):
+    path = tmp_path / "stats.json"
+    path.write_text(json.dumps({"users": 3, "items": 4, "train": 5, "test_users": 2, "x": 1.5}))
+    assert costs.read_stats(path) == {"users": 3, "items": 4, "train": 5, "test_users": 2}
