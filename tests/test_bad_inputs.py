@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shlex
+import time
 
 import pytest
 import yaml
 
-from userfair import bounds, costs, grids, yamlfile
+from userfair import bounds, costs, grids, io, yamlfile
 from userfair.cli import main
 from userfair.io import InputError
 from userfair.workflow import schema
 
-from conftest import REPO
+from conftest import REPO, make_workdir, snakemake
 
 SCHEMA = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
 SCHEMA_PATH = REPO / "config" / "config.schema.yaml"
@@ -232,3 +235,128 @@ def test_stats_counts_are_read(tmp_path):
     path = tmp_path / "stats.json"
     path.write_text(json.dumps({"users": 3, "items": 4, "train": 5, "test_users": 2, "x": 1.5}))
     assert costs.read_stats(path) == {"users": 3, "items": 4, "train": 5, "test_users": 2}
+
+
+# --- one real `snakemake -n` per kind of error ------------------------------------------
+
+STATS = {"users": 120, "items": 610, "train": 5625, "test_users": 15}
+# The outputs up to one model's lists, oldest first (as the jobs would write them).
+FAKE_RUN = [
+    ["data/preprocessed.parquet"],
+    ["data/ml-100k.train.inter", "data/ml-100k.valid.inter", "data/ml-100k.test.inter"],
+    ["data/stats.json", "models/dataset.pth"],
+    ["models/UserKNN/grid/0/valid.json", "models/UserKNN/grid/0/model.pth"],
+    ["models/UserKNN/best.json", "models/UserKNN/tuning.tsv"],
+    [
+        "models/UserKNN/topk.parquet",
+        "models/UserKNN/recbole_test.json",
+        "models/UserKNN/recbole_fairness.json",
+    ],
+]
+
+
+def dry_run(work, *args: str):
+    proc = snakemake(work, "-n", *args, check=False)
+    return proc, proc.stdout + proc.stderr
+
+
+def scheduled(output: str) -> dict[str, int]:
+    """The job counts of a dry run's 'Job stats' table."""
+    table = output.split("Job stats:")[1].split("\n\n")[0]
+    rows = [line.split() for line in table.splitlines()[3:] if line.strip()]
+    return {name: int(count) for name, count in rows if name != "total"}
+
+
+@pytest.fixture()
+def work(tmp_path, tiny_ml100k):
+    """A run folder whose config trains UserKNN on the tiny ml-100k, and whose results hold
+    (placeholder) outputs up to UserKNN's lists, each newer than its inputs."""
+    work = make_workdir(tmp_path / "run")
+    (work / "grid.yaml").write_text("UserKNN: {k: [20]}\n")
+    config = {
+        "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
+        "models": ["UserKNN"],
+        "grid": "grid.yaml",
+    }
+    (work / "c.yaml").write_text(yaml.safe_dump(config))
+    raw = [tiny_ml100k, *tiny_ml100k.iterdir()]
+    start = max(p.stat().st_mtime for p in raw)
+    assert start < time.time()
+    for age, files in enumerate(FAKE_RUN, start=1):
+        for name in files:
+            path = work / "results/ml-100k" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(STATS) if name.endswith("stats.json") else "x")
+            when = min(start + 0.1 * age, time.time())
+            os.utime(path, (when, when))
+    return work
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (
+            "datasets: [../../../escaped]\n",
+            "config key datasets[0]: '../../../escaped' is not a usable dataset name",
+        ),
+        (
+            "measures:\n  epsilon: 0.1\nk: 5\nmeasures:\n  gamma: 1\n",
+            "run.yaml: key 'measures' is given twice (lines 1 and 4); keep one",
+        ),
+        ("seed: -1\n", "config key seed: -1 is less than the minimum of 0"),
+        ("datasets: [qk-video]\n", "resources/raw/qk-video/QK-video.csv: not found. QK-video"),
+    ],
+)
+def test_a_dry_run_stops_at_parse_time_naming_the_input(tmp_path, config, message):
+    work = make_workdir(tmp_path / "run")
+    (work / "run.yaml").write_text(config)
+    proc, output = dry_run(work, "--configfile", "run.yaml")
+    assert proc.returncode != 0 and message in output, output[-3000:]
+    assert "jobs" not in output.split(message)[0].lower().split("job stats")[-1][-200:]
+    assert not (work / "results").exists() and not (tmp_path.parent / "escaped").exists()
+
+
+@pytest.mark.slow
+def test_a_damaged_stats_file_stops_every_command_with_a_rebuild_of_just_it(work):
+    stats = work / "results/ml-100k/data/stats.json"
+    stats.write_text('{"users": 120, "ite')
+    proc, output = dry_run(work, "--configfile", "c.yaml")
+    assert proc.returncode != 0, output[-3000:]
+    line = next(x for x in output.splitlines() if "truncated or unreadable stats file" in x)
+    assert line.startswith("results/ml-100k/data/stats.json: "), line
+    assert "JSONDecodeError" not in output.replace(line, ""), output[-3000:]
+    remove, rebuild = line.split("rebuild just it: ")[1].split(" && ")
+    assert shlex.split(remove) == ["rm", "results/ml-100k/data/stats.json"]
+    stats.unlink()
+    command = shlex.split(rebuild)
+    assert command[0] == "snakemake"
+    proc, output = dry_run(work, *command[1:], "--configfile", "c.yaml")
+    assert proc.returncode == 0 and scheduled(output) == {"stats": 1}, output[-3000:]
+
+
+@pytest.mark.slow
+def test_k_above_the_items_stops_a_dry_run_once_stats_json_exists(work):
+    (work / "k.yaml").write_text("k: 1000\n")
+    proc, output = dry_run(work, "--configfile", "c.yaml", "k.yaml")
+    message = (
+        "config key k: 1000 is more than the 610 items of ml-100k "
+        "(results/ml-100k/data/stats.json); give k <= 610"
+    )
+    assert proc.returncode != 0 and message in output, output[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "path, rule",
+    [("models/UserKNN/topk.parquet", "topk"), ("models/UserKNN/grid/0/model.pth", "tune")],
+)
+def test_the_damaged_file_rebuild_command_schedules_exactly_its_job(work, path, rule):
+    path = f"results/ml-100k/{path}"
+    message = str(io.damaged(path, "parquet", ValueError("truncated")))
+    command = shlex.split(message.split("rebuild it: ")[1])
+    assert command[0] == "snakemake", message
+    proc, output = dry_run(work, *command[1:], "--configfile", "c.yaml")
+    assert proc.returncode == 0 and scheduled(output) == {rule: 1}, output[-3000:]
+    # the form it replaces read the path as a second --forcerun value: every rule after topk
+    proc, output = dry_run(work, "--forcerun", rule, path, "--configfile", "c.yaml")
+    assert len(scheduled(output)) > 1

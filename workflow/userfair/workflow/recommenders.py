@@ -323,8 +323,7 @@ def read_shared(path) -> dict:
     parts = read_pth(path, rule="recbole_dataset")
     if not isinstance(parts, dict) or parts.get("format") != SHARED_FORMAT:
         raise InputError(
-            f"{path}: not a dataset file of this version; rebuild it: "
-            f"snakemake --force {path}"
+            f"{path}: not a dataset file of this version; rebuild it: snakemake --force {path}"
         )
     parts["path"] = str(path)
     return parts
