@@ -18,6 +18,7 @@ from userfair import bounds, costs, grids, io, yamlfile
 from userfair.cli import main
 from userfair.io import InputError
 from userfair.workflow import schema
+from userfair.workflow.steps import models as steps
 
 from conftest import REPO, make_workdir, snakemake
 
@@ -360,3 +361,52 @@ def test_the_damaged_file_rebuild_command_schedules_exactly_its_job(work, path, 
     # the form it replaces read the path as a second --forcerun value: every rule after topk
     proc, output = dry_run(work, "--forcerun", rule, path, "--configfile", "c.yaml")
     assert len(scheduled(output)) > 1
+
+
+# --- data files: one line naming the file and the line or field ---------------------------
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (b"user_id:token\titem_id:token\trating:float\n1\t2\t3\n1\t5\n", "line 3 has 2 fields"),
+        (b"user_id:token\titem_id:token\n1\t2\n1\t\xe9t\n", "line 3: byte 0xe9 is not UTF-8"),
+        (b"user_id:token\titem_id:token\n1\t2\n1\t3\t4\n", "line 3 has 3 fields, the header 2"),
+        (
+            b"user_id:token\titem_id:token\trating:float\n1\t2\tgood\n",
+            "line 2: field 'rating' is 'good', not a number",
+        ),
+    ],
+)
+def test_a_bad_inter_file_is_named_with_its_line(tmp_path, body, message, capsys):
+    path = tmp_path / "d.train.inter"
+    path.write_bytes(body)
+    with pytest.raises(InputError) as error:
+        io.read_inter(path)
+    assert str(error.value).startswith(f"{path}: {message}"), error.value
+    (tmp_path / "d.test.inter").write_text("user_id:token\titem_id:token\n1\t2\n")
+    (tmp_path / "k.tsv").write_text("user_id\titem_id\trank\n1\t2\t1\n")
+    argv = ["--train", str(path), "--test", str(tmp_path / "d.test.inter")]
+    assert main(["evaluate", *argv, "--topk", str(tmp_path / "k.tsv")]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"userfair: error: {error.value}", err
+
+
+@pytest.mark.parametrize(
+    "doc, problem",
+    [
+        ({"point": 0, "checkpoint": "x.pth"}, "field 'params' is missing"),
+        ({"params": [], "checkpoint": "x.pth"}, "field 'params' is a list"),
+        ([1, 2], "it holds a list, not a mapping"),
+    ],
+)
+def test_a_best_json_of_the_wrong_shape_stops_topk_naming_it(tmp_path, doc, problem):
+    path = tmp_path / "results/ml-100k/models/BPR/best.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as error:
+        steps.topk("ml-100k", "BPR", path, *[tmp_path] * 6, training={}, threads=1, measures={})
+    assert str(error.value) == (
+        f"{path}: not a best.json file ({problem}); written by rule select, rebuild it: "
+        f"snakemake --force {path}"
+    )

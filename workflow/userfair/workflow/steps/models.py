@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from userfair import bounds, tuning
 from userfair import recbole as recbole_metrics
-from userfair.io import read_inter, read_json, write_csv, write_json
+from userfair.io import check_fields, read_inter, read_json, write_csv, write_json
 from userfair.workflow import recommenders
 from userfair.workflow.steps import Path
 
@@ -57,7 +57,10 @@ def select(
 ) -> dict:  # fmt: skip
     """Rule select: every grid point's valid metrics -> the tuning table (TSV); the best
     valid NDCG (userfair.tuning.select_best) -> best.json with its checkpoint's path."""
-    records = [read_json(path) for path in valid]
+    records = [
+        check_fields(read_json(path), path, {"params": dict, "valid": dict}, "valid.json")
+        for path in valid
+    ]
     table, best = tuning.select_best(records, label=model)
     best["checkpoint"] = str(checkpoints[best["point"]])
     write_csv(table, tuning_out, sep="\t")
@@ -77,7 +80,7 @@ def topk(
     (userfair.workflow.recommenders.export_topk, ranked as RecBole's full-sort test evaluation
     ranks), RecBole's own test metrics, and the 12 fairness measures that the same RecBole
     test evaluation reports through userfair.recbole with the ``measures:`` settings."""
-    winner = read_json(best)
+    winner = check_fields(read_json(best), best, {"params": dict, "checkpoint": str}, "best.json")
     settings = recommenders.Training(**{**training, "threads": threads})
     lists, test = recommenders.export_topk(
         model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings,
