@@ -20,7 +20,7 @@ from userfair.io import InputError
 from userfair.workflow import schema
 from userfair.workflow.steps import models as steps
 
-from conftest import REPO, make_workdir, snakemake
+from conftest import REPO, make_workdir, snakemake, write_seeded_split
 
 SCHEMA = yaml.safe_load((REPO / "config" / "config.schema.yaml").read_text())
 SCHEMA_PATH = REPO / "config" / "config.schema.yaml"
@@ -410,3 +410,19 @@ def test_a_best_json_of_the_wrong_shape_stops_topk_naming_it(tmp_path, doc, prob
         f"{path}: not a best.json file ({problem}); written by rule select, rebuild it: "
         f"snakemake --force {path}"
     )
+
+
+def test_k_above_the_items_stops_recbole_dataset_before_any_training(tmp_path, tiny_ml100k):
+    split = write_seeded_split(tiny_ml100k, tmp_path / "split", "ml-100k", 0)
+    items = set()
+    for part in ("train", "valid", "test"):
+        items |= set(io.read_inter(split / f"ml-100k.{part}.inter")["item_id"])
+    training = {"eval_batch_size": 4096, "seed": 1, "k": len(items) + 1}
+    out = tmp_path / "dataset.pth"
+    with pytest.raises(ValueError) as error:
+        steps.recbole_dataset("ml-100k", split, tmp_path / "build", out, training=training)
+    assert str(error.value) == (
+        f"config key k: {len(items) + 1} is more than the {len(items)} items of ml-100k "
+        f"(the split in {split}); give k <= {len(items)}"
+    )
+    assert not out.exists()

@@ -4,6 +4,7 @@ topk."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 
 from userfair import bounds, tuning
@@ -23,7 +24,7 @@ def recbole_dataset(dataset: str, data_dir: Path, workdir: Path, out: Path, *, t
     # said here, before any training job, when stats.json did not exist at parse time.
     items = set()
     for part in ("train", "valid", "test"):
-        items.update(read_inter(Path(data_dir) / f"{dataset}.{part}.inter")["item_id"])
+        items.update(read_inter(os.path.join(data_dir, f"{dataset}.{part}.inter"))["item_id"])
     bounds.check_items(training["k"], len(items), f"{dataset} (the split in {data_dir})")
     settings = recommenders.Training(**training, device="cpu", threads=1)
     shared = recommenders.build_shared(data_dir, dataset, workdir, settings)
