@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 import time
 
@@ -306,6 +307,9 @@ def work(tmp_path, tiny_ml100k):
         ),
         ("seed: -1\n", "config key seed: -1 is less than the minimum of 0"),
         ("datasets: [qk-video]\n", "resources/raw/qk-video/QK-video.csv: not found. QK-video"),
+        # a tag in a --configfile: Snakemake reads the file before the workflow and refuses
+        # it with its own message (naming no file); no code runs
+        ("k: !!python/object/apply:os.mkdir [pwned]\n", "Config file is not valid JSON or YAML"),
     ],
 )
 def test_a_dry_run_stops_at_parse_time_naming_the_input(tmp_path, config, message):
@@ -315,6 +319,7 @@ def test_a_dry_run_stops_at_parse_time_naming_the_input(tmp_path, config, messag
     assert proc.returncode != 0 and message in output, output[-3000:]
     assert "jobs" not in output.split(message)[0].lower().split("job stats")[-1][-200:]
     assert not (work / "results").exists() and not (tmp_path.parent / "escaped").exists()
+    assert not (work / "pwned").exists()
 
 
 @pytest.mark.slow
@@ -426,3 +431,12 @@ def test_k_above_the_items_stops_recbole_dataset_before_any_training(tmp_path, t
         f"(the split in {split}); give k <= {len(items)}"
     )
     assert not out.exists()
+
+
+def test_every_test_docs_bad_inputs_names_exists():
+    text = (REPO / "docs" / "bad-inputs.md").read_text()
+    named = re.findall(r"`(?:(tests/test_\w+\.py)::)?(test_\w+)`", text)
+    assert len(named) > 15
+    for path, test in named:
+        files = [REPO / path] if path else [REPO / "tests" / "test_bad_inputs.py"]
+        assert any(f"def {test}(" in f.read_text() for f in files), (path, test)
