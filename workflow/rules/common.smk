@@ -12,7 +12,6 @@
 # include and the first rule that needs one of its outputs fails at parse time, naming
 # the missing rule.
 
-import json
 import os
 import re
 from pathlib import Path
@@ -419,8 +418,7 @@ def evaluated_users(dataset):
     """The number of evaluated users (test users) of the dataset, from its stats.json:
     the checkpoint `stats` must have run before the caller's job is scheduled."""
     path = checkpoints.stats.get(dataset=dataset).output[0]
-    with open(path) as handle:
-        return json.load(handle)["test_users"]
+    return costs.read_stats(path)["test_users"]
 
 
 def streamed(dataset):
