@@ -112,6 +112,8 @@ def duplicate_key_errors(files: Iterable[str | os.PathLike]) -> list[str]:
     silently) or a tag is an error naming the file, the key and both lines."""
     errors = []
     for path in files:
+        if not Path(path).is_file():  # Snakemake read it from elsewhere (a stream)
+            continue
         try:
             yamlfile.load(path)
         except InputError as error:
