@@ -12,9 +12,12 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-# A bad value stops the run here, naming its key (e.g. measures.gamma, datasets[0]); then
-# the schema's defaults fill every key the config leaves out.
-check_config(config, workflow.source_path("config/config.schema.yaml"))
+# A bad value stops the run here, naming its key (e.g. measures.gamma, datasets[0]), and
+# so does a key given twice in a config file Snakemake loaded; then the schema's defaults
+# fill every key the config leaves out.
+check_config(
+    config, workflow.source_path("config/config.schema.yaml"), workflow.configfiles
+)
 validate(config, "config/config.schema.yaml")
 
 

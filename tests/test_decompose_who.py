@@ -65,12 +65,19 @@ def test_feature_groups_numeric_quantiles_or_values():
     assert few[1] == ["3", "10"]  # numerically sorted values, not quantiles
 
 
-def test_group_shares_sum_to_one_and_intervals_contain_them(frames):
+def test_group_shares_sum_to_one_and_intervals_contain_them(frames, caplog):
     table = who.group_table(
         {("d", m): frames[m][0] for m in MODELS}, groups=5, features=["gender", "age", "nope"],
         resamples=300, seed=1,
     )  # fmt: skip
     assert list(table.columns) == who.GROUP_COLUMNS
+    # a configured feature the data lacks is reported in a row of its own, not dropped
+    missing = table[table["by"] == "nope"]
+    assert sorted(missing["model"]) == sorted(MODELS)
+    assert (missing["group"] == who.MISSING_GROUP).all() and (missing["users"] == 0).all()
+    assert missing["share"].isna().all()
+    assert "config key who.features: d has no user feature 'nope'" in caplog.text
+    table = table[table["by"] != "nope"]
     assert set(table["by"]) == {"activity", "gender", "age"}
     sums = table.groupby(["model", "by", "measure"])["share"].sum()
     finite = sums[np.isfinite(sums)]

@@ -55,7 +55,7 @@ def one_line_naming(error: Exception, path: Path, rule: str) -> None:
     assert "\n" not in message, message
     assert message.startswith(f"{path}: truncated or unreadable"), message
     assert f"written by rule {rule}" in message, message
-    assert message.endswith(f"snakemake --forcerun {rule} {path}"), message
+    assert message.endswith(f"snakemake --force {path}"), message
 
 
 def write_parquet(path: Path) -> None:
@@ -164,7 +164,7 @@ def test_a_truncated_checkpoint_stops_the_export_with_one_line(tmp_path, tiny_ml
         "failed reading zip archive"
     )
     assert line in log, log[-3000:]
-    assert f"snakemake --forcerun tune {checkpoint}" in log
+    assert f"snakemake --force {checkpoint}" in log
 
 
 @pytest.fixture(scope="module")

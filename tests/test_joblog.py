@@ -28,3 +28,26 @@ def test_a_failure_is_logged_with_rule_and_wildcards_then_raised(tmp_path):
     text = (tmp_path / "job.log").read_text()
     assert "rule split {'dataset': 'ml-100k'} failed" in text
     assert "Traceback" in text and "KeyError: 'user_id'" in text
+
+
+def test_an_expected_failure_is_one_line_without_traceback(tmp_path, monkeypatch):
+    from userfair.io import InputError
+
+    monkeypatch.delenv("USERFAIR_DEBUG", raising=False)
+    with pytest.raises(InputError):
+        with job_log(job(tmp_path)):
+            raise InputError("results/D/data/x.inter: line 3 has 2 fields, the header 3")
+    text = (tmp_path / "job.log").read_text()
+    assert "Traceback" not in text, text
+    lines = [line for line in text.splitlines() if "failed" in line]
+    assert len(lines) == 1 and "line 3 has 2 fields" in lines[0], text
+    assert "USERFAIR_DEBUG=1 shows the traceback" in lines[0]
+
+
+def test_the_debug_switch_brings_the_traceback_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("USERFAIR_DEBUG", "1")
+    with pytest.raises(ValueError):
+        with job_log(job(tmp_path)):
+            raise ValueError("config key k: 1000 is more than the 610 items")
+    text = (tmp_path / "job.log").read_text()
+    assert "Traceback" in text and "ValueError: config key k" in text

@@ -12,7 +12,6 @@
 # include and the first rule that needs one of its outputs fails at parse time, naming
 # the missing rule.
 
-import json
 import math
 import os
 import re
@@ -22,7 +21,7 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from userfair import route
+from userfair import bounds, route
 from userfair.workflow import catalogue, costs, grids, models, reproduction
 from userfair.workflow import plan as plan_report
 from userfair.workflow import steps
@@ -59,6 +58,8 @@ DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec
 ]
 # Suffixes of a downloaded raw file: zip (RecBole archives) or a declared table's format.
 RAW_SUFFIXES = ["zip", "csv", "tsv", "parquet"]
+
+
 # Every grid point of every configured model (config `grid`), checked here so that an
 # unknown model or grid key fails before any job starts.
 def grid_file():
@@ -143,6 +144,25 @@ def check_config_beyond_schema():
                 f"config {key}: {path!r} does not exist (relative paths count from the "
                 f"working directory, {Path.cwd()}); see docs/data.md"
             )
+    for dataset in DATASETS:
+        entry = dataset_entry(dataset)
+        source = catalogue.raw_source(entry, DATASET_OPTIONS)
+        # A file the user must place (QK-video, never downloaded) is named now, not after
+        # a dry run of every job; once the data stage has read it, it is not needed.
+        # (the outputs of rules preprocess and stats: data.smk is included after this file)
+        preprocessed = f"results/{dataset}/data/preprocessed.parquet"
+        if entry.source == "tenrec" and not Path(source).exists():
+            if not Path(preprocessed).exists():
+                raise ValueError(
+                    f"{source}: not found. {catalogue.tenrec_help(source)}"
+                )
+        # k cannot exceed the items of a dataset (RecBole's top-k would fail in training);
+        # the recbole_dataset job checks it again before any training when stats.json
+        # does not exist yet. A damaged stats.json is named with how to rebuild it.
+        stats = f"results/{dataset}/data/stats.json"
+        if Path(stats).is_file():
+            items = costs.read_stats(stats)["items"]
+            bounds.check_items(config["k"], items, f"{dataset} ({stats})")
 
 
 check_config_beyond_schema()
@@ -487,8 +507,7 @@ def evaluated_users(dataset):
     """The number of evaluated users (test users) of the dataset, from its stats.json:
     the checkpoint `stats` must have run before the caller's job is scheduled."""
     path = checkpoints.stats.get(dataset=dataset).output[0]
-    with open(path) as handle:
-        return json.load(handle)["test_users"]
+    return costs.read_stats(path)["test_users"]
 
 
 def measure_route(dataset):

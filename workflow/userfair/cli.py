@@ -19,6 +19,8 @@ import logging
 import math
 import sys
 
+from userfair.bounds import option
+
 # The workflow's default seed (config key seed; a test checks they agree): the command's
 # resamples equal the workflow's for the same evaluated users.
 DEFAULT_SEED = 2024
@@ -50,8 +52,8 @@ def _parser() -> argparse.ArgumentParser:
         help="format of --topk (auto: detected; trec: 'qid Q0 docid rank score tag', ranked "
         "by score; scores: user, item, score, ranked by score, ties by item id)",
     )  # fmt: skip
-    run.add_argument("--k", type=int, default=10, help="list length (default 10)")
-    run.add_argument("--epsilon", type=float, default=0.05, help="PEU threshold (0.05)")
+    run.add_argument("--k", type=option("k"), default=10, help="list length (default 10)")
+    run.add_argument("--epsilon", type=option("epsilon"), default=0.05, help="PEU threshold (0.05)")
     run.add_argument(
         "--envy-utility", default="precision", choices=["precision", "ideal"],
         help="utility of a list for ME/MME/PEU: precision = |L & R_u| / k (default), "
@@ -62,10 +64,12 @@ def _parser() -> argparse.ArgumentParser:
         help="RecBole .item file with a genre column (needed for --gamma < 1)",
     )  # fmt: skip
     run.add_argument(
-        "--gamma", type=float, default=1.0,
+        "--gamma", type=option("gamma"), default=1.0,
         help="UF similarity: gamma * raw Jaccard + (1 - gamma) * genre similarity (1.0)",
     )  # fmt: skip
-    run.add_argument("--block-size", type=int, default=2048, help="rows per block (2048)")
+    run.add_argument(
+        "--block-size", type=option("block-size"), default=2048, help="rows per block (2048)"
+    )
     run.add_argument(
         "--device", default="auto", choices=["auto", "cpu", "cuda", "torch-cpu"],
         help="where the block products run (auto: CUDA when present, else numpy)",
@@ -79,12 +83,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     run.add_argument(
-        "--resamples", type=int, default=0,
+        "--resamples", type=option("resamples"), default=0,
         help="bootstrap resamples of the evaluated users: adds percentile intervals (0: none)",
     )  # fmt: skip
-    run.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
+    run.add_argument("--level", type=option("level"), default=0.95, help="interval level (0.95)")
     run.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED,
+        "--seed", type=option("seed"), default=DEFAULT_SEED,
         help=f"seed of the resamples ({DEFAULT_SEED}, the workflow's default seed)",
     )  # fmt: skip
     _compare_parser(commands, run)
@@ -113,7 +117,7 @@ def _users_parser(commands, evaluate_parser) -> None:
         help="RecBole .user file (user_id and feature columns) joined to the frame",
     )  # fmt: skip
     users.add_argument(
-        "--worst", type=int, default=0,
+        "--worst", type=option("worst"), default=0,
         help="print the N most disadvantaged users and their better-served neighbours",
     )  # fmt: skip
     users.add_argument(
@@ -122,7 +126,7 @@ def _users_parser(commands, evaluate_parser) -> None:
         help="the PUF measure whose disadvantaged part ranks the worst cases (PUF-P-Cos)",
     )  # fmt: skip
     users.add_argument(
-        "--neighbours", type=int, default=10,
+        "--neighbours", type=option("neighbours"), default=10,
         help="most similar users looked at for each worst case (10)",
     )  # fmt: skip
     for action in evaluate_parser._actions:
@@ -140,8 +144,6 @@ def _users(args) -> int:
     try:
         if args.out is not None:
             decompose.check_suffix(args.out)
-        if args.worst < 0 or args.neighbours < 1:
-            raise ValueError("--worst must be >= 0 and --neighbours >= 1")
         features = None
         if args.user_features is not None:
             features = decompose.read_user_features(args.user_features)
@@ -205,7 +207,9 @@ def _compare_parser(commands, evaluate_parser) -> None:
         "--topk", required=True, action="append",
         help="top-k lists A, then B (--topk A --topk B), as for evaluate",
     )  # fmt: skip
-    paired.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (1000)")
+    paired.add_argument(
+        "--resamples", type=option("resamples"), default=1000, help="bootstrap resamples (1000)"
+    )
     for action in evaluate_parser._actions:
         if action.dest not in ("help", "topk", "resamples"):
             paired._add_action(action)

@@ -88,8 +88,32 @@ def damaged(path, kind: str, error: BaseException, rule: str | None = None) -> D
     reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
     message = f"{path}: truncated or unreadable {kind} file ({type(error).__name__}: {reason})"
     if rule is not None:
-        message += f"; written by rule {rule}, rebuild it: snakemake --forcerun {rule} {path}"
+        message += f"; written by rule {rule}, rebuild it: snakemake --force {path}"
     return DamagedFileError(message)
+
+
+def check_fields(doc, path, fields: dict, kind: str, rule: str | None = None):
+    """``doc`` (read from ``path``) when it is a mapping with every field of ``fields``
+    (name -> type or tuple of types); else a one-line InputError naming the file, the field
+    and, for a file of a rule, the command that rebuilds it."""
+    problem = None
+    if not isinstance(doc, dict):
+        problem = f"it holds a {type(doc).__name__}, not a mapping"
+    else:
+        for field, types in fields.items():
+            if field not in doc:
+                problem = f"field {field!r} is missing"
+            elif not isinstance(doc[field], types):
+                problem = f"field {field!r} is a {type(doc[field]).__name__}"
+            if problem:
+                break
+    if problem is None:
+        return doc
+    rule = rule or producer(path)
+    message = f"{path}: not a {kind} file ({problem})"
+    if rule is not None:
+        message += f"; written by rule {rule}, rebuild it: snakemake --force {path}"
+    raise InputError(message)
 
 
 def _existing(path, rule: str | None = None) -> Path:
@@ -247,9 +271,44 @@ def read_inter(path: str | os.PathLike) -> pd.DataFrame:
                 "(expected a RecBole atomic file: 'user_id:token<TAB>item_id:token...')"
             )
     dtypes = {h: (str if h.split(":")[0] in ("user_id", "item_id") else "float64") for h in header}
-    frame = pd.read_csv(path, sep="\t", dtype=dtypes, keep_default_na=False)
+    try:
+        frame = pd.read_csv(path, sep="\t", dtype=dtypes, keep_default_na=False)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as error:
+        numeric = [n for n in names if n not in ("user_id", "item_id")]
+        where = _bad_atomic_line(path, names, numeric)
+        if where is None:
+            reason = (str(error).strip().splitlines() or [""])[0]
+            where = f"cannot be read ({type(error).__name__}: {reason})"
+        raise InputError(
+            f"{path}: {where} (a RecBole atomic file: UTF-8, tab-separated, one value per "
+            "header field)"
+        ) from None
     frame.columns = names
     return frame
+
+
+def _bad_atomic_line(path, names: list[str], numeric: list[str]) -> str | None:
+    """The first data line of an atomic file that is not UTF-8, has another number of
+    fields than the header, or holds a non-number in a ``numeric`` field, in words."""
+    with open(path, "rb") as handle:
+        handle.readline()
+        for number, raw in enumerate(handle, start=2):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as error:
+                return f"line {number}: byte {raw[error.start]:#04x} is not UTF-8"
+            if not line:
+                continue
+            values = line.split("\t")
+            if len(values) != len(names):
+                return f"line {number} has {len(values)} fields, the header {len(names)}"
+            for name, value in zip(names, values):
+                if name in numeric:
+                    try:
+                        float(value)
+                    except ValueError:
+                        return f"line {number}: field {name!r} is {value!r}, not a number"
+    return None
 
 
 def write_dataset_parquet(frame: pd.DataFrame, dataset: str, path: str | os.PathLike) -> None:

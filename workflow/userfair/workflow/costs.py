@@ -131,6 +131,27 @@ class Estimate:
     detail: str
 
 
+def read_stats(path: str | os.PathLike) -> dict[str, int]:
+    """The counts of a data stage's ``stats.json`` (users, items, train, test_users), read
+    when the workflow is parsed. A damaged file is an InputError naming it and the commands
+    that rebuild exactly it: it must be removed first, since every command, the rebuild
+    included, reads it at parse time."""
+    try:
+        stats = json.loads(Path(path).read_text(encoding="utf-8"))
+        counts = {key: stats[key] for key in ("users", "items", "train", "test_users")}
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in counts.values()):
+            raise ValueError(f"non-integer counts {counts}")
+    except (ValueError, KeyError, TypeError) as error:
+        reason = (str(error).strip().splitlines() or [""])[0]
+        kind = type(error).__name__
+        raise InputError(
+            f"{path}: truncated or unreadable stats file ({kind}: {reason}); every command "
+            f"reads it when the workflow is parsed, so remove it, then rebuild just it: "
+            f"rm {path} && snakemake {path}"
+        ) from None
+    return counts
+
+
 def dataset_size(
     name: str,
     entry: catalogue.Dataset,
@@ -146,12 +167,9 @@ def dataset_size(
     user's history comes from the shape, bounded by the items."""
     shape = entry.shape
     if stats_path is not None and Path(stats_path).is_file():
-        stats = json.loads(Path(stats_path).read_text())
-        try:
-            users, items, train = int(stats["users"]), int(stats["items"]), int(stats["train"])
-            evaluated = int(stats["test_users"])
-        except (KeyError, TypeError, ValueError) as error:
-            raise InputError(f"{stats_path}: not a stats file of the data stage ({error})")
+        stats = read_stats(stats_path)
+        users, items, train = stats["users"], stats["items"], stats["train"]
+        evaluated = stats["test_users"]
         heaviest = min(shape.max_history if shape else items, items)
         return Size(name, users, items, train, heaviest, evaluated, "stats")
     source = "catalogue" if shape is not None else "default"

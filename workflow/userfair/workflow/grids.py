@@ -14,10 +14,8 @@ import itertools
 import os
 from pathlib import Path
 
-import yaml
-
 from userfair.io import InputError
-from userfair.workflow import models
+from userfair.workflow import models, yamlfile
 
 # The models and the hyper-parameters a grid may set come from the one registry of models,
 # userfair.workflow.models: RecBole's own parameters of each model
@@ -38,11 +36,12 @@ def trainable(model: str) -> bool:
 
 
 def load_grid(path: str | os.PathLike) -> dict:
-    """Read a grid file; InputError naming the file when it is missing or not a mapping."""
+    """Read a grid file; InputError naming the file when it is missing, not a mapping, gives
+    a key twice or holds a tag (:mod:`userfair.workflow.yamlfile`)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: grid file not found (config key 'grid')")
-    grid = yaml.safe_load(path.read_text()) or {}
+    grid = yamlfile.load(path) or {}
     if not isinstance(grid, dict):
         raise InputError(f"{path}: expected a mapping model -> {{parameter: [values]}}")
     return grid

@@ -12,7 +12,9 @@ Snakemake's own ``validate`` names only the offending value; the Snakefile calls
 from __future__ import annotations
 
 import difflib
+import math
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -25,8 +27,13 @@ require("workflow", NEEDS, __name__)
 import jsonschema  # noqa: E402  (after the check, which names the extra to install)
 import yaml  # noqa: E402
 
+from userfair import bounds  # noqa: E402
 from userfair.io import InputError  # noqa: E402
-from userfair.workflow import catalogue, models  # noqa: E402
+from userfair.workflow import catalogue, models, yamlfile  # noqa: E402
+
+#: A dataset name is a folder name under results/ and resources/: letters, digits, ".", "_"
+#: and "-", starting with a letter or digit (so never "..", "/" or an absolute path).
+DATASET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 # plots.palette's default in config/config.schema.yaml (a test checks they agree).
 DEFAULT_PALETTE = "colorblind"
@@ -44,10 +51,75 @@ def key_path(path: Iterable) -> str:
 def config_errors(config: dict, schema: dict) -> list[str]:
     """Every schema violation of ``config``, each as ``config key PATH: MESSAGE``, the most
     relevant first (``jsonschema.exceptions.relevance``)."""
-    validator_class = jsonschema.validators.validator_for(schema)
-    validator = validator_class(schema)
+    validator = strict_validator(schema)
     errors = sorted(validator.iter_errors(config), key=jsonschema.exceptions.relevance)
-    return [_message(error) for error in errors] + name_errors(config) + style_errors(config)
+    # The keys of userfair.bounds are named once, by bound_errors.
+    errors = [e for e in errors if key_path(e.absolute_path) not in bounds.CONFIG_KEYS]
+    return (
+        [_message(error) for error in errors]
+        + bound_errors(config)
+        + name_errors(config)
+        + style_errors(config)
+    )
+
+
+def strict_validator(schema: dict):
+    """A validator of ``schema`` where an integer is a plain integer (10.0 and true are not)
+    and a number is finite (nan and inf are not): JSON Schema's own types accept 10.0 as an
+    integer and nan as a number, which crash a job later."""
+    base = jsonschema.validators.validator_for(schema)
+    checker = base.TYPE_CHECKER.redefine_many(
+        {
+            "integer": lambda _, v: isinstance(v, int) and not isinstance(v, bool),
+            "number": lambda _, v: (
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            ),
+        }
+    )
+    return jsonschema.validators.extend(base, type_checker=checker)(schema)
+
+
+def bound_errors(config: dict) -> list[str]:
+    """Every key of :data:`userfair.bounds.CONFIG_KEYS` outside its bound, checked by the
+    same definition as the ``userfair`` command's options (a key the schema already
+    refused for its type is not named twice)."""
+    errors = []
+    for key, name in bounds.CONFIG_KEYS.items():
+        section, _, leaf = key.rpartition(".")
+        holder = config.get(section) if section else config
+        if not isinstance(holder, dict) or leaf not in holder:
+            continue
+        try:
+            bounds.check(name, holder[leaf], f"config key {key}")
+        except ValueError as error:
+            errors.append(str(error))
+    return errors
+
+
+def dataset_name_error(name, key: str) -> str | None:
+    """Why ``name`` cannot be a dataset name (it becomes a folder under results/), or None."""
+    if isinstance(name, str) and DATASET_NAME.fullmatch(name):
+        return None
+    return (
+        f"config key {key}: {name!r} is not a usable dataset name (letters, digits, '.', "
+        "'_' and '-', starting with a letter or digit: it names the folders results/NAME "
+        "and resources/raw/NAME)"
+    )
+
+
+def duplicate_key_errors(files: Iterable[str | os.PathLike]) -> list[str]:
+    """The config files Snakemake loaded (``workflow.configfiles``), re-read by
+    :mod:`userfair.workflow.yamlfile`: a key given twice in one file (Snakemake keeps the last
+    silently) or a tag is an error naming the file, the key and both lines."""
+    errors = []
+    for path in files:
+        if not Path(path).is_file():  # Snakemake read it from elsewhere (a stream)
+            continue
+        try:
+            yamlfile.load(path)
+        except InputError as error:
+            errors.append(str(error))
+    return errors
 
 
 def _message(error: jsonschema.ValidationError) -> str:
@@ -84,6 +156,10 @@ def name_errors(config: dict) -> list[str]:
     custom = config.get("custom_datasets") or {}
     errors = []
     if isinstance(custom, dict):
+        bad = [name for name in custom if dataset_name_error(name, "")]
+        for name in bad:
+            errors.append(dataset_name_error(name, f"custom_datasets.{name}"))
+        custom = {name: spec for name, spec in custom.items() if name not in bad}
         for name, spec in custom.items():
             try:
                 catalogue.declare(name, spec if isinstance(spec, dict) else {})
@@ -93,7 +169,9 @@ def name_errors(config: dict) -> list[str]:
         custom = {}
     datasets = catalogue.names(custom)
     for index, name in enumerate(config.get("datasets") or []):
-        if isinstance(name, str) and name not in datasets:
+        if isinstance(name, str) and dataset_name_error(name, ""):
+            errors.append(dataset_name_error(name, f"datasets[{index}]"))
+        elif isinstance(name, str) and name not in datasets:
             what = "datasets (the catalogue's, then those of custom_datasets; docs/data.md)"
             errors.append(f"config key datasets[{index}]: {_unknown(name, datasets, what)}")
     for name in config.get("dataset_options") or {}:
@@ -136,11 +214,14 @@ def style_errors(config: dict) -> list[str]:
     return []
 
 
-def check_config(config: dict, schema_path: str | os.PathLike) -> None:
+def check_config(
+    config: dict, schema_path: str | os.PathLike, files: Iterable[str | os.PathLike] = ()
+) -> None:
     """Raise InputError listing every violation of the schema at ``schema_path``, each
-    naming its key; nothing when the config is valid."""
+    naming its key, and every duplicate key of the config ``files`` Snakemake loaded;
+    nothing when the config is valid."""
     schema = yaml.safe_load(Path(schema_path).read_text())
-    errors = config_errors(config, schema)
+    errors = duplicate_key_errors(files) + config_errors(config, schema)
     if errors:
         raise InputError(
             f"the config does not match {Path(schema_path).name}:\n  " + "\n  ".join(errors)

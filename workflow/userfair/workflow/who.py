@@ -52,6 +52,9 @@ GROUP_COLUMNS = [
     "dataset", "model", "by", "group", "users", "user_share", "low_value", "high_value",
     "measure", "total", "share", "low", "high",
 ]  # fmt: skip
+#: The group of a who.csv row saying that a configured feature (who.features) is not in
+#: the dataset's data: its numbers are empty.
+MISSING_GROUP = "(not in the data)"
 
 
 # --- the users job -------------------------------------------------------------------------
@@ -66,15 +69,22 @@ def read_user_features(dataset, source, names) -> pd.DataFrame | None:
     (RecBole tokens); :func:`group_labels` reads numbers where every value is one."""
 
     names = list(names or [])
-    if not names or not source or not os.path.exists(source):
+    if not names:
+        return None
+    if not source or not os.path.exists(source):
+        log.warning("config key who.features: no raw files of %s to read %s from", dataset, names)
         return None
     if not (os.path.isdir(source) or zipfile.is_zipfile(source)):
-        log.info("%s: not a folder or zip of RecBole atomic files, no user features", source)
+        log.warning(
+            "config key who.features: %s is not a folder or zip of RecBole atomic files, "
+            "no user features %s",
+            source, names,
+        )  # fmt: skip
         return None
     raw = rawfiles.RawSource(source)
     member = raw.member(getattr(dataset, "name", str(dataset)), ".user", required=False)
     if member is None:
-        log.info("%s: no .user file, no user features", source)
+        log.warning("config key who.features: %s has no .user file, no %s", source, names)
         return None
     with raw.open(member) as handle:
         frame = pd.read_csv(handle, sep="\t", dtype=str, keep_default_na=False)
@@ -83,7 +93,10 @@ def read_user_features(dataset, source, names) -> pd.DataFrame | None:
         raise InputError(f"{raw.label(member)}: missing column 'user_id'")
     missing = [name for name in names if name not in frame.columns]
     for name in missing:
-        log.warning("%s: no user feature %r (has %s)", raw.label(member), name, list(frame))
+        log.warning(
+            "config key who.features: %s has no user feature %r (has %s)",
+            raw.label(member), name, list(frame),
+        )  # fmt: skip
     kept = [name for name in names if name in frame.columns]
     return frame[["user_id", *kept]] if kept else None
 
@@ -294,6 +307,19 @@ def group_table(
         for name in features:
             if name in frame.columns:
                 bys.append((name, *group_labels(frame[name], groups)))
+            else:  # reported, not dropped: a row that says so, and a log line
+                log.warning(
+                    "config key who.features: %s has no user feature %r; %s is grouped by "
+                    "the features it has (who.csv says so in a row %r)",
+                    dataset, name, model, MISSING_GROUP,
+                )  # fmt: skip
+                parts.append(
+                    pd.DataFrame(
+                        [{"dataset": dataset, "model": model, "by": name,
+                          "group": MISSING_GROUP, "users": 0}],
+                        columns=GROUP_COLUMNS,
+                    )
+                )  # fmt: skip
         for by, labels, order, values in bys:
             table = group_shares(frame, labels, order, weights, measures, level, values)
             table.insert(0, "by", by)

@@ -4,9 +4,11 @@ topk."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 
-from userfair.io import read_json, write_csv, write_json
+from userfair import bounds
+from userfair.io import check_fields, read_inter, read_json, write_csv, write_json
 from userfair.workflow import recommenders, tuning
 from userfair.workflow.steps import Path
 
@@ -17,6 +19,12 @@ def recbole_dataset(dataset: str, data_dir: Path, workdir: Path, out: Path, *, t
     """Rule recbole_dataset: the dataset's RecBole dataset, its parts, sampler and evaluation
     loaders (userfair.workflow.recommenders.build_shared), built once on the CPU and saved for every
     training and export job of the dataset (userfair.workflow.recommenders.write_shared)."""
+    # k cannot exceed the items (RecBole's full-sort top-k would fail inside training):
+    # said here, before any training job, when stats.json did not exist at parse time.
+    items = set()
+    for part in ("train", "valid", "test"):
+        items.update(read_inter(os.path.join(data_dir, f"{dataset}.{part}.inter"))["item_id"])
+    bounds.check_items(training["k"], len(items), f"{dataset} (the split in {data_dir})")
     settings = recommenders.Training(**training, device="cpu", threads=1)
     shared = recommenders.build_shared(data_dir, dataset, workdir, settings)
     recommenders.write_shared(shared, out)
@@ -48,8 +56,12 @@ def select(
     *, model: str,
 ) -> dict:  # fmt: skip
     """Rule select: every grid point's valid metrics -> the tuning table (TSV); the best
-    valid NDCG (userfair.workflow.tuning.select_best) -> best.json with its checkpoint's path."""
-    records = [read_json(path) for path in valid]
+    valid NDCG (userfair.workflow.tuning.select_best) -> best.json with its checkpoint's
+    path."""
+    records = [
+        check_fields(read_json(path), path, {"params": dict, "valid": dict}, "valid.json")
+        for path in valid
+    ]
     table, best = tuning.select_best(records, label=model)
     best["checkpoint"] = str(checkpoints[best["point"]])
     write_csv(table, tuning_out, sep="\t")
@@ -68,7 +80,7 @@ def topk(
     (userfair.workflow.recommenders.export_topk, ranked as RecBole's full-sort test evaluation
     ranks) and RecBole's own test metrics. The fairness measures are the measures job's
     (their equality with the RecBole plugin's is tested: tests/test_recbole_plugin.py)."""
-    winner = read_json(best)
+    winner = check_fields(read_json(best), best, {"params": dict, "checkpoint": str}, "best.json")
     settings = recommenders.Training(**{**training, "threads": threads})
     lists, test = recommenders.export_topk(
         model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings,
