@@ -2,7 +2,7 @@
 the format of ``userfair.safe_pth`` against the pickle it replaced, on a synthetic dataset of
 a paper dataset's shape (``paper_scale.SHAPES``, scaled with ``--scale``).
 
-The dataset is built once (``recommenders.build_shared``); the same object is written both
+The dataset is built once (``shared_dataset.build_shared``); the same object is written both
 ways (``write_shared``; ``torch.save`` of the pickle as before) and each file is read
 ``--repeats`` times (``read_shared``; ``torch.load(weights_only=False)``), then unpacked for
 a job's config (``load_shared``). Prints one JSON record.
@@ -46,30 +46,30 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from userfair.workflow import recommenders
+    from userfair.workflow import recbole_setup, recommenders, shared_dataset
 
     shape = paper_scale.SHAPES[args.shape].scaled(args.scale)
     folder = args.cache.resolve() / shape.name
     got = paper_scale.prepare_data(shape, folder)["shape"]
-    training = recommenders.Training(epochs=1, device="cpu", seed=2024)
+    training = recbole_setup.Training(epochs=1, device="cpu", seed=2024)
     started = time.perf_counter()
-    shared = recommenders.build_shared(folder, shape.dataset, folder / "build", training)
+    shared = shared_dataset.build_shared(folder, shape.dataset, folder / "build", training)
     build = time.perf_counter() - started
     safe, pickled = folder / "dataset.pth", folder / "dataset-pickle.pth"
-    write_safe = timed(lambda: recommenders.write_shared(shared, safe), 1)[0]
+    write_safe = timed(lambda: shared_dataset.write_shared(shared, safe), 1)[0]
     write_pickle = timed(lambda: torch.save(shared, pickled, pickle_protocol=4), 1)[0]
-    read_safe = timed(lambda: recommenders.read_shared(safe), args.repeats)
+    read_safe = timed(lambda: shared_dataset.read_shared(safe), args.repeats)
     read_pickle = timed(lambda: torch.load(pickled, weights_only=False), args.repeats)
-    parts = recommenders.read_shared(safe)
+    parts = shared_dataset.read_shared(safe)
     config = recommenders.Config(
-        model=recommenders.model_class("BPR"),
-        dataset=recommenders.recbole_name(shape.dataset),
-        config_dict=recommenders.recbole_settings(
-            "BPR", {}, recommenders.link_split(folder, shape.dataset, folder / "build"),
+        model=recbole_setup.model_class("BPR"),
+        dataset=recbole_setup.recbole_name(shape.dataset),
+        config_dict=recbole_setup.recbole_settings(
+            "BPR", {}, recbole_setup.link_split(folder, shape.dataset, folder / "build"),
             folder / "build", training,
         ),
     )  # fmt: skip
-    unpack = timed(lambda: recommenders.load_shared(parts, config), 1)[0]
+    unpack = timed(lambda: shared_dataset.load_shared(parts, config), 1)[0]
     record = {
         "benchmark": "dataset_file",
         "shape": {"name": shape.name, **{k: got[k] for k in ("users", "items", "train")}},

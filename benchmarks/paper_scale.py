@@ -30,7 +30,7 @@ process, cached per shape under ``--cache`` (default ``DIR/../paper_scale_cache`
 the next model reuses the split.
 
 ``dataset_build`` is the rule ``recbole_dataset``'s job, in a child process of its own as on
-the cluster (``userfair.workflow.recommenders.build_shared`` + ``write_shared``: RecBole's
+the cluster (``userfair.workflow.shared_dataset.build_shared`` + ``write_shared``: RecBole's
 dataset, parts, sampler and evaluation loaders, written once per dataset). The model stages
 then run in this process, as a tune job runs them, which never builds: ``dataset_load``
 (reading that file and unpacking it for the job's config, ``read_shared`` + ``load_shared``,
@@ -387,14 +387,14 @@ def build_dataset_file(folder, dataset: str, workdir, training, out, cuda: bool)
     dataset, parts, sampler and evaluation loaders and write the file; its stage record
     (the child's seconds, CPU seconds and peak RSS)."""
     from userfair.recbole_patches import apply
-    from userfair.workflow import recommenders
+    from userfair.workflow import shared_dataset
 
     apply()
     sys.argv = sys.argv[:1]
     meter = PeakRSS()
     _, record = meter.measure(
-        lambda: recommenders.write_shared(
-            recommenders.build_shared(folder, dataset, workdir, training), out
+        lambda: shared_dataset.write_shared(
+            shared_dataset.build_shared(folder, dataset, workdir, training), out
         ),
         cuda,
     )
@@ -409,7 +409,7 @@ def run_model(args, shape: Shape, folder: Path, workdir: Path) -> dict:
     import torch
 
     from userfair.recbole_patches import apply
-    from userfair.workflow import recommenders
+    from userfair.workflow import recbole_setup, recommenders, shared_dataset
 
     apply()
     sys.argv = sys.argv[:1]  # RecBole's Config reads --key=value arguments from the command line
@@ -417,16 +417,16 @@ def run_model(args, shape: Shape, folder: Path, workdir: Path) -> dict:
     from recbole.utils import get_trainer, init_seed
 
     params = grid_point(args.model, args.grid)
-    training = recommenders.Training(**training_settings(args))
+    training = recbole_setup.Training(**training_settings(args))
     cuda = args.device == "cuda"
     meter = PeakRSS()
     stages: dict[str, dict] = {}
     workdir.mkdir(parents=True, exist_ok=True)
     with contextlib.chdir(workdir):
         torch.set_num_threads(training.threads)
-        data_path = recommenders.link_split(folder, shape.dataset, workdir)
-        cls = recommenders.model_class(args.model)
-        settings = recommenders.recbole_settings(args.model, params, data_path, workdir, training)
+        data_path = recbole_setup.link_split(folder, shape.dataset, workdir)
+        cls = recbole_setup.model_class(args.model)
+        settings = recbole_setup.recbole_settings(args.model, params, data_path, workdir, training)
 
         # The rule recbole_dataset's work, in a process of its own as on the cluster: build
         # the dataset, its parts, sampler and evaluation loaders once and write the file.
@@ -437,14 +437,14 @@ def run_model(args, shape: Shape, folder: Path, workdir: Path) -> dict:
                 shared_file, cuda,
             ).result()  # fmt: skip
         print(f"[{args.model}] dataset_build {stages['dataset_build']}", flush=True)
-        config = Config(model=cls, dataset=recommenders.recbole_name(shape.dataset),
+        config = Config(model=cls, dataset=recbole_setup.recbole_name(shape.dataset),
                         config_dict=settings)  # fmt: skip
         init_seed(config["seed"], config["reproducibility"])
 
         # What a tune or top-k job does instead of the build: read the dataset file and
         # unpack it for the job's config (as userfair.workflow.recommenders.prepare does).
         def load():
-            loaded = recommenders.load_shared(recommenders.read_shared(shared_file), config)
+            loaded = shared_dataset.load_shared(shared_dataset.read_shared(shared_file), config)
             if loaded is None:
                 raise RuntimeError(f"{shared_file}: built with other settings than the job's")
             return loaded
@@ -498,7 +498,7 @@ def run_model(args, shape: Shape, folder: Path, workdir: Path) -> dict:
 
         def topk(part):
             evaluate(part)
-            run = recommenders.Run(config, dataset, train, valid, part, net, trainer)
+            run = recbole_setup.Run(config, dataset, train, valid, part, net, trainer)
             return recommenders._ranked_lists(run, training.k)
 
         lists, stages["topk"] = evaluation_stage(meter, topk, test, args.max_batches, cuda)

@@ -227,7 +227,10 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.WARNING)
     warnings.filterwarnings("ignore", category=FutureWarning)  # RecBole on pandas 2
 
-    from userfair.workflow import recommenders  # torch and RecBole: after argument parsing
+    from userfair.workflow import (  # torch and RecBole: after argument parsing
+        recbole_setup,
+        recommenders,
+    )
 
     config = load_config(args.configfile)
     train_cfg = config["training"]
@@ -260,7 +263,7 @@ def main(argv=None) -> int:
         print(f"{name}: {split_dirs[name]} {sizes}", flush=True)
 
     trained_epochs = args.horizon or epochs
-    training = recommenders.Training(
+    training = recbole_setup.Training(
         epochs=trained_epochs,
         stopping_step=trained_epochs if args.horizon else stopping_step,
         device="cpu",

@@ -186,14 +186,14 @@ def split_dir(tiny_ml100k, tmp_path_factory):
 def test_the_shared_dataset_gives_the_results_of_a_jobs_own(model, params, split_dir, tmp_path):
     """valid.json, model.pth and the top-k lists are the same whether the job builds its
     dataset or loads the one of rule recbole_dataset (re-targeted to its own sampling)."""
-    from userfair.workflow import recommenders
+    from userfair.workflow import recbole_setup, recommenders, shared_dataset
 
-    training = recommenders.Training(
+    training = recbole_setup.Training(
         epochs=2, stopping_step=2, device="cpu", train_batch_size=256, seed=5
     )
     shared = tmp_path / "dataset.pth"
-    recommenders.write_shared(
-        recommenders.build_shared(split_dir, DATASET, tmp_path / "build", training), shared
+    shared_dataset.write_shared(
+        shared_dataset.build_shared(split_dir, DATASET, tmp_path / "build", training), shared
     )
     runs = {}
     for name, source in (("own", None), ("shared", shared)):
@@ -220,12 +220,12 @@ def test_the_shared_dataset_gives_the_results_of_a_jobs_own(model, params, split
 def test_a_point_that_changes_the_dataset_settings_builds_its_own(split_dir, tmp_path, caplog):
     import logging
 
-    from userfair.workflow import recommenders
+    from userfair.workflow import recbole_setup, recommenders, shared_dataset
 
-    training = recommenders.Training(epochs=1, device="cpu", seed=5)
+    training = recbole_setup.Training(epochs=1, device="cpu", seed=5)
     shared = tmp_path / "dataset.pth"
-    recommenders.write_shared(
-        recommenders.build_shared(split_dir, DATASET, tmp_path / "build", training), shared
+    shared_dataset.write_shared(
+        shared_dataset.build_shared(split_dir, DATASET, tmp_path / "build", training), shared
     )
     with caplog.at_level(logging.INFO):
         recommenders.train_point(

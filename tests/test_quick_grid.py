@@ -119,12 +119,12 @@ def test_quick_multivae_learns_within_the_patience_window(default_split, tmp_pat
     can be stopped undertrained. Measured: the old point (1 update per epoch) reached 0.094 in
     6 epochs (patience 5) and 0.133 in 11 against UserKNN's 0.143; batches of 64 users reach
     0.153 in 11. Also checks the curve in the training record."""
-    from userfair.workflow import recommenders
+    from userfair.workflow import recbole_setup, recommenders
 
     for name, part in default_split.items():
         write_inter(data.as_written(part), tmp_path / f"ml-100k.{name}.inter")
     window = TRAINING["stopping_step"] + 1
-    training = recommenders.Training(
+    training = recbole_setup.Training(
         epochs=window,
         stopping_step=TRAINING["stopping_step"],
         device="cpu",

@@ -42,14 +42,14 @@ def split_dir(tiny_ml100k, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def training():
-    from userfair.workflow.recommenders import Training
+    from userfair.workflow.recbole_setup import Training
 
     return Training(epochs=2, stopping_step=5, device="cpu", train_batch_size=256, seed=5)
 
 
 @pytest.fixture(scope="module")
 def prepared(split_dir, training, tmp_path_factory):
-    """model -> userfair.workflow.recommenders.Run built with the fast methods (once per model)."""
+    """model -> userfair.workflow.recbole_setup.Run built with the fast methods (once per model)."""
     from userfair.workflow import recommenders
 
     cache = {}

@@ -413,7 +413,7 @@ def test_plugin_on_the_workflows_model_reports_the_measures_of_the_measures_job(
     import yaml
 
     from userfair.io import read_json
-    from userfair.workflow import recommenders
+    from userfair.workflow import recbole_setup, recommenders
 
     from conftest import make_workdir, snakemake
 
@@ -434,7 +434,7 @@ def test_plugin_on_the_workflows_model_reports_the_measures_of_the_measures_job(
     measures = json.loads((work / target).read_text())
     assert not (models / "BPR/recbole_fairness.json").exists()
     best = read_json(models / "BPR/best.json")
-    training = recommenders.Training(
+    training = recbole_setup.Training(
         epochs=1, stopping_step=1, device="cpu", seed=2024, k=10, threads=1
     )
     names = [n for n in plugin.METRICS if n != "UF" or measures["conventions"]["gamma"] == 1]

@@ -37,7 +37,7 @@ def split_dir(tiny_ml100k, tmp_path_factory):
 
 
 def training(**changes):
-    from userfair.workflow.recommenders import Training
+    from userfair.workflow.recbole_setup import Training
 
     settings = dict(epochs=EPOCHS, stopping_step=EPOCHS, device="cpu", train_batch_size=256)
     return Training(**{**settings, "seed": 11, **changes})
@@ -84,11 +84,11 @@ def same_tensors(a: dict, b: dict) -> None:
 # can watch its epochs and signal it.
 CHILD = """
 import logging, sys
-from userfair.workflow import recommenders
+from userfair.workflow import recbole_setup, recommenders
 logging.basicConfig(filename=sys.argv[5], level=logging.INFO, force=True)
 recommenders.train_point(
     sys.argv[1], {params}, sys.argv[2], sys.argv[3], sys.argv[4],
-    recommenders.Training(**{training}), checkpoint_every=int(sys.argv[6]),
+    recbole_setup.Training(**{training}), checkpoint_every=int(sys.argv[6]),
 )
 """
 

@@ -78,12 +78,12 @@ def test_a_crafted_pth_is_refused_naming_the_file_and_its_rebuild(relative, rule
 
 
 def test_a_crafted_dataset_pth_is_refused_by_the_jobs_reader(tmp_path):
-    from userfair.workflow import recommenders
+    from userfair.workflow import shared_dataset
 
     path, marker = tmp_path / "results/D/models/dataset.pth", tmp_path / "ran"
-    craft(path, marker, format=recommenders.SHARED_FORMAT)
+    craft(path, marker, format=shared_dataset.SHARED_FORMAT)
     with pytest.raises(UnsafeFileError, match=r"rebuild it: snakemake --force .*dataset\.pth$"):
-        recommenders.read_shared(path)
+        shared_dataset.read_shared(path)
     assert not marker.exists()
 
 
@@ -248,14 +248,14 @@ def split_dir(tiny_ml100k, tmp_path_factory):
 def test_the_dataset_file_round_trips_and_holds_no_pickle(split_dir, tmp_path):
     """dataset.pth holds only allowlisted RecBole and torch classes, loads with
     weights_only=True as it is, and gives back the same interactions and tokens."""
-    from userfair.workflow import recommenders
+    from userfair.workflow import recbole_setup, shared_dataset
 
-    training = recommenders.Training(epochs=1, device="cpu", seed=5)
-    shared = recommenders.build_shared(split_dir, DATASET, tmp_path / "build", training)
+    training = recbole_setup.Training(epochs=1, device="cpu", seed=5)
+    shared = shared_dataset.build_shared(split_dir, DATASET, tmp_path / "build", training)
     path = tmp_path / "dataset.pth"
-    recommenders.write_shared(shared, path)
+    shared_dataset.write_shared(shared, path)
     assert torch.load(path, weights_only=True)["format"] == safe_pth.FORMAT
-    back = recommenders.read_shared(path)
+    back = shared_dataset.read_shared(path)
     for a, b in zip((back["dataset"], *back["built"]), (shared["dataset"], *shared["built"])):
         assert type(a) is type(b) and a.inter_num == b.inter_num
         for field in ("user_id", "item_id"):

@@ -42,7 +42,7 @@ def split_dir(tiny_ml100k, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def training():
-    from userfair.workflow.recommenders import Training
+    from userfair.workflow.recbole_setup import Training
 
     return Training(epochs=1, stopping_step=1, device="cpu", train_batch_size=512, seed=11)
 
@@ -149,10 +149,10 @@ def test_two_cpu_runs_give_identical_lists(model, exported, split_dir, training,
 
 def test_export_uses_the_checkpoint_not_a_fresh_model(exported, split_dir, training, tmp_path):
     """Lists from another checkpoint of the same model differ: nothing is retrained."""
-    from userfair.workflow import recommenders
+    from userfair.workflow import recbole_setup, recommenders
 
     lists, _, _ = exported("BPR")
-    other = recommenders.Training(**{**training.__dict__, "epochs": 3, "seed": 5})
+    other = recbole_setup.Training(**{**training.__dict__, "epochs": 3, "seed": 5})
     recommenders.train_point(
         "BPR", {"learning_rate": 0.01}, split_dir, DATASET, tmp_path / "other", other
     )
@@ -173,7 +173,7 @@ def test_recbole_evaluate_reloads_our_checkpoint(exported, split_dir, training, 
     torch.load patch) and gives the exported test metrics."""
     import contextlib
 
-    from userfair.workflow import recommenders
+    from userfair.workflow import recbole_setup, recommenders
 
     _, test, record = exported("BPR")
     with contextlib.chdir(tmp_path):
@@ -181,7 +181,7 @@ def test_recbole_evaluate_reloads_our_checkpoint(exported, split_dir, training, 
         result = run.trainer.evaluate(
             run.test, load_best_model=True, model_file=record["checkpoint"]
         )
-    assert recommenders.external_metrics(result, K) == pytest.approx(test, abs=1e-9)
+    assert recbole_setup.external_metrics(result, K) == pytest.approx(test, abs=1e-9)
 
 
 def test_batchwise_itemknn_scores_equal_recboles_itemknn(split_dir, training, tmp_path):

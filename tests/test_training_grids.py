@@ -138,10 +138,10 @@ def test_point_params_follow_grid_order():
 def test_device_cuda_without_a_gpu_is_a_clear_error():
     import torch
 
-    from userfair.workflow import recommenders
+    from userfair.workflow import recbole_setup
 
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present")
     with pytest.raises(ValueError, match="training.device is 'cuda'"):
-        recommenders.gpu_ids("cuda")
-    assert recommenders.gpu_ids("auto") == ""  # auto falls back to the CPU
+        recbole_setup.gpu_ids("cuda")
+    assert recbole_setup.gpu_ids("auto") == ""  # auto falls back to the CPU

@@ -460,7 +460,7 @@ def training_partition(wildcards):
 
 def training_settings():
     """What every training and export job receives
-    (userfair.workflow.recommenders.Training, whose threads come from the rule's threads).
+    (userfair.workflow.recbole_setup.Training, whose threads come from the rule's threads).
     """
     keys = ("epochs", "stopping_step", "device", "train_batch_size", "eval_batch_size")
     return {

@@ -18,7 +18,7 @@ rule recbole_dataset:
         runtime=dataset_resource("runtime"),
     params:
         # only what the shared parts depend on, so that other training settings do not
-        # rebuild it (userfair.workflow.recommenders.SHARED_KEYS)
+        # rebuild it (userfair.workflow.shared_dataset.SHARED_KEYS)
         training={
             "eval_batch_size": config["training"]["eval_batch_size"],
             "seed": config["seed"],

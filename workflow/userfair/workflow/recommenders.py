@@ -6,21 +6,19 @@ chosen by :func:`userfair.workflow.tuning.select_best`; :func:`export_topk` relo
 checkpoint and writes the top-k lists exactly as RecBole's full-sort test evaluation ranks
 them, together with RecBole's own test metrics.
 
-The RecBole dataset of a split is built once (:func:`build_shared`, rule recbole_dataset) and
-every training and export job of that dataset loads it (``shared=``): the dataset, its
-train/valid/test parts, the negative sampler and the full-sort valid/test loaders, i.e. all
-that does not depend on the grid point. The train loader (batch size, negative sampling) is
-built per job. Training resumes from ``resume.pth`` (userfair.workflow.resume).
+The RecBole dataset of a split is built once (:mod:`userfair.workflow.shared_dataset`, rule
+recbole_dataset) and every training and export job of that dataset loads it (``shared=``).
+The train loader (batch size, negative sampling) is built per job. Training resumes from
+``resume.pth`` (userfair.workflow.resume). What every run shares (settings, model classes,
+RecBole's config) is :mod:`userfair.workflow.recbole_setup`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from userfair._extras import require
@@ -34,375 +32,36 @@ import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
 from userfair import recbole_patches  # noqa: E402
-from userfair.workflow import models, recbole_fast  # noqa: E402
+from userfair.workflow import recbole_fast  # noqa: E402
 
 recbole_patches.apply()
 recbole_fast.apply()  # leaner model internals at paper scale (docs/training.md)
 
 from recbole.config import Config  # noqa: E402  (after the patches)
 from recbole.data import create_dataset, data_preparation  # noqa: E402
-from recbole.data.dataloader import FullSortEvalDataLoader  # noqa: E402
-from recbole.data.dataset import Dataset as RecBoleDataset  # noqa: E402
-from recbole.data.interaction import Interaction  # noqa: E402
-from recbole.data.transform import Equal  # noqa: E402
-from recbole.data.utils import create_samplers, get_dataloader  # noqa: E402
-from recbole.sampler import Sampler  # noqa: E402
-from recbole.utils import FeatureSource, FeatureType, get_model, get_trainer, init_seed  # noqa: E402
-from recbole.utils.argument_list import dataset_arguments  # noqa: E402
-from torch.utils.data import BatchSampler, SequentialSampler  # noqa: E402
+from recbole.utils import get_trainer, init_seed  # noqa: E402
 
 from userfair import recbole as recbole_metrics  # noqa: E402
 from userfair.io import (  # noqa: E402
     InputError,
     atomic_path,
     read_pth,
-    rebuild_command,
-    write_pth,
 )
 from userfair.workflow import resume  # noqa: E402
-from userfair.workflow.userknn import ItemKNN, UserKNN  # noqa: E402
+from userfair.workflow.recbole_setup import (  # noqa: E402
+    CHECKPOINT,
+    SPLITS,
+    Run,
+    Training,
+    external_metrics,
+    link_split,
+    model_class,
+    recbole_name,
+    recbole_settings,
+)
+from userfair.workflow.shared_dataset import load_shared, read_shared  # noqa: E402
 
 log = logging.getLogger(__name__)
-
-# RecBole metric names -> the keys of our files (docs/method.md#effectiveness).
-METRICS = {"hit": "HR", "mrr": "MRR", "precision": "P", "recall": "R", "map": "MAP", "ndcg": "NDCG"}
-RECBOLE_METRICS = ["Hit", "MRR", "Precision", "Recall", "MAP", "NDCG"]
-SPLITS = ("train", "valid", "test")
-CHECKPOINT = "model.pth"
-# Models this project implements itself (ItemKNN: RecBole's, with batch-wise scores).
-OURS = {"UserKNN": UserKNN, "ItemKNN": ItemKNN}
-
-
-@dataclass(frozen=True)
-class Training:
-    """Settings shared by every model: the config's ``training`` keys that the workflow
-    passes (workflow/rules/common.smk, ``training_settings``), the job's threads, and the
-    top-level seed and k."""
-
-    epochs: int = 30
-    stopping_step: int = 10
-    device: str = "auto"
-    train_batch_size: int = 2048
-    eval_batch_size: int = 409600
-    threads: int = 1
-    seed: int = 2024
-    k: int = 10
-
-
-def model_class(name: str):
-    """The RecBole model class of ``name`` (UserKNN and the batch-wise ItemKNN are ours)."""
-    models.get(name)  # an InputError naming close matches for an unknown model
-    return OURS[name] if name in OURS else get_model(name)
-
-
-def gpu_ids(device: str) -> str:
-    """RecBole's ``gpu_id`` for our ``device`` setting. RecBole writes it to
-    CUDA_VISIBLE_DEVICES, so keep the devices a scheduler (SLURM) already assigned."""
-    cuda = torch.cuda.is_available()
-    if device == "cuda" and not cuda:
-        raise ValueError("training.device is 'cuda' but torch sees no CUDA device")
-    if device == "cpu" or not cuda:
-        return ""
-    return os.environ.get("CUDA_VISIBLE_DEVICES", "0")
-
-
-def recbole_name(dataset: str) -> str:
-    """The dataset name RecBole sees. Not the real name: RecBole's Config replaces the
-    data_path of a dataset called "ml-100k" by its own bundled copy."""
-    return f"{dataset}_split"
-
-
-def link_split(data_dir: str | os.PathLike, dataset: str, workdir: Path) -> Path:
-    """RecBole reads ``{data_path}/{name}/{name}.{split}.inter``: link our split files
-    ``data_dir/{dataset}.{split}.inter`` there (name = :func:`recbole_name`) and return the
-    data_path. Only the .inter files are linked, so RecBole never sees ``{dataset}.item``."""
-    data_dir = Path(data_dir).resolve()
-    name = recbole_name(dataset)
-    data_path = workdir / "recbole_data"
-    folder = data_path / name
-    folder.mkdir(parents=True, exist_ok=True)
-    for split in SPLITS:
-        target = data_dir / f"{dataset}.{split}.inter"
-        if not target.is_file():
-            raise InputError(f"{target}: split file not found (run the data stage first)")
-        link = folder / f"{name}.{split}.inter"
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(target)
-    return data_path
-
-
-def recbole_settings(
-    model: str, params: dict, data_path: Path, workdir: Path, training: Training
-) -> dict:
-    """The RecBole config_dict of one run: benchmark split files, user/item columns only,
-    full-sort evaluation at k, early stopping on valid NDCG@k, seeded and reproducible."""
-    k = training.k
-    settings = {
-        "data_path": str(data_path),
-        "checkpoint_dir": str(workdir),
-        "benchmark_filename": list(SPLITS),
-        "load_col": {"inter": ["user_id", "item_id"]},
-        "eval_args": {"group_by": "user", "order": "RO", "mode": "full"},
-        "metrics": RECBOLE_METRICS,
-        "topk": [k],
-        "valid_metric": f"NDCG@{k}",
-        "metric_decimal_place": 12,
-        "epochs": training.epochs if models.get(model).trainable else 1,
-        "stopping_step": training.stopping_step,
-        "eval_step": 1,
-        "train_batch_size": training.train_batch_size,
-        "eval_batch_size": training.eval_batch_size,
-        "seed": training.seed,
-        "reproducibility": True,
-        "gpu_id": gpu_ids(training.device),
-        "worker": 0,
-        "show_progress": False,
-        "save_dataset": False,
-        "save_dataloaders": False,
-        "log_wandb": False,
-    }
-    if model == "UserKNN":
-        settings.update({"k": 100, "shrink": 0.0})
-    settings.update(params)
-    return settings
-
-
-def external_metrics(result: dict, k: int) -> dict:
-    """RecBole's ``{'ndcg@10': ...}`` -> ``{'NDCG': ...}`` in the order of METRICS."""
-    return {ours: float(result[f"{name}@{k}"]) for name, ours in METRICS.items()}
-
-
-@dataclass
-class Run:
-    config: Config
-    dataset: object
-    train: object
-    valid: object
-    test: FullSortEvalDataLoader
-    model: torch.nn.Module
-    trainer: object
-
-
-# --- the dataset, built once per split (rule recbole_dataset) --------------------------------
-
-# The model whose config builds the shared parts: a general recommender with uniform negative
-# sampling, so that the sampler is built too (a job re-targets it to its own distribution).
-REFERENCE_MODEL = "BPR"
-SHARED_FORMAT = 2  # 2: userfair.safe_pth, objects of SHARED_CLASSES only (1: a pickle)
-# The config keys the shared parts depend on: RecBole's own dataset arguments (those its
-# create_dataset compares before reusing a saved dataset), the evaluation's split, sampling
-# and batch. A grid point that changes one of them builds its own dataset (with a log line).
-SHARED_KEYS = [
-    *dataset_arguments,
-    "seed",
-    "repeatable",
-    "eval_args",
-    "eval_batch_size",
-    "valid_neg_sample_args",
-    "test_neg_sample_args",
-    "transform",
-    "worker",
-    "single_spec",
-]
-
-
-def _dataset_class(config) -> str:
-    """The name of the RecBole dataset class create_dataset picks for ``config``."""
-    import recbole.data.dataset as module
-
-    if hasattr(module, config["model"] + "Dataset"):
-        return config["model"] + "Dataset"
-    sequential = config["MODEL_TYPE"].name == "SEQUENTIAL"
-    knowledge = config["MODEL_TYPE"].name == "KNOWLEDGE"
-    return (
-        "SequentialDataset" if sequential else "KnowledgeBasedDataset" if knowledge else "Dataset"
-    )
-
-
-def _shared_settings(config) -> dict:
-    return {key: config[key] for key in SHARED_KEYS}
-
-
-def _pack_sets(sets: np.ndarray) -> dict:
-    """An array of sets of ints (a sampler's used item ids per user) as two int64 arrays:
-    pickled set by set, ML-20M's 21M numpy integers take minutes; these take milliseconds."""
-    lengths = np.fromiter((len(one) for one in sets), dtype=np.int64, count=len(sets))
-    values = np.fromiter(
-        (int(v) for one in sets for v in one), dtype=np.int64, count=int(lengths.sum())
-    )
-    return {"packed": "sets", "lengths": lengths, "values": values}
-
-
-def _unpack_sets(packed: dict) -> np.ndarray:
-    values = packed["values"].tolist()
-    ends = np.cumsum(packed["lengths"]).tolist()
-    sets = np.empty(len(ends), dtype=object)
-    start = 0
-    for user, end in enumerate(ends):
-        sets[user] = set(values[start:end])
-        start = end
-    return sets
-
-
-def _pack_tensors(tensors: np.ndarray) -> dict:
-    """An array of 1-d tensors or None (a full-sort loader's items per user) as one tensor."""
-    present = np.array([t is not None for t in tensors], dtype=bool)
-    parts = [t for t in tensors if t is not None]
-    return {
-        "packed": "tensors",
-        "present": present,
-        "lengths": np.array([len(t) for t in parts], dtype=np.int64),
-        "values": torch.cat(parts) if parts else torch.empty(0, dtype=torch.int64),
-    }
-
-
-def _unpack_tensors(packed: dict) -> np.ndarray:
-    tensors = np.array([None] * len(packed["present"]))
-    parts = torch.split(packed["values"], packed["lengths"].tolist())
-    for user, part in zip(np.flatnonzero(packed["present"]), parts):
-        tensors[user] = part
-    return tensors
-
-
-TENSOR_FIELDS = ("uid2positive_item", "uid2history_item")
-
-
-def _item_counts(built) -> dict:
-    """The items of the train, valid and test parts in order of first occurrence, with their
-    counts: what RecBole's popularity sampler builds its alias table from. Its order depends
-    on the order of the parts' rows, which the full-sort loaders change (they sort by user)."""
-    items = np.concatenate([part.inter_feat[part.iid_field].numpy() for part in built])
-    keys, first, counts = np.unique(items, return_index=True, return_counts=True)
-    order = np.argsort(first, kind="stable")
-    return {"keys": keys[order], "counts": counts[order]}
-
-
-def build_shared(data_dir, dataset: str, workdir, training: Training) -> dict:
-    """Build what every training and export job of ``dataset`` shares: RecBole's dataset, its
-    train/valid/test parts, the train negative sampler and the full-sort valid and test
-    loaders, ready to save (their per-user sets and tensors packed into flat arrays). Save it
-    with :func:`write_shared`; jobs load it with ``shared=PATH``."""
-    torch.set_num_threads(training.threads)
-    workdir = Path(workdir).resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
-    data_dir = Path(data_dir).resolve()
-    with contextlib.chdir(workdir):
-        data_path = link_split(data_dir, dataset, workdir)
-        config = Config(
-            model=model_class(REFERENCE_MODEL),
-            dataset=recbole_name(dataset),
-            config_dict=recbole_settings(REFERENCE_MODEL, {}, data_path, workdir, training),
-        )
-        init_seed(config["seed"], config["reproducibility"])
-        data = create_dataset(config)
-        log.info("%s", data)
-        built = data.build()
-        train_sampler, valid_sampler, test_sampler = create_samplers(config, data, built)
-        popularity = _item_counts(built)  # before the evaluation loaders sort their parts
-        valid = get_dataloader(config, "valid")(config, built[1], valid_sampler, shuffle=False)
-        test = get_dataloader(config, "test")(config, built[2], test_sampler, shuffle=False)
-    for part in (data, *built, valid, test):
-        part.config = None  # each job sets its own (load_shared); a Config is not data
-    for loader in (valid, test):
-        loader.generator = None  # a torch.Generator is not saved; each job seeds its own
-        loader._sampler = None  # a full-sort loader uses its sampler only while it is built
-        for field in TENSOR_FIELDS:
-            setattr(loader, field, _pack_tensors(getattr(loader, field)))
-    if train_sampler is not None:
-        train_sampler.used_ids = _pack_sets(train_sampler.used_ids)
-    shared = {
-        "format": SHARED_FORMAT,
-        "settings": _shared_settings(config),
-        "dataset_class": type(data).__name__,
-        "dataset": data,
-        "built": built,
-        "sampler": train_sampler,
-        "popularity": popularity,
-        "valid": valid,
-        "test": test,
-    }
-    return shared
-
-
-def _dotted(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-#: The classes whose objects a dataset file may hold (userfair.safe_pth rebuilds only these,
-#: by __new__ and their attributes: no constructor or other code of the file runs), and the
-#: one method it may hold.
-SHARED_CLASSES = tuple(
-    _dotted(cls)
-    for cls in (
-        RecBoleDataset,
-        Interaction,
-        FullSortEvalDataLoader,
-        Equal,
-        Sampler,
-        SequentialSampler,
-        BatchSampler,
-        FeatureType,
-        FeatureSource,
-    )
-) + (f"{_dotted(FullSortEvalDataLoader)}.collate_fn",)  # the loaders' collate_fn
-
-
-def write_shared(shared: dict, path) -> None:
-    """Write the content of :func:`build_shared` to ``path`` (userfair.io.write_pth)."""
-    write_pth(shared, path, classes=SHARED_CLASSES)
-
-
-def read_shared(path) -> dict:
-    """The content of a file of :func:`write_shared`; an error names the file (as given), the
-    rule that writes it and the command that rebuilds it. A file that would run code if
-    loaded is refused without being loaded."""
-    parts = read_pth(path, rule="recbole_dataset", classes=SHARED_CLASSES)
-    if not isinstance(parts, dict) or parts.get("format") != SHARED_FORMAT:
-        raise InputError(
-            f"{path}: not a dataset file of this version; rebuild it: {rebuild_command(path)}"
-        )
-    parts["path"] = str(path)
-    return parts
-
-
-def load_shared(parts: dict, config):
-    """(dataset, train, valid, test loaders) for ``config`` from :func:`read_shared`, or None
-    when the job's settings differ from those it was built with (the job builds its own)."""
-    path = parts["path"]
-    own = _shared_settings(config)
-    changed = sorted(k for k in SHARED_KEYS if parts["settings"].get(k) != own[k])
-    if changed or parts["dataset_class"] != _dataset_class(config):
-        log.info(
-            "%s: built with other settings (%s); this job builds its own dataset",
-            path,
-            ", ".join(changed) or "dataset class",
-        )
-        return None
-    data, built = parts["dataset"], parts["built"]
-    for part in (data, *built):
-        part.config = config
-    for loader in (parts["valid"], parts["test"]):
-        for field in TENSOR_FIELDS:
-            if isinstance(getattr(loader, field), dict):  # packed (not yet loaded by a job)
-                setattr(loader, field, _unpack_tensors(getattr(loader, field)))
-    neg = config["train_neg_sample_args"]
-    sampler = None
-    if neg["distribution"] != "none":  # the used items per user, unpacked only when sampled
-        sampler = copy.copy(parts["sampler"])
-        sampler.used_ids = _unpack_sets(sampler.used_ids)
-        if neg["distribution"] != "uniform":  # popularity: the items in their first order
-            candidates = np.repeat(parts["popularity"]["keys"], parts["popularity"]["counts"])
-            sampler._get_candidates_list = lambda: list(candidates)
-        sampler.alpha = neg["alpha"]
-        sampler.set_distribution(neg["distribution"])
-    train = get_dataloader(config, "train")(config, built[0], sampler, shuffle=config["shuffle"])
-    for loader in (parts["valid"], parts["test"]):
-        loader.config = config
-        loader.generator = torch.Generator()
-        loader.generator.manual_seed(config["seed"])
-    log.info("loaded the dataset from %s", path)
-    return data, train, parts["valid"], parts["test"]
 
 
 def prepare(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from userfair import bounds
 from userfair.io import check_fields, read_inter, read_json, write_csv, write_json
-from userfair.workflow import recommenders, tuning
+from userfair.workflow import recbole_setup, recommenders, shared_dataset, tuning
 from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
@@ -17,17 +17,18 @@ log = logging.getLogger(__name__)
 
 def recbole_dataset(dataset: str, data_dir: Path, workdir: Path, out: Path, *, training: dict):
     """Rule recbole_dataset: the dataset's RecBole dataset, its parts, sampler and evaluation
-    loaders (userfair.workflow.recommenders.build_shared), built once on the CPU and saved for every
-    training and export job of the dataset (userfair.workflow.recommenders.write_shared)."""
+    loaders (userfair.workflow.shared_dataset.build_shared), built once on the CPU and saved for
+    every
+    training and export job of the dataset (userfair.workflow.shared_dataset.write_shared)."""
     # k cannot exceed the items (RecBole's full-sort top-k would fail inside training):
     # said here, before any training job, when stats.json did not exist at parse time.
     items = set()
     for part in ("train", "valid", "test"):
         items.update(read_inter(os.path.join(data_dir, f"{dataset}.{part}.inter"))["item_id"])
     bounds.check_items(training["k"], len(items), f"{dataset} (the split in {data_dir})")
-    settings = recommenders.Training(**training, device="cpu", threads=1)
-    shared = recommenders.build_shared(data_dir, dataset, workdir, settings)
-    recommenders.write_shared(shared, out)
+    settings = recbole_setup.Training(**training, device="cpu", threads=1)
+    shared = shared_dataset.build_shared(data_dir, dataset, workdir, settings)
+    shared_dataset.write_shared(shared, out)
     log.info("saved %s", out)
 
 
@@ -40,7 +41,7 @@ def tune(
     settings and the job's threads, saving resume.pth every ``checkpoint_every`` epochs and
     on SIGTERM (userfair.workflow.resume); its record (params, valid metrics, curve) -> valid.json,
     its best checkpoint -> model.pth in ``workdir``."""
-    settings = recommenders.Training(**{**training, "threads": threads})
+    settings = recbole_setup.Training(**{**training, "threads": threads})
     record = recommenders.train_point(
         model, grid_params, data_dir, dataset, workdir, settings, shared=shared,
         checkpoint_every=checkpoint_every,
@@ -81,11 +82,11 @@ def topk(
     ranks) and RecBole's own test metrics. The fairness measures are the measures job's
     (their equality with the RecBole plugin's is tested: tests/test_recbole_plugin.py)."""
     winner = check_fields(read_json(best), best, {"params": dict, "checkpoint": str}, "best.json")
-    settings = recommenders.Training(**{**training, "threads": threads})
+    settings = recbole_setup.Training(**{**training, "threads": threads})
     lists, test = recommenders.export_topk(
         model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings,
         shared=shared,
     )  # fmt: skip
     recommenders.write_topk(lists, topk_out)
-    write_json({key: test[key] for key in recommenders.METRICS.values()}, test_out)
+    write_json({key: test[key] for key in recbole_setup.METRICS.values()}, test_out)
     log.info("%d users, RecBole test metrics %s", lists["user_id"].nunique(), test)
