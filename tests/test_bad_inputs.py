@@ -18,7 +18,7 @@ import yaml
 from userfair import bounds, io
 from userfair.cli import main
 from userfair.io import InputError
-from userfair.workflow import costs, grids, schema, yamlfile
+from userfair.workflow import costs, grids, layout, schema, yamlfile
 from userfair.workflow.steps import models as steps
 
 from conftest import REPO, make_workdir, snakemake, write_seeded_split
@@ -358,7 +358,7 @@ def test_k_above_the_items_stops_a_dry_run_once_stats_json_exists(work):
 )
 def test_the_damaged_file_rebuild_command_schedules_exactly_its_job(work, path, rule):
     path = f"results/ml-100k/{path}"
-    message = str(io.damaged(path, "parquet", ValueError("truncated")))
+    message = layout.explain(io.damaged(path, "parquet", ValueError("truncated")))
     command = shlex.split(message.split("rebuild it: ")[1])
     assert command[0] == "snakemake", message
     proc, output = dry_run(work, *command[1:], "--configfile", "c.yaml")
@@ -410,8 +410,8 @@ def test_a_best_json_of_the_wrong_shape_stops_topk_naming_it(tmp_path, doc, prob
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(doc))
     with pytest.raises(InputError) as error:
-        steps.topk("ml-100k", "BPR", path, *[tmp_path] * 6, training={}, threads=1, measures={})
-    assert str(error.value) == (
+        steps.topk("ml-100k", "BPR", path, *[tmp_path] * 5, training={}, threads=1)
+    assert layout.explain(error.value) == (
         f"{path}: not a best.json file ({problem}); written by rule select, rebuild it: "
         f"snakemake --force {path}"
     )

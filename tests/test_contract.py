@@ -218,7 +218,9 @@ def test_dropping_a_stage_fails_at_the_rule_that_needs_it(tmp_path):
 REGISTRIES = {
     "catalogue.py",  # the datasets
     "models.py",  # the models
-    "recommenders.py",  # trains them (UserKNN/ItemKNN are ours; NCL's cluster check)
+    "recommenders.py",  # trains them (NCL's cluster check)
+    "recbole_setup.py",  # UserKNN/ItemKNN are ours; RecBole's bundled ml-100k
+    "shared_dataset.py",  # the reference model whose config builds the dataset file
     "userknn.py",
     "recbole_fast.py",  # leaner internals of named RecBole models (NeuMF, NGCF, ...)
     "download.py",  # the ml-100k inside recbole

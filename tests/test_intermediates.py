@@ -1,6 +1,7 @@
 """A damaged file between rules is never consumed silently: a truncated or unreadable parquet,
 npz, JSON or pth stops its reader with one line naming the file, the rule that writes it and
-the command that rebuilds it (userfair.io.PRODUCERS, checked against the rules' outputs);
+the command that rebuilds it (userfair.workflow.layout.PRODUCERS, checked against the rules'
+outputs);
 through Snakemake, a truncated model.pth stops the top-k export. The RecBole dataset built
 once per split (rule recbole_dataset) gives the same results as a job's own."""
 
@@ -17,6 +18,7 @@ import yaml
 
 from userfair import io, runfiles, similarity
 from userfair.io import DamagedFileError
+from userfair.workflow import layout
 
 from conftest import REPO, make_workdir, snakemake, write_seeded_split
 
@@ -42,7 +44,7 @@ def rule_outputs() -> dict[str, str]:
 
 
 def test_the_producers_table_is_the_rules_outputs():
-    assert io.PRODUCERS == rule_outputs()
+    assert layout.PRODUCERS == rule_outputs()
 
 
 def truncate(path: Path) -> None:
@@ -51,7 +53,10 @@ def truncate(path: Path) -> None:
 
 
 def one_line_naming(error: Exception, path: Path, rule: str) -> None:
-    message = str(error)
+    """The library names the file; the workflow's explanation adds its rule and rebuild."""
+    assert str(error).startswith(f"{path}: truncated or unreadable"), error
+    assert "written by rule" not in str(error)  # the library knows no rule
+    message = layout.explain(error)
     assert "\n" not in message, message
     assert message.startswith(f"{path}: truncated or unreadable"), message
     assert f"written by rule {rule}" in message, message
@@ -125,14 +130,22 @@ def test_a_file_of_no_rule_is_named_without_a_rule(tmp_path):
     path.write_text("{")
     with pytest.raises(DamagedFileError, match=r"mine\.json: truncated or unreadable JSON") as e:
         io.read_json(path)
-    assert "written by rule" not in str(e.value)
-    with pytest.raises(DamagedFileError, match="written by rule select"):
-        io.read_json(path, rule="select")
+    assert "written by rule" not in layout.explain(e.value)
+    best = tmp_path / "results/D/models/M/best.json"
+    best.parent.mkdir(parents=True)
+    best.write_text("{")
+    with pytest.raises(DamagedFileError) as e:
+        io.read_json(best)
+    assert "written by rule select" in layout.explain(e.value)
 
 
 def test_a_missing_file_says_which_rule_writes_it(tmp_path):
-    with pytest.raises(io.InputError, match=r"file not found \(written by rule tune\)"):
-        io.read_pth(tmp_path / "results/D/models/M/grid/0/model.pth")
+    path = tmp_path / "results/D/models/M/grid/0/model.pth"
+    with pytest.raises(io.InputError, match=r"model\.pth: file not found") as e:
+        io.read_pth(path)
+    assert layout.explain(e.value) == (
+        f"{path}: file not found; written by rule tune, rebuild it: snakemake --force {path}"
+    )
 
 
 # --- through Snakemake and RecBole ------------------------------------------------------------

@@ -4,7 +4,8 @@ Every writer goes through :func:`atomic_path`, so an interrupted job never leave
 half-written file under its final name. Every reader of a file passed between rules (JSON,
 parquet, npz, pth) goes through :func:`read_json`, :func:`read_parquet`, :func:`read_npz` or
 :func:`read_pth`: a truncated or unreadable file stops the job with one line naming the file,
-the rule that writes it (:data:`PRODUCERS`) and the command that rebuilds it. No reader runs
+and why (a :class:`FileError` with the ``path``; the workflow adds the rule that writes the
+file and the command that rebuilds it: ``userfair.workflow.layout``). No reader runs
 code from a file: ``.pth`` files are written and read through :mod:`userfair.safe_pth`.
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import tempfile
 import zipfile
 from pathlib import Path
@@ -29,73 +29,36 @@ class InputError(ValueError):
     """Bad input: the message names the file and the field and says what was expected."""
 
 
-class DamagedFileError(InputError):
+class FileError(InputError):
+    """A named file that cannot be used: ``path`` the file, ``reason`` the one-line message
+    without advice, ``advice`` what to do (the library's; the workflow gives the command that
+    rebuilds a file of one of its rules instead: ``userfair.workflow.layout.explain``)."""
+
+    def __init__(self, path, reason: str, advice: str = ""):
+        self.path, self.reason, self.advice = str(path), reason, advice
+        super().__init__(f"{reason}; {advice}" if advice else reason)
+
+
+class DamagedFileError(FileError):
     """A file passed between rules is truncated or unreadable."""
 
 
-class UnsafeFileError(InputError):
+class UnsafeFileError(FileError):
     """A ``.pth`` file that would run code if loaded; it was refused without being loaded."""
 
 
-# The rule that writes each file passed between rules, by its path template: the rules'
-# outputs (workflow/rules/*.smk; tests/test_intermediates.py checks that the two agree).
-PRODUCERS = {
-    "results/{dataset}/data/preprocessed.parquet": "preprocess",
-    "results/{dataset}/data/stats.json": "stats",
-    "results/{dataset}/models/dataset.pth": "recbole_dataset",
-    "results/{dataset}/models/{model}/grid/{point}/valid.json": "tune",
-    "results/{dataset}/models/{model}/grid/{point}/model.pth": "tune",
-    "results/{dataset}/models/{model}/best.json": "select",
-    "results/{dataset}/models/{model}/topk.parquet": "topk",
-    "results/{dataset}/models/{model}/recbole_test.json": "topk",
-    "results/{dataset}/similarity/{kind}.npz": "similarity",
-    "results/{dataset}/similarity/pairs/{scatteritem}.json": "pairs_part",
-    "results/{dataset}/similarity/pairs.json": "pairs",
-    "results/{dataset}/measures/{model}/sums/{scatteritem}.json": "measure_sums",
-    "results/{dataset}/measures/{model}.json": "measures",
-    "results/{dataset}/measures/{model}/users.parquet": "users",
-    "results/{dataset}/uncertainty/{model}.parquet": "uncertainty",
-    "results/{dataset}/experiments/relevance.parquet": "exp_relevance",
-    "results/{dataset}/experiments/similarity.parquet": "exp_similarity",
-    "results/{dataset}/experiments/extreme.parquet": "exp_extreme",
-    "results/{dataset}/experiments/gamma_models.parquet": "exp_gamma",
-    "results/{dataset}/experiments/gamma_relevance.parquet": "exp_gamma",
-}
-
-
-def _template_pattern(template: str) -> re.Pattern:
-    parts = re.split(r"(\{[^}]+\})", template)
-    body = "".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts)
-    return re.compile(rf"(?:^|/){body}$")
-
-
-_PRODUCER_PATTERNS = [(_template_pattern(t), rule) for t, rule in PRODUCERS.items()]
-
-
-def producer(path: str | os.PathLike) -> str | None:
-    """The rule that writes ``path`` (:data:`PRODUCERS`), or None for a file of no rule."""
-    text = Path(path).as_posix()
-    for pattern, rule in _PRODUCER_PATTERNS:
-        if pattern.search(text):
-            return rule
-    return None
-
-
-def damaged(path, kind: str, error: BaseException, rule: str | None = None) -> DamagedFileError:
-    """The one-line error of an unreadable ``kind`` file: the file, the reason, the rule that
-    writes it and the command that rebuilds it (``rule``: else looked up by :func:`producer`)."""
-    rule = rule or producer(path)
+def damaged(path, kind: str, error: BaseException) -> DamagedFileError:
+    """The one-line error of an unreadable ``kind`` file: the file and the reason."""
     reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
-    message = f"{path}: truncated or unreadable {kind} file ({type(error).__name__}: {reason})"
-    if rule is not None:
-        message += f"; written by rule {rule}, rebuild it: snakemake --force {path}"
-    return DamagedFileError(message)
+    return DamagedFileError(
+        path, f"{path}: truncated or unreadable {kind} file ({type(error).__name__}: {reason})"
+    )
 
 
-def check_fields(doc, path, fields: dict, kind: str, rule: str | None = None):
+def check_fields(doc, path, fields: dict, kind: str):
     """``doc`` (read from ``path``) when it is a mapping with every field of ``fields``
-    (name -> type or tuple of types); else a one-line InputError naming the file, the field
-    and, for a file of a rule, the command that rebuilds it."""
+    (name -> type or tuple of types); else a one-line FileError naming the file and the
+    field."""
     problem = None
     if not isinstance(doc, dict):
         problem = f"it holds a {type(doc).__name__}, not a mapping"
@@ -109,19 +72,13 @@ def check_fields(doc, path, fields: dict, kind: str, rule: str | None = None):
                 break
     if problem is None:
         return doc
-    rule = rule or producer(path)
-    message = f"{path}: not a {kind} file ({problem})"
-    if rule is not None:
-        message += f"; written by rule {rule}, rebuild it: snakemake --force {path}"
-    raise InputError(message)
+    raise FileError(path, f"{path}: not a {kind} file ({problem})")
 
 
-def _existing(path, rule: str | None = None) -> Path:
+def _existing(path) -> Path:
     path = Path(path)
     if not path.is_file():
-        rule = rule or producer(path)
-        made = f" (written by rule {rule})" if rule else ""
-        raise InputError(f"{path}: file not found{made}")
+        raise FileError(path, f"{path}: file not found")
     return path
 
 
@@ -152,56 +109,45 @@ def write_json(obj, path: str | os.PathLike) -> None:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=False, allow_nan=True) + "\n")
 
 
-def read_json(path: str | os.PathLike, rule: str | None = None):
-    """The JSON document in ``path``; DamagedFileError when it does not parse (``rule``: the
-    rule that writes it, when :data:`PRODUCERS` does not know the path)."""
-    path = _existing(path, rule)
+def read_json(path: str | os.PathLike):
+    """The JSON document in ``path``; DamagedFileError when it does not parse."""
+    path = _existing(path)
     try:
         return json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError) as error:
-        raise damaged(path, "JSON", error, rule) from error
+        raise damaged(path, "JSON", error) from error
 
 
-def read_parquet(path: str | os.PathLike, rule: str | None = None, **kwargs) -> pd.DataFrame:
+def read_parquet(path: str | os.PathLike, **kwargs) -> pd.DataFrame:
     """The table in the parquet file ``path``; DamagedFileError when it cannot be read."""
-    path = _existing(path, rule)
+    path = _existing(path)
     try:
         return pd.read_parquet(path, **kwargs)
     except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
-        raise damaged(path, "parquet", error, rule) from error
+        raise damaged(path, "parquet", error) from error
 
 
-def read_npz(path: str | os.PathLike, rule: str | None = None) -> dict[str, np.ndarray]:
+def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Every array of the .npz file ``path`` (read now, so that a damaged member fails
     here); DamagedFileError when it cannot be read."""
 
-    path = _existing(path, rule)
+    path = _existing(path)
     try:
         with np.load(path, allow_pickle=False) as data:
             return {name: data[name] for name in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
-        raise damaged(path, "npz", error, rule) from error
+        raise damaged(path, "npz", error) from error
 
 
-def rebuild_command(path) -> str:
-    """The command that rebuilds just the file ``path`` of a rule (its job, not the jobs
-    before it): ``snakemake --force PATH``."""
-    return f"snakemake --force {path}"
-
-
-def refused(path, reason: str, rule: str | None = None) -> UnsafeFileError:
+def refused(path, reason: str) -> UnsafeFileError:
     """The one-line error of a ``.pth`` file that would run code if loaded: the file, why,
-    and the command that rebuilds it (a file of no rule: what to do instead)."""
-    rule = rule or producer(path)
-    message = (
+    and what to do."""
+    return UnsafeFileError(
+        path,
         f"{path}: refused, not loaded: {reason} (a .pth file in Python's pickle form can run "
-        "code when loaded; nothing of it was run)"
+        "code when loaded; nothing of it was run)",
+        "delete it or write it again with userfair.io.write_pth",
     )
-    if rule is not None:
-        message += f"; written by rule {rule}, rebuild it: {rebuild_command(path)}"
-    else:
-        message += "; delete it or write it again with userfair.io.write_pth"
-    return UnsafeFileError(message)
 
 
 def write_pth(obj, path: str | os.PathLike, classes=()) -> None:
@@ -212,21 +158,21 @@ def write_pth(obj, path: str | os.PathLike, classes=()) -> None:
         safe_pth.dump(obj, tmp, classes)
 
 
-def read_pth(path: str | os.PathLike, rule: str | None = None, map_location="cpu", classes=()):
+def read_pth(path: str | os.PathLike, map_location="cpu", classes=()):
     """The object :func:`write_pth` wrote to ``path`` (a checkpoint, the RecBole dataset:
     objects of ``classes`` only), or a file of tensors and plain containers as torch loads it
     with ``weights_only=True``. A file that needs any other Python global to load (a pickle
     of the format before, a crafted file) is refused unloaded (:class:`UnsafeFileError`,
-    naming the file and its rebuild command); a damaged one gives DamagedFileError."""
-    path = _existing(path, rule)
+    naming the file); a damaged one gives DamagedFileError."""
+    path = _existing(path)
     try:
         return safe_pth.load(path, classes=classes, map_location=map_location)
     except (safe_pth.UnsafeFileError, safe_pth.FormatError) as error:
-        raise refused(path, str(error), rule) from None
+        raise refused(path, str(error)) from None
     except MemoryError:
         raise
     except Exception as error:  # torch fails in many ways on a damaged file
-        raise damaged(path, "pth", error, rule) from error
+        raise damaged(path, "pth", error) from error
 
 
 # RecBole atomic files: tab-separated, header "name:type" per column.

@@ -1,8 +1,9 @@
 """Logging of one workflow job: every message of the process (RecBole's included) goes to
 the rule's log file, and a failure is logged before it propagates: an expected failure (an
 :class:`~userfair.io.InputError` or ValueError, bad input that the message names) as one
-line, any other with its traceback. ``USERFAIR_DEBUG=1`` in the environment logs the
-traceback of every failure."""
+line, any other with its traceback. A bad file of a rule is named with that rule and the
+command that rebuilds it (:func:`userfair.workflow.layout.explain`). ``USERFAIR_DEBUG=1`` in
+the environment logs the traceback of every failure."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import re
 from typing import Iterator
 
 from userfair.io import InputError
+from userfair.workflow import layout
 
 ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -46,10 +48,12 @@ def job_log(job) -> Iterator[None]:
     try:
         yield
     except EXPECTED as error:
+        if layout.explain(error) != str(error):  # what Snakemake prints says it too
+            error.args = (layout.explain(error),)
         if debugging():
             logging.exception("rule %s %s failed", job.rule, dict(job.wildcards))
         else:
-            text = " ".join(str(error).split("\n"))
+            text = " ".join(layout.explain(error).split("\n"))
             logging.error(
                 "rule %s %s failed: %s (%s=1 shows the traceback)",
                 job.rule, dict(job.wildcards), text, DEBUG,

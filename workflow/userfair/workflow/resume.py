@@ -161,7 +161,7 @@ def load(path, settings: str) -> dict | None:
     try:
         state = read_pth(path)
     except UnsafeFileError as error:
-        log.warning("ignoring %s; training from epoch 0, which replaces it", error)
+        log.warning("ignoring %s; training from epoch 0, which replaces it", error.reason)
         return None
     except Exception as error:  # a damaged file only costs the epochs it held
         log.warning("ignoring %s: unreadable (%s); training from epoch 0", path, error)

@@ -43,7 +43,7 @@ from recbole.utils import FeatureSource, FeatureType, init_seed  # noqa: E402
 from recbole.utils.argument_list import dataset_arguments  # noqa: E402
 from torch.utils.data import BatchSampler, SequentialSampler  # noqa: E402
 
-from userfair.io import InputError, read_pth, rebuild_command, write_pth  # noqa: E402
+from userfair.io import FileError, read_pth, write_pth  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -217,14 +217,13 @@ def write_shared(shared: dict, path) -> None:
 
 
 def read_shared(path) -> dict:
-    """The content of a file of :func:`write_shared`; an error names the file (as given), the
-    rule that writes it and the command that rebuilds it. A file that would run code if
-    loaded is refused without being loaded."""
-    parts = read_pth(path, rule="recbole_dataset", classes=SHARED_CLASSES)
+    """The content of a file of :func:`write_shared`; an error names the file (as given) and,
+    through :func:`userfair.workflow.layout.explain`, the rule that writes it and the command
+    that rebuilds it. A file that would run code if loaded is refused without being
+    loaded."""
+    parts = read_pth(path, classes=SHARED_CLASSES)
     if not isinstance(parts, dict) or parts.get("format") != SHARED_FORMAT:
-        raise InputError(
-            f"{path}: not a dataset file of this version; rebuild it: {rebuild_command(path)}"
-        )
+        raise FileError(path, f"{path}: not a dataset file of this version")
     parts["path"] = str(path)
     return parts
 

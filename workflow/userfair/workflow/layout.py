@@ -1,0 +1,77 @@
+"""The file layout of ``results/``: which rule writes each file passed between rules, and
+the command that rebuilds just that file. The rules' outputs (workflow/rules/*.smk) are the
+layout; :data:`PRODUCERS` states it once more for the steps, and
+tests/test_intermediates.py keeps the two equal. The library names a bad file without
+knowing the workflow (``userfair.io.FileError``); :func:`explain` adds the rule and the
+rebuild command, and every job's log line goes through it (``userfair.workflow.joblog``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from userfair.io import FileError
+
+# The rule that writes each file passed between rules, by its path template.
+PRODUCERS = {
+    "results/{dataset}/data/preprocessed.parquet": "preprocess",
+    "results/{dataset}/data/stats.json": "stats",
+    "results/{dataset}/models/dataset.pth": "recbole_dataset",
+    "results/{dataset}/models/{model}/grid/{point}/valid.json": "tune",
+    "results/{dataset}/models/{model}/grid/{point}/model.pth": "tune",
+    "results/{dataset}/models/{model}/best.json": "select",
+    "results/{dataset}/models/{model}/topk.parquet": "topk",
+    "results/{dataset}/models/{model}/recbole_test.json": "topk",
+    "results/{dataset}/similarity/{kind}.npz": "similarity",
+    "results/{dataset}/similarity/pairs/{scatteritem}.json": "pairs_part",
+    "results/{dataset}/similarity/pairs.json": "pairs",
+    "results/{dataset}/measures/{model}/sums/{scatteritem}.json": "measure_sums",
+    "results/{dataset}/measures/{model}.json": "measures",
+    "results/{dataset}/measures/{model}/users.parquet": "users",
+    "results/{dataset}/uncertainty/{model}.parquet": "uncertainty",
+    "results/{dataset}/experiments/relevance.parquet": "exp_relevance",
+    "results/{dataset}/experiments/similarity.parquet": "exp_similarity",
+    "results/{dataset}/experiments/extreme.parquet": "exp_extreme",
+    "results/{dataset}/experiments/gamma_models.parquet": "exp_gamma",
+    "results/{dataset}/experiments/gamma_relevance.parquet": "exp_gamma",
+    "results/run.json": "run_config",
+}
+
+
+def _template_pattern(template: str) -> re.Pattern:
+    parts = re.split(r"(\{[^}]+\})", template)
+    body = "".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts)
+    return re.compile(rf"(?:^|/){body}$")
+
+
+_PATTERNS = [(_template_pattern(t), rule) for t, rule in PRODUCERS.items()]
+
+
+def producer(path: str | os.PathLike) -> str | None:
+    """The rule that writes ``path`` (:data:`PRODUCERS`), or None for a file of no rule."""
+    text = Path(path).as_posix()
+    for pattern, rule in _PATTERNS:
+        if pattern.search(text):
+            return rule
+    return None
+
+
+def rebuild_command(path: str | os.PathLike) -> str:
+    """The command that rebuilds just the file ``path`` of a rule (its job, not the jobs
+    before it; checked with ``-n`` by tests/test_bad_inputs.py): ``snakemake --force PATH``."""
+    return f"snakemake --force {path}"
+
+
+def explain(error: BaseException) -> str:
+    """The message of ``error`` as a workflow job says it: for a :class:`FileError` of a
+    file some rule writes, the reason, that rule and the command that rebuilds just the file
+    (instead of the library's advice); any other error as it is."""
+    if isinstance(error, FileError):
+        rule = producer(error.path)
+        if rule is not None:
+            return (
+                f"{error.reason}; written by rule {rule}, rebuild it: {rebuild_command(error.path)}"
+            )
+    return str(error)
