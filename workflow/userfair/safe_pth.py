@@ -367,7 +367,6 @@ def dump(obj, file, classes=()) -> None:
 def unsafe_reason(error: BaseException) -> str | None:
     """Why ``torch.load(weights_only=True)`` refused a file when it refused it because the
     file needs code (a pickle global beyond torch's safe ones), else None (a damaged file)."""
-
     text = str(error)
     if not isinstance(error, pickle.UnpicklingError) or "Weights only load failed" not in text:
         return None
@@ -385,7 +384,6 @@ def load(file, classes=(), map_location="cpu"):
     nothing run) when the file needs any pickle global beyond torch's safe ones;
     :class:`FormatError` when its tree names a class outside ``classes``. Other errors
     (a damaged file) propagate as torch raises them."""
-
     import torch
 
     if isinstance(file, (bytes, bytearray)):
