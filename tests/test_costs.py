@@ -265,7 +265,7 @@ def test_dataset_size_from_catalogue_stats_or_default(tmp_path):
     size = costs.dataset_size("mine", custom, tmp_path / "missing.json")
     assert size.source == "default" and size.users == catalogue.DEFAULT_SHAPE.users
     stats.write_text(json.dumps({"users": 1}))
-    with pytest.raises(InputError, match="stats.json: not a stats file"):
+    with pytest.raises(InputError, match="stats.json: truncated or unreadable stats file"):
         costs.dataset_size("mine", custom, stats)
 
 
