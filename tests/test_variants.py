@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 
 from userfair import similarities, variants
+from userfair.cli import main
 from userfair.evaluate import as_json, evaluate
 from userfair.fairness import puf
 from userfair.inputs import load_inputs
-from userfair.io import InputError, write_json
+from userfair.io import InputError, write_inter, write_json
 from userfair.measures import NAMES, OPT_IN
 
 import reference as ref
@@ -186,3 +187,34 @@ def test_registry_adds_a_similarity_with_one_function():
         assert streamed == pytest.approx([puf(s, sim) for s in scores], rel=1e-9)
     finally:
         del similarities.REGISTRY["dot"]
+
+
+def test_command_adds_the_variants_when_asked(tmp_path, capsys):
+    train, test, topk, item_genres = graded_split(6)
+    write_inter(train, tmp_path / "d.train.inter")
+    write_inter(test, tmp_path / "d.test.inter")
+    topk.to_parquet(tmp_path / "topk.parquet")
+    write_item_file(tmp_path / "d.item", item_genres)
+    users = sorted(test.user_id.unique())
+    vectors = pd.DataFrame({"user_id": users, "a": np.arange(len(users)) % 3, "b": 1.0})
+    vectors.to_csv(tmp_path / "vectors.csv", index=False)
+    files = ["--train", str(tmp_path / "d.train.inter"), "--test", str(tmp_path / "d.test.inter"),
+             "--topk", str(tmp_path / "topk.parquet")]  # fmt: skip
+    assert main(["evaluate", *files, "--json", "--route", "dense"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert list(plain) == list(NAMES) + ["seconds", "conventions"]
+    extra = ["--grade", "rating", "--user-vectors", str(tmp_path / "vectors.csv"),
+             "--similarity", "genre", "--item-features", str(tmp_path / "d.item")]  # fmt: skip
+    assert main(["evaluate", *files, *extra, "--json", "--route", "dense"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert list(result)[: len(NAMES + OPT_IN)] == list(NAMES + OPT_IN)
+    inputs = load_inputs(train, test, topk, grade="rating", item_features=tmp_path / "d.item")
+    vectors = similarities.read_user_vectors(tmp_path / "vectors.csv", inputs.users)
+    direct, _ = variants.evaluate_variants(inputs, 10, ["vec", "genre"], vectors)
+    assert {key: result[key] for key in OPT_IN} == pytest.approx(direct, rel=1e-12)
+    assert main(["evaluate", *files, "--grade", "rating"]) == 0
+    assert "PUF-gNDCG-RCos" in capsys.readouterr().out
+    assert main(["evaluate", *files, "--grade", "nothing"]) == 2
+    assert "no field 'nothing'" in capsys.readouterr().err
+    assert main(["evaluate", *files, "--similarity", "vec"]) == 2
+    assert "needs vectors: give --user-vectors FILE" in capsys.readouterr().err

@@ -5,6 +5,7 @@ userfair evaluate --train TRAIN --test TEST --topk TOPK [--format auto] [--valid
                   [--item-features FILE] [--gamma 1.0] [--block-size 2048]
                   [--device {auto,cpu,cuda,torch-cpu}] [--route {auto,dense,stream}]
                   [--resamples 0] [--level 0.95] [--seed 2024] [--json] [-v]
+                  [--grade FIELD] [--user-vectors FILE] [--similarity {rcos,vec,genre}]
 userfair compare  --train TRAIN --test TEST --topk A --topk B [evaluate's options]
                   [--resamples 1000]
 userfair users    --train TRAIN --test TEST --topk TOPK [evaluate's options] [--out FILE]
@@ -75,6 +76,19 @@ def _parser() -> argparse.ArgumentParser:
         help="dense (m x m similarity matrices) or stream (row passes, never m x m); auto: "
         "stream when the dense matrices would exceed half the available memory or above "
         "20,000 evaluated users",
+    )  # fmt: skip
+    run.add_argument(
+        "--grade", default=None, metavar="FIELD",
+        help="numeric field of TRAIN/TEST holding each interaction's grade (e.g. rating): "
+        "adds gNDCG, SD-gNDCG, Gini-gNDCG and PUF with gNDCG and RCos (opt-in measures)",
+    )  # fmt: skip
+    run.add_argument(
+        "--user-vectors", default=None, metavar="FILE",
+        help="parquet/CSV of user vectors (user_id + numeric columns): adds PUF-{P,NDCG}-Vec",
+    )  # fmt: skip
+    run.add_argument(
+        "--similarity", action="append", default=[], choices=["rcos", "vec", "genre"],
+        help="add PUF with this similarity (repeatable; genre needs --item-features)",
     )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
@@ -212,14 +226,14 @@ def _compare_parser(commands, evaluate_parser) -> None:
 
 def format_table(result: dict) -> str:
     """A readable two-column table of the measures and their seconds."""
-    from userfair.measures import NAMES
+    from userfair.measures import NAMES, OPT_IN
 
     lines = [f"{'measure':<16} {'value':>10} {'seconds':>9}"]
-    for key in NAMES:
+    for key in NAMES + tuple(key for key in OPT_IN if key in result):
         value = result[key]
         text = "nan" if math.isnan(value) else f"{value:.6f}"
         lines.append(f"{key:<16} {text:>10} {result['seconds'].get(key, 0.0):>9.3f}")
-    for name in ("similarity-cos", "similarity-jacc"):
+    for name in [key for key in result["seconds"] if key.startswith("similarity-")]:
         lines.append(f"{name:<16} {'':>10} {result['seconds'][name]:>9.3f}")
     lines.append("conventions: " + ", ".join(f"{k}={v}" for k, v in result["conventions"].items()))
     return "\n".join(lines)
@@ -232,6 +246,14 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(message)s",
         stream=sys.stderr,
     )
+    variant_options = args.grade or args.user_vectors or args.similarity
+    if variant_options and (args.command != "evaluate" or args.resamples != 0):
+        print(
+            "userfair: error: --grade, --user-vectors and --similarity work with `userfair "
+            "evaluate` without --resamples only (so far)",
+            file=sys.stderr,
+        )
+        return 2
     if args.command == "compare":
         return _compare(args)
     if args.command == "users":
@@ -242,16 +264,21 @@ def main(argv: list[str] | None = None) -> int:
     from userfair.evaluate import evaluate
     from userfair.inputs import load_inputs
     from userfair.io import InputError
+    from userfair.similarities import read_user_vectors
 
     try:
         inputs = load_inputs(
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
-            valid=args.valid, topk_format=args.format,
+            valid=args.valid, topk_format=args.format, grade=args.grade,
         )  # fmt: skip
+        vectors, extra = None, list(args.similarity)
+        if args.user_vectors is not None:
+            vectors = read_user_vectors(args.user_vectors, inputs.users)
+            extra.append("vec")
         result = evaluate(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,
             block_size=args.block_size, device=args.device, envy_utility=args.envy_utility,
-            route=args.route,
+            route=args.route, extra_similarities=extra, user_vectors=vectors,
         )  # fmt: skip
     except (InputError, ValueError) as error:
         print(f"userfair: error: {error}", file=sys.stderr)
