@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import similarities, variants
+from userfair import similarities, similarity, variants
 from userfair.cli import main
 from userfair.evaluate import as_json, evaluate
 from userfair.fairness import puf
@@ -218,3 +218,13 @@ def test_command_adds_the_variants_when_asked(tmp_path, capsys):
     assert "no field 'nothing'" in capsys.readouterr().err
     assert main(["evaluate", *files, "--similarity", "vec"]) == 2
     assert "needs vectors: give --user-vectors FILE" in capsys.readouterr().err
+
+
+def test_registry_cos_and_jacc_are_the_papers(tmp_path):
+    train, test, topk, _ = random_split(2)
+    inputs = load_inputs(train, test, topk)
+    data = similarities.SimilarityData.of(inputs)
+    rows, m = inputs.train_of_evaluated(), len(inputs.users)
+    for name, function in (("cos", similarity.cosine), ("jacc", similarity.jaccard)):
+        got = variants.dense_similarity(similarities.block_function(name, data), m, 7)
+        np.testing.assert_allclose(got, function(rows), rtol=1e-12, atol=1e-15)

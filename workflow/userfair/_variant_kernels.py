@@ -61,3 +61,56 @@ def sparse_rows(
         out[i, q + 1] = hi
         out[i, q + 2] = visited
     return out
+
+
+@numba.njit(cache=True, parallel=True)
+def dense_user_rows(block: np.ndarray, start: int, scores: np.ndarray, lo: float) -> np.ndarray:
+    """Per user u of a dense (b, m) block and per score j: the sums over v != u of
+    (s(u, v) - lo) |S_j(u) - S_j(v)| where u is the worse-served (S_j(u) < S_j(v)), then
+    where u is the better-served; (b, 2 q)."""
+    b, m = block.shape
+    q = scores.shape[0]
+    out = np.zeros((b, 2 * q))
+    for i in numba.prange(b):
+        u = start + i
+        for v in range(m):
+            if v == u:
+                continue
+            s = block[i, v] - lo
+            for j in range(q):
+                gap = scores[j, v] - scores[j, u]
+                if gap > 0:
+                    out[i, j] += s * gap
+                elif gap < 0:
+                    out[i, q + j] -= s * gap
+    return out
+
+
+@numba.njit(cache=True, parallel=True)
+def sparse_user_rows(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    start: int,
+    scores: np.ndarray,
+    lo: float,
+) -> np.ndarray:
+    """As :func:`dense_user_rows` over the stored entries of a CSR block only (the caller
+    makes sure the pairs it does not store add nothing: s = 0 = lo)."""
+    b = indptr.shape[0] - 1
+    q = scores.shape[0]
+    out = np.zeros((b, 2 * q))
+    for i in numba.prange(b):
+        u = start + i
+        for position in range(indptr[i], indptr[i + 1]):
+            v = indices[position]
+            if v == u:
+                continue
+            s = data[position] - lo
+            for j in range(q):
+                gap = scores[j, v] - scores[j, u]
+                if gap > 0:
+                    out[i, j] += s * gap
+                elif gap < 0:
+                    out[i, q + j] -= s * gap
+    return out

@@ -21,7 +21,7 @@ name       label   raw similarity of users u and v
 =========  ======  ========================================================================
 
 A zero vector has cosine 0 with everything. ``cos`` and ``jacc`` are the paper's PUF
-similarities computed as ``userfair.similarity`` computes them (the same values).
+similarities (``userfair.similarity``'s values: Jacc the same numbers, Cos to rounding).
 """
 
 from __future__ import annotations
@@ -105,21 +105,17 @@ def block_function(name: str, data: SimilarityData) -> Block:
     return item.blocks(data)
 
 
-def _intersections(train: sp.csr_matrix):
-    """(rows, columns, degrees) of the binary rows, for the item-overlap similarities."""
-    rows = binary_csr(train)
-    return rows, rows.T.tocsr(), np.asarray(rows.sum(axis=1)).ravel()
-
-
 def _overlap_blocks(train: sp.csr_matrix, formula) -> Block:
-    rows, columns, degrees = _intersections(train)
+    """Blocks of ``formula(intersection, deg_u, deg_v)`` over the pairs sharing an item."""
+    rows = binary_csr(train)
+    columns, degrees = rows.T.tocsr(), np.asarray(rows.sum(axis=1)).ravel()
 
     def block(start: int, stop: int) -> sp.csr_matrix:
-        inter = (rows[start:stop] @ columns).tocoo()
-        du, dv = degrees[inter.row + start], degrees[inter.col]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            values = np.nan_to_num(formula(inter.data, du, dv), nan=0.0, posinf=0.0, neginf=0.0)
-        return sp.csr_matrix((values, (inter.row, inter.col)), shape=(stop - start, rows.shape[0]))
+        inter = (rows[start:stop] @ columns).tocsr()  # (b, m): the items each pair shares
+        u = np.repeat(np.arange(start, stop), np.diff(inter.indptr))
+        # a stored intersection is >= 1, so both degrees are: no division by 0
+        inter.data = formula(inter.data, degrees[u], degrees[inter.indices])
+        return inter
 
     return block
 
@@ -141,7 +137,9 @@ def _cosine_blocks(vectors) -> Block:
 
 @register("cos", "Cos")
 def cosine(data: SimilarityData) -> Block:
-    return _overlap_blocks(data.train, lambda inter, du, dv: inter / np.sqrt(du * dv))
+    # the product of the unit rows: |H_u & H_v| / sqrt(|H_u| |H_v|) up to rounding, and
+    # cheaper than the formula on each intersection
+    return _cosine_blocks(binary_csr(data.train))
 
 
 @register("jacc", "Jacc")
