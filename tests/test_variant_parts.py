@@ -2,10 +2,14 @@
 loops from the definitions (docs/method.md#who), and the columns summing to the measures."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from userfair import variant_parts, variants
+from userfair.cli import main
+from userfair.decompose import COLUMNS
 from userfair.inputs import load_inputs
+from userfair.io import write_inter
 from userfair.measures import PUF_SCORES
 
 import reference as ref
@@ -68,3 +72,24 @@ def test_routes_agree_on_every_column(tmp_path):
     assert list(dense) == list(streamed)
     for key in dense:
         np.testing.assert_allclose(streamed[key], dense[key], rtol=1e-9, atol=1e-14)
+
+
+def test_users_command_appends_the_opt_in_columns(tmp_path):
+    train, test, topk, _ = graded_split(3, m=20)
+    write_inter(train, tmp_path / "d.train.inter")
+    write_inter(test, tmp_path / "d.test.inter")
+    topk.to_parquet(tmp_path / "topk.parquet")
+    files = ["--train", str(tmp_path / "d.train.inter"), "--test", str(tmp_path / "d.test.inter"),
+             "--topk", str(tmp_path / "topk.parquet")]  # fmt: skip
+    assert main(["users", *files, "--out", str(tmp_path / "plain.csv")]) == 0
+    plain = pd.read_csv(tmp_path / "plain.csv", dtype={"user_id": str})
+    assert list(plain.columns) == list(COLUMNS)
+    out = tmp_path / "graded.csv"
+    assert main(["users", *files, "--grade", "rating", "--out", str(out)]) == 0
+    frame = pd.read_csv(out, dtype={"user_id": str})
+    inputs = load_inputs(train, test, topk, grade="rating")
+    columns = variant_parts.variant_columns(inputs, 10)
+    assert list(frame.columns) == list(COLUMNS) + list(columns)
+    pd.testing.assert_frame_equal(frame[list(COLUMNS)], plain)
+    for key, values in columns.items():
+        np.testing.assert_allclose(frame[key].to_numpy(), values, rtol=1e-12)

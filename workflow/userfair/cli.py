@@ -149,6 +149,8 @@ def _users(args) -> int:
     from userfair import decompose
     from userfair.inputs import load_inputs
     from userfair.io import InputError
+    from userfair.similarities import read_user_vectors
+    from userfair.variant_parts import variant_columns
 
     try:
         if args.out is not None:
@@ -160,8 +162,12 @@ def _users(args) -> int:
             features = decompose.read_user_features(args.user_features)
         inputs = load_inputs(
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
-            valid=args.valid, topk_format=args.format,
+            valid=args.valid, topk_format=args.format, grade=args.grade,
         )  # fmt: skip
+        vectors, extra = None, list(args.similarity)
+        if args.user_vectors is not None:
+            vectors = read_user_vectors(args.user_vectors, inputs.users)
+            extra.append("vec")
         route = decompose.choose_route(len(inputs.users), args.gamma, args.route)
         sims, stats = None, None
         if route == "dense":
@@ -179,6 +185,9 @@ def _users(args) -> int:
             block_size=args.block_size, envy_utility=args.envy_utility, route=route,
             stats=stats,
         )  # fmt: skip
+        if inputs.grades is not None or extra:  # the opt-in columns after the 18's
+            columns = variant_columns(inputs, args.k, extra, vectors, route, args.block_size)
+            frame = frame.assign(**columns)
         if features is not None:
             frame = decompose.join_features(frame, features, label=str(args.user_features))
         if args.out is not None:
@@ -247,10 +256,10 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     variant_options = args.grade or args.user_vectors or args.similarity
-    if variant_options and (args.command != "evaluate" or args.resamples != 0):
+    if variant_options and (args.command == "compare" or getattr(args, "resamples", 0) != 0):
         print(
             "userfair: error: --grade, --user-vectors and --similarity work with `userfair "
-            "evaluate` without --resamples only (so far)",
+            "evaluate` and `userfair users`, without --resamples (so far)",
             file=sys.stderr,
         )
         return 2
