@@ -1,11 +1,16 @@
 """Bootstrap of the opt-in measures (userfair.variant_uncertainty) against a loop over the
 resampled population, and all-ones weights giving the point values."""
 
+import json
+
 import numpy as np
 import pytest
 
 from userfair import uncertainty, variants
+from userfair.cli import main
 from userfair.inputs import load_inputs
+from userfair.io import write_inter
+from userfair.measures import NAMES
 from userfair.variant_uncertainty import bootstrap_variants
 
 import reference as ref
@@ -36,3 +41,28 @@ def test_resamples_match_the_loop_and_ones_give_the_point(tmp_path):
         total = sum(w[u] * w[v] * s * abs(g[u] - g[v]) for (u, v), s in cos.items())
         pairs = (w.sum() ** 2 - (w**2).sum()) / 2
         assert frame["PUF-gNDCG-Cos"].iloc[row] == pytest.approx(total / pairs, rel=1e-9)
+
+
+def test_evaluate_command_gives_intervals_of_the_opt_in_measures(tmp_path, capsys):
+    train, test, topk, _ = graded_split(6, m=15)
+    write_inter(train, tmp_path / "d.train.inter")
+    write_inter(test, tmp_path / "d.test.inter")
+    topk.to_parquet(tmp_path / "topk.parquet")
+    files = ["--train", str(tmp_path / "d.train.inter"), "--test", str(tmp_path / "d.test.inter"),
+             "--topk", str(tmp_path / "topk.parquet")]  # fmt: skip
+    args = [*files, "--grade", "rating", "--resamples", "20", "--json", "--route", "dense"]
+    assert main(["evaluate", *args]) == 0
+    result = json.loads(capsys.readouterr().out)
+    inputs = load_inputs(train, test, topk, grade="rating")
+    keys = list(NAMES) + list(variants.names_of(inputs))
+    assert list(result["intervals"]) == keys
+    weights = uncertainty.resample_weights(len(inputs.users), 20, 2024)
+    frame = bootstrap_variants(inputs, weights)
+    for key in frame.columns:
+        low, high = result["intervals"][key]
+        assert low == pytest.approx(np.percentile(frame[key], 2.5), rel=1e-9)
+        assert high == pytest.approx(np.percentile(frame[key], 97.5), rel=1e-9)
+    assert (
+        main(["compare", *files, "--topk", str(tmp_path / "topk.parquet"), "--grade", "rating"])
+        == 2
+    )

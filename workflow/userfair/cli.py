@@ -149,7 +149,6 @@ def _users(args) -> int:
     from userfair import decompose
     from userfair.inputs import load_inputs
     from userfair.io import InputError
-    from userfair.similarities import read_user_vectors
     from userfair.variant_parts import variant_columns
 
     try:
@@ -164,10 +163,7 @@ def _users(args) -> int:
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
             valid=args.valid, topk_format=args.format, grade=args.grade,
         )  # fmt: skip
-        vectors, extra = None, list(args.similarity)
-        if args.user_vectors is not None:
-            vectors = read_user_vectors(args.user_vectors, inputs.users)
-            extra.append("vec")
+        vectors, extra = _variant_options(args, inputs)
         route = decompose.choose_route(len(inputs.users), args.gamma, args.route)
         sims, stats = None, None
         if route == "dense":
@@ -256,10 +252,10 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     variant_options = args.grade or args.user_vectors or args.similarity
-    if variant_options and (args.command == "compare" or getattr(args, "resamples", 0) != 0):
+    if variant_options and args.command == "compare":
         print(
             "userfair: error: --grade, --user-vectors and --similarity work with `userfair "
-            "evaluate` and `userfair users`, without --resamples (so far)",
+            "evaluate` (with or without --resamples) and `userfair users`, not yet `compare`",
             file=sys.stderr,
         )
         return 2
@@ -273,17 +269,13 @@ def main(argv: list[str] | None = None) -> int:
     from userfair.evaluate import evaluate
     from userfair.inputs import load_inputs
     from userfair.io import InputError
-    from userfair.similarities import read_user_vectors
 
     try:
         inputs = load_inputs(
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
             valid=args.valid, topk_format=args.format, grade=args.grade,
         )  # fmt: skip
-        vectors, extra = None, list(args.similarity)
-        if args.user_vectors is not None:
-            vectors = read_user_vectors(args.user_vectors, inputs.users)
-            extra.append("vec")
+        vectors, extra = _variant_options(args, inputs)
         result = evaluate(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,
             block_size=args.block_size, device=args.device, envy_utility=args.envy_utility,
@@ -297,6 +289,17 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(format_table(result))
     return 0
+
+
+def _variant_options(args, inputs) -> tuple:
+    """(user vectors or None, extra similarity names) of --user-vectors and --similarity."""
+    from userfair.similarities import read_user_vectors
+
+    vectors, extra = None, list(getattr(args, "similarity", []))
+    if getattr(args, "user_vectors", None) is not None:
+        vectors = read_user_vectors(args.user_vectors, inputs.users)
+        extra.append("vec")
+    return vectors, extra
 
 
 def _measure_options(args) -> dict:
@@ -319,6 +322,7 @@ def _bootstrapped(args, topk_paths: list[str]):
     from userfair import uncertainty
     from userfair.evaluate import evaluate
     from userfair.inputs import load_inputs
+    from userfair.variant_uncertainty import bootstrap_variants
 
     options = _measure_options(args)
     runs = []
@@ -326,13 +330,20 @@ def _bootstrapped(args, topk_paths: list[str]):
     for path in topk_paths:
         inputs = load_inputs(
             args.train, args.test, path, k=args.k, item_features=args.item_features,
-            valid=args.valid, topk_format=args.format,
+            valid=args.valid, topk_format=args.format, grade=getattr(args, "grade", None),
         )  # fmt: skip
+        vectors, extra = _variant_options(args, inputs)
         if sims is None:
             sims = uncertainty.dataset_similarities(inputs, args.gamma, args.block_size)
             weights = uncertainty.resample_weights(len(inputs.users), args.resamples, args.seed)
-        point = evaluate(inputs, similarities=sims, **options)
+        point = evaluate(
+            inputs, similarities=sims, extra_similarities=extra, user_vectors=vectors, **options
+        )
         frame = uncertainty.bootstrap(inputs, weights, similarities=sims, **options)
+        if inputs.grades is not None or extra:  # the opt-in measures' resamples beside
+            more = bootstrap_variants(inputs, weights, args.k, extra, vectors, args.block_size)
+            for column in more.columns:
+                frame[column] = more[column].to_numpy()
         runs.append((point, frame))
     return runs
 
@@ -341,7 +352,7 @@ def _evaluate_with_intervals(args) -> int:
     """``evaluate --resamples N``: the point estimates plus percentile intervals."""
     from userfair import inference
     from userfair.io import InputError
-    from userfair.measures import NAMES
+    from userfair.measures import NAMES, OPT_IN
 
     try:
         _check_bootstrap(args, least=1)
@@ -350,7 +361,8 @@ def _evaluate_with_intervals(args) -> int:
         print(f"userfair: error: {error}", file=sys.stderr)
         return 2
     found = inference.intervals(frame, args.level)
-    result["intervals"] = {key: [found[key][0], found[key][1]] for key in NAMES}
+    keys = NAMES + tuple(key for key in OPT_IN if key in result)
+    result["intervals"] = {key: [found[key][0], found[key][1]] for key in keys}
     result["resamples"] = args.resamples
     result["level"] = args.level
     result["seed"] = args.seed
@@ -358,11 +370,11 @@ def _evaluate_with_intervals(args) -> int:
         print(json.dumps(result, indent=2, allow_nan=True))
         return 0
     lines = [f"{'measure':<16} {'value':>10} {'low':>10} {'high':>10} {'seconds':>9}"]
-    for key in NAMES:
+    for key in keys:
         low, high = result["intervals"][key]
         cells = " ".join(f"{_number(x):>10}" for x in (result[key], low, high))
         lines.append(f"{key:<16} {cells} {result['seconds'].get(key, 0.0):>9.3f}")
-    for name in ("similarity-cos", "similarity-jacc"):
+    for name in [key for key in result["seconds"] if key.startswith("similarity-")]:
         lines.append(f"{name:<16} {'':>32} {result['seconds'][name]:>9.3f}")
     lines.append(_bootstrap_line(args))
     lines.append(_conventions_line(result))
