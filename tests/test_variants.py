@@ -228,3 +228,20 @@ def test_registry_cos_and_jacc_are_the_papers(tmp_path):
     for name, function in (("cos", similarity.cosine), ("jacc", similarity.jaccard)):
         got = variants.dense_similarity(similarities.block_function(name, data), m, 7)
         np.testing.assert_allclose(got, function(rows), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("keep", [1, 2, 3])
+def test_few_users_and_equal_pairs_agree_on_both_routes(keep):
+    train, test, topk, _ = graded_split(7)
+    users = sorted(test.user_id.unique())[:keep]
+    inputs = load_inputs(train, test[test.user_id.isin(users)], topk, grade="rating", valid=test)
+    same = np.ones((keep, 2))  # identical vectors: every pair equal, normalised to 0
+    dense, _ = variants.evaluate_variants(inputs, 10, ["vec"], same, "dense")
+    streamed, _ = variants.evaluate_variants(inputs, 10, ["vec"], same, "stream")
+    for key in dense:
+        if keep == 1 and key.startswith("PUF-"):
+            assert math.isnan(dense[key]) and math.isnan(streamed[key])
+        else:
+            assert streamed[key] == pytest.approx(dense[key], rel=1e-12, nan_ok=True), key
+    if keep > 1:
+        assert dense["PUF-P-Vec"] == streamed["PUF-P-Vec"] == 0.0
