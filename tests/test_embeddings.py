@@ -68,10 +68,12 @@ def test_vectors_of_every_test_user_from_the_checkpoint(model, split_dir, tmp_pa
         assert not np.allclose(frame.iloc[:, 1:].to_numpy(), raw)
 
 
-def test_knn_and_unknown_models_are_refused_by_name():
+def test_knn_models_and_networks_without_users_are_refused():
     from userfair.workflow import embeddings
 
-    with pytest.raises(InputError, match="embedding:UserKNN: a KNN model has no user embedding"):
-        embeddings.check_model("UserKNN")
-    with pytest.raises(InputError, match="embedding:Pop: no user representation"):
-        embeddings.check_model("Pop")
+    for model in ("UserKNN", "ItemKNN"):
+        with pytest.raises(InputError, match=f"embedding:{model}: a KNN model has no user"):
+            embeddings.check_model(model)
+    embeddings.check_model("BPR")
+    with pytest.raises(InputError, match="embedding:Pop: the trained model holds no user"):
+        embeddings.representation(object(), "Pop")

@@ -283,6 +283,7 @@ def test_the_base_install_imports_cleanly():
 WORKFLOW_MODULES = {
     "download": (["requests", "tqdm"], "data"),
     "plots": (["matplotlib", "seaborn"], "figures"),
+    "embeddings": (["torch", "recbole"], None),
     "recbole_fast": (["torch", "recbole"], "models"),
     "recommenders": (["torch", "recbole"], "models"),
     "resume": (["torch"], "models"),

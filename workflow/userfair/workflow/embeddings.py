@@ -1,21 +1,18 @@
 """User vectors of a trained model, for PUF's ``Vec`` similarity (``embedding:MODEL``,
-docs/method.md#other-user-similarities): which representation each model gives.
+docs/method.md#other-user-similarities). Which representation is read follows from what
+the trained network holds (:func:`representation`), so no list of model names is kept:
 
-=========  ===========================================================================
-model      the user's vector
-=========  ===========================================================================
-BPR        its user embedding table (``user_embedding``)
-NeuMF      the MF part's user embedding table (``user_mf_embedding``; the MLP part's is
-           not used)
-LightGCN   the layer-mean of the propagated embeddings (``forward()``'s users: what it
-           scores with)
-NCL        as LightGCN (``forward()``'s users)
-NGCF       the concatenation of the propagated layers (``forward()``'s users)
-MultiVAE   the encoder's mean ``mu`` of the user's train history (eval mode: no dropout)
-=========  ===========================================================================
+- ``mf`` (NeuMF): the MF part's user embedding table ``user_mf_embedding`` (the MLP
+  part's table is not used);
+- ``encoder-mean`` (MultiVAE): the encoder's mean ``mu`` of the user's train history
+  (eval mode: no dropout);
+- ``propagated`` (LightGCN, NCL, NGCF): ``forward()``'s users, what the model scores with
+  (LightGCN and NCL: the layer mean; NGCF: the concatenated layers, the ego embeddings
+  first);
+- ``table`` (BPR): the user embedding table ``user_embedding``.
 
-KNN models (UserKNN, ItemKNN) have no user representation and are refused by name; so is
-any model not in the table.
+KNN models (``userfair.models``' cost kinds ``user-knn`` and ``item-knn``) have no user
+representation and are refused by name, as is a network with none of the above.
 """
 
 from __future__ import annotations
@@ -32,46 +29,48 @@ import numpy as np  # noqa: E402  (after the check, which names the extra to ins
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
+from userfair import models  # noqa: E402
 from userfair.io import InputError, read_pth  # noqa: E402
 from userfair.workflow import recommenders  # noqa: E402
 
-#: The models with a user representation, and which one (the module docstring).
-LAYERS = {
-    "BPR": "user_embedding",
-    "NeuMF": "user_mf_embedding (the MF part)",
-    "LightGCN": "forward(): layer-mean of the propagated embeddings",
-    "NCL": "forward(): layer-mean of the propagated embeddings",
-    "NGCF": "forward(): concatenated propagated layers",
-    "MultiVAE": "encoder mean mu of the train history",
-}
-#: Rows of users per MultiVAE encoder batch.
+#: Rows of users per encoder batch (``encoder-mean``).
 BATCH = 4096
 
 
 def check_model(model: str) -> None:
-    """InputError for a model without a user representation (KNN ones named as such)."""
-    if "KNN" in model:
+    """InputError for a KNN model of the registry (no user embedding to read)."""
+    if models.get(model).cost_kind in ("user-knn", "item-knn"):
         raise InputError(
-            f"embedding:{model}: a KNN model has no user embedding; use one of {list(LAYERS)}"
+            f"embedding:{model}: a KNN model has no user embedding; use a model that learns "
+            "user representations (docs/method.md#other-user-similarities)"
         )
-    if model not in LAYERS:
-        raise InputError(
-            f"embedding:{model}: no user representation known; use one of {list(LAYERS)}"
-        )
+
+
+def representation(net, model: str) -> str:
+    """Which user representation of the trained ``net`` is read (the module docstring)."""
+    if hasattr(net, "user_mf_embedding"):
+        return "mf"
+    if hasattr(net, "get_rating_matrix") and hasattr(net, "encoder"):
+        return "encoder-mean"
+    if hasattr(net, "norm_adj_matrix") or hasattr(net, "norm_adj_mat"):
+        return "propagated"
+    if hasattr(net, "user_embedding"):
+        return "table"
+    raise InputError(f"embedding:{model}: the trained model holds no user representation")
 
 
 def user_representation(net, model: str, users: np.ndarray) -> np.ndarray:
     """(len(users), d) float64 vectors of the internal user ids ``users`` of a trained
-    RecBole ``net`` of class ``model`` (see :data:`LAYERS`)."""
-    check_model(model)
+    RecBole ``net`` of the model ``model`` (:func:`representation`)."""
+    kind = representation(net, model)
     net.eval()
     with torch.no_grad():
         index = torch.as_tensor(users, dtype=torch.long)
-        if model == "BPR":
+        if kind == "table":
             table = net.user_embedding.weight[index]
-        elif model == "NeuMF":
+        elif kind == "mf":
             table = net.user_mf_embedding.weight[index]
-        elif model == "MultiVAE":
+        elif kind == "encoder-mean":
             parts = []
             for start in range(0, len(index), BATCH):
                 batch = index[start : start + BATCH]
