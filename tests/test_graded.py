@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from userfair import effectiveness, graded
 from userfair.inputs import load_inputs
 from userfair.io import InputError
-from userfair.measures import NAMES, OPT_IN, higher_is_better, optional_names
+from userfair.measures import NAMES, OPT_IN, OPT_IN_GROUPS, higher_is_better, optional_names
 
 import reference as ref
 from measures_data import graded_split, python_views, random_split
@@ -85,6 +85,7 @@ def test_grade_errors_are_one_line(tmp_path):
 
 def test_opt_in_names():
     assert not set(OPT_IN) & set(NAMES)
+    assert sum(OPT_IN_GROUPS.values(), ()) == OPT_IN and len(OPT_IN) == 3 + 11
     assert optional_names(False) == ()
     assert optional_names(True)[:3] == ("gNDCG", "SD-gNDCG", "Gini-gNDCG")
     assert "PUF-gNDCG-Cos" in optional_names(True) and "PUF-P-Cos" not in optional_names(True)

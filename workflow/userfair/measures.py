@@ -63,6 +63,14 @@ OPT_IN = (
 )
 
 
+#: The opt-in groups, in table order (each after the default group it extends).
+OPT_IN_GROUPS = {
+    "Eff (graded)": EFF_GRADED,
+    "Fair (graded)": FAIR_GRADED,
+    "Fair (PUF variants)": OPT_IN[len(EFF_GRADED + FAIR_GRADED) :],
+}
+
+
 def optional_names(graded: bool, labels=()) -> tuple[str, ...]:
     """The opt-in names a result holds beyond :data:`NAMES`: with ``graded`` gNDCG, its SD
     and Gini and PUF with gNDCG; PUF with P, NDCG (and gNDCG) over the similarity
