@@ -245,3 +245,23 @@ def test_few_users_and_equal_pairs_agree_on_both_routes(keep):
             assert streamed[key] == pytest.approx(dense[key], rel=1e-12, nan_ok=True), key
     if keep > 1:
         assert dense["PUF-P-Vec"] == streamed["PUF-P-Vec"] == 0.0
+
+
+def test_streamed_equals_dense_when_every_pair_shares_an_item():
+    # every user also has item i000 in train: no pair is left out of a sparse block, so
+    # the raw minimum of Cos, Jacc and RCos is above 0
+    train, test, topk, _ = graded_split(8)
+    everyone = pd.DataFrame({"user_id": train.user_id.unique(), "item_id": "i000", "rating": 4.0})
+    train = pd.concat([train[train.item_id != "i000"], everyone], ignore_index=True)
+    inputs = load_inputs(train, test, topk, grade="rating")
+    data = similarities.SimilarityData.of(inputs)
+    m = len(inputs.users)
+    for name in ("cos", "jacc", "rcos"):
+        block = similarities.block_function(name, data)
+        sim = variants.dense_similarity(block, m)
+        raw = block(0, m)
+        assert raw.nnz == m * m  # every pair stored (and the diagonal)
+        scores = np.stack([np.random.default_rng(1).random(m), np.arange(m) % 3 / 2.0])
+        assert variants.streamed_puf(block, scores, block_size=4) == pytest.approx(
+            [puf(s, sim) for s in scores], rel=1e-9
+        )
