@@ -73,3 +73,12 @@ def write_item_file(path, item_genres: dict) -> None:
     lines = ["item_id:token\tgenre:token_seq"]
     lines += [f"{item}\t{' '.join(sorted(g))}" for item, g in sorted(item_genres.items())]
     path.write_text("\n".join(lines) + "\n")
+
+
+def graded_split(seed, **options):
+    """``random_split`` with a random grade 1..5 (and some 0) on every interaction."""
+    train, test, topk, genres = random_split(seed, **options)
+    rng = np.random.default_rng(seed + 100)
+    train = train.assign(rating=rng.integers(0, 6, len(train)).astype(float))
+    test = test.assign(rating=rng.integers(0, 6, len(test)).astype(float))
+    return train, test, topk, genres

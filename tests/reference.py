@@ -34,6 +34,17 @@ def effectiveness(lists, relevant, k=10):
     return out
 
 
+def gndcg(lists, test, k):
+    """gNDCG@k from its formula, user by user: ``test`` maps user -> {item: grade}."""
+    out = []
+    for ranked, grades in zip(lists, test):
+        dcg = sum(grades.get(item, 0.0) / math.log2(r + 2) for r, item in enumerate(ranked[:k]))
+        ideal = sorted(grades.values(), reverse=True)[:k]
+        idcg = sum(g / math.log2(r + 2) for r, g in enumerate(ideal))
+        out.append(dcg / idcg if idcg > 0 else 0.0)
+    return out
+
+
 def _min_max(pairs: dict) -> dict:
     """(s - min) / (max - min) over the pairs; 0 for all when they are equal."""
     if not pairs:

@@ -263,7 +263,11 @@ def base_imports() -> str:
         if p.stem not in aside | {"__init__"}
     ]
     assert {"userfair.route", "userfair.evaluate", "userfair.decompose"} <= set(modules)
-    assert not {"userfair.models", "userfair.costs", "userfair.tables"} & set(modules)
+    assert not {
+        "userfair.workflow.models",
+        "userfair.workflow.costs",
+        "userfair.workflow.tables",
+    } & set(modules)
     return (
         "import importlib, json\nfailed = {}\n"
         f"for module in {modules!r}:\n"
@@ -287,6 +291,7 @@ def test_the_base_install_imports_cleanly():
 WORKFLOW_MODULES = {
     "download": (["requests", "tqdm"], "data"),
     "plots": (["matplotlib", "seaborn"], "figures"),
+    "embeddings": (["torch", "recbole"], None),
     "recbole_fast": (["torch", "recbole"], "models"),
     "recbole_setup": (["torch", "recbole"], "models"),
     "recommenders": (["torch", "recbole"], "models"),

@@ -5,6 +5,7 @@ userfair evaluate --train TRAIN --test TEST --topk TOPK [--format auto] [--valid
                   [--item-features FILE] [--gamma 1.0] [--block-size 2048]
                   [--device {auto,cpu,cuda,torch-cpu}] [--route {auto,dense,stream}]
                   [--resamples 0] [--level 0.95] [--seed 2024] [--json] [-v]
+                  [--grade FIELD] [--user-vectors FILE] [--similarity {rcos,vec,genre}]
 userfair compare  --train TRAIN --test TEST --topk A --topk B [evaluate's options]
                   [--resamples 1000]
 userfair users    --train TRAIN --test TEST --topk TOPK [evaluate's options] [--out FILE]
@@ -80,6 +81,19 @@ def _parser() -> argparse.ArgumentParser:
         "stream when the dense matrices would exceed half the available memory or above "
         "20,000 evaluated users",
     )  # fmt: skip
+    run.add_argument(
+        "--grade", default=None, metavar="FIELD",
+        help="numeric field of TRAIN/TEST holding each interaction's grade (e.g. rating): "
+        "adds gNDCG, SD-gNDCG, Gini-gNDCG and PUF with gNDCG and RCos (opt-in measures)",
+    )  # fmt: skip
+    run.add_argument(
+        "--user-vectors", default=None, metavar="FILE",
+        help="parquet/CSV of user vectors (user_id + numeric columns): adds PUF-{P,NDCG}-Vec",
+    )  # fmt: skip
+    run.add_argument(
+        "--similarity", action="append", default=[], choices=["rcos", "vec", "genre"],
+        help="add PUF with this similarity (repeatable; genre needs --item-features)",
+    )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     run.add_argument(
@@ -140,6 +154,7 @@ def _users(args) -> int:
     from userfair import route as route_
     from userfair.inputs import load_inputs
     from userfair.io import InputError
+    from userfair.variant_parts import variant_columns
 
     try:
         if args.out is not None:
@@ -149,8 +164,9 @@ def _users(args) -> int:
             features = decompose.read_user_features(args.user_features)
         inputs = load_inputs(
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
-            valid=args.valid, topk_format=args.format,
+            valid=args.valid, topk_format=args.format, grade=args.grade,
         )  # fmt: skip
+        vectors, extra = _variant_options(args, inputs)
         route = route_.choose_route(len(inputs.users), args.gamma, args.route, purpose="decompose")
         sims, stats = None, None
         if route == "dense":
@@ -168,6 +184,9 @@ def _users(args) -> int:
             block_size=args.block_size, envy_utility=args.envy_utility, route=route,
             stats=stats,
         )  # fmt: skip
+        if inputs.grades is not None or extra:  # the opt-in columns after the 18's
+            columns = variant_columns(inputs, args.k, extra, vectors, route, args.block_size)
+            frame = frame.assign(**columns)
         if features is not None:
             frame = decompose.join_features(frame, features, label=str(args.user_features))
         if args.out is not None:
@@ -217,14 +236,14 @@ def _compare_parser(commands, evaluate_parser) -> None:
 
 def format_table(result: dict) -> str:
     """A readable two-column table of the measures and their seconds."""
-    from userfair.measures import NAMES
+    from userfair.measures import NAMES, OPT_IN
 
     lines = [f"{'measure':<16} {'value':>10} {'seconds':>9}"]
-    for key in NAMES:
+    for key in NAMES + tuple(key for key in OPT_IN if key in result):
         value = result[key]
         text = "nan" if math.isnan(value) else f"{value:.6f}"
         lines.append(f"{key:<16} {text:>10} {result['seconds'].get(key, 0.0):>9.3f}")
-    for name in ("similarity-cos", "similarity-jacc"):
+    for name in [key for key in result["seconds"] if key.startswith("similarity-")]:
         lines.append(f"{name:<16} {'':>10} {result['seconds'][name]:>9.3f}")
     lines.append("conventions: " + ", ".join(f"{k}={v}" for k, v in result["conventions"].items()))
     return "\n".join(lines)
@@ -237,6 +256,14 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(message)s",
         stream=sys.stderr,
     )
+    variant_options = args.grade or args.user_vectors or args.similarity
+    if variant_options and args.command == "compare":
+        print(
+            "userfair: error: --grade, --user-vectors and --similarity work with `userfair "
+            "evaluate` (with or without --resamples) and `userfair users`, not yet `compare`",
+            file=sys.stderr,
+        )
+        return 2
     if args.command == "compare":
         return _compare(args)
     if args.command == "users":
@@ -251,12 +278,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         inputs = load_inputs(
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
-            valid=args.valid, topk_format=args.format,
+            valid=args.valid, topk_format=args.format, grade=args.grade,
         )  # fmt: skip
+        vectors, extra = _variant_options(args, inputs)
         result = evaluate(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,
             block_size=args.block_size, device=args.device, envy_utility=args.envy_utility,
-            route=args.route,
+            route=args.route, extra_similarities=extra, user_vectors=vectors,
         )  # fmt: skip
     except (InputError, ValueError) as error:
         print(f"userfair: error: {error}", file=sys.stderr)
@@ -266,6 +294,17 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(format_table(result))
     return 0
+
+
+def _variant_options(args, inputs) -> tuple:
+    """(user vectors or None, extra similarity names) of --user-vectors and --similarity."""
+    from userfair.similarities import read_user_vectors
+
+    vectors, extra = None, list(getattr(args, "similarity", []))
+    if getattr(args, "user_vectors", None) is not None:
+        vectors = read_user_vectors(args.user_vectors, inputs.users)
+        extra.append("vec")
+    return vectors, extra
 
 
 def _measure_options(args) -> dict:
@@ -288,6 +327,7 @@ def _bootstrapped(args, topk_paths: list[str]):
     from userfair import uncertainty
     from userfair.evaluate import evaluate
     from userfair.inputs import load_inputs
+    from userfair.variant_uncertainty import bootstrap_variants
 
     options = _measure_options(args)
     runs = []
@@ -295,13 +335,20 @@ def _bootstrapped(args, topk_paths: list[str]):
     for path in topk_paths:
         inputs = load_inputs(
             args.train, args.test, path, k=args.k, item_features=args.item_features,
-            valid=args.valid, topk_format=args.format,
+            valid=args.valid, topk_format=args.format, grade=getattr(args, "grade", None),
         )  # fmt: skip
+        vectors, extra = _variant_options(args, inputs)
         if sims is None:
             sims = uncertainty.dataset_similarities(inputs, args.gamma, args.block_size)
             weights = uncertainty.resample_weights(len(inputs.users), args.resamples, args.seed)
-        point = evaluate(inputs, similarities=sims, **options)
+        point = evaluate(
+            inputs, similarities=sims, extra_similarities=extra, user_vectors=vectors, **options
+        )
         frame = uncertainty.bootstrap(inputs, weights, similarities=sims, **options)
+        if inputs.grades is not None or extra:  # the opt-in measures' resamples beside
+            more = bootstrap_variants(inputs, weights, args.k, extra, vectors, args.block_size)
+            for column in more.columns:
+                frame[column] = more[column].to_numpy()
         runs.append((point, frame))
     return runs
 
@@ -310,7 +357,7 @@ def _evaluate_with_intervals(args) -> int:
     """``evaluate --resamples N``: the point estimates plus percentile intervals."""
     from userfair import inference
     from userfair.io import InputError
-    from userfair.measures import NAMES
+    from userfair.measures import NAMES, OPT_IN
 
     try:
         _check_bootstrap(args, least=1)
@@ -319,7 +366,8 @@ def _evaluate_with_intervals(args) -> int:
         print(f"userfair: error: {error}", file=sys.stderr)
         return 2
     found = inference.intervals(frame, args.level)
-    result["intervals"] = {key: [found[key][0], found[key][1]] for key in NAMES}
+    keys = NAMES + tuple(key for key in OPT_IN if key in result)
+    result["intervals"] = {key: [found[key][0], found[key][1]] for key in keys}
     result["resamples"] = args.resamples
     result["level"] = args.level
     result["seed"] = args.seed
@@ -327,11 +375,11 @@ def _evaluate_with_intervals(args) -> int:
         print(json.dumps(result, indent=2, allow_nan=True))
         return 0
     lines = [f"{'measure':<16} {'value':>10} {'low':>10} {'high':>10} {'seconds':>9}"]
-    for key in NAMES:
+    for key in keys:
         low, high = result["intervals"][key]
         cells = " ".join(f"{_number(x):>10}" for x in (result[key], low, high))
         lines.append(f"{key:<16} {cells} {result['seconds'].get(key, 0.0):>9.3f}")
-    for name in ("similarity-cos", "similarity-jacc"):
+    for name in [key for key in result["seconds"] if key.startswith("similarity-")]:
         lines.append(f"{name:<16} {'':>32} {result['seconds'][name]:>9.3f}")
     lines.append(_bootstrap_line(args))
     lines.append(_conventions_line(result))

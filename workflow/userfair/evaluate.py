@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 import time
 
-from userfair import effectiveness, fairness, similarity, streaming
+from userfair import effectiveness, fairness, similarity, streaming, variants
 from userfair import route as route_
 from userfair._backend import resolve
 from userfair.inputs import Inputs
-from userfair.measures import EFF, NAMES, conventions
+from userfair.measures import EFF, NAMES, OPT_IN, conventions
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,8 @@ def evaluate(
     device: str = "auto",
     envy_utility: str = "precision",
     route: str = "auto",
+    extra_similarities=(),
+    user_vectors=None,
 ) -> dict:
     """The 18 measures (``userfair.measures.NAMES``; floats, NaN allowed), ``seconds`` and
     ``conventions``.
@@ -69,15 +71,23 @@ def evaluate(
     used) or ``auto`` (default): dense when
     ``similarities`` are given, else ``userfair.route.choose_route`` (stream when the
     dense matrices would exceed half the available memory or m > 20,000).
+
+    Opt-in (``userfair.variants``, after the 18 measures, same route): with grades in
+    ``inputs`` (``load_inputs(grade=...)``) gNDCG, SD-gNDCG, Gini-gNDCG and PUF over
+    {P, NDCG, gNDCG} x {Cos, Jacc, RCos}; ``extra_similarities`` (registry names of
+    ``userfair.similarities``: ``rcos``, ``vec``, ``genre``) add PUF-{P,NDCG[,gNDCG]}-SIM;
+    ``user_vectors``: the (m, d) vectors ``vec`` reads.
     """
     route = route if similarities else route_.choose_route(len(inputs.users), gamma, route)
     device = "cpu" if resolve(device) is None else device  # import torch once, untimed
+    extra = {"names": tuple(extra_similarities), "vectors": user_vectors}
     if route == "stream":
         log.info("streamed route for %d users", len(inputs.users))
-        return streaming.stream_evaluate(
+        result = streaming.stream_evaluate(
             inputs, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,
             block_size=block_size, device=device,
         )  # fmt: skip
+        return _with_variants(result, inputs, k, "stream", block_size, **extra)
     if route not in route_.ROUTES:
         raise ValueError(f"route must be one of {route_.ROUTES}, got {route!r}")
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
@@ -135,10 +145,24 @@ def evaluate(
             )
         del sim
 
-    return {
+    result = {
         **{key: scores[key] for key in NAMES},
         "seconds": clock.seconds,
         "conventions": conventions(envy_utility, epsilon, gamma),
+    }
+    return _with_variants(result, inputs, k, "dense", block_size, **extra)
+
+
+def _with_variants(result, inputs, k, route, block_size, names, vectors) -> dict:
+    """``result`` with the opt-in measures after the 18 (none unless asked for)."""
+    if inputs.grades is None and not names:
+        return result
+    values, seconds = variants.evaluate_variants(inputs, k, names, vectors, route, block_size)
+    return {
+        **{key: result[key] for key in NAMES},
+        **values,
+        "seconds": {**result["seconds"], **seconds},
+        "conventions": result["conventions"],
     }
 
 
@@ -158,7 +182,7 @@ def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, inplace, block_size, dev
 def as_json(result: dict) -> dict:
     """``result`` with NaN kept as float NaN (written as NaN by userfair.io.write_json)."""
     return {
-        **{key: float(result[key]) for key in NAMES},
+        **{key: float(result[key]) for key in NAMES + OPT_IN if key in result},
         "seconds": {name: float(value) for name, value in result["seconds"].items()},
         "conventions": dict(result["conventions"]),
     }

@@ -31,14 +31,25 @@ class Inputs:
     relevant: sp.csr_matrix  # (m, n) binary: test items of each evaluated user
     topk: np.ndarray  # (m, k) int64 item indices in rank order
     genres: sp.csr_matrix | None  # (n, g) binary item-genre indicators, or None
+    # Graded relevance (``load_inputs(grade=FIELD)``), else None: the same nonzero pattern
+    # as ``train`` and ``relevant``, each interaction's grade as its value.
+    train_grades: sp.csr_matrix | None = None  # (u, n) like ``train``
+    grades: sp.csr_matrix | None = None  # (m, n) like ``relevant``
+
+    def graded_train_of_evaluated(self) -> sp.csr_matrix:
+        """(m, n) graded train rows of the evaluated users, in canonical order."""
+        if self.train_grades is None:
+            raise ValueError("no grades: load the inputs with grade=FIELD (--grade)")
+        return self.train_grades[self.train_rows]
 
     def train_of_evaluated(self) -> sp.csr_matrix:
         """(m, n) binary train rows of the evaluated users, in canonical order."""
         return self.train[self.train_rows]
 
 
-def _interactions(source, name: str) -> tuple[pd.DataFrame, str]:
-    """(user_id, item_id) strings of a .inter path or a DataFrame, and a label for errors."""
+def _interactions(source, name: str, grade: str | None = None) -> tuple[pd.DataFrame, str]:
+    """(user_id, item_id) strings of a .inter path or a DataFrame, and a label for errors;
+    with ``grade``, a third column ``grade`` (float64) from that numeric field."""
     if isinstance(source, pd.DataFrame):
         label = f"{name} (DataFrame)"
         for column in ("user_id", "item_id"):
@@ -47,8 +58,36 @@ def _interactions(source, name: str) -> tuple[pd.DataFrame, str]:
         frame = source
     else:
         label = str(source)
-        frame = read_inter(source)
-    return frame[["user_id", "item_id"]].astype(str), label
+        try:
+            frame = read_inter(source)
+        except ValueError as error:  # e.g. an empty or textual cell in a float field
+            raise InputError(
+                f"{label}: {error} in a numeric field: give every interaction a number"
+            ) from None
+    out = frame[["user_id", "item_id"]].astype(str)
+    if grade is not None:
+        out["grade"] = _grades(frame, grade, label)
+    return out, label
+
+
+def _grades(frame: pd.DataFrame, field: str, label: str) -> np.ndarray:
+    """The finite, non-negative numbers of ``frame[field]``; InputError naming the field
+    and the first interaction without one."""
+    if field not in frame.columns:
+        raise InputError(
+            f"{label}: no field {field!r} to read the grades from (fields: "
+            f"{[str(c) for c in frame.columns]}); name a numeric field with --grade"
+        )
+    values = pd.to_numeric(frame[field], errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        row = frame[bad].iloc[0]
+        raise InputError(
+            f"{label}: field {field!r} holds no grade >= 0 ({row[field]!r}) for user "
+            f"{str(row['user_id'])!r}, item {str(row['item_id'])!r}: give every interaction "
+            "a numeric grade"
+        )
+    return values
 
 
 def _distinct(column) -> tuple[np.ndarray, np.ndarray]:
@@ -70,6 +109,17 @@ def _binary_matrix(rows: np.ndarray, cols: np.ndarray, shape) -> sp.csr_matrix:
     """A binary CSR matrix with ones at (rows, cols); repeated pairs count once."""
     matrix = sp.csr_matrix((np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=shape)
     matrix.data[:] = 1.0
+    matrix.sort_indices()
+    return matrix
+
+
+def _graded_matrix(rows: np.ndarray, cols: np.ndarray, grades: np.ndarray, shape):
+    """A CSR matrix with the same pattern as ``_binary_matrix(rows, cols)`` and each pair's
+    grade as its value (a repeated pair keeps its largest grade; a grade 0 is stored)."""
+    order = np.lexsort((grades, cols, rows))
+    rows, cols, grades = rows[order], cols[order], grades[order]
+    last = np.r_[(rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1]), True]
+    matrix = sp.csr_matrix((grades[last], (rows[last], cols[last])), shape=shape)
     matrix.sort_indices()
     return matrix
 
@@ -177,7 +227,14 @@ def read_genre_matrix(source, items: np.ndarray) -> sp.csr_matrix:
 
 
 def load_inputs(
-    train, test, topk, k: int = 10, item_features=None, valid=None, topk_format: str = "auto"
+    train,
+    test,
+    topk,
+    k: int = 10,
+    item_features=None,
+    valid=None,
+    topk_format: str = "auto",
+    grade: str | None = None,
 ) -> Inputs:
     """Index a split and a top-k list.
 
@@ -189,14 +246,17 @@ def load_inputs(
     ``valid``: the validation split (path or DataFrame), or None. Its items join the item
     universe (a list may hold an item seen only in validation: RecBole ranks all items);
     its interactions are used nowhere else.
+    ``grade``: the numeric field of TRAIN and TEST holding each interaction's grade (e.g.
+    RecBole's ``rating``), or None (binary relevance only); fills ``train_grades`` and
+    ``grades``. InputError when the field is absent or an interaction lacks a number >= 0.
     Raises InputError naming the file and field on a TOPK that misses a TEST user, has
     fewer than k items for a user, repeats an item or names an item absent from
     TRAIN/TEST (and VALID, when given).
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    train_frame, _ = _interactions(train, "TRAIN")
-    test_frame, test_label = _interactions(test, "TEST")
+    train_frame, _ = _interactions(train, "TRAIN", grade)
+    test_frame, test_label = _interactions(test, "TEST", grade)
     topk_frame, topk_label = read_run(topk, topk_format)
     if test_frame.empty:
         raise InputError(f"{test_label}: no interactions, so no user to evaluate")
@@ -213,16 +273,26 @@ def load_inputs(
     items = np.unique(np.concatenate(known))
     # Rows of `train`: every TRAIN user, plus TEST users without train data (empty rows).
     train_users = np.unique(np.concatenate([ids["train", "user_id"][1], users]))
-    train_matrix = _binary_matrix(
+    train_cells = (
         _positions(ids["train", "user_id"], train_users),
         _positions(ids["train", "item_id"], items),
         (len(train_users), len(items)),
     )
-    relevant = _binary_matrix(
+    test_cells = (
         _positions(ids["test", "user_id"], users),
         _positions(ids["test", "item_id"], items),
         (len(users), len(items)),
     )
+    train_matrix = _binary_matrix(*train_cells)
+    relevant = _binary_matrix(*test_cells)
+    graded = {}
+    if grade is not None:
+        graded = {
+            "train_grades": _graded_matrix(*train_cells[:2], train_frame["grade"].to_numpy(),
+                                           train_cells[2]),
+            "grades": _graded_matrix(*test_cells[:2], test_frame["grade"].to_numpy(),
+                                     test_cells[2]),
+        }  # fmt: skip
     return Inputs(
         users=users,
         items=items,
@@ -238,6 +308,7 @@ def load_inputs(
             "TRAIN and TEST" if valid is None else "TRAIN, VALID and TEST",
         ),
         genres=None if item_features is None else read_genre_matrix(item_features, items),
+        **graded,
     )
 
 

@@ -14,6 +14,15 @@ FAIR_PUF = ("PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc")
 FAIR = FAIR_EXISTING + FAIR_PUF
 #: The 18 measure keys of a measures file (results/D/measures/M.json), in table order.
 NAMES = EFF + FAIR
+#: Opt-in (docs/measures.md#opt-in-measures): never in a measures file unless asked for.
+#: Graded effectiveness: NDCG with linear gains equal to the test grade.
+EFF_GRADED = ("gNDCG",)
+#: The spread of gNDCG over the users.
+FAIR_GRADED = ("SD-gNDCG", "Gini-gNDCG")
+#: The per-user scores PUF may read, and the labels of the user similarities
+#: (``userfair.similarities.REGISTRY``), in table order.
+PUF_SCORES = ("P", "NDCG", "gNDCG")
+PUF_SIMILARITIES = ("Cos", "Jacc", "RCos", "Vec", "Genre")
 #: The groups of Table 2, in order.
 GROUPS = {"Eff": EFF, "Fair (existing)": FAIR_EXISTING, "Fair (PUF)": FAIR_PUF}
 #: The once-per-dataset similarity times a measures file records beside the measures.
@@ -35,8 +44,49 @@ def conventions(envy_utility: str, epsilon: float, gamma: float) -> dict:
     }
 
 
+def puf_name(score: str, label: str) -> str:
+    """``PUF-{S}-{SIM}``: PUF with the per-user score ``S`` and the similarity ``SIM``."""
+    return f"PUF-{score}-{label}"
+
+
+#: Every opt-in name, in table order (graded effectiveness, its spread, then PUF by
+#: similarity, score within).
+OPT_IN = (
+    EFF_GRADED
+    + FAIR_GRADED
+    + tuple(
+        name
+        for label in PUF_SIMILARITIES
+        for score in PUF_SCORES
+        if (name := puf_name(score, label)) not in FAIR_PUF
+    )
+)
+
+
+#: The opt-in groups, in table order (each after the default group it extends).
+OPT_IN_GROUPS = {
+    "Eff (graded)": EFF_GRADED,
+    "Fair (graded)": FAIR_GRADED,
+    "Fair (PUF variants)": OPT_IN[len(EFF_GRADED + FAIR_GRADED) :],
+}
+
+
+def optional_names(graded: bool, labels=()) -> tuple[str, ...]:
+    """The opt-in names a result holds beyond :data:`NAMES`: with ``graded`` gNDCG, its SD
+    and Gini and PUF with gNDCG; PUF with P, NDCG (and gNDCG) over the similarity
+    ``labels`` (e.g. ``("RCos", "Vec")``; Cos and Jacc come with ``graded``)."""
+    scores = PUF_SCORES if graded else PUF_SCORES[:2]
+    chosen = set(labels) | ({"Cos", "Jacc"} if graded else set())
+    unknown = set(labels) - set(PUF_SIMILARITIES)
+    if unknown:
+        raise ValueError(f"unknown similarity {sorted(unknown)}; expected {PUF_SIMILARITIES}")
+    wanted = set(EFF_GRADED + FAIR_GRADED) if graded else set()
+    wanted |= {puf_name(s, label) for label in chosen for s in scores}
+    return tuple(name for name in OPT_IN if name in wanted)
+
+
 def higher_is_better(name: str) -> bool:
     """Effectiveness: higher is better; every fairness measure: lower is fairer."""
-    if name not in NAMES:
-        raise ValueError(f"unknown measure {name!r}; expected one of {list(NAMES)}")
-    return name in EFF
+    if name not in NAMES and name not in OPT_IN:
+        raise ValueError(f"unknown measure {name!r}; expected one of {list(NAMES + OPT_IN)}")
+    return name in EFF or name in EFF_GRADED

@@ -145,8 +145,8 @@ def bootstrap(
         for name in EFF:
             out[name] = np.where(total > 0, w @ per_user[name] / total, np.nan)
         for name in ("P", "NDCG"):
-            out[f"SD-{name}"] = _weighted_sd(per_user[name], w, total)
-            out[f"Gini-{name}"] = _weighted_gini(per_user[name], weights, total)
+            out[f"SD-{name}"] = weighted_sd(per_user[name], w, total)
+            out[f"Gini-{name}"] = weighted_gini(per_user[name], weights, total)
     lap("effectiveness, SD, Gini")
 
     has_pairs = ordered > 0
@@ -162,7 +162,7 @@ def bootstrap(
     )
     shift = float(sim_uf.sum() / (m * (m - 1))) if m > 1 else 0.0  # full-data mean sim_UF
     puf_names = ("PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc")
-    sums = _pair_sums(w, _pair_rows(per_user, sims, sim_uf, shift), 6, m, block_size, target)
+    sums = pair_sums(w, _pair_rows(per_user, sims, sim_uf, shift), 6, m, block_size, target)
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, row in zip(puf_names, sums[:4]):
             out[name] = np.where(has_pairs, row / ordered, np.nan)
@@ -199,7 +199,7 @@ def _similarities(inputs, given, gamma, block_size) -> dict[str, similarity.Simi
     return sims
 
 
-def _weighted_sd(x: np.ndarray, w: np.ndarray, total: np.ndarray) -> np.ndarray:
+def weighted_sd(x: np.ndarray, w: np.ndarray, total: np.ndarray) -> np.ndarray:
     """Population SD of the expanded vector (each x_u w_u times), two passes."""
     mean = w @ x / total
     deviation = x[None, :] - mean[:, None]
@@ -207,7 +207,7 @@ def _weighted_sd(x: np.ndarray, w: np.ndarray, total: np.ndarray) -> np.ndarray:
     return np.where(total > 0, np.sqrt((w * deviation).sum(axis=1) / total), np.nan)
 
 
-def _weighted_gini(x: np.ndarray, weights: np.ndarray, total: np.ndarray) -> np.ndarray:
+def weighted_gini(x: np.ndarray, weights: np.ndarray, total: np.ndarray) -> np.ndarray:
     """Gini of the expanded sorted vector, in closed form per user: the w_u copies of x_u
     take the positions c_u + 1 .. c_u + w_u (c_u: the weight sorted before u), whose
     coefficients 2j - N - 1 sum to w_u (2 c_u + w_u - N)."""
@@ -298,7 +298,7 @@ def _pair_rows(per_user, sims, sim_uf, shift):
     return rows
 
 
-def _pair_sums(w, rows_of, count, m, block_size, target) -> np.ndarray:
+def pair_sums(w, rows_of, count, m, block_size, target) -> np.ndarray:
     """(count, B): sum over u, v of w_u w_v M_c[u, v] for each of the ``count`` symmetric
     matrices M_c (zero diagonal), = 2 sum over u < v. Per row block I: the block's upper
     part M_c[I, v > u] (columns from the block's first row on, the lower triangle of its

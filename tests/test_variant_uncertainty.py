@@ -1,0 +1,68 @@
+"""Bootstrap of the opt-in measures (userfair.variant_uncertainty) against a loop over the
+resampled population, and all-ones weights giving the point values."""
+
+import json
+
+import numpy as np
+import pytest
+
+from userfair import uncertainty, variants
+from userfair.cli import main
+from userfair.inputs import load_inputs
+from userfair.io import write_inter
+from userfair.measures import NAMES
+from userfair.variant_uncertainty import bootstrap_variants
+
+import reference as ref
+from measures_data import graded_split, python_views, write_item_file
+
+
+def test_resamples_match_the_loop_and_ones_give_the_point(tmp_path):
+    train, test, topk, item_genres = graded_split(5, m=20)
+    write_item_file(tmp_path / "d.item", item_genres)
+    inputs = load_inputs(train, test, topk, item_features=tmp_path / "d.item", grade="rating")
+    m = len(inputs.users)
+    vectors = np.random.default_rng(1).normal(size=(m, 3))
+    weights = np.vstack([np.ones(m, dtype=np.int64), uncertainty.resample_weights(m, 4, 7)])
+    frame = bootstrap_variants(inputs, weights, 10, ["vec", "genre"], vectors, block_size=6)
+    point, _ = variants.evaluate_variants(inputs, 10, ["vec", "genre"], vectors)
+    assert list(frame.columns) == list(point)
+    for key, value in point.items():
+        assert frame[key].iloc[0] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+    # the loop: user u counted w_u times, pairs of distinct users' copies, dataset-level sims
+    _, _, train_sets, _ = python_views(inputs, train, test, topk)
+    cos = ref.cosine(train_sets)
+    g = variants.per_user_scores(inputs, 10)["gNDCG"]
+    for row, w in enumerate(weights[1:], start=1):
+        expanded = np.repeat(g, w)
+        assert frame["gNDCG"].iloc[row] == pytest.approx(expanded.mean(), rel=1e-12)
+        assert frame["SD-gNDCG"].iloc[row] == pytest.approx(ref.sd(list(expanded)), rel=1e-9)
+        assert frame["Gini-gNDCG"].iloc[row] == pytest.approx(ref.gini(list(expanded)), rel=1e-9)
+        total = sum(w[u] * w[v] * s * abs(g[u] - g[v]) for (u, v), s in cos.items())
+        pairs = (w.sum() ** 2 - (w**2).sum()) / 2
+        assert frame["PUF-gNDCG-Cos"].iloc[row] == pytest.approx(total / pairs, rel=1e-9)
+
+
+def test_evaluate_command_gives_intervals_of_the_opt_in_measures(tmp_path, capsys):
+    train, test, topk, _ = graded_split(6, m=15)
+    write_inter(train, tmp_path / "d.train.inter")
+    write_inter(test, tmp_path / "d.test.inter")
+    topk.to_parquet(tmp_path / "topk.parquet")
+    files = ["--train", str(tmp_path / "d.train.inter"), "--test", str(tmp_path / "d.test.inter"),
+             "--topk", str(tmp_path / "topk.parquet")]  # fmt: skip
+    args = [*files, "--grade", "rating", "--resamples", "20", "--json", "--route", "dense"]
+    assert main(["evaluate", *args]) == 0
+    result = json.loads(capsys.readouterr().out)
+    inputs = load_inputs(train, test, topk, grade="rating")
+    keys = list(NAMES) + list(variants.names_of(inputs))
+    assert list(result["intervals"]) == keys
+    weights = uncertainty.resample_weights(len(inputs.users), 20, 2024)
+    frame = bootstrap_variants(inputs, weights)
+    for key in frame.columns:
+        low, high = result["intervals"][key]
+        assert low == pytest.approx(np.percentile(frame[key], 2.5), rel=1e-9)
+        assert high == pytest.approx(np.percentile(frame[key], 97.5), rel=1e-9)
+    assert (
+        main(["compare", *files, "--topk", str(tmp_path / "topk.parquet"), "--grade", "rating"])
+        == 2
+    )

@@ -1,0 +1,161 @@
+"""The opt-in measures (``userfair.measures.OPT_IN``): gNDCG with its SD and Gini, and PUF
+over the scores {P, NDCG, gNDCG} x the similarities of ``userfair.similarities.REGISTRY``,
+on the dense or the streamed route (docs/method.md#other-user-similarities).
+
+PUF-{S}-{SIM} = mean over unordered pairs {u, v} of sim(u, v) |S(u) - S(v)|, sim min-max
+normalised over the pairs. The dense route stacks the similarity's row blocks into the
+(m, m) matrix and calls ``userfair.fairness.puf``; the streamed route never holds m x m:
+one pass over the row blocks gives, over the pairs u < v, A_S = sum s |S_u - S_v| (s raw),
+the raw minimum and maximum (a pair a sparse block does not store has s = 0), and
+B_S = sum |S_u - S_v| comes from the sorted scores, so that
+
+    PUF = (A_S - lo B_S) / ((hi - lo) m (m - 1) / 2),  0 when hi = lo.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from userfair import _kernels, effectiveness, fairness, graded, similarities
+from userfair import _variant_kernels as kern
+from userfair._backend import blocks
+from userfair.measures import PUF_SCORES, optional_names, puf_name
+from userfair.similarity import BLOCK_SIZE, min_max
+
+#: Entries of the largest (rows, m) similarity block the streamed route holds (256 MiB).
+BLOCK_ENTRIES = 1 << 25
+
+
+def chosen(inputs, names: Sequence[str] = ()) -> tuple[str, ...]:
+    """The registry names of the similarities of a result: ``names`` (``rcos``, ``vec``,
+    ``genre``, ...) and, with grades, ``cos``, ``jacc`` and ``rcos``; registry order."""
+    wanted = {similarities.entry(name).name for name in names}
+    if inputs.grades is not None:
+        wanted |= {"cos", "jacc", "rcos"}
+    return tuple(name for name in similarities.REGISTRY if name in wanted)
+
+
+def names_of(inputs, names: Sequence[str] = ()) -> tuple[str, ...]:
+    """The opt-in measure names :func:`evaluate_variants` returns for these arguments."""
+    labels = [similarities.REGISTRY[name].label for name in chosen(inputs, names)]
+    return optional_names(inputs.grades is not None, labels)
+
+
+def per_user_scores(inputs, k: int) -> dict[str, np.ndarray]:
+    """(m,) P, NDCG and, with grades, gNDCG of every user."""
+    scores = effectiveness.per_user(inputs.topk, inputs.relevant, k)
+    out = {"P": scores["P"], "NDCG": scores["NDCG"]}
+    if inputs.grades is not None:
+        out["gNDCG"] = graded.gndcg(inputs.topk, inputs.grades, k)
+    return out
+
+
+def dense_similarity(block, m: int, block_size: int = BLOCK_SIZE) -> np.ndarray:
+    """The (m, m) min-max normalised similarity of a block function, diagonal 0."""
+    out = np.zeros((m, m), dtype=np.float64)
+    for start, stop in blocks(m, block_size):
+        rows = block(start, stop)
+        out[start:stop] = rows.toarray() if sp.issparse(rows) else rows
+    np.fill_diagonal(out, 0.0)
+    return min_max(out, block_size, inplace=True)
+
+
+def spread_sums(scores: np.ndarray) -> np.ndarray:
+    """(q,) B_S = sum over pairs u < v of |S_u - S_v| for each row S of ``scores``."""
+    ordered = np.sort(scores, axis=1)
+    m = ordered.shape[1]
+    weights = 2.0 * np.arange(1, m + 1) - m - 1
+    return (ordered * weights).sum(axis=1)
+
+
+def streamed_puf(block, scores: np.ndarray, block_size: int = BLOCK_SIZE) -> np.ndarray:
+    """(q,) PUF of each row of ``scores`` (q, m) with the similarity of ``block``, in row
+    blocks of at most :data:`BLOCK_ENTRIES` entries; NaN for m < 2."""
+    q, m = scores.shape
+    if m < 2:
+        return np.full(q, math.nan)
+    _kernels.use_job_cores()
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    rows_per_block = max(1, min(block_size, BLOCK_ENTRIES // m))
+    sums, lo, hi, visited = np.zeros(q), math.inf, -math.inf, 0
+    for start, stop in blocks(m, rows_per_block):
+        rows = block(start, stop)
+        if sp.issparse(rows):
+            rows = sp.csr_matrix(rows)
+            out = kern.sparse_rows(
+                rows.indptr.astype(np.int64),
+                rows.indices.astype(np.int64),
+                np.asarray(rows.data, dtype=np.float64),
+                start,
+                scores,
+            )
+        else:
+            out = kern.dense_rows(np.ascontiguousarray(rows, dtype=np.float64), start, scores)
+        sums += out[:, :q].sum(axis=0)
+        lo, hi = min(lo, out[:, q].min()), max(hi, out[:, q + 1].max())
+        visited += int(out[:, q + 2].sum())
+    pairs = m * (m - 1) // 2
+    if visited < pairs:  # the pairs no block stores have s = 0
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if hi == lo:
+        return np.zeros(q)
+    return (sums - lo * spread_sums(scores)) / (hi - lo) / pairs
+
+
+def evaluate_variants(
+    inputs,
+    k: int = 10,
+    names: Sequence[str] = (),
+    vectors: np.ndarray | None = None,
+    route: str = "dense",
+    block_size: int = BLOCK_SIZE,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(values, seconds) of the opt-in measures :func:`names_of` (inputs, names) lists, on
+    ``route`` (``dense`` or ``stream``). ``vectors``: (m, d) user vectors in canonical
+    order (``similarities.read_user_vectors``), needed by ``vec``. ``seconds``: each
+    measure's time, plus ``similarity-NAME`` per similarity (on the streamed route the
+    pass over its blocks, credited to its PUF measures as well)."""
+    if route not in ("dense", "stream"):
+        raise ValueError(f"route must be 'dense' or 'stream', got {route!r}")
+    wanted = names_of(inputs, names)
+    data = similarities.SimilarityData.of(inputs, vectors)
+    m = len(inputs.users)
+    values: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+    scores = per_user_scores(inputs, k)
+    if inputs.grades is not None:
+        seconds["gNDCG"] = time.perf_counter() - clock
+        values["gNDCG"] = float(scores["gNDCG"].mean()) if m else math.nan
+        for key, function in (("SD-gNDCG", fairness.sd), ("Gini-gNDCG", fairness.gini)):
+            clock = time.perf_counter()
+            values[key] = function(scores["gNDCG"])
+            seconds[key] = time.perf_counter() - clock
+    for name in chosen(inputs, names):
+        label = similarities.REGISTRY[name].label
+        wanted_scores = [s for s in PUF_SCORES if puf_name(s, label) in wanted]
+        if not wanted_scores:
+            continue
+        clock = time.perf_counter()
+        block = similarities.block_function(name, data)
+        if route == "stream":
+            stacked = np.stack([scores[s] for s in wanted_scores])
+            found = streamed_puf(block, stacked, block_size)
+            seconds[f"similarity-{name}"] = elapsed = time.perf_counter() - clock
+            for score, value in zip(wanted_scores, found):
+                values[puf_name(score, label)] = float(value)
+                seconds[puf_name(score, label)] = elapsed
+            continue
+        sim = dense_similarity(block, m, block_size)
+        seconds[f"similarity-{name}"] = time.perf_counter() - clock
+        for score in wanted_scores:
+            clock = time.perf_counter()
+            values[puf_name(score, label)] = fairness.puf(scores[score], sim, block_size, "cpu")
+            seconds[puf_name(score, label)] = time.perf_counter() - clock
+        del sim
+    return {key: values[key] for key in wanted}, seconds
