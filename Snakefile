@@ -29,6 +29,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/measures.smk"
 include: "workflow/rules/uncertainty.smk"
+include: "workflow/rules/replicates.smk"
 include: "workflow/rules/who.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/figures.smk"
@@ -44,6 +45,7 @@ rule all:
         model_targets(),
         measure_targets(),
         uncertainty_targets(),
+        replicate_targets(),
         who_targets(),
         experiment_targets(),
         figure_targets(),

@@ -138,3 +138,17 @@ def test_coverage_simulation_short():
     assert result["users, one run"] <= 0.6 and result["users, mean of R"] <= 0.8
     assert result["A = B rejected, two-level"] <= 0.10
     assert result["A = B rejected, users, one run"] >= 0.5
+
+
+def test_identical_replicates_have_no_training_variance():
+    """A model without a seed: its R replicates are replicate 0 (the same lists), so the
+    training variance is exactly 0, not rounding, and the inference is the users-only one
+    with a normal quantile (df infinite)."""
+    y = np.tile(Y[:1] / 3.0, (3, 1))  # values whose mean over 3 rounds
+    m = replicates.moments(y, np.full(3, 2.0 / 3.0))
+    assert (m["var_training"], m["df"], m["value"]) == (0.0, math.inf, 2.0 / 3.0)
+    resamples, points = replicates.stack(
+        [pd.DataFrame({"P": row}) for row in y], [{"P": 2.0 / 3.0}] * 3
+    )
+    table = replicates.variance({"A": resamples}, {"A": points}, measures=["P"]).iloc[0]
+    assert (table.var_training, table.share_training) == (0.0, 0.0)

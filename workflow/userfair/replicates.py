@@ -92,7 +92,9 @@ def moments(y: np.ndarray, full: np.ndarray, nested: bool = False) -> dict[str, 
     holds both sources (``var_users`` 0). ``df``: Welch-Satterthwaite, the
     between-replicate variance (before the interaction is taken off) with R - 1 degrees of
     freedom, the user part with infinitely many. R = 1: users only, df infinite.
-    Replicates or resamples with a NaN are left out (NaN when none is left)."""
+    Replicates that agree within ``inference.ROUNDING`` (a model without a seed) count as
+    one replicate. Replicates or resamples with a NaN are left out (NaN when none is
+    left)."""
     y = np.asarray(y, np.float64)
     full = np.asarray(full, np.float64)
     keep_r = np.isfinite(full) & np.isfinite(y).any(axis=1)
@@ -103,9 +105,10 @@ def moments(y: np.ndarray, full: np.ndarray, nested: bool = False) -> dict[str, 
     out["replicates"] = r
     if r == 0 or y.shape[1] < 2:
         return out
-    out["value"] = float(full.mean())
+    identical = r > 1 and _identical(y) and _identical(full[:, None])  # no seed
+    out["value"] = float(full[0] if identical else full.mean())
     between = 0.0
-    if r == 1:
+    if r == 1 or identical:
         var_t, var_u = 0.0, float(np.var(y[0], ddof=1))
     elif nested:
         var_t, var_u = float(np.var(full, ddof=1) / r), 0.0
@@ -120,6 +123,13 @@ def moments(y: np.ndarray, full: np.ndarray, nested: bool = False) -> dict[str, 
     out.update(var_training=var_t, var_users=var_u)
     out["df"] = math.inf if between == 0 else total**2 / (between**2 / (r - 1))
     return out
+
+
+def _identical(y: np.ndarray) -> bool:
+    """Whether the rows of ``y`` agree within ``inference.ROUNDING`` (the replicates of a
+    model whose lists do not depend on the seed: their variance is 0, not rounding)."""
+    spread = np.ptp(y, axis=0)
+    return bool(np.all(spread <= inference.ROUNDING * np.max(np.abs(y), axis=0)))
 
 
 def t_interval(m: Mapping[str, float], level: float) -> tuple[float, float]:
@@ -332,6 +342,8 @@ def variance(
             ok = y.shape[1] >= 2
             var_u = float(np.var(y, axis=1, ddof=1).mean()) if ok else math.nan
             var_t = float(np.var(y, axis=0, ddof=1).mean()) if ok and len(y) > 1 else math.nan
+            if ok and len(y) > 1 and _identical(y):
+                var_t = 0.0
             total = var_t + var_u
             share = var_t / total if total > 0 else math.nan
             rows.append(
