@@ -16,10 +16,13 @@ from conftest import make_workdir, snakemake
 
 GRID = {"UserKNN": {"k": [50]}, "BPR": {"learning_rate": [0.005]}}
 TODAY = [
-    "results/ml-100k/models/BPR/topk.parquet",
-    "results/ml-100k/models/UserKNN/topk.parquet",
-    "results/ml-100k/measures/BPR.json",
-    "results/ml-100k/uncertainty/BPR.parquet",
+    f"results/ml-100k/{kind}/{model}{suffix}"
+    for model in GRID
+    for kind, suffix in (
+        ("models", "/topk.parquet"),
+        ("measures", ".json"),
+        ("uncertainty", ".parquet"),
+    )
 ]
 TABLES = [
     "results/tables/replicates.csv",
@@ -74,9 +77,11 @@ def test_three_replicates_rerun_none_of_todays_jobs(run):
     work, before, dry = run
     for path, (sha, mtime) in before.items():
         assert digest(work / path) == sha and (work / path).stat().st_mtime_ns == mtime, path
-    jobs = {line.split()[0] for line in dry.splitlines() if line.strip().endswith(("1", "2"))}
-    for rule in ("tune", "topk", "select", "measures", "uncertainty"):
-        assert f"\n{rule} " not in dry, (rule, jobs)
+    planned = {line.split()[0] for line in dry.splitlines() if line.split()[-1:] != []}
+    for rule in ("tune", "topk", "select", "measures", "uncertainty", "similarity"):
+        assert f"\n{rule} " not in dry, (rule, dry[-3000:])
+    for rule in ("replicate", "replicate_measures", "replicate_uncertainty", "table_replicates"):
+        assert rule in planned, (rule, dry[-3000:])
     one = snakemake(work, *TODAY, "-n", "--cores", "2", "--configfile", "one.yaml")
     assert "Nothing to be done" in one.stdout + one.stderr
 
