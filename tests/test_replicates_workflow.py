@@ -99,7 +99,9 @@ def test_three_lists_of_the_trainable_model_one_of_the_knn(run):
     assert not (models / "UserKNN/replicates").exists()
     values = pd.read_csv(work / "results/tables/replicates.csv")
     assert len(values) == 2 * 3 * len(NAMES)
-    knn = values[values.model == "UserKNN"].pivot(index="measure", columns="replicate")
+    knn = values[values.model == "UserKNN"].pivot(
+        index="measure", columns="replicate", values="value"
+    )
     assert (knn.nunique(axis=1, dropna=False) == 1).all()  # the same lists: the same values
     trained = values[(values.model == "BPR") & (values.measure == "P")]["value"]
     assert trained.nunique() > 1
