@@ -3,7 +3,7 @@
 #   - the checks of the config that the schema cannot express, run at parse time,
 #   - the grid of every model (validated at parse time),
 #   - then, one section per stage in the order the data flows (data, models, measures,
-#     uncertainty, who, experiments, reproduction, plan), the resource, parameter and
+#     uncertainty, replicates, who, experiments, reproduction, plan), the resource, parameter and
 #     input functions of that stage's rules; what several stages share comes first.
 # Each stage's target list, which `rule all` (Snakefile) asks for, is in targets.smk,
 # included after every stage.
@@ -22,9 +22,9 @@ from pathlib import Path
 from snakemake.logging import logger
 
 from userfair import bounds, route
-from userfair.workflow import catalogue, costs, grids, models, reproduction
+from userfair.workflow import catalogue, costs, energy, grids, models, replication
 from userfair.workflow import plan as plan_report
-from userfair.workflow import steps
+from userfair.workflow import reproduction, steps
 from userfair.workflow.steps.targets import other_config
 
 DATASETS = config["datasets"]
@@ -609,6 +609,91 @@ def agreement_intervals(wildcards):
     return [rules.table_uncertainty.output.agreement] if RESAMPLES else []
 
 
+# --- replicates stage (replicates.smk): training.replicates, docs/training.md#replicates --
+
+# R training replicates of every model; 1: none beyond today's model (no job, no file).
+REPLICATES = config["training"]["replicates"]
+if REPLICATES > 1 and not config["uncertainty"]["resamples"]:
+    raise ValueError(
+        "config: training.replicates > 1 needs uncertainty.resamples > 0 (the intervals "
+        "over replicates and users read every replicate's bootstrap resamples)"
+    )
+# The models whose replicates are trained (a seed changes their lists); the others' are
+# replicate 0 (userfair.workflow.replication.retrained).
+TRAINED_REPLICATES = [m for m in MODELS if models.get(m).trainable]
+# The drawing code of fig_replicates: the shared one and its own module.
+REPLICATE_DRAWING_CODE = DRAWING_CODE + [
+    os.path.relpath(
+        os.path.join(workflow.basedir, "workflow/userfair/workflow/replicate_figure.py")
+    )
+]
+
+
+def replicate_resource(name):
+    """Resource function of `replicate`: a tune job of the winner's model plus its export
+    (userfair.workflow.costs.request of both): the runtimes added, the larger memory."""
+
+    def resource(wildcards, attempt):
+        requests = [
+            job_request(step, wildcards.dataset, wildcards.model, None, attempt)
+            for step in ("tune", "topk")
+        ]
+        if name == "runtime":
+            return min(sum(r.runtime for r in requests), MAX_RUNTIME)
+        return max(getattr(r, name) for r in requests)
+
+    return resource
+
+
+def replicate_folder(wildcards, output):
+    """The working directory of one replicate's training (RecBole writes into it)."""
+    return os.path.dirname(output.valid)
+
+
+def replicate_file(kind, dataset, model, replicate):
+    """The file of replicate ``replicate`` of a model, ``kind`` one of topk, measures,
+    uncertainty: the replicate's own (rules replicate, replicate_measures,
+    replicate_uncertainty) when it is retrained, else replicate 0's (rules topk, measures,
+    uncertainty)."""
+    own = replication.retrained(models.get(model).trainable, replicate)
+    template = {
+        "topk": (rules.replicate.output.topk, rules.topk.output.topk),
+        "measures": (rules.replicate_measures.output[0], rules.measures.output[0]),
+        "uncertainty": (
+            rules.replicate_uncertainty.output[0],
+            rules.uncertainty.output[0],
+        ),
+    }[kind][0 if own else 1]
+    return template.format(dataset=dataset, model=model, replicate=replicate)
+
+
+def per_replicate(kind, prefix=""):
+    """Input function (use with unpack): named inputs ``PREFIXD/M/r`` -> ``replicate_file``
+    for every configured dataset, model and replicate 0..R-1."""
+
+    def named(wildcards):
+        return {
+            f"{prefix}{d}/{m}/{r}": replicate_file(kind, d, m, r)
+            for d in DATASETS
+            for m in MODELS
+            for r in range(REPLICATES)
+        }
+
+    return named
+
+
+def replicate_measure_inputs(wildcards):
+    """Input function (use with unpack) of `replicate_measures`: as `measure_inputs`, on
+    the dense route or the streamed one without scatter (the scattered pass two is per
+    model, not per replicate)."""
+    if streamed(wildcards.dataset) and SCATTER > 1:
+        raise ValueError(
+            f"training.replicates > 1 on {wildcards.dataset}, a streamed dataset: set "
+            "measures.scatter to 1 (replicates are not scattered yet)"
+        )
+    return measure_inputs(wildcards)
+
+
 # --- who stage (who.smk) ----------------------------------------------------------------
 
 
@@ -711,10 +796,31 @@ def check_costs():
         )
 
 
+def replicate_request(dataset, model):
+    """What one `replicate` job asks for: a tune job of the winner's model (its grid point
+    unknown before the grid search: the training settings' cost) plus its export, the
+    runtimes added, the larger memory (replicate_resource)."""
+    tune, topk = (job_request(step, dataset, model) for step in costs.RULES)
+    basis = "measured" if tune.basis == topk.basis == "measured" else "extrapolated"
+    return costs.Request(
+        mem_mb=max(tune.mem_mb, topk.mem_mb),
+        runtime=min(tune.runtime + topk.runtime, MAX_RUNTIME),
+        gpus=max(tune.gpus, topk.gpus),
+        basis=basis,
+    )
+
+
+# The power model of the plan's energy_kwh and co2e_kg (config energy, docs/cluster.md#energy).
+POWER = energy.PowerModel(**config["energy"])
+
+
 def plan_rows():
     """The rows of results/plan.csv: per dataset its recbole_dataset job (model empty: one
     for every model), then per rule x dataset x model the requests of job_request
-    (attempt 1), summed up by userfair.workflow.plan.plan_row."""
+    (attempt 1), summed up by userfair.workflow.plan.plan_row, then with
+    training.replicates R > 1 the R - 1 `replicate` jobs of every trainable model; each row
+    with its energy (userfair.workflow.energy.with_energy)."""
+    threads = config["training"]["threads"]
     builds = [
         plan_report.plan_row(
             "recbole_dataset",
@@ -725,15 +831,28 @@ def plan_rows():
         )
         for dataset in DATASETS
     ]
-    return builds + [
+    rows = builds + [
         plan_report.plan_row(
             step,
             dataset,
             model,
             [job_request(step, dataset, model, p) for p in job_points(step, model)],
-            config["training"]["threads"],
+            threads,
         )
         for step in costs.RULES
         for dataset in DATASETS
         for model in MODELS
     ]
+    if REPLICATES > 1:
+        rows += [
+            plan_report.plan_row(
+                "replicate",
+                dataset,
+                model,
+                [replicate_request(dataset, model)] * (REPLICATES - 1),
+                threads,
+            )
+            for dataset in DATASETS
+            for model in TRAINED_REPLICATES
+        ]
+    return [energy.with_energy(row, POWER) for row in rows]

@@ -208,3 +208,37 @@ rule fig_intervals:
         "Every Fair measure per model with its bootstrap interval"
     script:
         "../scripts/fig_intervals.py"
+
+
+rule fig_replicates:
+    input:
+        values=rules.table_replicates.output.values,
+        scores=rules.table_replicates.output.scores,
+        code=REPLICATE_DRAWING_CODE,
+    output:
+        pdf=report(
+            "results/figures/replicates.pdf",
+            caption="../report/fig_replicates.rst",
+            category="Figures",
+            labels={"figure": "Replicates and intervals", "format": "PDF"},
+        ),
+        png=report(
+            "results/figures/replicates.png",
+            caption="../report/fig_replicates.rst",
+            category="Figures",
+            labels={"figure": "Replicates and intervals", "format": "PNG"},
+        ),
+    log:
+        "results/logs/fig_replicates/fig_replicates.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=config["plots"],
+        models=MODELS,
+    message:
+        "Each model's per-replicate values beside its interval over replicates and users"
+    script:
+        "../scripts/fig_replicates.py"

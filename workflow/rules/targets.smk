@@ -42,6 +42,28 @@ def uncertainty_targets():
     ]
 
 
+def replicate_targets():
+    """With training.replicates R > 1: the lists, measures and bootstrap resamples of
+    replicates 1..R-1 of every trainable model, the tables over replicates and users and
+    their figure; else nothing."""
+    if REPLICATES == 1:
+        return []
+    outputs = [
+        rules.replicate.output.topk,
+        rules.replicate_measures.output[0],
+        rules.replicate_uncertainty.output[0],
+    ]
+    runs = expand(
+        outputs,
+        dataset=DATASETS,
+        model=TRAINED_REPLICATES,
+        replicate=range(1, REPLICATES),
+    )
+    return (
+        runs + list(rules.table_replicates.output) + list(rules.fig_replicates.output)
+    )
+
+
 def who_targets():
     """Every users file, the group and worst-case tables and the who figure."""
     return [
@@ -91,6 +113,7 @@ def all_targets():
         *model_targets(),
         *measure_targets(),
         *uncertainty_targets(),
+        *replicate_targets(),
         *who_targets(),
         *experiment_targets(),
         *figure_targets(),

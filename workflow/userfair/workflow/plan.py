@@ -23,6 +23,10 @@ PLAN_COLUMNS = (
     "cpu_hours",
     "gpu_hours",
     "basis",
+    # added by userfair.workflow.energy.with_energy (the power model, docs/cluster.md#energy)
+    "energy_kwh",
+    "co2e_kg",
+    "energy_basis",
 )
 
 
@@ -68,9 +72,13 @@ def totals(rows: list[dict]) -> str:
         cpu = sum(float(r["cpu_hours"]) for r in part)
         gpu = sum(float(r["gpu_hours"]) for r in part)
         extrapolated = sum(r["jobs"] for r in part if r["basis"] == "extrapolated")
+        energy = ""
+        if all("energy_kwh" in r for r in part):
+            kwh = sum(float(r["energy_kwh"]) for r in part)
+            energy = f", {kwh:,.1f} kWh, {sum(float(r['co2e_kg']) for r in part):,.1f} kg CO2e"
         lines.append(
             f"{dataset or 'total'}: {jobs} jobs, {cpu:,.1f} CPU-hours, {gpu:,.1f} GPU-hours "
-            f"reserved ({extrapolated} of the jobs' estimates extrapolated)"
+            f"reserved{energy} ({extrapolated} of the jobs' estimates extrapolated)"
         )
     return "\n".join(lines)
 

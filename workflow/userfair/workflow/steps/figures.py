@@ -10,7 +10,7 @@ import pandas as pd
 
 from userfair.io import read_stacked_parquet
 from userfair.measures import FAIR
-from userfair.workflow import plots
+from userfair.workflow import plots, replicate_figure
 from userfair.workflow.steps import Path, only
 
 log = logging.getLogger(__name__)
@@ -78,4 +78,16 @@ def fig_who(table: Path, pdf: Path, png: Path, *, style: dict, models: list[str]
     (userfair.workflow.plots.who_figure)."""
     frame = pd.read_csv(table, dtype={"group": str})
     plots.who_figure(frame, models, plots.Style(**style), pdf, png)
+    _written(pdf, png)
+
+
+def fig_replicates(
+    values: Path, scores: Path, pdf: Path, png: Path, *, style: dict, models: list[str]
+) -> None:
+    """Rule fig_replicates: each model's per-replicate values beside its interval over
+    replicates and users (userfair.workflow.replicate_figure.replicates_figure of
+    replicates.csv and scores_replicates.csv)."""
+    replicate_figure.replicates_figure(
+        pd.read_csv(values), pd.read_csv(scores), models, plots.Style(**style), pdf, png
+    )
     _written(pdf, png)

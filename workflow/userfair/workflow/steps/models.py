@@ -1,5 +1,6 @@
 """Steps of the models stage (workflow/rules/models.smk): recbole_dataset, tune, select,
-topk."""
+topk; and the training of a replicate (rule replicate of workflow/rules/replicates.smk),
+which runs in the same environment."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from userfair import bounds
 from userfair.io import check_fields, read_inter, read_json, write_csv, write_json
 from userfair.workflow import recbole_setup, recommenders, shared_dataset, tuning
+from userfair.workflow.replication import replicate_seed
 from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
@@ -90,3 +92,32 @@ def topk(
     recommenders.write_topk(lists, topk_out)
     write_json({key: test[key] for key in recbole_setup.METRICS.values()}, test_out)
     log.info("%d users, RecBole test metrics %s", lists["user_id"].nunique(), test)
+
+
+def replicate(
+    dataset: str, model: str, replicate: int, best: Path, data_dir: Path, workdir: Path,
+    shared: Path, topk_out: Path, valid_out: Path, test_out: Path, *, training: dict,
+    threads: int, checkpoint_every: int,
+) -> dict:  # fmt: skip
+    """Rule replicate: the winner's hyper-parameters (best.json) trained again with
+    ``replicate_seed(seed, replicate)`` (userfair.workflow.replication) in ``workdir``, as the
+    grid point was (early stopping on valid NDCG@k, resumable), then its top-k lists of every
+    test user (topk.parquet), its training record with the seed (valid.json) and RecBole's
+    test metrics (recbole_test.json)."""
+    winner = read_json(best)
+    seed = replicate_seed(training["seed"], int(replicate))
+    settings = recbole_setup.Training(**{**training, "threads": threads, "seed": seed})
+    record = recommenders.train_point(
+        model, winner["params"], data_dir, dataset, workdir, settings, shared=shared,
+        checkpoint_every=checkpoint_every,
+    )  # fmt: skip
+    lists, test = recommenders.export_topk(
+        model, winner["params"], os.path.join(workdir, recbole_setup.CHECKPOINT), data_dir, dataset,
+        os.path.join(workdir, "export"), settings, shared=shared,
+    )  # fmt: skip
+    recommenders.write_topk(lists, topk_out)
+    record.update(replicate=int(replicate), seed=seed, point=winner["point"])
+    write_json(record, valid_out)
+    write_json({key: test[key] for key in recbole_setup.METRICS.values()}, test_out)
+    log.info("replicate %s (seed %d): valid %s, test %s", replicate, seed, record["valid"], test)
+    return record

@@ -1,0 +1,126 @@
+"""Training replicates through the real Snakemake on the tiny ml-100k (1 epoch): R = 1 runs
+exactly today's jobs and R = 3 reruns none of them; R = 3 gives three different lists of
+the trainable model and replicate 0's lists for the KNN model, and the tables over
+replicates and users."""
+
+import hashlib
+
+import pandas as pd
+import pytest
+import yaml
+
+from userfair.measures import NAMES
+from userfair.workflow.replication import STRIDE, replicate_seed, retrained
+
+from conftest import make_workdir, snakemake
+
+GRID = {"UserKNN": {"k": [50]}, "BPR": {"learning_rate": [0.005]}}
+TODAY = [
+    f"results/ml-100k/{kind}/{model}{suffix}"
+    for model in GRID
+    for kind, suffix in (
+        ("models", "/topk.parquet"),
+        ("measures", ".json"),
+        ("uncertainty", ".parquet"),
+    )
+]
+TABLES = [
+    "results/tables/replicates.csv",
+    "results/tables/variance.csv",
+    "results/tables/scores_replicates.csv",
+    "results/tables/significance_replicates.csv",
+    "results/tables/agreement_replicates.csv",
+    "results/tables/conclusions.csv",
+    "results/figures/replicates.png",
+]
+
+
+def test_replicate_seeds():
+    assert replicate_seed(2024, 0) == 2024
+    assert replicate_seed(2024, 1) == 2024 + STRIDE
+    assert replicate_seed(2**31 - 2, 1) == (2**31 - 2 + STRIDE) % (2**31 - 1)
+    assert len({replicate_seed(s, r) for s in (2024, 2025) for r in range(5)}) == 10
+    assert retrained(True, 1) and not retrained(True, 0) and not retrained(False, 2)
+    with pytest.raises(ValueError, match="replicate must be >= 0"):
+        replicate_seed(1, -1)
+
+
+def digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def run(tiny_ml100k, tmp_path_factory):
+    """R = 1 to today's files, their digests and times, then R = 3 to the tables."""
+    work = make_workdir(tmp_path_factory.mktemp("replicates") / "run")
+    (work / "grid.yaml").write_text(yaml.safe_dump(GRID))
+    config = {
+        "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
+        "models": list(GRID),
+        "grid": "grid.yaml",
+        "training": {"epochs": 1, "stopping_step": 1, "device": "cpu"},
+        "measures": {"device": "cpu"},
+        "uncertainty": {"resamples": 20},
+    }
+    (work / "one.yaml").write_text(yaml.safe_dump(config))
+    snakemake(work, *TODAY, "--cores", "2", "--configfile", "one.yaml")
+    before = {p: (digest(work / p), (work / p).stat().st_mtime_ns) for p in TODAY}
+    config["training"]["replicates"] = 3
+    (work / "three.yaml").write_text(yaml.safe_dump(config))
+    dry = snakemake(work, *TABLES, "-n", "--cores", "2", "--configfile", "three.yaml")
+    snakemake(work, *TABLES, "--cores", "2", "--configfile", "three.yaml")
+    return work, before, dry.stdout
+
+
+@pytest.mark.slow
+def test_three_replicates_rerun_none_of_todays_jobs(run):
+    work, before, dry = run
+    for path, (sha, mtime) in before.items():
+        assert digest(work / path) == sha and (work / path).stat().st_mtime_ns == mtime, path
+    planned = {line.split()[0] for line in dry.splitlines() if line.split()[-1:] != []}
+    for rule in ("tune", "topk", "select", "measures", "uncertainty", "similarity"):
+        assert f"\n{rule} " not in dry, (rule, dry[-3000:])
+    for rule in ("replicate", "replicate_measures", "replicate_uncertainty", "table_replicates"):
+        assert rule in planned, (rule, dry[-3000:])
+    one = snakemake(work, *TODAY, "-n", "--cores", "2", "--configfile", "one.yaml")
+    assert "Nothing to be done" in one.stdout + one.stderr
+
+
+@pytest.mark.slow
+def test_three_lists_of_the_trainable_model_one_of_the_knn(run):
+    work = run[0]
+    models = work / "results/ml-100k/models"
+    bpr = [pd.read_parquet(models / "BPR/topk.parquet")] + [
+        pd.read_parquet(models / f"BPR/replicates/{r}/topk.parquet") for r in (1, 2)
+    ]
+    assert all(len(lists) == len(bpr[0]) for lists in bpr)
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        assert not bpr[a].equals(bpr[b]), (a, b)
+    assert not (models / "UserKNN/replicates").exists()
+    values = pd.read_csv(work / "results/tables/replicates.csv")
+    assert len(values) == 2 * 3 * len(NAMES)
+    knn = values[values.model == "UserKNN"].pivot(
+        index="measure", columns="replicate", values="value"
+    )
+    assert (knn.nunique(axis=1, dropna=False) == 1).all()  # the same lists: the same values
+    trained = values[(values.model == "BPR") & (values.measure == "P")]["value"]
+    assert trained.nunique() > 1
+
+
+@pytest.mark.slow
+def test_the_tables_over_replicates_and_users(run):
+    work = run[0]
+    tables = work / "results/tables"
+    variance = pd.read_csv(tables / "variance.csv")
+    knn = variance[variance.model == "UserKNN"]
+    assert (knn.var_training.fillna(0) == 0).all()
+    scores = pd.read_csv(tables / "scores_replicates.csv")
+    assert set(scores.columns) >= {"dataset", "model", "measure", "value", "low", "high", "df"}
+    assert (scores.low <= scores.value + 1e-12).all() and (
+        scores.value <= scores.high + 1e-12
+    ).all()
+    conclusions = pd.read_csv(tables / "conclusions.csv")
+    assert set(conclusions.best) <= set(GRID) and len(conclusions) <= len(NAMES)
+    assert conclusions.best_share.between(0, 1).all()
+    assert (conclusions.paper_best.isna()).all()  # the paper has no ml-100k
+    assert (work / "results/figures/replicates.pdf").stat().st_size > 0

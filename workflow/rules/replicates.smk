@@ -1,0 +1,140 @@
+# Replicates stage (docs/training.md#replicates, docs/method.md#replicates): with
+# training.replicates R > 1, replicate r = 1..R-1 of every trainable model retrains the
+# winning grid point with its own seed (one job each), and its measures and bootstrap
+# resamples are computed as replicate 0's are. Replicate 0 is today's model (rules topk,
+# measures, uncertainty), and so is every replicate of a KNN model, whose lists do not
+# depend on a seed (common.smk, replicate_file). R = 1: no job, no file.
+
+
+rule replicate:
+    input:
+        best=rules.select.output.best,
+        splits=rules.split.output,
+        shared=rules.recbole_dataset.output[0],
+    output:
+        topk="results/{dataset}/models/{model}/replicates/{replicate}/topk.parquet",
+        valid="results/{dataset}/models/{model}/replicates/{replicate}/valid.json",
+        test="results/{dataset}/models/{model}/replicates/{replicate}/recbole_test.json",
+    log:
+        "results/logs/replicate/{dataset}/{model}/{replicate}.log",
+    wildcard_constraints:
+        replicate=r"[1-9]\d*",
+        model=one_of(TRAINED_REPLICATES),
+    conda:
+        "../../envs/train.yaml"
+    threads: config["training"]["threads"]
+    resources:
+        mem_mb=replicate_resource("mem_mb"),
+        runtime=replicate_resource("runtime"),
+        gpu=training_gpus,
+        slurm_partition=training_partition,
+    params:
+        training=training_settings(),
+        data_dir=split_folder,
+        workdir=replicate_folder,
+    message:
+        "Train replicate {wildcards.replicate} of {wildcards.model} on {wildcards.dataset} "
+        "({resources.mem_mb} MB, {resources.runtime} min, {resources.gpu} GPU)"
+    script:
+        "../scripts/replicate.py"
+
+
+rule replicate_measures:
+    input:
+        unpack(replicate_measure_inputs),
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=rules.replicate.output.topk,
+    output:
+        "results/{dataset}/measures/{model}/replicates/{replicate}.json",
+    log:
+        "results/logs/replicate_measures/{dataset}_{model}_{replicate}.log",
+    wildcard_constraints:
+        replicate=r"[1-9]\d*",
+        model=one_of(TRAINED_REPLICATES),
+    conda:
+        "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        **measure_settings("epsilon", "envy_utility", "gamma", "block_size", "device"),
+    message:
+        "Every measure of replicate {wildcards.replicate} of {wildcards.model} on "
+        "{wildcards.dataset}"
+    script:
+        "../scripts/replicate_measures.py"
+
+
+rule replicate_uncertainty:
+    input:
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=rules.replicate.output.topk,
+        cos=similarity_file("cos"),
+        jacc=similarity_file("jacc"),
+        genre=uf_genre_similarity,
+    output:
+        "results/{dataset}/uncertainty/{model}/replicates/{replicate}.parquet",
+    log:
+        "results/logs/replicate_uncertainty/{dataset}_{model}_{replicate}.log",
+    wildcard_constraints:
+        replicate=r"[1-9]\d*",
+        model=one_of(TRAINED_REPLICATES),
+    conda:
+        "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        **uncertainty_settings(),
+    message:
+        "Bootstrap resamples of replicate {wildcards.replicate} of {wildcards.model} on "
+        "{wildcards.dataset}"
+    script:
+        "../scripts/replicate_uncertainty.py"
+
+
+rule table_replicates:
+    input:
+        unpack(per_replicate("measures", prefix="measures:")),
+        unpack(per_replicate("uncertainty", prefix="resamples:")),
+    output:
+        values="results/tables/replicates.csv",
+        variance="results/tables/variance.csv",
+        scores=report(
+            "results/tables/scores_replicates.csv",
+            caption="../report/table_replicates.rst",
+            category="Tables",
+            labels={"table": "Table 2 over replicates and users", "format": "CSV"},
+        ),
+        significance="results/tables/significance_replicates.csv",
+        agreement="results/tables/agreement_replicates.csv",
+        conclusions=report(
+            "results/tables/conclusions.csv",
+            caption="../report/conclusions.rst",
+            category="Tables",
+            labels={"table": "Conclusions that survive replicates", "format": "CSV"},
+        ),
+    log:
+        "results/logs/table_replicates/table_replicates.log",
+    conda:
+        "../../envs/measures.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        datasets=DATASETS,
+        models=MODELS,
+        replicates=REPLICATES,
+        level=config["uncertainty"]["level"],
+        seed=config["seed"],
+    message:
+        "Tables over {params.replicates} training replicates and the users: values, "
+        "variance shares, Table 2 with intervals, comparisons, tau, conclusions"
+    script:
+        "../scripts/table_replicates.py"

@@ -1,0 +1,23 @@
+"""Rule replicate: retrain the winning grid point of one model with replicate r's seed;
+writes topk.parquet, valid.json and recbole_test.json in the replicate's folder."""
+
+from userfair.workflow.joblog import job_log
+from userfair.workflow.steps.models import replicate
+
+with job_log(snakemake):
+    w, p, out = snakemake.wildcards, snakemake.params, snakemake.output
+    replicate(
+        w.dataset,
+        w.model,
+        int(w.replicate),
+        snakemake.input.best,
+        p.data_dir,
+        p.workdir,
+        snakemake.input.shared,
+        out.topk,
+        out.valid,
+        out.test,
+        training=p.training,
+        threads=snakemake.threads,
+        checkpoint_every=snakemake.config["training"]["checkpoint_every"],
+    )

@@ -1,0 +1,65 @@
+"""The figure of the replicates (docs/method.md#replicates): per dataset and measure, each
+model's per-replicate values as dots beside its mean and interval over training and users
+(results/tables/replicates.csv and scores_replicates.csv), in the style of
+``userfair.workflow.plots``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from userfair.workflow.plots import Style, plt, save  # plots checks the extra, sets Agg
+from userfair.workflow.tables import model_label
+
+#: The measures drawn unless others are given: one per family of the paper's Table 2.
+MEASURES = ["NDCG", "Gini-NDCG", "ME", "MME", "UF", "PUF-P-Cos"]
+
+
+def replicates_figure(
+    values: pd.DataFrame,
+    scores: pd.DataFrame,
+    models: list[str],
+    style: Style,
+    pdf_path,
+    png_path,
+    measures=MEASURES,
+) -> None:
+    """One panel per (dataset, measure), models on the x axis: the replicates' values as
+    small dots (left of the model's tick), the mean over the replicates with its interval
+    over both sources as a dot and bar (right). ``values``: dataset, model, replicate,
+    measure, value; ``scores``: dataset, model, measure, value, low, high."""
+    for frame, columns, what in (
+        (values, ["dataset", "model", "replicate", "measure", "value"], "replicates.csv"),
+        (scores, ["dataset", "model", "measure", "value", "low", "high"], "scores_replicates"),
+    ):
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{what}: missing columns {missing}; have {list(frame.columns)}")
+    style.apply()
+    datasets = list(dict.fromkeys(scores["dataset"]))
+    panels = [(d, m) for d in datasets for m in measures]
+    ncols = min(3, len(measures))
+    nrows = -(-len(panels) // ncols)
+    width = style.column_width_in
+    fig, axes = plt.subplots(
+        nrows, ncols, squeeze=False, layout="constrained",
+        figsize=(width * ncols * 0.75, width * 0.6 * nrows),
+    )  # fmt: skip
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    x = np.arange(len(models))
+    for ax, (dataset, measure) in zip(axes.flat, panels):
+        dots = values[(values["dataset"] == dataset) & (values["measure"] == measure)]
+        for i, model in enumerate(models):
+            own = dots[dots["model"] == model]["value"].to_numpy(float)
+            ax.plot(np.full(len(own), i - 0.15), own, ".", ms=3, color="0.45", alpha=0.8)
+        part = scores[(scores["dataset"] == dataset) & (scores["measure"] == measure)]
+        part = part.set_index("model").reindex(models)
+        mean = part["value"].to_numpy(float)
+        bars = np.vstack([mean - part["low"].to_numpy(float), part["high"].to_numpy(float) - mean])
+        ax.errorbar(x + 0.15, mean, yerr=np.abs(bars), fmt="o", ms=3, capsize=2, lw=0.8)
+        ax.set_xticks(x, [model_label(m) for m in models], rotation=45, ha="right", fontsize=6)
+        ax.set_xlim(-0.5, len(models) - 0.5)
+        ax.tick_params(axis="y", labelsize=6)
+        ax.set_title(measure if len(datasets) == 1 else f"{dataset}: {measure}", fontsize=7)
+    save(fig, pdf_path, png_path, style)

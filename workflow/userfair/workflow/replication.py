@@ -1,0 +1,36 @@
+"""Training replicates (config ``training.replicates``, docs/training.md#replicates): the seed
+of each replicate, which replicates are trained, and the files a replicate reads and writes.
+
+Replicate 0 is the workflow's model as it has always been (the grid search's winner, the
+config's seed); replicate r >= 1 retrains the winning grid point with
+``replicate_seed(seed, r)``. A model without a seed (UserKNN, ItemKNN and RecBole's other
+non-trainable models, ``userfair.workflow.models.Model.trainable``) gives the same lists whatever
+the
+seed, so its replicates reuse replicate 0's lists and measures: nothing is trained or
+measured twice.
+"""
+
+from __future__ import annotations
+
+#: The stride between replicate seeds: a prime far above any replicate count, so that
+#: replicate seeds of neighbouring config seeds (2024, 2025) never coincide for r < STRIDE.
+STRIDE = 1_000_003
+#: Seeds stay below 2**31 (RecBole passes them to numpy and torch).
+MODULUS = 2**31 - 1
+
+
+def replicate_seed(seed: int, replicate: int) -> int:
+    """The training seed of replicate ``replicate``: ``seed`` for replicate 0, else
+    ``(seed + STRIDE * replicate) % MODULUS``."""
+    if replicate < 0:
+        raise ValueError(f"replicate must be >= 0, got {replicate}")
+    if replicate == 0:
+        return int(seed)
+    return int((seed + STRIDE * replicate) % MODULUS)
+
+
+def retrained(trainable: bool, replicate: int) -> bool:
+    """Whether replicate ``replicate`` of a model has its own training job and lists: every
+    replicate >= 1 of a trainable model; never replicate 0 (today's model) nor a model
+    without a seed (its replicates are replicate 0)."""
+    return trainable and replicate >= 1
