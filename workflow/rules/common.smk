@@ -228,9 +228,9 @@ def per_model(template, prefix=""):
 
 
 def scatter_template(template, wildcards):
-    """``template`` with the job's dataset (and model) filled in, {scatteritem} left for
-    ``scatter.measures``."""
-    for name in ("dataset", "model"):
+    """``template`` with the job's dataset (model, replicate) filled in, {scatteritem} left
+    for ``scatter.measures``."""
+    for name in ("dataset", "model", "replicate"):
         if name in wildcards.keys():
             template = template.replace(f"{{{name}}}", wildcards[name])
     return template
@@ -683,15 +683,15 @@ def per_replicate(kind, prefix=""):
 
 
 def replicate_measure_inputs(wildcards):
-    """Input function (use with unpack) of `replicate_measures`: as `measure_inputs`, on
-    the dense route or the streamed one without scatter (the scattered pass two is per
-    model, not per replicate)."""
-    if streamed(wildcards.dataset) and SCATTER > 1:
-        raise ValueError(
-            f"training.replicates > 1 on {wildcards.dataset}, a streamed dataset: set "
-            "measures.scatter to 1 (replicates are not scattered yet)"
+    """Input function (use with unpack) of `replicate_measures`: as `measure_inputs`, with
+    the parts of pass two of the replicate's own lists (`replicate_sums`) on the streamed
+    route."""
+    named = measure_inputs(wildcards)
+    if "sums" in named:
+        named["sums"] = scatter.measures(
+            scatter_template(rules.replicate_sums.output[0], wildcards)
         )
-    return measure_inputs(wildcards)
+    return named
 
 
 # --- who stage (who.smk) ----------------------------------------------------------------

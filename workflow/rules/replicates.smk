@@ -33,10 +33,47 @@ rule replicate:
         data_dir=split_folder,
         workdir=replicate_folder,
     message:
-        "Train replicate {wildcards.replicate} of {wildcards.model} on {wildcards.dataset} "
-        "({resources.mem_mb} MB, {resources.runtime} min, {resources.gpu} GPU)"
+        training_message(
+            "Train replicate {wildcards.replicate} of {wildcards.model} on {wildcards.dataset}"
+        )
     script:
         "../scripts/replicate.py"
+
+
+# The streamed route (more evaluated users than measures.stream_above): pass two of the
+# replicate's lists over measures.scatter parts, gathered by replicate_measures, as
+# measure_sums and measures do for replicate 0.
+
+
+rule replicate_sums:
+    input:
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=rules.replicate.output.topk,
+        pairs=rules.pairs.output[0],
+        item=uf_item_genres,
+    output:
+        "results/{dataset}/measures/{model}/replicates/{replicate}/sums/{scatteritem}.json",
+    log:
+        "results/logs/replicate_sums/{dataset}_{model}_{replicate}_{scatteritem}.log",
+    wildcard_constraints:
+        replicate=r"[1-9]\d*",
+        model=one_of(TRAINED_REPLICATES),
+        scatteritem=SCATTER_ITEM,
+    conda:
+        "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        **measure_settings("epsilon", "envy_utility"),
+    message:
+        "Pass two of replicate {wildcards.replicate} of {wildcards.model} on "
+        "{wildcards.dataset}, part {wildcards.scatteritem}"
+    script:
+        "../scripts/measure_sums.py"
 
 
 rule replicate_measures:
@@ -46,6 +83,7 @@ rule replicate_measures:
         valid=rules.split.output.valid,
         test=rules.split.output.test,
         topk=rules.replicate.output.topk,
+        stats=rules.stats.output[0],
     output:
         "results/{dataset}/measures/{model}/replicates/{replicate}.json",
     log:
@@ -60,7 +98,8 @@ rule replicate_measures:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("epsilon", "envy_utility", "gamma", "block_size", "device"),
+        **measure_settings("epsilon", "envy_utility", "gamma"),
+        route=route_param,
     message:
         "Every measure of replicate {wildcards.replicate} of {wildcards.model} on "
         "{wildcards.dataset}"

@@ -14,5 +14,6 @@ with job_log(snakemake):
         snakemake.input.topk,
         snakemake.output[0],
         **snakemake.params,
+        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
         **steps.named(snakemake.input, keys=("cos", "jacc", "genre", "pairs", "sums", "item")),
     )

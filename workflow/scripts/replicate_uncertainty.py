@@ -1,6 +1,7 @@
 """Rule replicate_uncertainty: the bootstrap resamples of every measure of one replicate of
 one dataset x model, with replicate 0's weights (the same step as rule uncertainty)."""
 
+from userfair.workflow import steps
 from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.uncertainty import uncertainty
 
@@ -15,4 +16,5 @@ with job_log(snakemake):
         list(snakemake.input.genre),
         snakemake.output[0],
         **snakemake.params,
+        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
     )
