@@ -132,7 +132,7 @@ def _users_parser(commands, evaluate_parser) -> None:
 
 def _users(args) -> int:
     """``userfair users``: the per-user decomposition, written or printed as CSV."""
-    from userfair import decompose
+    from userfair import decompose, groups
     from userfair.inputs import load_inputs
     from userfair.io import InputError
 
@@ -143,7 +143,7 @@ def _users(args) -> int:
             raise ValueError("--worst must be >= 0 and --neighbours >= 1")
         features = None
         if args.user_features is not None:
-            features = decompose.read_user_features(args.user_features)
+            features = groups.read_user_features(args.user_features)
         inputs = load_inputs(
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
             valid=args.valid, topk_format=args.format,

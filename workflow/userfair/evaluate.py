@@ -6,9 +6,10 @@ import logging
 import time
 
 from userfair import effectiveness, fairness, similarity, streaming
+from userfair import groups as user_groups
 from userfair._backend import resolve
 from userfair.inputs import Inputs
-from userfair.measures import EFF, NAMES, conventions
+from userfair.measures import EFF, FAIR_GROUP, NAMES, conventions
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ def evaluate(
     device: str = "auto",
     envy_utility: str = "precision",
     route: str = "auto",
+    groups: user_groups.Groups | None = None,
 ) -> dict:
     """The 18 measures (``userfair.measures.NAMES``; floats, NaN allowed), ``seconds`` and
     ``conventions``.
@@ -68,15 +70,21 @@ def evaluate(
     used) or ``auto`` (default): dense when
     ``similarities`` are given, else ``userfair.streaming.choose_route`` (stream when the
     dense matrices would exceed half the available memory or m > 20,000).
+
+    ``groups``: a :class:`userfair.groups.Groups` of ``inputs.users`` adds the group
+    measures ``UserMAD-P`` and ``UserMAD-NDCG`` (``userfair.measures.FAIR_GROUP``) and the
+    record ``groups`` (``userfair.groups.record``: each group's size and mean P, NDCG), on
+    either route (a grouped mean of the per-user P and NDCG).
     """
     route = route if similarities else streaming.choose_route(len(inputs.users), gamma, route)
     device = "cpu" if resolve(device) is None else device  # import torch once, untimed
     if route == "stream":
         log.info("streamed route for %d users", len(inputs.users))
-        return streaming.stream_evaluate(
+        result = streaming.stream_evaluate(
             inputs, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,
             block_size=block_size, device=device,
         )  # fmt: skip
+        return add_groups(result, inputs, k, groups)
     if route not in streaming.ROUTES:
         raise ValueError(f"route must be one of {streaming.ROUTES}, got {route!r}")
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
@@ -134,11 +142,30 @@ def evaluate(
             )
         del sim
 
-    return {
+    result = {
         **{key: scores[key] for key in NAMES},
         "seconds": clock.seconds,
         "conventions": conventions(envy_utility, epsilon, gamma),
     }
+    return add_groups(result, inputs, k, groups, per_user)
+
+
+def add_groups(result: dict, inputs: Inputs, k: int, groups, per_user=None) -> dict:
+    """``result`` with the group measures and the ``groups`` record of ``groups`` (none
+    when None); ``per_user``: the effectiveness of ``inputs`` at k, computed when not
+    given."""
+    if groups is None:
+        return result
+    if len(groups.labels) != len(inputs.users):
+        raise ValueError(f"groups has {len(groups.labels)} users, inputs {len(inputs.users)}")
+    start = time.perf_counter()
+    if per_user is None:
+        per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
+    result.update(user_groups.measures(per_user, groups))
+    result["groups"] = user_groups.record(per_user, groups)
+    elapsed = time.perf_counter() - start
+    result["seconds"].update({name: elapsed for name in FAIR_GROUP})
+    return result
 
 
 def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, inplace, block_size, device) -> float:
@@ -156,8 +183,12 @@ def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, inplace, block_size, dev
 
 def as_json(result: dict) -> dict:
     """``result`` with NaN kept as float NaN (written as NaN by userfair.io.write_json)."""
-    return {
+    out = {
         **{key: float(result[key]) for key in NAMES},
+        **{key: float(result[key]) for key in FAIR_GROUP if key in result},
         "seconds": {name: float(value) for name, value in result["seconds"].items()},
         "conventions": dict(result["conventions"]),
     }
+    if "groups" in result:
+        out["groups"] = result["groups"]
+    return out

@@ -14,6 +14,23 @@ FAIR_PUF = ("PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc")
 FAIR = FAIR_EXISTING + FAIR_PUF
 #: The 18 measure keys of a measures file (results/D/measures/M.json), in table order.
 NAMES = EFF + FAIR
+#: The per-user scores the group measures read (docs/method.md#groups); a new score S
+#: (e.g. graded NDCG) adds ``UserMAD-S`` here and nowhere else.
+GROUP_SCORES = ("P", "NDCG")
+
+
+def group_measure(score: str) -> str:
+    """The name of the group measure of a per-user score: ``UserMAD-<score>``."""
+    return f"UserMAD-{score}"
+
+
+#: The group fairness measures, opt-in (``userfair evaluate --user-groups``): not in
+#: ``NAMES``, so the measures files stay as they are; lower is fairer.
+FAIR_GROUP = tuple(group_measure(score) for score in GROUP_SCORES)
+#: The opt-in groups of names beside ``NAMES``.
+OPT_IN = {"groups": FAIR_GROUP}
+#: Every registered measure name: the 18 defaults, then the opt-in ones.
+KNOWN = NAMES + FAIR_GROUP
 #: The groups of Table 2, in order.
 GROUPS = {"Eff": EFF, "Fair (existing)": FAIR_EXISTING, "Fair (PUF)": FAIR_PUF}
 #: The once-per-dataset similarity times a measures file records beside the measures.
@@ -37,6 +54,6 @@ def conventions(envy_utility: str, epsilon: float, gamma: float) -> dict:
 
 def higher_is_better(name: str) -> bool:
     """Effectiveness: higher is better; every fairness measure: lower is fairer."""
-    if name not in NAMES:
-        raise ValueError(f"unknown measure {name!r}; expected one of {list(NAMES)}")
+    if name not in KNOWN:
+        raise ValueError(f"unknown measure {name!r}; expected one of {list(KNOWN)}")
     return name in EFF
