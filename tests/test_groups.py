@@ -77,6 +77,8 @@ def test_activity_sizes_and_ties():
     # p = 0.2: ceil(1.0) = 1 active user; b and c tie at 5, the earlier id wins.
     assert list(G.by_activity(counts, users, 0.2).labels) == [1, 0, 1, 1, 1]
     assert list(G.by_activity(counts, users, 0.3).labels) == [1, 0, 0, 1, 1]  # ceil(1.5)
+    backwards = G.by_activity(counts[::-1], users[::-1], 0.2).labels  # another order
+    assert list(backwards[::-1]) == [1, 0, 1, 1, 1]
     assert G.active_count(100, 0.07) == 7  # 0.07 * 100 = 7.000000000000001
     assert G.active_count(20, 0.05) == 1 and G.active_count(21, 0.05) == 2
     assert G.active_count(3, 0.99) == 2  # both groups non-empty
@@ -221,3 +223,76 @@ def test_paired_comparisons_with_holm(case):
     d = frames["B"]["UserMAD-NDCG"] - frames["A"]["UserMAD-NDCG"]
     assert close(table.set_index("measure").loc["UserMAD-NDCG", "p"], inference.p_value(d))
     assert not higher_is_better("UserMAD-P")
+
+
+# --- the command -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    from userfair.io import write_inter
+
+    folder = tmp_path_factory.mktemp("cli")
+    train, test, topk, _ = random_split(11, m=24)
+    write_inter(train, folder / "train.inter")
+    write_inter(test, folder / "test.inter")
+    topk.to_csv(folder / "topk.csv", index=False)
+    topk.assign(rank=K + 1 - topk["rank"]).to_csv(folder / "reversed.csv", index=False)
+    users = sorted(test["user_id"].unique())
+    rows = [f"{u}\t{'FM'[i % 2]}" for i, u in enumerate(users)]
+    (folder / "d.user").write_text("user_id:token\tgender:token\n" + "\n".join(rows) + "\n")
+    base = ["--train", str(folder / "train.inter"), "--test", str(folder / "test.inter")]
+    inputs = load_inputs(train, test, topk, k=K)
+    return folder, base, inputs
+
+
+def run(capsys, argv):
+    from userfair.cli import main
+
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_command_group_measures(files, capsys):
+    import json
+
+    folder, base, inputs = files
+    argv = ["evaluate", *base, "--topk", str(folder / "topk.csv")]
+    code, out, _ = run(capsys, argv + ["--user-groups", "activity:0.25", "--json"])
+    assert code == 0
+    got = json.loads(out)
+    want = evaluate(inputs, k=K, groups=G.groups_of(inputs, "activity:0.25"))
+    for key in FAIR_GROUP:
+        assert close(got[key], want[key])
+    assert got["groups"]["rows"] == want["groups"]["rows"]
+    assert [r["users"] for r in got["groups"]["rows"]] == [6, 18]  # ceil(0.25 * 24)
+    feature = ["--user-groups", "feature:gender", "--user-features", str(folder / "d.user")]
+    code, out, _ = run(capsys, argv + feature)
+    assert code == 0 and "groups by feature:gender" in out and "UserMAD-NDCG" in out
+    assert "\nF " in out and "\nM " in out
+    code, out, _ = run(capsys, argv + feature + ["--resamples", "20", "--json"])
+    record = json.loads(out)
+    assert set(record["intervals"]) >= {"UserMAD-P", "P[F]", "NDCG[M]"}
+    code, _, err = run(capsys, argv + ["--user-groups", "feature:gender"])
+    assert code == 2 and "--user-features" in err and len(err.strip().splitlines()) == 1
+
+
+def test_compare_and_users_with_groups(files, capsys):
+    import io
+    import json
+
+    folder, base, inputs = files
+    groups = ["--user-groups", "activity"]
+    argv = ["compare", *base, "--topk", str(folder / "topk.csv")]
+    argv += ["--topk", str(folder / "reversed.csv"), "--resamples", "20", "--json", *groups]
+    code, out, _ = run(capsys, argv)
+    measures = json.loads(out)["measures"]
+    assert code == 0 and measures["UserMAD-P"]["difference"] == 0.0  # same items per list
+    assert "P[active]" in measures and "NDCG[inactive]" in measures
+    argv = ["users", *base, "--topk", str(folder / "topk.csv"), "--route", "dense", *groups]
+    code, out, _ = run(capsys, argv)
+    frame = pd.read_csv(io.StringIO(out))
+    assert code == 0 and list(frame.columns[:2]) == ["user_id", "group"]
+    expected = G.user_labels(G.groups_of(inputs, "activity:0.05"))
+    assert frame["group"].tolist() == list(expected) and (frame["group"] == "active").sum() == 2

@@ -197,15 +197,18 @@ def active_count(m: int, share: float) -> int:
 
 def by_activity(train_counts, users, share: float = ACTIVITY_SHARE) -> Groups:
     """``active``: the ``active_count(m, share)`` evaluated users with the most train
-    interactions (``train_counts``, (m,) in canonical order), ties broken by user id (the
-    canonical order: ascending as text, the earlier user first); ``inactive``: the rest."""
+    interactions (``train_counts``, (m,), in the order of ``users``), ties broken by user
+    id (ascending as text: the smaller id is the more active; in ``Inputs`` that is the
+    canonical order, and any other order of the same users gives the same groups);
+    ``inactive``: the rest."""
     counts = np.asarray(train_counts)
     m = len(counts)
     if m != len(users):
         raise ValueError(f"train_counts has {m} entries for {len(users)} users")
     labels = np.ones(m, dtype=np.int64)
     if m:
-        order = np.lexsort((np.arange(m), -counts.astype(np.float64)))
+        ids = np.unique(np.asarray(users).astype(str), return_inverse=True)[1]
+        order = np.lexsort((ids, -counts.astype(np.float64)))
         labels[order[: active_count(m, share)]] = 0
     names = (ACTIVE, INACTIVE) if m > 1 else ((ACTIVE,) if m else ())
     labels[labels >= len(names)] = -1
@@ -346,6 +349,22 @@ def point(per_user, groups: Groups, scores=GROUP_SCORES) -> dict[str, float]:
         for name, value in zip(groups.names, group_means(per_user[s], groups)):
             out[mean_column(s, name)] = float(value)
     return out
+
+
+def record_means(record: dict) -> dict[str, float]:
+    """The group means of a :func:`record`, keyed as :func:`bootstrap`'s columns."""
+    return {
+        mean_column(score, row["group"]): float(value)
+        for row in record["rows"]
+        for score, value in row.items()
+        if score not in ("group", "users")
+    }
+
+
+def user_labels(groups: Groups) -> np.ndarray:
+    """(m,) object: each evaluated user's group name, '' for a user without a group."""
+    names = np.asarray([*groups.names, ""], dtype=object)
+    return names[np.where(groups.labels >= 0, groups.labels, len(groups.names))]
 
 
 def describe(groups: Groups) -> str:

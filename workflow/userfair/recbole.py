@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from userfair._extras import require
 
@@ -51,9 +52,10 @@ import numpy as np  # noqa: E402  (after the check, which names the extra to ins
 import scipy.sparse as sp  # noqa: E402
 
 from userfair import effectiveness, fairness, recbole_patches, similarity, streaming  # noqa: E402
+from userfair import groups as user_groups  # noqa: E402
 from userfair._backend import binary_csr, blocks  # noqa: E402
 from userfair.inputs import Inputs  # noqa: E402
-from userfair.measures import FAIR, conventions  # noqa: E402
+from userfair.measures import FAIR, FAIR_GROUP, conventions  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +76,9 @@ METRICS = {
     "PUF_NDCG_Cos": "PUF-NDCG-Cos",
     "PUF_NDCG_Jacc": "PUF-NDCG-Jacc",
 }
+#: The group measures (``userfair.measures.FAIR_GROUP``) as RecBole metrics: registered
+#: with the 12, computed only with ``userfair_user_groups`` in the config.
+GROUP_METRICS = {key.replace("-", "_"): key for key in FAIR_GROUP}
 #: What the fairness metrics need beyond RecBole's ``rec.items`` (the collected top-k):
 #: the user ids and positive items of each evaluated user, and the training matrix.
 NEED_USERS = "userfair.users"
@@ -86,6 +91,7 @@ SETTINGS = {
     "userfair_block_size": 2048,
     "userfair_device": "auto",
     "userfair_route": "auto",
+    "userfair_user_groups": None,
 }
 #: The user similarities of the last evaluated population are kept (the valid users are
 #: the same at every epoch) when both matrices take at most this many bytes.
@@ -107,6 +113,7 @@ class TrainMatrix:
 
     matrix: sp.csr_matrix
     serial: int
+    user_tokens: np.ndarray | None = None  # external user id of each internal one
 
     def cpu(self):  # Collector.get_data_struct calls .cpu() on everything it holds
         return self
@@ -123,7 +130,8 @@ def train_matrix(dataset) -> TrainMatrix:
     matrix.data[:] = 1.0
     matrix.eliminate_zeros()
     matrix.sort_indices()
-    return TrainMatrix(matrix.tocsr(), next(_serial))
+    tokens = np.asarray(dataset.field2id_token[dataset.uid_field]).astype(str)
+    return TrainMatrix(matrix.tocsr(), next(_serial), tokens)
 
 
 # --- the metrics -------------------------------------------------------------------------
@@ -139,7 +147,7 @@ def _settings(config) -> dict:
 
 def _wanted(config) -> list[str]:
     """The measure keys of the fairness metrics in ``config["metrics"]``."""
-    lower = {name.lower(): key for name, key in METRICS.items()}
+    lower = {name.lower(): key for name, key in {**METRICS, **GROUP_METRICS}.items()}
     return [lower[m.lower()] for m in config["metrics"] if m.lower() in lower]
 
 
@@ -162,6 +170,14 @@ class FairnessMetric:
         self.topk = _topk(config)
         self.wanted = _wanted(config)
         self.settings = _settings(config)
+        if set(self.wanted) & set(FAIR_GROUP) and not self.settings["userfair_user_groups"]:
+            raise ValueError(
+                f"{'/'.join(GROUP_METRICS)} need the config key userfair_user_groups "
+                "(activity:P, feature:NAME of the dataset's .user file, or a user-groups file)"
+            )
+        self.settings["user_file"] = os.path.join(
+            str(config["data_path"]), f"{config['dataset']}.user"
+        )
 
     def calculate_metric(self, dataobject) -> dict:
         key = "userfair.results"
@@ -214,11 +230,26 @@ def collected_inputs(dataobject, k: int) -> Inputs:
 def compute(dataobject, topk: list[int], wanted: list[str], settings: dict) -> dict:
     """``{k: {measure: value}}`` of the ``wanted`` measures at every ``k`` of ``topk``."""
     results = {}
+    groups = None
     for k in topk:
         inputs = collected_inputs(dataobject, k)
         train = dataobject.get(NEED_TRAIN)
-        results[k] = measures(inputs, k, wanted, settings, cache_key=train.serial)
+        if groups is None and set(wanted) & set(FAIR_GROUP):
+            groups = recbole_groups(inputs, train, settings)
+        results[k] = measures(inputs, k, wanted, settings, cache_key=train.serial, groups=groups)
     return results
+
+
+def recbole_groups(inputs: Inputs, train: TrainMatrix, settings: dict):
+    """The :class:`userfair.groups.Groups` of ``userfair_user_groups`` over the evaluated
+    users, named by their external ids (a user-groups file and the ``.user`` file name
+    RecBole's tokens; activity ties go by those ids, as in ``userfair evaluate``)."""
+    named = replace(inputs, users=train.user_tokens[inputs.train_rows])
+    spec = settings["userfair_user_groups"]
+    features = None
+    if user_groups.parse_spec(spec)[0] == "feature":
+        features = user_groups.read_user_features(settings["user_file"])
+    return user_groups.groups_of(named, spec, features, settings.get("user_file", ""))
 
 
 def _similarities(inputs: Inputs, kinds: list[str], block_size: int, cache_key) -> dict:
@@ -265,11 +296,17 @@ def _similarities(inputs: Inputs, kinds: list[str], block_size: int, cache_key) 
 
 
 def measures(
-    inputs: Inputs, k: int, wanted: list[str], settings: dict | None = None, cache_key=None
+    inputs: Inputs,
+    k: int,
+    wanted: list[str],
+    settings: dict | None = None,
+    cache_key=None,
+    groups=None,
 ) -> dict:
     """The fairness measures ``wanted`` (keys of ``userfair.measures.FAIR``) of ``inputs``
     at ``k``, as :func:`userfair.evaluate.evaluate` computes them (gamma = 1), computing
-    only what they need. ``settings``: :data:`SETTINGS` (the defaults when None)."""
+    only what they need. ``settings``: :data:`SETTINGS` (the defaults when None).
+    ``groups``: the :class:`userfair.groups.Groups` the group measures read."""
     options = {**SETTINGS, **(settings or {})}
     epsilon = float(options["userfair_epsilon"])
     utility = options["userfair_envy_utility"]
@@ -284,9 +321,14 @@ def measures(
             inputs, k=k, epsilon=epsilon, gamma=1.0, envy_utility=utility,
             block_size=block_size, device=device,
         )  # fmt: skip
+        if set(wanted) & set(FAIR_GROUP):
+            per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
+            result.update(user_groups.measures(per_user, groups))
         return {name: float(result[name]) for name in wanted}
     scores: dict[str, float] = {}
     per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
+    if set(wanted) & set(FAIR_GROUP):
+        scores.update(user_groups.measures(per_user, groups))
     for name in ("P", "NDCG"):
         if f"SD-{name}" in wanted:
             scores[f"SD-{name}"] = fairness.sd(per_user[name])
@@ -327,7 +369,7 @@ def _metric_classes() -> dict[str, type]:
     from recbole.evaluator.base_metric import AbstractMetric
     from recbole.utils import EvaluatorType
 
-    for name, key in METRICS.items():
+    for name, key in {**METRICS, **GROUP_METRICS}.items():
         _classes[name] = type(
             name,
             (FairnessMetric, AbstractMetric),
@@ -494,10 +536,10 @@ def add_metrics(trainer, train_data, names=None, settings: dict | None = None) -
 
 def measure_values(result: dict, k: int) -> dict:
     """RecBole's ``{'puf_p_cos@10': ...}`` -> ``{'PUF-P-Cos': ...}`` for the fairness
-    metrics present in ``result``, in :data:`METRICS` order."""
+    metrics present in ``result``, in :data:`METRICS` order, then :data:`GROUP_METRICS`."""
     return {
         key: float(result[f"{name.lower()}@{k}"])
-        for name, key in METRICS.items()
+        for name, key in {**METRICS, **GROUP_METRICS}.items()
         if f"{name.lower()}@{k}" in result
     }
 
@@ -565,9 +607,11 @@ def _hyperopt_fixes() -> None:
 
 
 def register() -> list[str]:
-    """Add the 12 metrics to RecBole's registry (idempotent) and apply the runtime fixes;
-    return the metric names. Call it before ``recbole.quick_start`` is imported (that
-    import needs the fixes) and in every process that builds a RecBole Config."""
+    """Add the 12 metrics and the 2 group metrics (:data:`GROUP_METRICS`, computed when
+    the config sets ``userfair_user_groups``) to RecBole's registry (idempotent) and
+    apply the runtime fixes; return the metric names. Call it before
+    ``recbole.quick_start`` is imported (that import needs the fixes) and in every process
+    that builds a RecBole Config."""
     import recbole
 
     check_version(recbole.__version__)
