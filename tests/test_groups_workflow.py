@@ -105,3 +105,17 @@ def test_table_intervals_tests_and_tau(run):
     tau = pd.read_csv(outputs["agreement"])
     assert set(tau["measure_a"]) == set(FAIR_GROUP) and set(tau["measure_b"]) == set(INDIVIDUAL)
     assert len(tau) == 2 * len(FAIR_GROUP) * len(INDIVIDUAL)
+
+
+@pytest.mark.slow
+def test_figure_per_dataset(run):
+    from userfair.workflow.steps.figures import fig_groups
+
+    folder, files, outputs, _, _ = run
+    frames = {m: pd.read_parquet(files["resamples"][f"d/{m}"]) for m in MODELS}
+    points = {m: read_json(files["measures"][f"d/{m}"]) for m in MODELS}
+    intervals = folder / "intervals.csv"
+    inference.summary(frames, points, 0.9).assign(dataset="d").to_csv(intervals, index=False)
+    pdf, png = folder / "fig.pdf", folder / "fig.png"
+    fig_groups(outputs["table"], intervals, pdf, png, dataset="d", style={}, models=MODELS)
+    assert png.stat().st_size > 1000 and pdf.read_bytes().startswith(b"%PDF")

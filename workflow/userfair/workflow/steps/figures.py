@@ -107,16 +107,16 @@ def fig_groups(
             if model not in y.index or model not in x.index:
                 continue
             xv, yv = x.loc[model], y.loc[model]
-            ax.errorbar(
-                xv["value"], yv["value"],
-                xerr=[[xv["value"] - xv["low"]], [xv["high"] - xv["value"]]],
-                yerr=[[yv["value"] - yv["low"]], [yv["high"] - yv["value"]]],
-                fmt="o", capsize=2, label=model,
-            )  # fmt: skip
+            # the intervals as segments: a point estimate may lie outside its percentile
+            # interval (UserMAD is an absolute value, docs/method.md#groups)
+            (dot,) = ax.plot(xv["value"], yv["value"], "o", label=model)
+            ax.hlines(yv["value"], xv["low"], xv["high"], color=dot.get_color(), lw=1)
+            ax.vlines(xv["value"], yv["low"], yv["high"], color=dot.get_color(), lw=1)
             ax.annotate(model, (xv["value"], yv["value"]), fontsize=7, xytext=(3, 3),
                         textcoords="offset points")  # fmt: skip
-        ax.set_xlabel(f"{against} (individual, lower is fairer)")
-        ax.set_ylabel(f"{measure} by {spec}")
-    fig.suptitle(f"{dataset}: group against individual unfairness", fontsize=9)
+        ax.set_title(f"groups: {spec}", fontsize=8)
+        ax.set_xlabel(f"{against} (individual)")
+    axes[0][0].set_ylabel(f"{measure} (group)")
+    fig.suptitle(f"{dataset}: group against individual unfairness (lower is fairer)", fontsize=9)
     plots.save(fig, pdf, png, look)
     _written(pdf, png)
