@@ -6,27 +6,6 @@
 # group and individual orderings, and with the bootstrap on a figure per dataset.
 
 
-from userfair.workflow.steps.groups import specs_of
-
-
-def group_specs():
-    """The groupings of the run (userfair.workflow.steps.groups.specs_of)."""
-    return specs_of(config["measures"]["groups"], config["who"]["features"])
-
-
-def groups_raw(wildcards):
-    """The raw source of the dataset when a grouping reads a user feature."""
-    features = any(spec.startswith("feature:") for spec in group_specs())
-    return raw_input(wildcards) if features else []
-
-
-def uncertainty_runs(wildcards):
-    """The uncertainty stage's resamples of every run when the bootstrap is on."""
-    if not RESAMPLES:
-        return {}
-    return per_run(rules.uncertainty.output[0], prefix="resamples:")(wildcards)
-
-
 rule groups:
     input:
         train=rules.split.output.train,
