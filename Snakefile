@@ -46,6 +46,7 @@ rule all:
         measure_targets(),
         uncertainty_targets(),
         who_targets(),
+        group_targets(),
         experiment_targets(),
         figure_targets(),
         reproduction_targets(),

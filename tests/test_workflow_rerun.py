@@ -43,6 +43,7 @@ FIGURE_RULES = {
     "fig_intervals",
     "paper_gap",  # the paper's numbers beside the run's, with a figure (docs/reproduction.md)
     "fig_who",
+    "fig_groups",  # group against individual unfairness, per dataset
 }
 
 
@@ -101,6 +102,11 @@ def test_every_deliverable_is_built(workflow_run):
     for name in EXPERIMENTS:
         frame = pd.read_parquet(results / "ml-100k" / "experiments" / f"{name}.parquet")
         assert len(frame) and frame["dataset"].eq("ml-100k").all()
+    groups = pd.read_csv(results / "tables" / "groups.csv")
+    assert set(groups["by"]) == {"activity:0.05"}  # .test declares no user feature
+    assert set(groups["measure"]) >= {"UserMAD-P", "UserMAD-NDCG", "P[active]"}
+    assert groups["low"].notna().all()  # the tiny run bootstraps
+    assert (results / "figures" / "groups" / "ml-100k.png").read_bytes()[:4] == b"\x89PNG"
     agreement = pd.read_csv(results / "tables" / "agreement.csv")
     assert len(agreement) == len(NAMES) ** 2
     # the paper prints no ml-100k: paper_gap says so instead of failing
@@ -140,6 +146,11 @@ def test_bootstrap_outputs(workflow_run):
     )
     taus = pd.read_csv(results / "tables" / "agreement_ci.csv")
     assert len(taus) == len(NAMES) ** 2 and {"low", "high", "excludes_zero"} <= set(taus.columns)
+    groups = pd.read_csv(results / "tables" / "groups.csv")
+    assert set(groups["by"]) == {"activity:0.05"}  # .test declares no user feature
+    assert set(groups["measure"]) >= {"UserMAD-P", "UserMAD-NDCG", "P[active]"}
+    assert groups["low"].notna().all()  # the tiny run bootstraps
+    assert (results / "figures" / "groups" / "ml-100k.png").read_bytes()[:4] == b"\x89PNG"
     agreement = pd.read_csv(results / "tables" / "agreement.csv")
     pd.testing.assert_series_equal(taus["tau"], agreement["tau"])  # Fig. 1's full-data tau
 

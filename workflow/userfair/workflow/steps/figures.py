@@ -117,6 +117,8 @@ def fig_groups(
         ax.set_title(f"groups: {spec}", fontsize=8)
         ax.set_xlabel(f"{against} (individual)")
     axes[0][0].set_ylabel(f"{measure} (group)")
-    fig.suptitle(f"{dataset}: group against individual unfairness (lower is fairer)", fontsize=9)
+    fig.suptitle(
+        f"{dataset}: group against individual unfairness (lower is fairer)", fontsize=9, y=1.04
+    )
     plots.save(fig, pdf, png, look)
     _written(pdf, png)
