@@ -69,8 +69,18 @@ rule fig_groups:
         intervals=rules.table_uncertainty.output.intervals,
         code=DRAWING_CODE,
     output:
-        pdf="results/figures/groups/{dataset}.pdf",
-        png="results/figures/groups/{dataset}.png",
+        pdf=report(
+            "results/figures/groups/{dataset}.pdf",
+            caption="../report/fig_groups.rst",
+            category="Figures",
+            labels={"figure": "Group against individual unfairness", "format": "PDF"},
+        ),
+        png=report(
+            "results/figures/groups/{dataset}.png",
+            caption="../report/fig_groups.rst",
+            category="Figures",
+            labels={"figure": "Group against individual unfairness", "format": "PNG"},
+        ),
     log:
         "results/logs/fig_groups/{dataset}.log",
     conda:
