@@ -89,7 +89,6 @@ rule fig_groups:
         mem_mb=2000,
         runtime=10,
     params:
-        dataset=lambda wildcards: wildcards.dataset,
         style=config["plots"],
         models=MODELS,
     message:

@@ -10,5 +10,6 @@ with job_log(snakemake):
         snakemake.input.intervals,
         snakemake.output.pdf,
         snakemake.output.png,
+        dataset=snakemake.wildcards.dataset,
         **snakemake.params,
     )
