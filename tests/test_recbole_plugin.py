@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from userfair import recbole as plugin
-from userfair.measures import FAIR
+from userfair.measures import FAIR, FAIR_GROUP
 
 from conftest import REPO
 
@@ -153,8 +153,9 @@ def test_register_is_idempotent_and_adds_lower_is_better_metrics():
 
     first = plugin.register()
     classes = {name: registry.metrics_dict[name.lower()] for name in first}
-    assert plugin.register() == first == list(plugin.METRICS)
-    assert len(first) == 12 and [plugin.METRICS[n] for n in first] == list(FAIR)
+    assert plugin.register() == first == list(plugin.METRICS) + list(plugin.GROUP_METRICS)
+    names = {**plugin.METRICS, **plugin.GROUP_METRICS}
+    assert len(first) == 14 and [names[n] for n in first] == list(FAIR) + list(FAIR_GROUP)
     for name in first:
         lower = name.lower()
         assert registry.metrics_dict[lower] is classes[name]  # the same class, once
@@ -453,3 +454,50 @@ def test_plugin_on_the_workflows_model_reports_the_measures_of_the_measures_job(
     assert list(recbole_test) == ["HR", "MRR", "P", "R", "MAP", "NDCG"]
     assert recbole_test["NDCG"] == pytest.approx(measures["NDCG"], abs=1e-9)
     assert test["NDCG"] == pytest.approx(measures["NDCG"], abs=1e-9)
+
+
+# --- group measures (docs/recbole.md#group-measures) ----------------------------------------
+
+
+@pytest.mark.slow
+def test_group_metrics_equal_the_library(trained, tmp_path):
+    """UserMAD_P and UserMAD_NDCG of RecBole's test evaluation (activity groups and a
+    user-groups file of external ids) equal userfair.evaluate with the same groups; without
+    userfair_user_groups they are a clear error."""
+    from recbole.evaluator import Evaluator
+    from recbole.utils import get_trainer
+
+    from userfair.evaluate import evaluate
+    from userfair.groups import groups_of
+    from userfair.inputs import load_inputs
+
+    config, dataset, loaders = trained["config"], trained["dataset"], trained["loaders"]
+    train = frame(config, loaders["train"].dataset)
+    valid = frame(config, loaders["valid"].dataset)
+    test = frame(config, loaders["test"].dataset)
+    lists = ranked_lists(config, dataset, trained["trainer"], loaders["test"], 10)
+    users = sorted(test["user_id"].unique())
+    groups_file = tmp_path / "groups.csv"
+    labels = [f"g{i % 3}" for i in range(len(users))]
+    pd.DataFrame({"user_id": users, "group": labels}).to_csv(groups_file, index=False)
+    metrics, before = list(config["metrics"]), config["userfair_user_groups"]
+    try:
+        config["metrics"] = metrics + list(plugin.GROUP_METRICS)
+        with pytest.raises(ValueError, match="userfair_user_groups"):
+            Evaluator(config)
+        for spec in ("activity:0.2", str(groups_file)):
+            config["userfair_user_groups"] = spec  # the trainer builds its evaluator
+            model = trained["trainer"].model
+            trainer = get_trainer(config["MODEL_TYPE"], config["model"])(config, model)
+            plugin.add_metrics(
+                trainer, loaders["train"], list(plugin.GROUP_METRICS),
+                {"userfair_user_groups": spec},
+            )  # fmt: skip
+            ours = plugin.measure_values(trainer.evaluate(loaders["test"], False), 10)
+            inputs = load_inputs(train, test, lists, k=10, valid=valid)
+            library = evaluate(inputs, k=10, device="cpu", groups=groups_of(inputs, spec))
+            for key in FAIR_GROUP:
+                assert close(ours[key], library[key]), (spec, key, ours[key], library[key])
+                assert not math.isnan(ours[key])
+    finally:
+        config["metrics"], config["userfair_user_groups"] = metrics, before

@@ -44,6 +44,7 @@ FIGURE_RULES = {
     "fig_intervals",
     "paper_gap",  # the paper's numbers beside the run's, with a figure (docs/reproduction.md)
     "fig_who",
+    "fig_groups",  # group against individual unfairness, per dataset
 }
 
 
@@ -141,6 +142,11 @@ def test_bootstrap_outputs(workflow_run):
     )
     taus = pd.read_csv(results / "tables" / "agreement_ci.csv")
     assert len(taus) == len(NAMES) ** 2 and {"low", "high", "excludes_zero"} <= set(taus.columns)
+    groups = pd.read_csv(results / "tables" / "groups.csv")
+    assert set(groups["by"]) == {"activity:0.05"}  # .test declares no user feature
+    assert set(groups["measure"]) >= {"UserMAD-P", "UserMAD-NDCG", "P[active]"}
+    assert groups["low"].notna().all()  # the tiny run bootstraps
+    assert (results / "figures" / "groups" / "ml-100k.png").read_bytes()[:4] == b"\x89PNG"
     agreement = pd.read_csv(results / "tables" / "agreement.csv")
     pd.testing.assert_series_equal(taus["tau"], agreement["tau"])  # Fig. 1's full-data tau
 
@@ -151,8 +157,10 @@ def test_resamples_zero_turns_the_bootstrap_off(workflow_run, tmp_path):
     off = _write_yaml(tmp_path / "off.yaml", {"uncertainty": {"resamples": 0}})
     jobs = _scheduled_jobs(_run(repo, "-n", "--configfile", off).stdout)
     # no bootstrap job, no other output touched: only Fig. 1 is redrawn, without intervals,
-    # and the paper's numbers beside the run's (whose note names the resamples)
-    assert set(jobs) - {"all", "run_config"} == {"fig_agreement", "paper_gap"}, jobs
+    # the paper's numbers beside the run's (whose note names the resamples), and the group
+    # measures (their files hold the resamples; fig_groups is then not a target)
+    expected = {"fig_agreement", "paper_gap", "groups", "table_groups"}
+    assert set(jobs) - {"all", "run_config"} == expected, jobs
 
 
 @pytest.mark.slow
@@ -218,7 +226,8 @@ def test_drawing_code_change_reruns_only_figures(workflow_run, module):
     drawing_code.write_text(drawing_code.read_text() + "\n# edited by the rerun test\n")
     jobs = _scheduled_jobs(_run(repo, "-n").stdout)
     assert set(jobs) - {"all", "run_config"} == FIGURE_RULES, jobs
-    _run(repo, *sorted(FIGURE_RULES), "--cores", "2")
+    per_dataset = [f"results/figures/groups/ml-100k.{ext}" for ext in ("pdf", "png")]
+    _run(repo, *sorted(FIGURE_RULES - {"fig_groups"}), *per_dataset, "--cores", "2")
     assert "Nothing to be done" in _run(repo, "-n").stdout
 
 

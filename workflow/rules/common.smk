@@ -26,6 +26,7 @@ from userfair.workflow import catalogue, costs, energy, grids, models, replicati
 from userfair.workflow import plan as plan_report
 from userfair.workflow import reproduction, steps
 from userfair.workflow.steps.targets import other_config
+from userfair.workflow.steps.groups import specs_of
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -714,6 +715,27 @@ def who_settings(*keys):
         settings["seed"] = config["seed"]
         settings["level"] = config["uncertainty"]["level"]
     return settings
+
+
+# --- group stage (groups.smk) ----------------------------------------------------------
+
+
+def group_specs():
+    """The groupings of the run (userfair.workflow.steps.groups.specs_of)."""
+    return specs_of(config["measures"]["groups"], config["who"]["features"])
+
+
+def groups_raw(wildcards):
+    """The raw source of the dataset when a grouping reads a user feature."""
+    features = any(spec.startswith("feature:") for spec in group_specs())
+    return raw_input(wildcards) if features else []
+
+
+def uncertainty_runs(wildcards):
+    """The uncertainty stage's resamples of every run when the bootstrap is on."""
+    if not RESAMPLES:
+        return {}
+    return per_run(rules.uncertainty.output[0], prefix="resamples:")(wildcards)
 
 
 # --- experiments stage (experiments.smk) ------------------------------------------------

@@ -74,6 +74,16 @@ def who_targets():
     ]
 
 
+def group_targets():
+    """Every groups file and the groups tables; with resamples > 0 the figure per dataset."""
+    figures = expand(rules.fig_groups.output, dataset=DATASETS) if RESAMPLES else []
+    return [
+        *expand(rules.groups.output, dataset=DATASETS, model=MODELS),
+        *rules.table_groups.output,
+        *figures,
+    ]
+
+
 def experiment_targets():
     """The tables behind Figs. 2-4 (every dataset) and the gamma figures (datasets with
     genres)."""
@@ -115,6 +125,7 @@ def all_targets():
         *uncertainty_targets(),
         *replicate_targets(),
         *who_targets(),
+        *group_targets(),
         *experiment_targets(),
         *figure_targets(),
         *reproduction_targets(),

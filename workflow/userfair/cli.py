@@ -4,12 +4,13 @@ userfair evaluate --train TRAIN --test TEST --topk TOPK [--format auto] [--valid
                   [--epsilon 0.05] [--envy-utility {precision,ideal}]
                   [--item-features FILE] [--gamma 1.0] [--block-size 2048]
                   [--device {auto,cpu,cuda,torch-cpu}] [--route {auto,dense,stream}]
+                  [--user-groups FILE|activity:P|feature:NAME] [--user-features FILE]
                   [--resamples 0] [--level 0.95] [--seed 2024] [--json] [-v]
                   [--grade FIELD] [--user-vectors FILE] [--similarity {rcos,vec,genre}]
 userfair compare  --train TRAIN --test TEST --topk A --topk B [evaluate's options]
                   [--resamples 1000]
 userfair users    --train TRAIN --test TEST --topk TOPK [evaluate's options] [--out FILE]
-                  [--user-features FILE] [--worst N] [--worst-measure PUF-P-Cos]
+                  [--worst N] [--worst-measure PUF-P-Cos]
 """
 
 from __future__ import annotations
@@ -94,6 +95,18 @@ def _parser() -> argparse.ArgumentParser:
         "--similarity", action="append", default=[], choices=["rcos", "vec", "genre"],
         help="add PUF with this similarity (repeatable; genre needs --item-features)",
     )  # fmt: skip
+    run.add_argument(
+        "--user-groups", default=None, metavar="FILE|activity:P|feature:NAME",
+        help="adds the group measures UserMAD-P, UserMAD-NDCG and each group's size and mean "
+        "P, NDCG: groups from a file (user_id, group; .csv, .tsv, .parquet), the most active "
+        "share P of the evaluated users by train items against the rest (activity: 0.05), or "
+        "a column of --user-features (docs/method.md#groups)",
+    )  # fmt: skip
+    run.add_argument(
+        "--user-features", default=None,
+        help="RecBole .user file (user_id and feature columns): feature:NAME reads it; "
+        "`userfair users` joins it to the frame",
+    )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     run.add_argument(
@@ -127,10 +140,6 @@ def _users_parser(commands, evaluate_parser) -> None:
         help="write the frame to this .parquet or .csv file (atomic); default: CSV on stdout",
     )  # fmt: skip
     users.add_argument(
-        "--user-features", default=None,
-        help="RecBole .user file (user_id and feature columns) joined to the frame",
-    )  # fmt: skip
-    users.add_argument(
         "--worst", type=option("worst"), default=0,
         help="print the N most disadvantaged users and their better-served neighbours",
     )  # fmt: skip
@@ -150,7 +159,7 @@ def _users_parser(commands, evaluate_parser) -> None:
 
 def _users(args) -> int:
     """``userfair users``: the per-user decomposition, written or printed as CSV."""
-    from userfair import decompose
+    from userfair import decompose, groups
     from userfair import route as route_
     from userfair.inputs import load_inputs
     from userfair.io import InputError
@@ -161,7 +170,7 @@ def _users(args) -> int:
             decompose.check_suffix(args.out)
         features = None
         if args.user_features is not None:
-            features = decompose.read_user_features(args.user_features)
+            features = groups.read_user_features(args.user_features)
         inputs = load_inputs(
             args.train, args.test, args.topk, k=args.k, item_features=args.item_features,
             valid=args.valid, topk_format=args.format, grade=args.grade,
@@ -189,6 +198,11 @@ def _users(args) -> int:
             frame = frame.assign(**columns)
         if features is not None:
             frame = decompose.join_features(frame, features, label=str(args.user_features))
+        found = _groups(args, inputs, features)
+        if found is not None:
+            if "group" in frame.columns:
+                raise ValueError("--user-features has a column 'group'; rename it")
+            frame.insert(1, "group", groups.user_labels(found))
         if args.out is not None:
             decompose.write_users(frame, args.out)
     except (InputError, ValueError) as error:
@@ -234,19 +248,68 @@ def _compare_parser(commands, evaluate_parser) -> None:
             paired._add_action(action)
 
 
+def _groups(args, inputs, features=None):
+    """The :class:`userfair.groups.Groups` of ``--user-groups`` (None without it); the
+    dropped groups and users without a group are logged."""
+    if not args.user_groups:
+        return None
+    from userfair import groups
+
+    if features is None and args.user_features is not None:
+        features = groups.read_user_features(args.user_features)
+    found = groups.groups_of(inputs, args.user_groups, features, str(args.user_features))
+    if len(found.names) < 2:
+        logging.getLogger("userfair").warning("fewer than 2 groups: UserMAD is NaN")
+    if found.dropped or found.unassigned:
+        logging.getLogger("userfair").warning(groups.describe(found))
+    return found
+
+
+def _measure_keys(result: dict) -> list[str]:
+    """The measures of ``result``: the 18 defaults, then the opt-in measures (graded, PUF
+    variants) and the group measures when given."""
+    from userfair.measures import FAIR_GROUP, NAMES, OPT_IN
+
+    return list(NAMES) + [key for key in OPT_IN + FAIR_GROUP if key in result]
+
+
+def _group_lines(result: dict) -> list[str]:
+    """The groups record as lines: how, sizes and mean P, NDCG (with intervals if any)."""
+    record = result.get("groups")
+    if not record:
+        return []
+    from userfair.groups import mean_column
+
+    intervals = result.get("intervals", {})
+    first = record["rows"][0] if record["rows"] else {}
+    scores = [key for key in first if key not in ("group", "users")]
+    lines = [f"groups by {record['by']}"]
+    lines.append(f"{'group':<16} {'users':>7} " + " ".join(f"{s:>30}" for s in scores))
+    for row in record["rows"]:
+        cells = []
+        for score in scores:
+            low, high = intervals.get(mean_column(score, row["group"]), (None, None))
+            bounds = "" if low is None else f" [{_number(low)}, {_number(high)}]"
+            cells.append(f"{_number(row[score]) + bounds:>30}")
+        lines.append(f"{row['group']:<16} {row['users']:>7} " + " ".join(cells))
+    if record["dropped"]:
+        lines.append("dropped (no evaluated user): " + ", ".join(record["dropped"]))
+    if record["unassigned"]:
+        lines.append(f"evaluated users without a group: {record['unassigned']}")
+    return lines
+
+
 def format_table(result: dict) -> str:
     """A readable two-column table of the measures and their seconds."""
-    from userfair.measures import NAMES, OPT_IN
-
     lines = [f"{'measure':<16} {'value':>10} {'seconds':>9}"]
-    for key in NAMES + tuple(key for key in OPT_IN if key in result):
+    for key in _measure_keys(result):
         value = result[key]
         text = "nan" if math.isnan(value) else f"{value:.6f}"
         lines.append(f"{key:<16} {text:>10} {result['seconds'].get(key, 0.0):>9.3f}")
     for name in [key for key in result["seconds"] if key.startswith("similarity-")]:
         lines.append(f"{name:<16} {'':>10} {result['seconds'][name]:>9.3f}")
     lines.append("conventions: " + ", ".join(f"{k}={v}" for k, v in result["conventions"].items()))
-    return "\n".join(lines)
+    return "\n".join(lines + _group_lines(result))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,
             block_size=args.block_size, device=args.device, envy_utility=args.envy_utility,
             route=args.route, extra_similarities=extra, user_vectors=vectors,
+            groups=_groups(args, inputs),
         )  # fmt: skip
     except (InputError, ValueError) as error:
         print(f"userfair: error: {error}", file=sys.stderr)
@@ -331,7 +395,7 @@ def _bootstrapped(args, topk_paths: list[str]):
 
     options = _measure_options(args)
     runs = []
-    sims = weights = None
+    sims = weights = found = None
     for path in topk_paths:
         inputs = load_inputs(
             args.train, args.test, path, k=args.k, item_features=args.item_features,
@@ -341,10 +405,12 @@ def _bootstrapped(args, topk_paths: list[str]):
         if sims is None:
             sims = uncertainty.dataset_similarities(inputs, args.gamma, args.block_size)
             weights = uncertainty.resample_weights(len(inputs.users), args.resamples, args.seed)
+            found = _groups(args, inputs)
         point = evaluate(
-            inputs, similarities=sims, extra_similarities=extra, user_vectors=vectors, **options
-        )
-        frame = uncertainty.bootstrap(inputs, weights, similarities=sims, **options)
+            inputs, similarities=sims, extra_similarities=extra, user_vectors=vectors,
+            groups=found, **options,
+        )  # fmt: skip
+        frame = uncertainty.bootstrap(inputs, weights, similarities=sims, groups=found, **options)
         if inputs.grades is not None or extra:  # the opt-in measures' resamples beside
             more = bootstrap_variants(inputs, weights, args.k, extra, vectors, args.block_size)
             for column in more.columns:
@@ -353,11 +419,17 @@ def _bootstrapped(args, topk_paths: list[str]):
     return runs
 
 
+def _values(point: dict) -> dict:
+    """``point``'s measures with the group means keyed as the bootstrap frame's columns."""
+    from userfair.groups import record_means
+
+    return {**point, **(record_means(point["groups"]) if "groups" in point else {})}
+
+
 def _evaluate_with_intervals(args) -> int:
     """``evaluate --resamples N``: the point estimates plus percentile intervals."""
     from userfair import inference
     from userfair.io import InputError
-    from userfair.measures import NAMES, OPT_IN
 
     try:
         _check_bootstrap(args, least=1)
@@ -366,8 +438,7 @@ def _evaluate_with_intervals(args) -> int:
         print(f"userfair: error: {error}", file=sys.stderr)
         return 2
     found = inference.intervals(frame, args.level)
-    keys = NAMES + tuple(key for key in OPT_IN if key in result)
-    result["intervals"] = {key: [found[key][0], found[key][1]] for key in keys}
+    result["intervals"] = {key: [found[key][0], found[key][1]] for key in frame.columns}
     result["resamples"] = args.resamples
     result["level"] = args.level
     result["seed"] = args.seed
@@ -375,7 +446,7 @@ def _evaluate_with_intervals(args) -> int:
         print(json.dumps(result, indent=2, allow_nan=True))
         return 0
     lines = [f"{'measure':<16} {'value':>10} {'low':>10} {'high':>10} {'seconds':>9}"]
-    for key in keys:
+    for key in _measure_keys(result):
         low, high = result["intervals"][key]
         cells = " ".join(f"{_number(x):>10}" for x in (result[key], low, high))
         lines.append(f"{key:<16} {cells} {result['seconds'].get(key, 0.0):>9.3f}")
@@ -383,7 +454,7 @@ def _evaluate_with_intervals(args) -> int:
         lines.append(f"{name:<16} {'':>32} {result['seconds'][name]:>9.3f}")
     lines.append(_bootstrap_line(args))
     lines.append(_conventions_line(result))
-    print("\n".join(lines))
+    print("\n".join(lines + _group_lines(result)))
     return 0
 
 
@@ -391,7 +462,6 @@ def _compare(args) -> int:
     """``userfair compare``: paired bootstrap differences B - A of every measure."""
     from userfair import inference
     from userfair.io import InputError
-    from userfair.measures import NAMES
 
     try:
         if len(args.topk) != 2:
@@ -401,25 +471,27 @@ def _compare(args) -> int:
     except (InputError, ValueError) as error:
         print(f"userfair: error: {error}", file=sys.stderr)
         return 2
+    point_a, point_b = _values(point_a), _values(point_b)
     table = inference.compare(frame_a, frame_b, point_a, point_b, args.level)
+    keys = list(frame_a.columns)  # the 18, then the group measures and means if grouped
     if args.json:
         fields = ("difference", "low", "high", "p")
         record = {
             "measures": {
-                key: {field: float(table.loc[key, field]) for field in fields} for key in NAMES
+                key: {field: float(table.loc[key, field]) for field in fields} for key in keys
             },
             "resamples": args.resamples,
             "level": args.level,
             "seed": args.seed,
-            "a": {"topk": str(args.topk[0]), "values": {key: point_a[key] for key in NAMES}},
-            "b": {"topk": str(args.topk[1]), "values": {key: point_b[key] for key in NAMES}},
+            "a": {"topk": str(args.topk[0]), "values": {key: point_a[key] for key in keys}},
+            "b": {"topk": str(args.topk[1]), "values": {key: point_b[key] for key in keys}},
             "conventions": point_a["conventions"],
         }
         print(json.dumps(record, indent=2, allow_nan=True))
         return 0
     header = ("A", "B", "B-A", "low", "high", "p")
     lines = [f"{'measure':<16} " + " ".join(f"{h:>10}" for h in header)]
-    for key in NAMES:
+    for key in keys:
         row = table.loc[key]
         values = (point_a[key], point_b[key], row["difference"], row["low"], row["high"])
         cells = " ".join(f"{_number(x):>10}" for x in values)

@@ -35,7 +35,7 @@ from userfair import _kernels, effectiveness, fairness, pair_records, similarity
 from userfair import route as route_
 from userfair._backend import binary_csr, blocks
 from userfair.inputs import Inputs
-from userfair.io import InputError, atomic_path, read_atomic_header
+from userfair.io import InputError, atomic_path
 from userfair.measures import FAIR_PUF
 
 log = logging.getLogger(__name__)
@@ -557,30 +557,6 @@ def join_features(frame: pd.DataFrame, features: pd.DataFrame, label: str = "fea
     if clash:
         raise InputError(f"{label}: column {clash[0]!r} is already a column of the user frame")
     return frame.merge(features, on="user_id", how="left", validate="one_to_one")
-
-
-def read_user_features(path: str | os.PathLike) -> pd.DataFrame:
-    """A RecBole atomic .user file (``user_id:token`` and feature columns; ``:token`` and
-    ``:token_seq`` columns read as text, numbers as float); columns lose their type."""
-
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: file not found")
-    fields = read_atomic_header(path)
-    if "user_id" not in fields:
-        raise InputError(
-            f"{path}: missing column 'user_id' in header {list(fields.values())!r} "
-            "(expected a RecBole atomic file: 'user_id:token<TAB>age:float...')"
-        )
-    dtypes = {
-        header: ("float64" if header.split(":", 1)[-1] in ("float", "float_seq") else str)
-        for header in fields.values()
-    }
-    try:
-        frame = pd.read_csv(path, sep="\t", dtype=dtypes, keep_default_na=False)
-    except ValueError as error:
-        raise InputError(f"{path}: {error}") from error
-    frame.columns = list(fields)
-    return frame
 
 
 def check_suffix(path: str | os.PathLike) -> str:

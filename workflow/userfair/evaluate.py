@@ -6,10 +6,11 @@ import logging
 import time
 
 from userfair import effectiveness, fairness, similarity, streaming, variants
+from userfair import groups as user_groups
 from userfair import route as route_
 from userfair._backend import resolve
 from userfair.inputs import Inputs
-from userfair.measures import EFF, NAMES, OPT_IN, conventions
+from userfair.measures import EFF, FAIR_GROUP, NAMES, OPT_IN, conventions
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ def evaluate(
     route: str = "auto",
     extra_similarities=(),
     user_vectors=None,
+    groups: user_groups.Groups | None = None,
 ) -> dict:
     """The 18 measures (``userfair.measures.NAMES``; floats, NaN allowed), ``seconds`` and
     ``conventions``.
@@ -77,6 +79,11 @@ def evaluate(
     {P, NDCG, gNDCG} x {Cos, Jacc, RCos}; ``extra_similarities`` (registry names of
     ``userfair.similarities``: ``rcos``, ``vec``, ``genre``) add PUF-{P,NDCG[,gNDCG]}-SIM;
     ``user_vectors``: the (m, d) vectors ``vec`` reads.
+
+    ``groups``: a :class:`userfair.groups.Groups` of ``inputs.users`` adds the group
+    measures ``UserMAD-P`` and ``UserMAD-NDCG`` (``userfair.measures.FAIR_GROUP``) and the
+    record ``groups`` (``userfair.groups.record``: each group's size and mean P, NDCG), on
+    either route (a grouped mean of the per-user P and NDCG).
     """
     route = route if similarities else route_.choose_route(len(inputs.users), gamma, route)
     device = "cpu" if resolve(device) is None else device  # import torch once, untimed
@@ -87,7 +94,8 @@ def evaluate(
             inputs, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,
             block_size=block_size, device=device,
         )  # fmt: skip
-        return _with_variants(result, inputs, k, "stream", block_size, **extra)
+        result = _with_variants(result, inputs, k, "stream", block_size, **extra)
+        return add_groups(result, inputs, k, groups)
     if route not in route_.ROUTES:
         raise ValueError(f"route must be one of {route_.ROUTES}, got {route!r}")
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
@@ -150,7 +158,8 @@ def evaluate(
         "seconds": clock.seconds,
         "conventions": conventions(envy_utility, epsilon, gamma),
     }
-    return _with_variants(result, inputs, k, "dense", block_size, **extra)
+    result = _with_variants(result, inputs, k, "dense", block_size, **extra)
+    return add_groups(result, inputs, k, groups, per_user)
 
 
 def _with_variants(result, inputs, k, route, block_size, names, vectors) -> dict:
@@ -164,6 +173,24 @@ def _with_variants(result, inputs, k, route, block_size, names, vectors) -> dict
         "seconds": {**result["seconds"], **seconds},
         "conventions": result["conventions"],
     }
+
+
+def add_groups(result: dict, inputs: Inputs, k: int, groups, per_user=None) -> dict:
+    """``result`` with the group measures and the ``groups`` record of ``groups`` (none
+    when None); ``per_user``: the effectiveness of ``inputs`` at k, computed when not
+    given."""
+    if groups is None:
+        return result
+    if len(groups.labels) != len(inputs.users):
+        raise ValueError(f"groups has {len(groups.labels)} users, inputs {len(inputs.users)}")
+    start = time.perf_counter()
+    if per_user is None:
+        per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
+    result.update(user_groups.measures(per_user, groups))
+    result["groups"] = user_groups.record(per_user, groups)
+    elapsed = time.perf_counter() - start
+    result["seconds"].update({name: elapsed for name in FAIR_GROUP})
+    return result
 
 
 def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, inplace, block_size, device) -> float:
@@ -181,8 +208,11 @@ def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, inplace, block_size, dev
 
 def as_json(result: dict) -> dict:
     """``result`` with NaN kept as float NaN (written as NaN by userfair.io.write_json)."""
-    return {
-        **{key: float(result[key]) for key in NAMES + OPT_IN if key in result},
+    out = {
+        **{key: float(result[key]) for key in NAMES + OPT_IN + FAIR_GROUP if key in result},
         "seconds": {name: float(value) for name, value in result["seconds"].items()},
         "conventions": dict(result["conventions"]),
     }
+    if "groups" in result:
+        out["groups"] = result["groups"]
+    return out

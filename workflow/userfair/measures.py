@@ -23,6 +23,19 @@ FAIR_GRADED = ("SD-gNDCG", "Gini-gNDCG")
 #: (``userfair.similarities.REGISTRY``), in table order.
 PUF_SCORES = ("P", "NDCG", "gNDCG")
 PUF_SIMILARITIES = ("Cos", "Jacc", "RCos", "Vec", "Genre")
+#: The per-user scores the group measures read (docs/method.md#groups); a new score S
+#: (e.g. graded NDCG) adds ``UserMAD-S`` here and nowhere else.
+GROUP_SCORES = ("P", "NDCG")
+
+
+def group_measure(score: str) -> str:
+    """The name of the group measure of a per-user score: ``UserMAD-<score>``."""
+    return f"UserMAD-{score}"
+
+
+#: The group fairness measures, opt-in (``userfair evaluate --user-groups``): not in
+#: ``NAMES``, so the measures files stay as they are; lower is fairer.
+FAIR_GROUP = tuple(group_measure(score) for score in GROUP_SCORES)
 #: The groups of Table 2, in order.
 GROUPS = {"Eff": EFF, "Fair (existing)": FAIR_EXISTING, "Fair (PUF)": FAIR_PUF}
 #: The once-per-dataset similarity times a measures file records beside the measures.
@@ -63,6 +76,11 @@ OPT_IN = (
 )
 
 
+#: Every registered measure name: the 18 defaults, the opt-in graded measures and PUF
+#: variants, the opt-in group measures.
+KNOWN = NAMES + OPT_IN + FAIR_GROUP
+
+
 #: The opt-in groups, in table order (each after the default group it extends).
 OPT_IN_GROUPS = {
     "Eff (graded)": EFF_GRADED,
@@ -87,6 +105,6 @@ def optional_names(graded: bool, labels=()) -> tuple[str, ...]:
 
 def higher_is_better(name: str) -> bool:
     """Effectiveness: higher is better; every fairness measure: lower is fairer."""
-    if name not in NAMES and name not in OPT_IN:
-        raise ValueError(f"unknown measure {name!r}; expected one of {list(NAMES + OPT_IN)}")
+    if name not in KNOWN:
+        raise ValueError(f"unknown measure {name!r}; expected one of {list(KNOWN)}")
     return name in EFF or name in EFF_GRADED

@@ -35,6 +35,8 @@ fit in memory). UF uses gamma = 1 (the raw Jaccard).
 from __future__ import annotations
 
 import logging
+import os
+from dataclasses import replace
 
 from userfair._extras import require
 
@@ -46,9 +48,11 @@ import numpy as np  # noqa: E402  (after the check, which names the extra to ins
 import scipy.sparse as sp  # noqa: E402
 
 from userfair import effectiveness, fairness, recbole_patches, similarity, streaming  # noqa: E402
+from userfair import groups as user_groups  # noqa: E402
 from userfair import route as route_  # noqa: E402
 from userfair._backend import binary_csr, blocks  # noqa: E402
 from userfair.inputs import Inputs  # noqa: E402
+from userfair.measures import FAIR_GROUP  # noqa: E402
 from userfair.recbole_collector import (  # noqa: E402
     NEED_POSITIVE,
     NEED_TRAIN,
@@ -76,6 +80,9 @@ METRICS = {
     "PUF_NDCG_Cos": "PUF-NDCG-Cos",
     "PUF_NDCG_Jacc": "PUF-NDCG-Jacc",
 }
+#: The group measures (``userfair.measures.FAIR_GROUP``) as RecBole metrics: registered
+#: with the 12, computed only with ``userfair_user_groups`` in the config.
+GROUP_METRICS = {key.replace("-", "_"): key for key in FAIR_GROUP}
 #: Settings read from the RecBole config, with the defaults of ``userfair evaluate``.
 SETTINGS = {
     "userfair_epsilon": 0.05,
@@ -83,6 +90,7 @@ SETTINGS = {
     "userfair_block_size": 2048,
     "userfair_device": "auto",
     "userfair_route": "auto",
+    "userfair_user_groups": None,
 }
 #: The user similarities of the last evaluated population are kept (the valid users are
 #: the same at every epoch) when both matrices take at most this many bytes.
@@ -109,7 +117,7 @@ def _settings(config) -> dict:
 
 def _wanted(config) -> list[str]:
     """The measure keys of the fairness metrics in ``config["metrics"]``."""
-    lower = {name.lower(): key for name, key in METRICS.items()}
+    lower = {name.lower(): key for name, key in {**METRICS, **GROUP_METRICS}.items()}
     return [lower[m.lower()] for m in config["metrics"] if m.lower() in lower]
 
 
@@ -132,6 +140,14 @@ class FairnessMetric:
         self.topk = _topk(config)
         self.wanted = _wanted(config)
         self.settings = _settings(config)
+        if set(self.wanted) & set(FAIR_GROUP) and not self.settings["userfair_user_groups"]:
+            raise ValueError(
+                f"{'/'.join(GROUP_METRICS)} need the config key userfair_user_groups "
+                "(activity:P, feature:NAME of the dataset's .user file, or a user-groups file)"
+            )
+        self.settings["user_file"] = os.path.join(
+            str(config["data_path"]), f"{config['dataset']}.user"
+        )
 
     def calculate_metric(self, dataobject) -> dict:
         key = "userfair.results"
@@ -184,11 +200,26 @@ def collected_inputs(dataobject, k: int) -> Inputs:
 def compute(dataobject, topk: list[int], wanted: list[str], settings: dict) -> dict:
     """``{k: {measure: value}}`` of the ``wanted`` measures at every ``k`` of ``topk``."""
     results = {}
+    groups = None
     for k in topk:
         inputs = collected_inputs(dataobject, k)
         train = dataobject.get(NEED_TRAIN)
-        results[k] = measures(inputs, k, wanted, settings, cache_key=train.serial)
+        if groups is None and set(wanted) & set(FAIR_GROUP):
+            groups = recbole_groups(inputs, train, settings)
+        results[k] = measures(inputs, k, wanted, settings, cache_key=train.serial, groups=groups)
     return results
+
+
+def recbole_groups(inputs: Inputs, train: TrainMatrix, settings: dict):
+    """The :class:`userfair.groups.Groups` of ``userfair_user_groups`` over the evaluated
+    users, named by their external ids (a user-groups file and the ``.user`` file name
+    RecBole's tokens; activity ties go by those ids, as in ``userfair evaluate``)."""
+    named = replace(inputs, users=train.user_tokens[inputs.train_rows])
+    spec = settings["userfair_user_groups"]
+    features = None
+    if user_groups.parse_spec(spec)[0] == "feature":
+        features = user_groups.read_user_features(settings["user_file"])
+    return user_groups.groups_of(named, spec, features, settings.get("user_file", ""))
 
 
 def _similarities(inputs: Inputs, kinds: list[str], block_size: int, cache_key) -> dict:
@@ -235,11 +266,17 @@ def _similarities(inputs: Inputs, kinds: list[str], block_size: int, cache_key) 
 
 
 def measures(
-    inputs: Inputs, k: int, wanted: list[str], settings: dict | None = None, cache_key=None
+    inputs: Inputs,
+    k: int,
+    wanted: list[str],
+    settings: dict | None = None,
+    cache_key=None,
+    groups=None,
 ) -> dict:
     """The fairness measures ``wanted`` (keys of ``userfair.measures.FAIR``) of ``inputs``
     at ``k``, as :func:`userfair.evaluate.evaluate` computes them (gamma = 1), computing
-    only what they need. ``settings``: :data:`SETTINGS` (the defaults when None)."""
+    only what they need. ``settings``: :data:`SETTINGS` (the defaults when None).
+    ``groups``: the :class:`userfair.groups.Groups` the group measures read."""
     options = {**SETTINGS, **(settings or {})}
     epsilon = float(options["userfair_epsilon"])
     utility = options["userfair_envy_utility"]
@@ -254,9 +291,14 @@ def measures(
             inputs, k=k, epsilon=epsilon, gamma=1.0, envy_utility=utility,
             block_size=block_size, device=device,
         )  # fmt: skip
+        if set(wanted) & set(FAIR_GROUP):
+            per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
+            result.update(user_groups.measures(per_user, groups))
         return {name: float(result[name]) for name in wanted}
     scores: dict[str, float] = {}
     per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
+    if set(wanted) & set(FAIR_GROUP):
+        scores.update(user_groups.measures(per_user, groups))
     for name in ("P", "NDCG"):
         if f"SD-{name}" in wanted:
             scores[f"SD-{name}"] = fairness.sd(per_user[name])
@@ -297,7 +339,7 @@ def _metric_classes() -> dict[str, type]:
     from recbole.evaluator.base_metric import AbstractMetric
     from recbole.utils import EvaluatorType
 
-    for name, key in METRICS.items():
+    for name, key in {**METRICS, **GROUP_METRICS}.items():
         _classes[name] = type(
             name,
             (FairnessMetric, AbstractMetric),
@@ -338,10 +380,10 @@ def add_metrics(trainer, train_data, names=None, settings: dict | None = None) -
 
 def measure_values(result: dict, k: int) -> dict:
     """RecBole's ``{'puf_p_cos@10': ...}`` -> ``{'PUF-P-Cos': ...}`` for the fairness
-    metrics present in ``result``, in :data:`METRICS` order."""
+    metrics present in ``result``, in :data:`METRICS` order, then :data:`GROUP_METRICS`."""
     return {
         key: float(result[f"{name.lower()}@{k}"])
-        for name, key in METRICS.items()
+        for name, key in {**METRICS, **GROUP_METRICS}.items()
         if f"{name.lower()}@{k}" in result
     }
 
@@ -360,9 +402,11 @@ def check_version(version: str) -> None:
 
 
 def register() -> list[str]:
-    """Add the 12 metrics to RecBole's registry (idempotent) and apply the runtime fixes;
-    return the metric names. Call it before ``recbole.quick_start`` is imported (that
-    import needs the fixes) and in every process that builds a RecBole Config."""
+    """Add the 12 metrics and the 2 group metrics (:data:`GROUP_METRICS`, computed when
+    the config sets ``userfair_user_groups``) to RecBole's registry (idempotent) and
+    apply the runtime fixes; return the metric names. Call it before
+    ``recbole.quick_start`` is imported (that import needs the fixes) and in every process
+    that builds a RecBole Config."""
     import recbole
 
     check_version(recbole.__version__)

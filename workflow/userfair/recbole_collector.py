@@ -36,6 +36,7 @@ class TrainMatrix:
 
     matrix: sp.csr_matrix
     serial: int
+    user_tokens: np.ndarray | None = None  # external user id of each internal one
 
     def cpu(self):  # Collector.get_data_struct calls .cpu() on everything it holds
         return self
@@ -52,7 +53,8 @@ def train_matrix(dataset) -> TrainMatrix:
     matrix.data[:] = 1.0
     matrix.eliminate_zeros()
     matrix.sort_indices()
-    return TrainMatrix(matrix.tocsr(), next(_serial))
+    tokens = np.asarray(dataset.field2id_token[dataset.uid_field]).astype(str)
+    return TrainMatrix(matrix.tocsr(), next(_serial), tokens)
 
 
 def _data_collect(original):

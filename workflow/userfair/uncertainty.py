@@ -28,6 +28,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from userfair import _backend, _bootstrap_kernels, _kernels, effectiveness, fairness, similarity
+from userfair import groups as user_groups
 from userfair.effectiveness import hits, validate_lists
 from userfair.inputs import Inputs
 from userfair.measures import EFF, NAMES, conventions
@@ -95,6 +96,7 @@ def bootstrap(
     envy_utility: str = "precision",
     block_size: int = BLOCK_SIZE,
     device: str = "auto",
+    groups: user_groups.Groups | None = None,
 ) -> pd.DataFrame:
     """The 18 measures (``userfair.measures.NAMES``) of every resample: one row per row of
     ``weights`` ((B, m) multiplicities of the evaluated users, e.g. ``resample_weights``),
@@ -111,6 +113,10 @@ def bootstrap(
     missing ones are computed here. ``device``: the pair matrix products on numpy
     (``cpu``) or torch (``cuda``, ``torch-cpu``); the per-resample selections (max envy,
     UF's thresholded sums) are compiled CPU loops on every device.
+
+    ``groups`` (a :class:`userfair.groups.Groups` of ``inputs.users``): the columns of
+    ``userfair.groups.bootstrap`` follow, in the same resamples (each group's weighted mean
+    P and NDCG, and ``UserMAD-P``, ``UserMAD-NDCG`` over the groups drawn).
     """
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
         raise ValueError(
@@ -177,6 +183,9 @@ def bootstrap(
 
     frame = pd.DataFrame({key: out[key] for key in NAMES}, columns=list(NAMES))
     frame.index = pd.RangeIndex(resamples, name="resample")
+    if groups is not None:
+        frame = frame.join(user_groups.bootstrap(per_user, groups, weights))
+        lap("group measures")
     frame.attrs["seconds"] = seconds  # wall seconds of each step, for the benchmark
     frame.attrs["conventions"] = conventions(envy_utility, epsilon, gamma)
     return frame

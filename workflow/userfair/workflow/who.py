@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from userfair import decompose, inference
-from userfair.io import InputError, parse_atomic_header
+from userfair.groups import read_user_features as read_user_file
 from userfair.workflow import rawfiles
 
 log = logging.getLogger(__name__)
@@ -86,11 +86,8 @@ def read_user_features(dataset, source, names) -> pd.DataFrame | None:
     if member is None:
         log.warning("config key who.features: %s has no .user file, no %s", source, names)
         return None
-    with raw.open(member) as handle:
-        frame = pd.read_csv(handle, sep="\t", dtype=str, keep_default_na=False)
-    frame.columns = list(parse_atomic_header("\t".join(frame.columns)))
-    if "user_id" not in frame.columns:
-        raise InputError(f"{raw.label(member)}: missing column 'user_id'")
+    with raw.open(member) as handle:  # the library's one .user reader, every column as text
+        frame = read_user_file(handle, label=raw.label(member), text=True)
     missing = [name for name in names if name not in frame.columns]
     for name in missing:
         log.warning(

@@ -90,4 +90,46 @@ def fig_replicates(
     replicate_figure.replicates_figure(
         pd.read_csv(values), pd.read_csv(scores), models, plots.Style(**style), pdf, png
     )
+
+
+def fig_groups(
+    groups_csv: Path, intervals_csv: Path, pdf: Path, png: Path, *, dataset: str,
+    style: dict, models: list[str], measure: str = "UserMAD-P", against: str = "PUF-P-Cos",
+) -> None:  # fmt: skip
+    """Rule fig_groups: each model of ``dataset`` placed by its individual unfairness
+    (``against``, x) and its group unfairness (``measure``, y; one panel per grouping),
+    with both bootstrap intervals (``intervals_csv``: the uncertainty stage's
+    ``intervals.csv``; the rule runs only with the bootstrap on)."""
+    table = pd.read_csv(groups_csv)
+    table = table[(table["dataset"] == dataset) & (table["measure"] == measure)]
+    individual = pd.read_csv(intervals_csv)
+    individual = individual[(individual["dataset"] == dataset) & (individual["measure"] == against)]
+    look = plots.Style(**style)
+    look.apply()
+    specs = list(dict.fromkeys(table["by"]))
+    fig, axes = plots.plt.subplots(
+        1, max(len(specs), 1), figsize=(look.column_width_in * max(len(specs), 1) * 0.8, 2.6),
+        squeeze=False,
+    )  # fmt: skip
+    x = individual.set_index("model")
+    for ax, spec in zip(axes[0], specs):
+        y = table[table["by"] == spec].set_index("model")
+        for model in models:
+            if model not in y.index or model not in x.index:
+                continue
+            xv, yv = x.loc[model], y.loc[model]
+            # the intervals as segments: a point estimate may lie outside its percentile
+            # interval (UserMAD is an absolute value, docs/method.md#groups)
+            (dot,) = ax.plot(xv["value"], yv["value"], "o", label=model)
+            ax.hlines(yv["value"], xv["low"], xv["high"], color=dot.get_color(), lw=1)
+            ax.vlines(xv["value"], yv["low"], yv["high"], color=dot.get_color(), lw=1)
+            ax.annotate(model, (xv["value"], yv["value"]), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")  # fmt: skip
+        ax.set_title(f"groups: {spec}", fontsize=8)
+        ax.set_xlabel(f"{against} (individual)")
+    axes[0][0].set_ylabel(f"{measure} (group)")
+    fig.suptitle(
+        f"{dataset}: group against individual unfairness (lower is fairer)", fontsize=9, y=1.04
+    )
+    plots.save(fig, pdf, png, look)
     _written(pdf, png)

@@ -1,0 +1,121 @@
+"""The group stage's steps (userfair.workflow.steps.groups; workflow/rules/groups.smk) on
+real files of a random split and three "models": the groups files against the library,
+the resamples against the uncertainty stage's (the same users drawn), and the table's
+intervals, Holm-adjusted comparisons and tau rows."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from userfair import groups as G
+from userfair import inference, uncertainty
+from userfair.evaluate import as_json, evaluate
+from userfair.inputs import load_inputs
+from userfair.io import read_json, write_inter, write_json, write_parquet
+from userfair.measures import FAIR_GROUP
+from userfair.workflow.steps.groups import INDIVIDUAL, groups_job, specs_of, table_groups
+
+from measures_data import random_split
+
+K, B, SEED = 10, 25, 4
+MODELS = ["A", "B", "C"]
+
+
+def test_specs_default_to_activity_and_the_declared_features():
+    assert specs_of(None, ["gender"]) == ["activity:0.05", "feature:gender"]
+    assert specs_of(["activity:0.2"], ["gender"]) == ["activity:0.2"] and specs_of([], []) == []
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("groups-stage")
+    train, test, topk, _ = random_split(5, m=30)
+    paths = {name: folder / f"d.{name}.inter" for name in ("train", "valid", "test")}
+    write_inter(train, paths["train"])
+    write_inter(test, paths["valid"])
+    write_inter(test, paths["test"])
+    raw = folder / "raw"
+    raw.mkdir()
+    users = sorted(test["user_id"].unique())
+    lines = [f"{u}\t{'FM'[i % 2]}\t{20 + i % 4}" for i, u in enumerate(users)]
+    (raw / "d.user").write_text("user_id:token\tgender:token\tage:token\n" + "\n".join(lines))
+    files = {"groups": {}, "group_resamples": {}, "measures": {}, "resamples": {}}
+    for model in MODELS:
+        # other models: the lists of other random splits (the same user and item ids)
+        lists = topk if model == "A" else random_split(5 + MODELS.index(model), m=30)[2]
+        path = folder / f"{model}.topk.csv"
+        lists.to_csv(path, index=False)
+        key = f"d/{model}"
+        out = {name: folder / f"{model}.{name}" for name in ("json", "parquet")}
+        groups_job(
+            paths["train"], paths["valid"], paths["test"], str(path), [str(raw)],
+            out["json"], out["parquet"], dataset="d", source=str(raw), groups=None,
+            features=["gender", "height"], k=K, resamples=B, seed=SEED,
+        )  # fmt: skip
+        inputs = load_inputs(train, test, lists, k=K, valid=test)
+        weights = uncertainty.resample_weights(len(inputs.users), B, SEED)
+        frame = uncertainty.bootstrap(inputs, weights, k=K, device="cpu")
+        files["groups"][key], files["group_resamples"][key] = str(out["json"]), str(out["parquet"])
+        files["measures"][key] = str(folder / f"{model}.measures.json")
+        files["resamples"][key] = str(folder / f"{model}.boot.parquet")
+        write_json(as_json(evaluate(inputs, k=K, device="cpu")), files["measures"][key])
+        write_parquet(frame, files["resamples"][key])
+    outputs = {name: folder / f"{name}.csv" for name in ("table", "significance", "agreement")}
+    table = table_groups(
+        files["groups"], files["group_resamples"], files["measures"], files["resamples"],
+        ["d"], MODELS, level=0.9, csv=outputs["table"],
+        significance_csv=outputs["significance"], agreement_csv=outputs["agreement"],
+    )  # fmt: skip
+    return folder, files, outputs, table, (train, test)
+
+
+@pytest.mark.slow
+def test_groups_files_equal_the_library_and_the_uncertainty_resamples(run):
+    folder, files, _, _, (train, test) = run
+    record = read_json(files["groups"]["d/B"])
+    assert list(record["groupings"]) == ["activity:0.05", "feature:gender"]  # height skipped
+    lists = pd.read_csv(folder / "B.topk.csv")
+    inputs = load_inputs(train, test, lists, k=K, valid=test)
+    found = G.groups_of(inputs, "feature:gender", G.read_user_features(folder / "raw/d.user"))
+    weights = uncertainty.resample_weights(len(inputs.users), B, SEED)
+    expected = uncertainty.bootstrap(inputs, weights, k=K, device="cpu", groups=found)
+    stored = pd.read_parquet(files["group_resamples"]["d/B"])
+    for column in ("UserMAD-P", "UserMAD-NDCG", "P[F]", "NDCG[M]"):
+        assert np.allclose(stored[f"feature:gender|{column}"], expected[column], atol=1e-12)
+    point = evaluate(inputs, k=K, device="cpu", groups=found)
+    gender = record["groupings"]["feature:gender"]
+    assert gender["values"]["UserMAD-P"] == pytest.approx(point["UserMAD-P"], abs=1e-12)
+    assert gender["rows"] == point["groups"]["rows"]
+
+
+@pytest.mark.slow
+def test_table_intervals_tests_and_tau(run):
+    _, files, outputs, table, _ = run
+    stored = pd.read_csv(outputs["table"])
+    assert list(stored.columns[:4]) == ["dataset", "by", "model", "measure"]
+    row = stored[(stored.by == "activity:0.05") & (stored.model == "C")]
+    row = row[row.measure == "UserMAD-NDCG"].iloc[0]
+    frame = pd.read_parquet(files["group_resamples"]["d/C"])["activity:0.05|UserMAD-NDCG"]
+    low, high = inference.percentile_interval(frame.to_numpy(), 0.9)
+    assert (row["low"], row["high"]) == pytest.approx((low, high), abs=1e-12)
+    tests = pd.read_csv(outputs["significance"])
+    assert set(tests["measure"]) == set(FAIR_GROUP) and len(tests) == 2 * 2 * 3
+    part = tests[(tests.by == "feature:gender") & (tests.measure == "UserMAD-P")]
+    assert np.allclose(part["p_holm"], inference.holm(part["p"].to_numpy()), equal_nan=True)
+    tau = pd.read_csv(outputs["agreement"])
+    assert set(tau["measure_a"]) == set(FAIR_GROUP) and set(tau["measure_b"]) == set(INDIVIDUAL)
+    assert len(tau) == 2 * len(FAIR_GROUP) * len(INDIVIDUAL)
+
+
+@pytest.mark.slow
+def test_figure_per_dataset(run):
+    from userfair.workflow.steps.figures import fig_groups
+
+    folder, files, outputs, _, _ = run
+    frames = {m: pd.read_parquet(files["resamples"][f"d/{m}"]) for m in MODELS}
+    points = {m: read_json(files["measures"][f"d/{m}"]) for m in MODELS}
+    intervals = folder / "intervals.csv"
+    inference.summary(frames, points, 0.9).assign(dataset="d").to_csv(intervals, index=False)
+    pdf, png = folder / "fig.pdf", folder / "fig.png"
+    fig_groups(outputs["table"], intervals, pdf, png, dataset="d", style={}, models=MODELS)
+    assert png.stat().st_size > 1000 and pdf.read_bytes().startswith(b"%PDF")

@@ -1,0 +1,97 @@
+# Group fairness beside the individual measures (docs/method.md#groups,
+# docs/analyses.md#groups): per dataset x model the group measures UserMAD-P/NDCG and each
+# group's mean P, NDCG for every grouping of measures.groups (null: activity 0.05 and each
+# of who.features), on the uncertainty stage's resamples (the same seed and users); then
+# the table with intervals, the paired comparisons (Holm), the Kendall tau between the
+# group and individual orderings, and with the bootstrap on a figure per dataset.
+
+
+rule groups:
+    input:
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=rules.topk.output.topk,
+        raw=groups_raw,
+    output:
+        json="results/{dataset}/groups/{model}.json",
+        resamples="results/{dataset}/groups/{model}.parquet",
+    log:
+        "results/logs/groups/{dataset}_{model}.log",
+    conda:
+        "../../envs/measures.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        k=config["k"],
+        groups=config["measures"]["groups"],
+        features=config["who"]["features"],
+        resamples=RESAMPLES,
+        seed=config["seed"],
+        source=raw_source,
+    message:
+        "Group measures of {wildcards.model} on {wildcards.dataset}"
+    script:
+        "../scripts/groups.py"
+
+
+rule table_groups:
+    input:
+        unpack(per_run(rules.groups.output.json, prefix="groups:")),
+        unpack(per_run(rules.groups.output.resamples, prefix="group_resamples:")),
+        unpack(per_run(rules.measures.output[0], prefix="measures:")),
+        unpack(uncertainty_runs),
+    output:
+        csv="results/tables/groups.csv",
+        significance="results/tables/groups_significance.csv",
+        agreement="results/tables/groups_agreement.csv",
+    log:
+        "results/logs/table_groups/table_groups.log",
+    conda:
+        "../../envs/measures.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        datasets=DATASETS,
+        models=MODELS,
+        level=config["uncertainty"]["level"],
+    message:
+        "Group measures with intervals, paired comparisons and tau against PUF, UF, envy"
+    script:
+        "../scripts/table_groups.py"
+
+
+rule fig_groups:
+    input:
+        groups=rules.table_groups.output.csv,
+        intervals=rules.table_uncertainty.output.intervals,
+        code=DRAWING_CODE,
+    output:
+        pdf=report(
+            "results/figures/groups/{dataset}.pdf",
+            caption="../report/fig_groups.rst",
+            category="Figures",
+            labels={"figure": "Group against individual unfairness", "format": "PDF"},
+        ),
+        png=report(
+            "results/figures/groups/{dataset}.png",
+            caption="../report/fig_groups.rst",
+            category="Figures",
+            labels={"figure": "Group against individual unfairness", "format": "PNG"},
+        ),
+    log:
+        "results/logs/fig_groups/{dataset}.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=config["plots"],
+        models=MODELS,
+    message:
+        "Group against individual unfairness of every model on {wildcards.dataset}"
+    script:
+        "../scripts/fig_groups.py"

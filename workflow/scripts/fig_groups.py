@@ -1,0 +1,15 @@
+"""Rule fig_groups: each model of a dataset by group unfairness against PUF, both with
+intervals."""
+
+from userfair.workflow.joblog import job_log
+from userfair.workflow.steps.figures import fig_groups
+
+with job_log(snakemake):
+    fig_groups(
+        snakemake.input.groups,
+        snakemake.input.intervals,
+        snakemake.output.pdf,
+        snakemake.output.png,
+        dataset=snakemake.wildcards.dataset,
+        **snakemake.params,
+    )
