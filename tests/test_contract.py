@@ -12,7 +12,7 @@ import re
 import pytest
 import yaml
 
-from userfair import _kernels, cli, route
+from userfair import _kernels, cli_parser, route
 from userfair.workflow import schema
 from userfair.workflow.schema import config_errors, key_path
 
@@ -169,7 +169,7 @@ def test_good_style_settings_and_a_null_experiment_model_pass():
 
 def test_one_default_per_setting_the_library_and_the_workflow_share():
     keys = SCHEMA["properties"]
-    assert keys["seed"]["default"] == cli.DEFAULT_SEED
+    assert keys["seed"]["default"] == cli_parser.DEFAULT_SEED
     stream_above = keys["measures"]["properties"]["stream_above"]["default"]
     assert stream_above == route.DENSE_MAX_USERS
     assert "seed" not in keys["uncertainty"]["properties"]  # one seed: the config's
