@@ -18,7 +18,8 @@ Each (size, density, route) runs in a fresh subprocess, so that its peak RSS
 threads) are recorded, since the machine may be shared. ``stream``: pass one, then
 ``stream_evaluate`` with its stats (what ``evaluate(route="stream")`` runs: all 18 measures
 in one process), then both passes again on the first of ``--parts`` balanced row ranges
-(``streaming.ranges``): the job of a scatter over ``--parts`` jobs. ``sample`` (sizes from
+(``userfair.stream_rows.ranges``): the job of a scatter over ``--parts`` jobs. ``sample`` (sizes
+from
 ``--sample-from`` on): only that one range, and the one-process time estimated from its
 share of the work. ``dense``: ``evaluate(route="dense")``, where its m x m matrices fit
 (``--dense-max``), as the naive comparison. ``--device`` (default ``cpu``: the numba
@@ -121,14 +122,14 @@ def run_stream(inputs, parts: int, device: str) -> dict:
     """Pass one, then ``stream_evaluate`` with its stats (one process, one range: what
     ``evaluate(route="stream")`` runs), then both passes on the first of ``parts`` balanced
     ranges alone: the job of a scatter."""
-    from userfair import streaming
+    from userfair import stream_rows, streaming
 
     rows = inputs.train_of_evaluated()
     clock, cpu = time.perf_counter(), time.process_time()
     stats = streaming.pass_one(rows, users=inputs.users, device=device)
     result = streaming.stream_evaluate(inputs, k=K, stats=stats, device=device)
     total, cpu = time.perf_counter() - clock, time.process_time() - cpu
-    cuts = streaming.ranges(rows, parts)
+    cuts = stream_rows.ranges(rows, parts)
     a, b = cuts[0]
     one = streaming.pass_one(rows, a, b, users=inputs.users, device=device)
     two = streaming.pass_two(inputs, stats, a, b, k=K, device=device)
@@ -159,11 +160,11 @@ def run_sample(inputs, parts: int, device: str) -> dict:
     are those of the sample), so only its time is meaningful."""
     import dataclasses
 
-    from userfair import streaming
+    from userfair import stream_rows, streaming
 
     rows = inputs.train_of_evaluated()
-    work = streaming.row_work(rows)
-    cuts = streaming.ranges(rows, parts)
+    work = stream_rows.row_work(rows)
+    cuts = stream_rows.ranges(rows, parts)
     a, b = cuts[0]
     clock, cpu = time.perf_counter(), time.process_time()
     one = streaming.pass_one(rows, a, b, users=inputs.users, device=device)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import fairness, pair_records, route, streaming
+from userfair import fairness, pair_records, route, stream_rows, streaming
 from userfair.cli import main
 from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
@@ -140,7 +140,7 @@ def test_ranges_combine_to_one_range(tmp_path, gamma):
     m = rows.shape[0]
     options = {"gamma": gamma, "genres": inputs.genres, "users": inputs.users}
     whole = streaming.pass_one(rows, block_size=BLOCK, **options)
-    for cuts in (streaming.ranges(rows, 4, gamma), [(0, 5), (5, 6), (6, 31), (31, m)]):
+    for cuts in (stream_rows.ranges(rows, 4, gamma), [(0, 5), (5, 6), (6, 31), (31, m)]):
         parts = [streaming.pass_one(rows, a, b, block_size=BLOCK, **options) for a, b in cuts]
         combined = pair_records.combine(parts[::-1])  # any order
         assert (combined.start, combined.stop) == (0, m)
@@ -164,22 +164,22 @@ def test_ranges_combine_to_one_range(tmp_path, gamma):
 def test_ranges_balance_and_cover():
     inputs = split_inputs(8, m=80)
     rows = inputs.train_of_evaluated()
-    cuts = streaming.ranges(rows, 5)
+    cuts = stream_rows.ranges(rows, 5)
     assert cuts[0][0] == 0 and cuts[-1][1] == 80 and len(cuts) <= 5
     assert all(a < b and b == c for (a, b), (c, _) in zip(cuts, cuts[1:]))
-    assert streaming.ranges(rows, 1) == [(0, 80)]
-    assert len(streaming.ranges(rows, 500)) <= 80
+    assert stream_rows.ranges(rows, 1) == [(0, 80)]
+    assert len(stream_rows.ranges(rows, 500)) <= 80
 
 
 def test_scatter_items_tile_the_rows_even_with_more_parts_than_users():
     rows = split_inputs(8).train_of_evaluated()[:6]
     for n in (1, 2, 5, 20):
-        parts = [streaming.scatter_range(rows, f"{i}-of-{n}") for i in range(1, n + 1)]
+        parts = [stream_rows.scatter_range(rows, f"{i}-of-{n}") for i in range(1, n + 1)]
         assert parts[0][0] == 0 and parts[-1][1] == 6, parts
         assert all(b == c for (_, b), (c, _) in zip(parts, parts[1:])), parts
     for bad in ("0-of-2", "3-of-2", "1of2"):
         with pytest.raises(ValueError, match="scatter item"):
-            streaming.scatter_range(rows, bad)
+            stream_rows.scatter_range(rows, bad)
 
 
 def test_combine_refuses_gaps_overlaps_and_other_users():

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from test_streaming import K, assert_same, close, split_inputs
-from userfair import fairness, pair_records, streaming
+from userfair import fairness, pair_records, stream_rows, streaming
 from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
 
@@ -113,7 +113,7 @@ def test_scattered_ranges_combine_to_the_numba_whole(inputs, gamma):
     data = inputs[False]
     rows = data.train_of_evaluated()
     options = {"gamma": gamma, "genres": data.genres, "users": data.users}
-    cuts = streaming.ranges(rows, 3, gamma)
+    cuts = stream_rows.ranges(rows, 3, gamma)
     stats = pair_records.combine(
         streaming.pass_one(rows, a, b, block_size=BLOCK, device="torch-cpu", **options)
         for a, b in cuts
@@ -157,7 +157,7 @@ def test_blocks_shrink_to_the_free_memory(inputs, monkeypatch):
     data = inputs[False]
     rows = data.train_of_evaluated()
     train = _streaming_torch.Train(
-        streaming.prepare_rows(rows, 1.0, None), 1.0, torch.device("cpu")
+        stream_rows.prepare_rows(rows, 1.0, None), 1.0, torch.device("cpu")
     )
     monkeypatch.setattr(_streaming_torch, "free_bytes", lambda device: 10 * train.row_bytes())
     assert _streaming_torch.block_rows(2048, train.row_bytes(), torch.device("cpu")) == 5

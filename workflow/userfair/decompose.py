@@ -31,7 +31,15 @@ import scipy.sparse as sp
 from scipy.stats import rankdata
 
 from userfair import _decompose_kernels as kern
-from userfair import _kernels, effectiveness, fairness, pair_records, similarity, streaming
+from userfair import (
+    _kernels,
+    effectiveness,
+    fairness,
+    pair_records,
+    similarity,
+    stream_rows,
+    streaming,
+)
 from userfair import route as route_
 from userfair._backend import binary_csr, blocks
 from userfair.inputs import Inputs
@@ -393,14 +401,14 @@ def stream_parts(
 
     pair_records.check_stats(stats, inputs)
     m = len(inputs.users)
-    start, stop = streaming.row_range(m, start, stop)
+    start, stop = stream_rows.row_range(m, start, stop)
     topk = effectiveness.validate_lists(inputs.topk, k, inputs.relevant.shape)
     relevant = binary_csr(inputs.relevant)
     scores = effectiveness.per_user(topk, relevant, k)
-    threads = streaming.numba_threads()
+    threads = stream_rows.numba_threads()
     items, local = fairness.recommended_items(topk)
     cosines = streaming.item_cosines_for(inputs, items, threads)
-    data = streaming.prepare_rows(inputs.train_of_evaluated(), stats.gamma, inputs.genres)
+    data = stream_rows.prepare_rows(inputs.train_of_evaluated(), stats.gamma, inputs.genres)
     (cos_lo, _), (jacc_lo, _) = stats.cos_range, stats.jacc_range
     threshold = stats.uf_threshold if stats.pairs >= 2 else math.inf
     precision = np.ascontiguousarray(scores["P"])

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair import evaluate, pair_records, streaming
+from userfair import evaluate, pair_records, stream_rows, streaming
 from userfair.agreement import EQUIVALENT, agreement_long
 from userfair.inputs import load_inputs, load_split_inputs
 from userfair.io import write_csv, write_json
@@ -57,7 +57,7 @@ def pairs_part(
     one scattered row range (``scatteritem``, ``i-of-N``; ``1-of-1``: every row)."""
     inputs = load_split_inputs(train, test, item_features=only(item))
     rows = inputs.train_of_evaluated()
-    start, stop = streaming.scatter_range(rows, scatteritem, gamma)
+    start, stop = stream_rows.scatter_range(rows, scatteritem, gamma)
     log.info("pass one over rows %s:%s of %d users", start, stop, rows.shape[0])
     stats = streaming.pass_one(
         rows, start, stop, gamma=gamma, genres=inputs.genres, users=inputs.users,
@@ -85,7 +85,7 @@ def measure_sums(
     inputs = load_inputs(train, test, topk, k=k, item_features=only(item), valid=valid)
     stats = pair_records.PairStats.load(pairs)
     rows = inputs.train_of_evaluated()
-    start, stop = streaming.scatter_range(rows, scatteritem, stats.gamma)
+    start, stop = stream_rows.scatter_range(rows, scatteritem, stats.gamma)
     log.info("pass two over rows %d:%d of %d users", start, stop, rows.shape[0])
     sums = streaming.pass_two(
         inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,
