@@ -48,3 +48,8 @@ rule all:
         experiment_targets(),
         figure_targets(),
         reproduction_targets(),
+
+
+# The paper-gap verdicts, printed at the end of a successful run (not only in its log).
+onsuccess:
+    print_verdicts(rules.paper_gap.output.verdicts)

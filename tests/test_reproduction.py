@@ -408,6 +408,6 @@ def test_the_rule_compares_lastfm_and_says_ml100k_has_no_numbers(gap_run):
     assert tau["measure"].tolist() == list(NAMES) and (tau["models"] == 3).all()
     log = (gap_run / "results" / "logs" / "paper_gap" / "paper_gap.log").read_text()
     assert lastfm["line"] in log and verdicts.loc["ml-100k", "line"] in log
-    assert "grid grid.yaml (3 points), at most 1 epochs, 20 resamples" in log
+    assert "grid grid.yaml (3 points), at most 1 epoch, 20 resamples" in log
     for suffix in ("pdf", "png"):
         assert (gap_run / "results" / "figures" / f"paper_gap.{suffix}").stat().st_size > 10_000
