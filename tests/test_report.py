@@ -6,8 +6,11 @@ import re
 from pathlib import Path
 
 import jinja2
+import pandas as pd
 import yaml
 from snakemake.utils import validate
+
+from userfair import models, tables
 
 REPO = Path(__file__).resolve().parents[1]
 FRONT = REPO / "workflow" / "report" / "workflow.rst"
@@ -92,3 +95,19 @@ def test_every_table_the_readme_lists_is_in_the_report():
     shown = report_outputs()
     missing = [t for t in tables if t not in shown]
     assert not missing, f"README lists tables the report leaves out: {missing}"
+
+
+def test_one_model_label_in_every_table():
+    """The tables name models as Table 2 does (models.label: U-KNN), once or twice applied."""
+    frame = pd.DataFrame(
+        {"model": ["UserKNN", "BPR"], "model_a": ["ItemKNN", "NeuMF"], "model_b": ["NCL", "x"]}
+    )
+    labelled = tables.label_models(frame)
+    assert labelled["model"].tolist() == ["U-KNN", "BPR"]
+    assert labelled["model_a"].tolist() == ["I-KNN", "NMF"]
+    pd.testing.assert_frame_equal(tables.label_models(labelled), labelled)
+    assert frame["model"].tolist() == ["UserKNN", "BPR"]  # not modified in place
+    # no label is another model's registry name, so a label never reads as a name
+    assert all(
+        models.label(m) == m or models.label(m) not in models.names() for m in models.names()
+    )

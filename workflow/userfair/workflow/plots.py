@@ -419,7 +419,7 @@ def intervals_figure(
     labels = [model_label(m) for m in models]
     for ax, (dataset, measure) in zip(axes.flat, panels):
         part = summary[(summary["dataset"] == dataset) & (summary["measure"] == measure)]
-        part = part.set_index("model").reindex(models)
+        part = part.set_index(part["model"].map(model_label)).reindex(labels)  # names or labels
         x = np.arange(len(models))
         value = part["value"].to_numpy(dtype=float)
         errors = np.vstack(
@@ -572,7 +572,8 @@ def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEAS
         x = np.arange(len(order))
         offsets = (np.arange(len(models)) - (len(models) - 1) / 2) * (0.7 / max(len(models), 1))
         for i, model in enumerate(models):
-            mine = rows[rows["model"] == model].set_index("group").reindex(order)
+            named = rows["model"].map(model_label) == model_label(model)  # names or labels
+            mine = rows[named].set_index("group").reindex(order)
             value = 100 * mine["share"].to_numpy(dtype=float)
             low = 100 * mine["low"].to_numpy(dtype=float)
             high = 100 * mine["high"].to_numpy(dtype=float)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from userfair import reproduction
+from userfair import reproduction, tables
 from userfair.io import write_csv
 from userfair.workflow import plots, steps
 
@@ -56,7 +56,7 @@ def paper_gap(
     if note:
         verdicts.loc[verdicts["published"], "line"] += f"; {note}"
     for name in ("cells", "tau", "table1", "verdicts"):
-        write_csv(result[name], outputs["csv" if name == "cells" else name])
+        write_csv(tables.label_models(result[name]), outputs["csv" if name == "cells" else name])
     epochs = f"{run['epochs']} epoch" + ("" if run["epochs"] == 1 else "s")
     run_note = f"grid {run['grid']} ({run['points']} points), at most {epochs}" + (
         f", {resamples:,} resamples" if resamples else ", no bootstrap"

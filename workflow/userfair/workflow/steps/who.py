@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair import decompose, pair_records, similarity, who
+from userfair import decompose, pair_records, similarity, tables, who
 from userfair.inputs import load_inputs
 from userfair.io import read_parquet, write_csv
 from userfair.workflow.steps import Path, only
@@ -67,7 +67,7 @@ def who_table(
         _by_run(users_files, datasets, models, read_parquet), groups=groups,
         features=features, resamples=resamples, seed=seed, level=level,
     )  # fmt: skip
-    write_csv(table, out)
+    write_csv(tables.label_models(table), out)  # U-KNN as in Table 2
     log.info("%s: %d rows", out, len(table))
     return table
 
@@ -78,6 +78,6 @@ def who_worst(
     """Rule who_worst: the most disadvantaged users of every model (userfair.who
     .worst_table), from every worst-case file named ``D/M``."""
     table = who.worst_table(_by_run(worst_files, datasets, models, who.read_worst))
-    write_csv(table, out)
+    write_csv(tables.label_models(table), out)  # U-KNN as in Table 2
     log.info("%s: %d rows", out, len(table))
     return table
