@@ -7,6 +7,7 @@ from pathlib import Path
 
 import jinja2
 import pandas as pd
+import pytest
 import yaml
 from snakemake.utils import validate
 
@@ -30,35 +31,50 @@ def front_page(**changes) -> str:
         pass
 
     Snakemake.config = config
-    text = jinja2.Environment().from_string(FRONT.read_text()).render(snakemake=Snakemake)
+    # the environment of snakemake --report (snakemake/report/__init__.py)
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    return env.from_string(FRONT.read_text()).render(snakemake=Snakemake)
+
+
+def flat(text: str) -> str:
     return " ".join(text.split())
 
 
 def test_the_front_page_follows_the_config():
-    default = front_page()
+    default = flat(front_page())
     assert "split globally" in default and "split per user" not in default
     assert "at most 30 epochs per grid point" in default
     assert "the dataset ml-100k with the recommenders UserKNN, ItemKNN, BPR" in default
     assert "1000 bootstrap resamples" in default and "level 0.95" in default
     assert "fewer than 5 train interactions" in default
 
-    changed = front_page(
+    changed = flat(front_page(
         preprocessing__protocol="per-user", training__epochs=1, uncertainty__resamples=0,
         models=["BPR"], datasets=["ml-100k", "lastfm"], experiments__model="BPR", k=20,
-    )  # fmt: skip
+    ))  # fmt: skip
     assert "split per user" in changed and "split globally" not in changed
     assert "no user is dropped" in changed and "train interactions" not in changed
     assert "at most 1 epoch per grid point" in changed and "1 epochs" not in changed
     assert "the bootstrap is off" in changed.lower() and "resamples of" not in changed
     assert "the datasets ml-100k, lastfm with the recommender BPR" in changed
-    assert "NDCG@20" in changed and "top-20" in changed and "NDCG@10" not in changed
+    assert "``NDCG@20``" in changed and "top-20" in changed and "NDCG@10" not in changed
 
 
-def test_the_front_page_is_valid_restructured_text():
+@pytest.mark.parametrize("protocol", ["global", "per-user"])
+@pytest.mark.parametrize("resamples", [0, 30])
+def test_the_front_page_reads_as_sentences(protocol, resamples):
+    """Valid reStructuredText, and no words glued together where a block ended (the issue's
+    report read 'andsplit', 'Fig. 1.30 bootstrap')."""
     from docutils.core import publish_parts
 
-    parts = publish_parts(front_page(), writer="html", settings_overrides={"report_level": 2})
+    text = front_page(preprocessing__protocol=protocol, uncertainty__resamples=resamples)
+    parts = publish_parts(text, writer="html", settings_overrides={"report_level": 2})
     assert "System Message" not in parts["html_body"]
+    words = set(flat(text).split())
+    assert not {"andsplit", "1;every", "1.30", "1.The", "tau).The"} & words
+    prose = re.sub(r"``[^`]*``", "", flat(text))  # file names keep their dots
+    assert not re.search(r"[a-z0-9][;.)][A-Za-z]", prose), prose
+    assert "mailto:" not in parts["html_body"]  # NDCG@10 is no e-mail address
 
 
 def readme_tables() -> list[str]:

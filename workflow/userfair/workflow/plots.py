@@ -100,6 +100,14 @@ def model_colours(n: int, palette: str) -> list:
         bar *= 0.8
 
 
+def _drawn_ticklabels(axis) -> list:
+    """The tick labels of ``axis`` that are drawn: those of ticks inside its view limits
+    (matplotlib keeps labels of ticks just outside them, not drawn)."""
+    low, high = sorted(axis.get_view_interval())
+    slack = 1e-9 * max(abs(low), abs(high), 1e-300)
+    return [t.label1 for t in axis.get_major_ticks() if low - slack <= t.get_loc() <= high + slack]
+
+
 def _text_boxes(fig: plt.Figure) -> list:
     """(text, window extent) of every visible tick label, annotation and title of the
     visible axes of ``fig`` (drawn first, so the extents are final)."""
@@ -109,7 +117,7 @@ def _text_boxes(fig: plt.Figure) -> list:
     for ax in fig.axes:
         if not ax.get_visible():
             continue
-        texts += [*ax.get_xticklabels(), *ax.get_yticklabels(), *ax.texts, ax.title]
+        texts += [*_drawn_ticklabels(ax.xaxis), *_drawn_ticklabels(ax.yaxis), *ax.texts, ax.title]
     return [
         (t.get_text(), t.get_window_extent(renderer))
         for t in texts
@@ -117,18 +125,20 @@ def _text_boxes(fig: plt.Figure) -> list:
     ]
 
 
-def text_overlaps(fig: plt.Figure, margin: float = 0.5) -> list[tuple[str, str]]:
-    """The pairs of texts of :func:`_text_boxes` whose boxes overlap by more than ``margin``
-    pixels each way (e.g. Fig. 2's tick labels running together as "050100")."""
+def text_overlaps(fig: plt.Figure, gap: float = 2.0) -> list[tuple[str, str]]:
+    """The pairs of texts of :func:`_text_boxes` closer than ``gap`` points to each other
+    in both directions (overlapping, or touching: e.g. Fig. 2's tick labels running
+    together as "050100")."""
     boxes = _text_boxes(fig)
     if len(boxes) < 2:
         return []
+    room = gap * fig.dpi / 72  # points to the canvas' pixels
     x0, y0, x1, y1 = (
-        np.array([getattr(b, name) for _, b in boxes]) for name in "x0 y0 x1 y1".split()
+        np.array([getattr(b, name) for _, b in boxes]) for name in ("x0", "y0", "x1", "y1")
     )
     wide = np.minimum(x1[:, None], x1[None, :]) - np.maximum(x0[:, None], x0[None, :])
     tall = np.minimum(y1[:, None], y1[None, :]) - np.maximum(y0[:, None], y0[None, :])
-    clash = np.triu((wide > margin) & (tall > margin), k=1)
+    clash = np.triu((wide > -room) & (tall > -room), k=1)
     return [(boxes[i][0], boxes[j][0]) for i, j in zip(*np.nonzero(clash))]
 
 
