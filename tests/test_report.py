@@ -45,7 +45,7 @@ def test_the_front_page_follows_the_config():
     assert "split globally" in default and "split per user" not in default
     assert "at most 30 epochs per grid point" in default
     assert "the dataset ml-100k with the recommenders UserKNN, ItemKNN, BPR" in default
-    assert "1000 bootstrap resamples" in default and "level 0.95" in default
+    assert "With 1000 bootstrap resamples" in default and "level 0.95" in default
     assert "fewer than 5 train interactions" in default
 
     changed = flat(front_page(
