@@ -47,3 +47,8 @@ rule all:
     input:
         all_targets(),
         rules.run_config.output,
+
+
+# The paper-gap verdicts, printed at the end of a successful run (not only in its log).
+onsuccess:
+    print_verdicts(rules.paper_gap.output.verdicts)

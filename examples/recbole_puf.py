@@ -6,13 +6,17 @@
 Trains a model on the ml-100k that ships inside the recbole package (no download) and prints
 the valid and test results: RecBole's NDCG@10 beside PUF-P-Cos@10 and UF@10. With
 ``--select``, the best epoch is the *fairest* one (``valid_metric: PUF_P_Cos@10``, lower is
-better) instead of RecBole's default (MRR@10).
+better) instead of RecBole's default (MRR@10). RecBole writes its logs (``log/``,
+``log_tensorboard/``) and checkpoints (``saved/``) under the working directory: the run
+works in a temporary directory, removed afterwards, so nothing is left where it started.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 # Run from a clone without installing: the library lives in workflow/.
@@ -34,8 +38,16 @@ def main() -> None:
     config = {"metrics": ["NDCG", "PUF_P_Cos", "UF"], "topk": [10], "epochs": args.epochs}
     if args.select:
         config["valid_metric"] = "PUF_P_Cos@10"
-    result = run_recbole(model=args.model, dataset="ml-100k", config_dict=config)
-    print("valid metric lower is better:", not result["valid_score_bigger"])
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory(prefix="recbole_puf_") as scratch:
+        os.chdir(scratch)  # RecBole's log/, log_tensorboard/ and saved/ go here
+        try:
+            result = run_recbole(model=args.model, dataset="ml-100k", config_dict=config)
+        finally:
+            os.chdir(here)
+    metric = config.get("valid_metric", "MRR@10")  # RecBole's default valid metric
+    better = "higher" if result["valid_score_bigger"] else "lower"
+    print(f"best epoch chosen by valid {metric} ({better} is better)")
     for phase in ("best_valid_result", "test_result"):
         print(phase, dict(result[phase]))
 

@@ -372,19 +372,80 @@ def test_worst_cases_and_their_lines():
     assert (first.min_similarity, first.min_score, first.mean_score) == (0.65, 0.5, 0.5)
     # d's 2 most similar: c (.4), b (.3), both better served than .1
     assert table.iloc[1].better_ids == "c,b"
+    assert (first.better_served, first.closest_id, first.closest_rank) == (3, "b", 1)
     lines = dec.worst_lines(table, "PUF-P-Cos", k=10)
     assert lines[0] == (
-        "user a: P@10 0.00; 2 of its 2 most similar users (cosine >= 0.65) get P@10 >= 0.50 "
-        "(mean 0.50)"
+        "user a: P@10 0.00; its part sums over 3 better-served users, the closest its most "
+        "similar (user b, min-max normalised cosine 0.90) with P@10 0.50; 2 of its 2 most "
+        "similar users (normalised cosine >= 0.65) get P@10 >= 0.50 (mean 0.50)"
     )
     none = dec.worst_cases(frame.assign(P=[1.0, 0.5, 0.5, 0.1]), sim, n=1, neighbours=1)
     assert dec.worst_lines(none)[0] == (
-        "user a: P@10 1.00; none of its 1 most similar users is better served"
+        "user a: P@10 1.00; no similar user is better served, so its part is 0 (up to rounding)"
     )
     with pytest.raises(ValueError, match="PUF"):
         dec.worst_cases(frame, sim, measure="ME")
     with pytest.raises(ValueError, match="row order"):
         dec.worst_cases(frame, sim[:3, :3])
+
+
+def test_worst_line_names_the_better_served_beyond_the_nearest():
+    """Issue 33: user 0's 10 most similar users are served no better than it, yet its part
+    is positive: the line names the 2 better-served users it sums over, the closest being
+    its 11th most similar, with raw and normalised similarity, and never says 'none' alone."""
+    m = 14
+    scores = np.zeros(m)
+    scores[[11, 12]] = [0.3, 0.5]  # only users 11 and 12 are better served than user 0
+    sim = np.zeros((m, m))
+    sim[0, 1:] = sim[1:, 0] = np.linspace(0.95, 0.35, m - 1)  # 1 most similar ... 13 least
+    sim[0, 13] = sim[13, 0] = 0.0
+    sim[1:, 1:] = 0.05
+    np.fill_diagonal(sim, 0.0)
+    share, worse, better = dec.puf_parts(scores, sim)
+    frame = pd.DataFrame(
+        {"user_id": [f"u{i}" for i in range(m)], "P": scores, "PUF-P-Cos:disadvantaged": worse}
+    )
+    table = dec.worst_cases(frame, sim, n=1, neighbours=10, raw_range=(0.1, 0.6))
+    row = table.iloc[0]
+    assert row.user_id == "u0" and row.disadvantaged > 0
+    # the direct loop: the part sums over v with S_v > S_u and sim > 0
+    direct = [v for v in range(m) if v != 0 and scores[v] > scores[0] and sim[0, v] > 0]
+    assert direct == [11, 12] and row.better_served == 2 and row.better == 0
+    assert (row.closest_id, row.closest_rank, row.closest_score) == ("u11", 11, 0.3)
+    assert row.closest_similarity == pytest.approx(sim[0, 11])
+    assert row.closest_similarity_raw == pytest.approx(0.1 + sim[0, 11] * 0.5)
+    line = dec.worst_lines(table)[0]
+    assert line == (
+        f"user u0: P@10 0.00; its part sums over 2 better-served users, the closest its 11th "
+        f"most similar (user u11, raw cosine {0.1 + sim[0, 11] * 0.5:.2f}, min-max normalised "
+        f"cosine {sim[0, 11]:.2f}) with P@10 0.30; none of its 10 most similar users is "
+        "better served"
+    )
+
+
+def test_worst_cases_agree_with_the_parts_on_random_inputs():
+    """better_served > 0 exactly when the ranked part is > 0, and it counts the direct loop."""
+    rng = np.random.default_rng(3)
+    m = 40
+    scores = rng.choice([0.0, 0.1, 0.2, 0.5], size=m)
+    sim = rng.random((m, m)) * (rng.random((m, m)) < 0.3)
+    sim = np.triu(sim, 1) + np.triu(sim, 1).T
+    _, worse, _ = dec.puf_parts(scores, sim)
+    frame = pd.DataFrame(
+        {"user_id": [str(i) for i in range(m)], "P": scores, "PUF-P-Cos:disadvantaged": worse}
+    )
+    table = dec.worst_cases(frame, sim, n=m, neighbours=5)
+    for row in table.itertuples(index=False):
+        u = int(row.user_id)
+        direct = [v for v in range(m) if v != u and scores[v] > scores[u] and sim[u, v] > 0]
+        assert row.better_served == len(direct)
+        assert (row.better_served > 0) == (row.disadvantaged > 1e-12 * worse.max())  # rounding
+        if direct:
+            closest = max(direct, key=lambda v: (sim[u, v], -v))
+            assert row.closest_id == str(closest)
+            assert row.closest_rank == 1 + sum(
+                1 for v in range(m) if v != u and (sim[u, v], -v) > (sim[u, closest], -closest)
+            )
 
 
 def test_features_are_joined_by_user_id():

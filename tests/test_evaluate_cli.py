@@ -281,7 +281,7 @@ def test_one_or_two_users_give_nan_not_errors(users):
     assert all(math.isnan(result[key]) == (len(users) == 1) for key in pair_measures)
 
 
-def test_an_item_seen_only_in_validation_is_accepted_with_valid(split_files, tmp_path):
+def test_an_item_seen_only_in_validation_is_accepted_with_valid(split_files, tmp_path, capsys):
     """RecBole ranks every item, so a list may hold an item of the valid split only: known
     with --valid (never relevant, no train column), an error without it."""
     path, train, test, topk = split_files
@@ -292,7 +292,11 @@ def test_an_item_seen_only_in_validation_is_accepted_with_valid(split_files, tmp
     valid = pd.DataFrame({"user_id": [str(topk["user_id"].iloc[0])], "item_id": ["valid-only"]})
     write_inter(valid, path / "d.valid.inter")
     args = cli_args(path, path / "with_valid_item.tsv")
+    capsys.readouterr()
     assert main(args) == 2
+    error = capsys.readouterr().err.strip()
+    assert "absent from TRAIN and TEST" in error and "(--valid D.valid.inter" in error
+    assert len(error.splitlines()) == 1
     assert main(args + ["--valid", str(path / "d.valid.inter")]) == 0
     inputs = load_inputs(train, test, topk, valid=valid)
     column = list(inputs.items).index("valid-only")

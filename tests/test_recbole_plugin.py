@@ -367,7 +367,8 @@ def test_the_example_script_selects_the_fairest_epoch(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     lines = proc.stdout.strip().splitlines()
-    assert "valid metric lower is better: True" in lines
+    assert "best epoch chosen by valid PUF_P_Cos@10 (lower is better)" in lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no log/, log_tensorboard/, saved/
     for phase in ("best_valid_result", "test_result"):
         (line,) = [line for line in lines if line.startswith(phase)]
         assert all(f"'{key}@10'" in line for key in ("ndcg", "puf_p_cos", "uf")), line

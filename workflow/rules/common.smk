@@ -12,6 +12,8 @@
 # include and the first rule that needs one of its outputs fails at parse time, naming
 # the missing rule.
 
+import csv
+import json
 import math
 import os
 import re
@@ -764,6 +766,13 @@ PAPER_DATASETS = [
     if not reproduction.why_not_published(d, CUSTOM_DATASETS, config["preprocessing"])
 ]
 
+# Why each of the other configured datasets has no published numbers (the report says it).
+UNPUBLISHED = {
+    d: reproduction.why_not_published(d, CUSTOM_DATASETS, config["preprocessing"])
+    for d in DATASETS
+    if d not in PAPER_DATASETS
+}
+
 
 def paper_gap_inputs(wildcards):
     """Input function (use with unpack) of `paper_gap`: for every dataset of
@@ -778,6 +787,61 @@ def paper_gap_inputs(wildcards):
             if resamples:
                 named[f"resamples:{d}/{m}"] = expand(resamples, **run)[0]
     return named
+
+
+def paper_gap_outputs():
+    """The outputs of `paper_gap`: the verdicts always (in the report); the cell tables in
+    the report and the figure only when some dataset has published numbers (PAPER_DATASETS);
+    without one the tables are written header-only, outside the report, and no figure is
+    drawn (the verdicts' caption says why)."""
+
+    def shown(path, caption, labels):
+        if not PAPER_DATASETS:
+            return path
+        return report(path, caption=caption, category="Reproduction", labels=labels)
+
+    outputs = {
+        "csv": shown(
+            "results/tables/paper_gap.csv",
+            "../report/paper_gap.rst",
+            {"table": "The paper's numbers beside ours", "format": "CSV"},
+        ),
+        "verdicts": report(
+            "results/tables/paper_gap_verdicts.csv",
+            caption="../report/paper_gap_verdicts.rst",
+            category="Reproduction",
+            labels={"table": "Verdict per dataset", "format": "CSV"},
+        ),
+        "tau": shown(
+            "results/tables/paper_gap_tau.csv",
+            "../report/paper_gap_tau.rst",
+            {"table": "Model orderings: paper vs ours", "format": "CSV"},
+        ),
+        "table1": shown(
+            "results/tables/paper_gap_stats.csv",
+            "../report/paper_gap_stats.rst",
+            {"table": "Table 1: paper vs ours", "format": "CSV"},
+        ),
+    }
+    if PAPER_DATASETS:
+        for kind in ("pdf", "png"):
+            outputs[kind] = report(
+                f"results/figures/paper_gap.{kind}",
+                caption="../report/fig_paper_gap.rst",
+                category="Reproduction",
+                labels={"figure": "Ours / paper", "format": kind.upper()},
+            )
+    return outputs
+
+
+def print_verdicts(path):
+    """Print the verdict lines of `paper_gap` (``path``) when the file exists: the end of a
+    run says how it compares with the paper, not only the job's log."""
+    if not os.path.exists(path):
+        return
+    with open(path, newline="", encoding="utf-8") as handle:
+        lines = [row["line"] for row in csv.DictReader(handle)]
+    print(f"The paper's numbers beside this run ({path}):", *lines, sep="\n  ")
 
 
 def paper_gap_run():

@@ -1,7 +1,9 @@
 # Reproduction stage (docs/reproduction.md): the paper's printed Tables 1 and 2 beside the
 # run's numbers, for every dataset whose preprocessing and split are the paper's; the
 # others get a "no published numbers" entry. Reads the measures, the Table-1 statistics
-# and, with the bootstrap on, every model's resamples.
+# and, with the bootstrap on, every model's resamples. Without any dataset of published
+# numbers there is nothing to compare: no figure is drawn, the cell tables (header only)
+# stay out of the report, whose verdict table says why (paper_gap_outputs, common.smk).
 
 
 rule paper_gap:
@@ -9,42 +11,7 @@ rule paper_gap:
         unpack(paper_gap_inputs),
         code=DRAWING_CODE,
     output:
-        csv=report(
-            "results/tables/paper_gap.csv",
-            caption="../report/paper_gap.rst",
-            category="Reproduction",
-            labels={"table": "The paper's numbers beside ours", "format": "CSV"},
-        ),
-        verdicts=report(
-            "results/tables/paper_gap_verdicts.csv",
-            caption="../report/paper_gap_verdicts.rst",
-            category="Reproduction",
-            labels={"table": "Verdict per dataset", "format": "CSV"},
-        ),
-        tau=report(
-            "results/tables/paper_gap_tau.csv",
-            caption="../report/paper_gap_tau.rst",
-            category="Reproduction",
-            labels={"table": "Model orderings: paper vs ours", "format": "CSV"},
-        ),
-        table1=report(
-            "results/tables/paper_gap_stats.csv",
-            caption="../report/paper_gap_stats.rst",
-            category="Reproduction",
-            labels={"table": "Table 1: paper vs ours", "format": "CSV"},
-        ),
-        pdf=report(
-            "results/figures/paper_gap.pdf",
-            caption="../report/fig_paper_gap.rst",
-            category="Reproduction",
-            labels={"figure": "Ours / paper", "format": "PDF"},
-        ),
-        png=report(
-            "results/figures/paper_gap.png",
-            caption="../report/fig_paper_gap.rst",
-            category="Reproduction",
-            labels={"figure": "Ours / paper", "format": "PNG"},
-        ),
+        **paper_gap_outputs(),
     log:
         "results/logs/paper_gap/paper_gap.log",
     conda:
@@ -62,6 +29,7 @@ rule paper_gap:
         level=config["uncertainty"]["level"],
         resamples=RESAMPLES,
         style=config["plots"],
+        unpublished=UNPUBLISHED,
     message:
         "The paper's printed numbers beside the run's"
     script:

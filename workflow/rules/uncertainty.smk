@@ -54,8 +54,18 @@ rule table_uncertainty:
             category="Tables",
             labels={"table": "Paired model comparisons", "format": "CSV"},
         ),
-        intervals="results/tables/intervals.csv",
-        agreement="results/tables/agreement_ci.csv",
+        intervals=report(
+            "results/tables/intervals.csv",
+            caption="../report/intervals.rst",
+            category="Tables",
+            labels={"table": "Every measure's interval", "format": "CSV"},
+        ),
+        agreement=report(
+            "results/tables/agreement_ci.csv",
+            caption="../report/agreement_ci.rst",
+            category="Tables",
+            labels={"table": "Fig. 1's tau with intervals", "format": "CSV"},
+        ),
     log:
         "results/logs/table_uncertainty/table_uncertainty.log",
     conda:

@@ -79,12 +79,10 @@ def _users(args) -> int:
     else:
         print(f"wrote {len(frame)} users x {frame.shape[1]} columns to {args.out}")
     if args.worst:
-        kind = "cos" if args.worst_measure.endswith("Cos") else "jacc"
-        if sims is not None:
-            sim = sims[kind].sim
-        else:
-            sim = lambda rows: decompose.similarity_rows(inputs, rows, kind, stats)  # noqa: E731
-        table = decompose.worst_cases(frame, sim, args.worst, args.worst_measure, args.neighbours)
+        sim, raw_range = decompose.worst_similarity(inputs, args.worst_measure, sims, stats)
+        table = decompose.worst_cases(
+            frame, sim, args.worst, args.worst_measure, args.neighbours, raw_range
+        )
         stream = sys.stderr if args.out is None else sys.stdout
         print(f"the {len(table)} users most disadvantaged by {args.worst_measure}:", file=stream)
         for line in decompose.worst_lines(table, args.worst_measure, args.k):

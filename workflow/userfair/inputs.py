@@ -139,6 +139,12 @@ def _topk_matrix(
         raise InputError(
             f"{label}: field 'item_id' names {int(unknown.sum())} item(s) absent from "
             f"{sources}, e.g. {str(topk['item_id'][unknown].iloc[0])!r}"
+            + (
+                "; if the lists rank every item (RecBole's do), give the valid split too "
+                "(--valid D.valid.inter, or valid= in load_inputs)"
+                if "VALID" not in sources
+                else ""
+            )
         )
     repeated = topk.duplicated(["user_id", "item_id"])
     if repeated.any():

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from userfair import warmup
 from userfair._backend import binary_csr, blocks
 from userfair.io import InputError, atomic_path, read_npz
 
@@ -206,9 +207,14 @@ def compute(
     block_size: int = BLOCK_SIZE,
 ) -> Similarity:
     """The similarity ``kind`` (one of :data:`KINDS`) of the evaluated users' train
-    ``rows``, timed (``seconds``: raw values, range and normalisation together)."""
+    ``rows``, timed (``seconds``: raw values, range and normalisation together, after an
+    untimed first run on tiny inputs in this process: ``userfair.warmup``)."""
     if kind not in KINDS:
         raise ValueError(f"unknown similarity {kind!r}; expected one of {KINDS}")
+    tiny = warmup.tiny_inputs
+    warmup.once(
+        ("similarity", kind), lambda: compute(kind, tiny().train, tiny().users, tiny().genres)
+    )
     start = time.perf_counter()
     if kind == "genre":
         sim, lo, hi = genre_similarity(rows, genres, block_size), 0.0, 1.0

@@ -63,11 +63,129 @@ class Style:
         plt.rcParams.update({"pdf.fonttype": 42, "ps.fonttype": 42, "savefig.bbox": "tight"})
 
 
+#: The smallest CIELAB distance (Delta E 1976) between the colours of two models: the
+#: colorblind palette's two pinks (its 5th and 7th colours, NGCF and NCL in the default
+#: model list) are 20.7 apart and look alike; 25 tells them apart.
+MIN_COLOUR_DISTANCE = 25.0
+#: Where more distinct colours come from when the configured palette runs out of them.
+FALLBACK_PALETTES = ("tab10", "Set1", "dark", "Set2", "husl")
+
+
+def lab(colour) -> np.ndarray:
+    """CIELAB (D65) of an sRGB colour (a matplotlib colour)."""
+    rgb = np.asarray(matplotlib.colors.to_rgb(colour), dtype=float)
+    rgb = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
+    xyz = (xyz @ rgb) / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def model_colours(n: int, palette: str) -> list:
+    """``n`` colours for ``n`` models, pairwise at least :data:`MIN_COLOUR_DISTANCE` apart
+    in CIELAB: the configured ``palette``'s colours in order (a continuous one sampled more
+    finely), skipping any too close to one already taken, then those of
+    :data:`FALLBACK_PALETTES`; the bar is lowered only when even those run out (n > ~20)."""
+    candidates = [c for size in (n, 2 * n, 3 * n) for c in sns.color_palette(palette, size)]
+    candidates += [c for name in FALLBACK_PALETTES for c in sns.color_palette(name)]
+    points = [lab(c) for c in candidates]
+    bar = MIN_COLOUR_DISTANCE
+    while True:
+        chosen: list[int] = []
+        for i, point in enumerate(points):
+            if all(np.linalg.norm(point - points[j]) >= bar for j in chosen):
+                chosen.append(i)
+            if len(chosen) == n:
+                return [candidates[i] for i in chosen]
+        bar *= 0.8
+
+
+def _drawn_ticklabels(axis) -> list:
+    """The tick labels of ``axis`` that are drawn: those of ticks inside its view limits
+    (matplotlib keeps labels of ticks just outside them, not drawn)."""
+    low, high = sorted(axis.get_view_interval())
+    slack = 1e-9 * max(abs(low), abs(high), 1e-300)
+    return [t.label1 for t in axis.get_major_ticks() if low - slack <= t.get_loc() <= high + slack]
+
+
+def _text_boxes(fig: plt.Figure) -> list:
+    """(text, window extent) of every visible tick label, annotation and title of the
+    visible axes of ``fig`` (drawn first, so the extents are final)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        texts += [*_drawn_ticklabels(ax.xaxis), *_drawn_ticklabels(ax.yaxis), *ax.texts, ax.title]
+    return [
+        (t.get_text(), t.get_window_extent(renderer))
+        for t in texts
+        if t.get_visible() and t.get_text().strip()
+    ]
+
+
+def text_overlaps(fig: plt.Figure, gap: float = 2.0) -> list[tuple[str, str]]:
+    """The pairs of texts of :func:`_text_boxes` closer than ``gap`` points to each other
+    in both directions (overlapping, or touching: e.g. Fig. 2's tick labels running
+    together as "050100")."""
+    boxes = _text_boxes(fig)
+    if len(boxes) < 2:
+        return []
+    room = gap * fig.dpi / 72  # points to the canvas' pixels
+    x0, y0, x1, y1 = (
+        np.array([getattr(b, name) for _, b in boxes]) for name in ("x0", "y0", "x1", "y1")
+    )
+    wide = np.minimum(x1[:, None], x1[None, :]) - np.maximum(x0[:, None], x0[None, :])
+    tall = np.minimum(y1[:, None], y1[None, :]) - np.maximum(y0[:, None], y0[None, :])
+    clash = np.triu((wide > -room) & (tall > -room), k=1)
+    return [(boxes[i][0], boxes[j][0]) for i, j in zip(*np.nonzero(clash))]
+
+
+#: How often :func:`make_legible` may grow a figure, and by how much each time.
+GROW_STEPS, GROW_FACTOR = 8, 1.2
+
+
+def make_legible(fig: plt.Figure) -> float:
+    """Grow ``fig`` (fonts keep their size in points, panels get wider and taller) until no
+    two of its texts overlap (:func:`text_overlaps`), at most :data:`GROW_STEPS` times by
+    :data:`GROW_FACTOR`: what keeps every figure legible under a larger ``font_scale`` or
+    ``context``. Returns the factor the figure grew by (1.0: it was legible)."""
+    grown = 1.0
+    for _ in range(GROW_STEPS):
+        if not text_overlaps(fig):
+            break
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(width * GROW_FACTOR, height * GROW_FACTOR)
+        grown *= GROW_FACTOR
+    return grown
+
+
+#: The least y range of a line panel, as a share of its largest absolute value: a change of
+#: 0.3 % (Fig. 2's UF, 0.601 to 0.603) must not fill the panel as if it were steep.
+MIN_SPAN = 0.1
+
+
+def honest_span(ax, share: float = MIN_SPAN) -> None:
+    """Widen ``ax``'s y range about its centre to at least ``share`` of the largest
+    absolute y value of its data (nothing when it is already that wide, or all 0)."""
+    low, high = ax.dataLim.y0, ax.dataLim.y1
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return
+    need = share * max(abs(low), abs(high))
+    bottom, top = ax.get_ylim()
+    if need > 0 and top - bottom < need:
+        centre = (low + high) / 2
+        ax.set_ylim(centre - need / 2, centre + need / 2)
+
+
 def save(
     fig: plt.Figure, pdf_path: str | os.PathLike, png_path: str | os.PathLike, style: Style
 ) -> None:
-    """Write ``fig`` as PDF and PNG (atomically) and close it. The PDF carries no creation
-    date, so the same figure gives the same bytes on every run."""
+    """Write ``fig`` as PDF and PNG (atomically) and close it, grown first where its texts
+    overlap (:func:`make_legible`). The PDF carries no creation date, so the same figure
+    gives the same bytes on every run."""
+    make_legible(fig)
     with atomic_path(pdf_path) as tmp:
         fig.savefig(tmp, format="pdf", metadata={"CreationDate": None})
     with atomic_path(png_path) as tmp:
@@ -135,7 +253,19 @@ def agreement_figure(
 
     With ``intervals`` (``inference.tau_intervals`` per dataset: dataset, measure_a,
     measure_b, tau, low, high, excludes_zero) every cell also shows the bootstrap interval
-    of tau and a star when that interval excludes 0."""
+    of tau and a star when that interval excludes 0 (in a panel twice as wide, the texts
+    at :data:`ANNOTATION_POINTS`)."""
+    save(agreement_axes(agreement, style, measures, intervals), pdf_path, png_path, style)
+
+
+#: The least font size of a heatmap cell's text, in points (5 pt: 14 px at 200 dpi).
+ANNOTATION_POINTS = 5.0
+
+
+def agreement_axes(
+    agreement: pd.DataFrame, style: Style, measures=NAMES, intervals: pd.DataFrame | None = None
+) -> plt.Figure:
+    """The figure of :func:`agreement_figure`, returned."""
     _check_columns(agreement, ["dataset", "measure_a", "measure_b", "tau"], "agreement")
     if intervals is not None:
         _check_columns(
@@ -145,17 +275,17 @@ def agreement_figure(
         )
     style.apply()
     datasets = list(dict.fromkeys(agreement["dataset"]))
-    side = 2 * style.column_width_in
+    side = 2 * style.column_width_in * (2 if intervals is not None else 1)
     fig, axes = _panel_grid(len(datasets), side, side * 0.9)
     for ax, dataset in zip(axes.flat, datasets):
         part = agreement[agreement["dataset"] == dataset]
         matrix = part.pivot(index="measure_a", columns="measure_b", values="tau").reindex(
             index=list(measures), columns=list(measures)
         )
-        annot, fmt, size = True, ".2f", 4.5
+        annot, fmt, size = True, ".2f", max(4.5, ANNOTATION_POINTS)
         if intervals is not None:
             annot = _tau_annotations(intervals[intervals["dataset"] == dataset], measures)
-            fmt, size = "", 2.6
+            fmt, size = "", ANNOTATION_POINTS
         sns.heatmap(
             matrix,
             ax=ax,
@@ -176,15 +306,21 @@ def agreement_figure(
         title += "; *: interval excludes 0)" if intervals is not None else ")"
         ax.set(title=title, xlabel="", ylabel="")
         ax.tick_params(labelsize=6)
-    save(fig, pdf_path, png_path, style)
+    return fig
 
 
 # --- Fig. 2 ----------------------------------------------------------------------------
 
 
 def relevance_figure(relevance: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
+    """Fig. 2 (:func:`relevance_axes`), saved."""
+    save(relevance_axes(relevance, style), pdf_path, png_path, style)
+
+
+def relevance_axes(relevance: pd.DataFrame, style: Style) -> plt.Figure:
     """Fig. 2: rows = datasets, columns = groups of measures, x = % users with non-relevant
-    lists. Gini has no point where every score is 0 (undefined)."""
+    lists. Gini has no point where every score is 0 (undefined). Each panel's y range is at
+    least :data:`MIN_SPAN` of its largest value (:func:`honest_span`)."""
     _check_columns(relevance, ["dataset", "share", "measure", "value"], "relevance")
     style.apply()
     datasets = list(dict.fromkeys(relevance["dataset"]))
@@ -216,6 +352,7 @@ def relevance_figure(relevance: pd.DataFrame, style: Style, pdf_path, png_path) 
             ax.set_title(group if row == 0 else "")
             ax.set_ylabel(dataset if col == 0 else "")
             ax.set_xticks([0, 50, 100])
+            honest_span(ax)
             if row == len(datasets) - 1:
                 ax.legend(
                     loc="upper center",
@@ -225,7 +362,7 @@ def relevance_figure(relevance: pd.DataFrame, style: Style, pdf_path, png_path) 
                     handlelength=1.2,
                 )
     fig.supxlabel(PERCENT_LABEL)
-    save(fig, pdf_path, png_path, style)
+    return fig
 
 
 # --- Fig. 3 ----------------------------------------------------------------------------
@@ -257,6 +394,7 @@ def similarity_figure(similarity: pd.DataFrame, style: Style, pdf_path, png_path
         if len(observed):
             ax.axvline(observed.iloc[0], color="grey", lw=1, ls="--", label="observed $sim_{Jacc}$")
         ax.set(title=dataset, xlabel="skewness of user similarity", ylabel="score")
+        honest_span(ax)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     _legend_outside(fig, handles, labels, ncol=3)
     save(fig, pdf_path, png_path, style)
@@ -303,6 +441,7 @@ def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> N
             ax.set_title(f"{dataset}: {score}" if len(datasets) > 1 else score)
             ax.set_ylabel("score" if col == 0 else "")
             ax.set_xticks([0, 50, 100])
+            honest_span(ax)
     fig.supxlabel(PERCENT_LABEL)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     _legend_outside(fig, handles, labels, ncol=2, where="upper")
@@ -419,7 +558,7 @@ def intervals_figure(
     labels = [model_label(m) for m in models]
     for ax, (dataset, measure) in zip(axes.flat, panels):
         part = summary[(summary["dataset"] == dataset) & (summary["measure"] == measure)]
-        part = part.set_index("model").reindex(models)
+        part = part.set_index(part["model"].map(model_label)).reindex(labels)  # names or labels
         x = np.arange(len(models))
         value = part["value"].to_numpy(dtype=float)
         errors = np.vstack(
@@ -455,7 +594,7 @@ def paper_gap_axes(
     )
     measures = list(NAMES)
     models = list(dict.fromkeys(cells["model"]))
-    colours = sns.color_palette(style.palette, max(len(models), 1))
+    colours = model_colours(max(len(models), 1), style.palette)
     offsets = np.linspace(-0.35, 0.35, len(models)) if len(models) > 1 else np.zeros(1)
     for ax, dataset in zip(axes[:, 0], published):
         part = cells[cells["dataset"] == dataset].set_index(["measure", "model"])
@@ -565,7 +704,7 @@ def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEAS
     )  # fmt: skip
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = model_colours(max(len(models), 1), style.palette)
     handles = []
     for ax, (dataset, measure) in zip(axes.flat, panels):
         rows = part[(part["dataset"] == dataset) & (part["measure"] == measure)]
@@ -573,7 +712,8 @@ def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEAS
         x = np.arange(len(order))
         offsets = (np.arange(len(models)) - (len(models) - 1) / 2) * (0.7 / max(len(models), 1))
         for i, model in enumerate(models):
-            mine = rows[rows["model"] == model].set_index("group").reindex(order)
+            named = rows["model"].map(model_label) == model_label(model)  # names or labels
+            mine = rows[named].set_index("group").reindex(order)
             value = 100 * mine["share"].to_numpy(dtype=float)
             low = 100 * mine["low"].to_numpy(dtype=float)
             high = 100 * mine["high"].to_numpy(dtype=float)

@@ -61,6 +61,18 @@ def model_label(model: str) -> str:
     return models.label(model)
 
 
+#: The columns of a written table that name a model.
+MODEL_COLUMNS = ("model", "model_a", "model_b")
+
+
+def label_models(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every model named by its one label (:func:`model_label`, e.g.
+    ``U-KNN``) in the columns of :data:`MODEL_COLUMNS` it has: the label every table and
+    figure shows. Labels map to themselves, so labelling twice changes nothing."""
+    present = [c for c in MODEL_COLUMNS if c in frame.columns]
+    return frame.assign(**{c: frame[c].map(model_label) for c in present}) if present else frame
+
+
 def check_measures(record: dict, source: str | os.PathLike) -> dict:
     """Validate one measures JSON object (the file contract of results/D/measures/M.json)."""
     missing = [m for m in NAMES if m not in record]

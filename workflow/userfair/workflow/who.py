@@ -124,15 +124,8 @@ def users_job(
     )  # fmt: skip
     if features is not None:
         frame = decompose.join_features(frame, features, label="user features")
-    kind = "cos" if worst_measure.endswith("Cos") else "jacc"
-    if similarities is not None:
-        sim = similarities[kind].sim
-    else:
-
-        def sim(rows):
-            return decompose.similarity_rows(inputs, rows, kind, stats)
-
-    table = decompose.worst_cases(frame, sim, worst, worst_measure, neighbours)
+    sim, raw_range = decompose.worst_similarity(inputs, worst_measure, similarities, stats)
+    table = decompose.worst_cases(frame, sim, worst, worst_measure, neighbours, raw_range)
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     table.insert(1, "measure", worst_measure)
     table["text"] = decompose.worst_lines(table, worst_measure, k)
@@ -141,7 +134,7 @@ def users_job(
 
 def read_worst(path) -> pd.DataFrame:
     """A worst-case file of the `users` rule (user ids as text)."""
-    return pd.read_csv(path, dtype={"user_id": str, "better_ids": str})
+    return pd.read_csv(path, dtype={"user_id": str, "closest_id": str, "better_ids": str})
 
 
 # --- groups ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from userfair.io import write_csv
-from userfair.workflow import plots, reproduction, steps
+from userfair.workflow import plots, reproduction, steps, tables
 
 log = logging.getLogger(__name__)
 
@@ -25,13 +25,17 @@ def paper_gap(
     level: float,
     resamples: int,
     style: Mapping,
+    unpublished: Mapping[str, str] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Rule paper_gap: :func:`userfair.workflow.reproduction.paper_gap` of the named inputs
     ("measures:D/M",
     "stats:D", "resamples:D/M"), written to the outputs ``csv`` (the cells), ``tau``,
     ``table1``, ``verdicts`` and the figure ``pdf``, ``png``; every verdict line logged.
     ``run``: the grid file, its points over all models and the epochs (the figure's note);
-    ``settings``: the measures' k, epsilon, envy_utility and gamma (:func:`settings_note`)."""
+    ``settings``: the measures' k, epsilon, envy_utility and gamma (:func:`settings_note`).
+    Without the outputs ``pdf`` and ``png`` (no dataset has published numbers: the figure
+    would be empty) nothing is drawn. ``unpublished``: why each other dataset has no
+    published numbers (the report's caption; logged)."""
     logging.getLogger("fontTools").setLevel(logging.WARNING)  # the PDF's font subsetting
 
     def named(prefix: str) -> dict[str, str]:
@@ -52,19 +56,23 @@ def paper_gap(
     if note:
         verdicts.loc[verdicts["published"], "line"] += f"; {note}"
     for name in ("cells", "tau", "table1", "verdicts"):
-        write_csv(result[name], outputs["csv" if name == "cells" else name])
-    run_note = f"grid {run['grid']} ({run['points']} points), at most {run['epochs']} epochs" + (
+        write_csv(tables.label_models(result[name]), outputs["csv" if name == "cells" else name])
+    epochs = f"{run['epochs']} epoch" + ("" if run["epochs"] == 1 else "s")
+    run_note = f"grid {run['grid']} ({run['points']} points), at most {epochs}" + (
         f", {resamples:,} resamples" if resamples else ", no bootstrap"
     )
-    plots.paper_gap_figure(
-        result["cells"],
-        result["tau"],
-        verdicts,
-        run_note,
-        plots.Style(**style),
-        outputs["pdf"],
-        outputs["png"],
-    )
+    if "pdf" in outputs:  # only when some dataset has published numbers (common.smk)
+        plots.paper_gap_figure(
+            result["cells"],
+            result["tau"],
+            verdicts,
+            run_note,
+            plots.Style(**style),
+            outputs["pdf"],
+            outputs["png"],
+        )
+    for dataset, why in (unpublished or {}).items():
+        log.info("%s: no published numbers: %s", dataset, why)
     log.info("the run: %s", run_note)
     for line in verdicts["line"]:
         log.info("%s", line)

@@ -66,6 +66,7 @@ def table_uncertainty(
         (compared, significance_csv),
         (pd.concat(taus, ignore_index=True), agreement_csv),
     ):
+        frame = tables.label_models(frame)  # U-KNN as in Table 2
         write_csv(frame[["dataset"] + [c for c in frame.columns if c != "dataset"]], path)
     log.info(
         "significant model differences (Holm, level %s):\n%s",

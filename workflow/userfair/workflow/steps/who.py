@@ -11,7 +11,7 @@ import pandas as pd
 from userfair import decompose, pair_records, similarity
 from userfair.inputs import load_inputs
 from userfair.io import read_parquet, write_csv
-from userfair.workflow import who
+from userfair.workflow import tables, who
 from userfair.workflow.steps import Path, only
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ def who_table(
         _by_run(users_files, datasets, models, read_parquet), groups=groups,
         features=features, resamples=resamples, seed=seed, level=level,
     )  # fmt: skip
-    write_csv(table, out)
+    write_csv(tables.label_models(table), out)  # U-KNN as in Table 2
     log.info("%s: %d rows", out, len(table))
     return table
 
@@ -82,6 +82,6 @@ def who_worst(
     """Rule who_worst: the most disadvantaged users of every model (userfair.workflow.who
     .worst_table), from every worst-case file named ``D/M``."""
     table = who.worst_table(_by_run(worst_files, datasets, models, who.read_worst))
-    write_csv(table, out)
+    write_csv(tables.label_models(table), out)  # U-KNN as in Table 2
     log.info("%s: %d rows", out, len(table))
     return table
