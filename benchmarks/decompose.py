@@ -16,7 +16,7 @@ part (best of ``--repeat``).
 ``--density`` qk or ml) and the streamed route on both sides, each in a fresh subprocess
 (so that each peak RSS is its own): the measures (``streaming.pass_one`` +
 ``stream_evaluate``, what ``evaluate(route="stream")`` runs) and the decomposition
-(``pass_one`` + ``decompose.stream_decompose``, what ``userfair users --route stream``
+(``pass_one`` + ``decompose_stream.stream_decompose``, what ``userfair users --route stream``
 runs); wall and CPU seconds (``time.process_time``, all threads) of each, pass one apart.
 """
 
@@ -40,7 +40,7 @@ from measures import K, peak_rss_gb, synthetic  # noqa: E402
 def parts(inputs, sims, block_size: int) -> dict[str, float]:
     """Seconds of each part of the decomposition, run one by one."""
     from userfair import decompose as dec
-    from userfair import effectiveness, similarity
+    from userfair import decompose_columns, effectiveness, similarity
 
     seconds = {}
 
@@ -54,13 +54,13 @@ def parts(inputs, sims, block_size: int) -> dict[str, float]:
     for name in ("P", "NDCG"):
         for kind in ("cos", "jacc"):
             timed("PUF x4", dec.puf_parts, scores[name], sims[kind].sim, block_size)
-        timed("Gini, SD", dec.gini_parts, scores[name])
-        timed("Gini, SD", dec.sd_share, scores[name])
+        timed("Gini, SD", decompose_columns.gini_parts, scores[name])
+        timed("Gini, SD", decompose_columns.sd_share, scores[name])
     sim_uf = timed("UF", similarity.uf_similarity, sims["jacc"].raw(), None, 1.0).copy()
     timed("UF", dec.uf_parts, inputs.topk, inputs.train, sim_uf, K, block_size)
     envy = (inputs.topk, inputs.relevant, K, 0.05, "precision", block_size)
     timed("ME, MME, PEU", dec.envy_parts, *envy)
-    timed("attributes", dec.attributes, inputs, sims["cos"].sim)
+    timed("attributes", decompose_columns.attributes, inputs, sims["cos"].sim)
     return seconds
 
 
@@ -70,8 +70,7 @@ def stream_one(m: int, density: str, what: str, block_size: int) -> dict:
 
     from streaming import DENSITIES
     from streaming import synthetic as synthetic_stream
-    from userfair import decompose as dec
-    from userfair import streaming
+    from userfair import decompose_columns, decompose_stream, streaming
 
     inputs = synthetic_stream(m, DENSITIES[density])
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
@@ -81,10 +80,10 @@ def stream_one(m: int, density: str, what: str, block_size: int) -> dict:
     one_wall, one_cpu = time.perf_counter() - clock, time.process_time() - cpu
     if what == "measures":
         result = streaming.stream_evaluate(inputs, k=K, stats=stats, block_size=block_size)
-        sums = {key: result[key] for key in dec.SHARES}
+        sums = {key: result[key] for key in decompose_columns.SHARES}
     else:
-        frame = dec.stream_decompose(inputs, k=K, stats=stats, block_size=block_size)
-        sums = {key: float(frame[key].sum()) for key in dec.SHARES}
+        frame = decompose_stream.stream_decompose(inputs, k=K, stats=stats, block_size=block_size)
+        sums = {key: float(frame[key].sum()) for key in decompose_columns.SHARES}
     return {
         "what": what,
         "evaluated": m,
@@ -142,6 +141,7 @@ def main() -> None:
         return
 
     from userfair import decompose as dec
+    from userfair import decompose_columns
     from userfair.evaluate import evaluate
     from userfair.inputs import load_inputs
 
@@ -160,7 +160,7 @@ def main() -> None:
 
     result, frame = run_measures(), run_decompose()  # warm-up: numba compiles once
     worst = 0.0
-    for name in dec.SHARES:
+    for name in decompose_columns.SHARES:
         worst = max(worst, abs(frame[name].sum() - result[name]))
     times = {"measures": [], "decompose": []}
     for _ in range(args.repeat):

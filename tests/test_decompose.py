@@ -11,7 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 from userfair import decompose as dec
-from userfair import route
+from userfair import decompose_columns as cols
+from userfair import route, worst_cases
 from userfair.cli import main
 from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
@@ -39,11 +40,11 @@ def assert_column(got, expected, name):
 
 def assert_sums(frame, result):
     """Every share column and every signed part sums to its measure of evaluate()."""
-    for name in dec.SHARES:
+    for name in cols.SHARES:
         column = frame[name]
         total = math.nan if column.isna().all() else column.sum()
         assert same(total, result[name]), (name, total, result[name])
-    for name in dec.SIGNED:
+    for name in cols.SIGNED:
         assert same(frame[name].sum(), result[name.split(":")[0]]), name
 
 
@@ -160,7 +161,7 @@ def test_every_column_matches_the_loop_and_sums_to_evaluate(tmp_path, seed, util
     write_item_file(tmp_path / "d.item", item_genres)
     inputs = load_inputs(train, test, topk, item_features=tmp_path / "d.item")
     frame = dec.decompose(inputs, k=K, gamma=gamma, block_size=7, envy_utility=utility)
-    assert list(frame.columns) == list(dec.COLUMNS)
+    assert list(frame.columns) == list(cols.COLUMNS)
     lists, relevant, train_sets, all_train = python_views(inputs, train, test, topk)
     m = len(lists)
     assert list(frame.user_id) == sorted(test.user_id.unique())
@@ -239,10 +240,10 @@ def test_one_user_has_no_pair():
     test = pd.DataFrame({"user_id": ["a"], "item_id": ["i3"]})
     topk = pd.DataFrame({"user_id": ["a", "a"], "item_id": ["i3", "i1"], "rank": [1, 2]})
     frame = dec.decompose(load_inputs(train, test, topk, k=2), k=2)
-    pairwise = [c for c in dec.SHARES + dec.SIGNED if not c.startswith(("Gini", "SD"))]
+    pairwise = [c for c in cols.SHARES + cols.SIGNED if not c.startswith(("Gini", "SD"))]
     assert frame[pairwise + ["mean_similarity"]].isna().all(axis=None)
     # Gini and SD of one score 0.5: 0, as evaluate gives; popularity (2 + 1) / 2 train users
-    assert (frame[[c for c in dec.SHARES + dec.SIGNED if c not in pairwise]] == 0).all(axis=None)
+    assert (frame[[c for c in cols.SHARES + cols.SIGNED if c not in pairwise]] == 0).all(axis=None)
     assert (frame.train_items.iloc[0], frame.popularity.iloc[0]) == (2, 1.5)
 
 
@@ -313,20 +314,20 @@ def test_envy_by_hand():
 def test_gini_and_sd_by_hand():
     # x = (0, .5, .5, 1), m = 4, sum 2: weights 2j - 5 = -3, -1, 1, 3; b and c tie at
     # positions 2 and 3 and take the mean weight 0. Gini = 3 * 1 / (4 * 2) = 3/8, all d's
-    share, worse, better = dec.gini_parts([0.0, 0.5, 0.5, 1.0])
+    share, worse, better = cols.gini_parts([0.0, 0.5, 0.5, 1.0])
     assert_column(share, [0, 0, 0, 3 / 8], "share")
     # pair sum: gaps ab .5, ac .5, ad 1, bc 0, bd .5, cd .5 (sum 3) over m sum x = 8
     assert_column(worse, [2 / 8, 0.5 / 8, 0.5 / 8, 0], "disadvantaged")
     assert_column(better, [0, 0.5 / 8, 0.5 / 8, 2 / 8], "advantaged")
     # x = (1, 2, 1): sorted weights -2, 0, 2; the tied 1s take -1 each: -1/12, 4/12, -1/12
-    share, _, _ = dec.gini_parts([1.0, 2.0, 1.0])
+    share, _, _ = cols.gini_parts([1.0, 2.0, 1.0])
     assert_column(share, [-1 / 12, 4 / 12, -1 / 12], "tied")
     assert same(share.sum(), ref.gini([1.0, 2.0, 1.0]))
-    assert np.isnan(dec.gini_parts([0.0, 0.0])[0]).all()  # Gini is NaN: every score 0
+    assert np.isnan(cols.gini_parts([0.0, 0.0])[0]).all()  # Gini is NaN: every score 0
     # SD: mean .5, squares (.25, 0, 0, .25), SD = sqrt(.5 / 4); shares SD / 2 to a and d
     sd = math.sqrt(0.125)
-    assert_column(dec.sd_share([0.0, 0.5, 0.5, 1.0]), [sd / 2, 0, 0, sd / 2], "SD")
-    assert_column(dec.sd_share([0.2, 0.2]), [0, 0], "SD equal")
+    assert_column(cols.sd_share([0.0, 0.5, 0.5, 1.0]), [sd / 2, 0, 0, sd / 2], "SD")
+    assert_column(cols.sd_share([0.2, 0.2]), [0, 0], "SD equal")
 
 
 def test_uf_by_hand():
@@ -364,7 +365,7 @@ def test_worst_cases_and_their_lines():
     sim = np.array(
         [[0, 0.9, 0.65, 0.1], [0.9, 0, 0.2, 0.3], [0.65, 0.2, 0, 0.4], [0.1, 0.3, 0.4, 0]]
     )
-    table = dec.worst_cases(frame, sim, n=2, neighbours=2)
+    table = worst_cases.worst_cases(frame, sim, n=2, neighbours=2)
     assert list(table.user_id) == ["a", "d"]
     # a's 2 most similar: b (.9), c (.65), both better served (.5 > 0)
     first = table.iloc[0]
@@ -373,20 +374,20 @@ def test_worst_cases_and_their_lines():
     # d's 2 most similar: c (.4), b (.3), both better served than .1
     assert table.iloc[1].better_ids == "c,b"
     assert (first.better_served, first.closest_id, first.closest_rank) == (3, "b", 1)
-    lines = dec.worst_lines(table, "PUF-P-Cos", k=10)
+    lines = worst_cases.worst_lines(table, "PUF-P-Cos", k=10)
     assert lines[0] == (
         "user a: P@10 0.00; its part sums over 3 better-served users, the closest its most "
         "similar (user b, min-max normalised cosine 0.90) with P@10 0.50; 2 of its 2 most "
         "similar users (normalised cosine >= 0.65) get P@10 >= 0.50 (mean 0.50)"
     )
-    none = dec.worst_cases(frame.assign(P=[1.0, 0.5, 0.5, 0.1]), sim, n=1, neighbours=1)
-    assert dec.worst_lines(none)[0] == (
+    none = worst_cases.worst_cases(frame.assign(P=[1.0, 0.5, 0.5, 0.1]), sim, n=1, neighbours=1)
+    assert worst_cases.worst_lines(none)[0] == (
         "user a: P@10 1.00; no similar user is better served, so its part is 0 (up to rounding)"
     )
     with pytest.raises(ValueError, match="PUF"):
-        dec.worst_cases(frame, sim, measure="ME")
+        worst_cases.worst_cases(frame, sim, measure="ME")
     with pytest.raises(ValueError, match="row order"):
-        dec.worst_cases(frame, sim[:3, :3])
+        worst_cases.worst_cases(frame, sim[:3, :3])
 
 
 def test_worst_line_names_the_better_served_beyond_the_nearest():
@@ -405,7 +406,7 @@ def test_worst_line_names_the_better_served_beyond_the_nearest():
     frame = pd.DataFrame(
         {"user_id": [f"u{i}" for i in range(m)], "P": scores, "PUF-P-Cos:disadvantaged": worse}
     )
-    table = dec.worst_cases(frame, sim, n=1, neighbours=10, raw_range=(0.1, 0.6))
+    table = worst_cases.worst_cases(frame, sim, n=1, neighbours=10, raw_range=(0.1, 0.6))
     row = table.iloc[0]
     assert row.user_id == "u0" and row.disadvantaged > 0
     # the direct loop: the part sums over v with S_v > S_u and sim > 0
@@ -414,7 +415,7 @@ def test_worst_line_names_the_better_served_beyond_the_nearest():
     assert (row.closest_id, row.closest_rank, row.closest_score) == ("u11", 11, 0.3)
     assert row.closest_similarity == pytest.approx(sim[0, 11])
     assert row.closest_similarity_raw == pytest.approx(0.1 + sim[0, 11] * 0.5)
-    line = dec.worst_lines(table)[0]
+    line = worst_cases.worst_lines(table)[0]
     assert line == (
         f"user u0: P@10 0.00; its part sums over 2 better-served users, the closest its 11th "
         f"most similar (user u11, raw cosine {0.1 + sim[0, 11] * 0.5:.2f}, min-max normalised "
@@ -434,7 +435,7 @@ def test_worst_cases_agree_with_the_parts_on_random_inputs():
     frame = pd.DataFrame(
         {"user_id": [str(i) for i in range(m)], "P": scores, "PUF-P-Cos:disadvantaged": worse}
     )
-    table = dec.worst_cases(frame, sim, n=m, neighbours=5)
+    table = worst_cases.worst_cases(frame, sim, n=m, neighbours=5)
     for row in table.itertuples(index=False):
         u = int(row.user_id)
         direct = [v for v in range(m) if v != u and scores[v] > scores[u] and sim[u, v] > 0]
@@ -495,7 +496,7 @@ def test_users_command_sums_to_evaluate_json(split_files, capsys):
     assert main([*args, str(path / "d.user"), "--worst", "3"]) == 0
     printed = capsys.readouterr().out.splitlines()
     frame = pd.read_parquet(out)
-    assert list(frame.columns) == list(dec.COLUMNS) + ["age", "gender"]
+    assert list(frame.columns) == list(cols.COLUMNS) + ["age", "gender"]
     assert len(frame) == 30 and np.isnan(frame.age.iloc[-1]) and frame.age.iloc[0] == 20.0
     assert_sums(frame, result)
     assert printed[0] == f"wrote 30 users x {frame.shape[1]} columns to {out}"
@@ -512,9 +513,9 @@ def test_users_command_sums_to_evaluate_json(split_files, capsys):
 
     printed = pd.read_csv(StringIO(capsys.readouterr().out), dtype={"user_id": str})
     for table in (pd.read_csv(path / "users.csv", dtype={"user_id": str}), printed):
-        assert list(table.columns) == list(dec.COLUMNS)
+        assert list(table.columns) == list(cols.COLUMNS)
         for name in NAMES:
-            if name in dec.SHARES:
+            if name in cols.SHARES:
                 assert np.allclose(table[name], frame[name], rtol=1e-12, equal_nan=True), name
 
 

@@ -1,4 +1,4 @@
-"""The streamed route of the per-user decomposition (userfair.decompose.stream_decompose):
+"""The streamed route of the per-user decomposition (userfair.dstream.stream_decompose):
 the same shares as the in-memory route (<= 1e-9) on random inputs with small blocks, row
 ranges that add up (a scatter), the awkward ranges (every pair shares an item, 1-3 users),
 the route choice, and the worst cases without the m x m matrix."""
@@ -11,7 +11,8 @@ import pytest
 
 from test_decompose import assert_sums, cold_split, inputs_args, split_files  # noqa: F401
 from userfair import decompose as dec
-from userfair import route, streaming
+from userfair import decompose_stream as dstream
+from userfair import route, streaming, worst_cases
 from userfair.cli import main
 from userfair.evaluate import evaluate
 from userfair.inputs import load_inputs
@@ -50,15 +51,15 @@ def test_row_ranges_add_up_to_the_whole(tmp_path):
     train, test, topk, item_genres = random_split(5)
     inputs = load_inputs(train, test, topk)
     stats = streaming.pass_one(inputs.train_of_evaluated(), users=inputs.users)
-    whole = dec.stream_parts(inputs, stats, block_size=4)
+    whole = dstream.stream_parts(inputs, stats, block_size=4)
     cuts = [(0, 7), (7, 8), (8, 30)]
-    parts = [dec.stream_parts(inputs, stats, a, b, block_size=2) for a, b in cuts]
-    summed = {name: np.sum([part[name] for part in parts], axis=0) for name in dec.PARTS}
-    for name in dec.PARTS:
+    parts = [dstream.stream_parts(inputs, stats, a, b, block_size=2) for a, b in cuts]
+    summed = {name: np.sum([part[name] for part in parts], axis=0) for name in dstream.PARTS}
+    for name in dstream.PARTS:
         assert np.allclose(summed[name], whole[name], rtol=0, atol=1e-12), name
     # a row range alone carries only its own rows' envies
     assert np.all(parts[0]["envies"][7:] == 0) and parts[0]["envies"][:7].sum() > 0
-    frame = dec.finish_parts(inputs, stats, summed)
+    frame = dstream.finish_parts(inputs, stats, summed)
     assert_same_frames(frame, dec.decompose(inputs, route="dense"))
 
 
@@ -116,14 +117,14 @@ def test_similarity_rows_and_worst_cases_without_the_matrix(kind):
     inputs = load_inputs(*cold_split(2)[:3])
     sims = dec.similarities_of(inputs)
     rows = np.array([0, 5, 2, 29])
-    got = dec.similarity_rows(inputs, rows, kind)
+    got = worst_cases.similarity_rows(inputs, rows, kind)
     assert np.allclose(got, sims[kind].sim[rows], rtol=0, atol=1e-12)
     frame = dec.decompose(inputs, route="stream")
     measure = "PUF-NDCG-Cos" if kind == "cos" else "PUF-P-Jacc"
-    by_rows = dec.worst_cases(
-        frame, lambda r: dec.similarity_rows(inputs, r, kind), 6, measure, neighbours=5
+    by_rows = worst_cases.worst_cases(
+        frame, lambda r: worst_cases.similarity_rows(inputs, r, kind), 6, measure, neighbours=5
     )
-    expected = dec.worst_cases(frame, sims[kind].sim, 6, measure, neighbours=5)
+    expected = worst_cases.worst_cases(frame, sims[kind].sim, 6, measure, neighbours=5)
     pd.testing.assert_frame_equal(by_rows, expected)
     assert (by_rows.better > 0).any()
 

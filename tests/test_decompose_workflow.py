@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from test_workflow_rerun import _scheduled_jobs
-from userfair import decompose as dec
+from userfair import decompose_columns as cols
 from userfair.workflow import models
 
 from conftest import REPO, make_workdir, snakemake
@@ -51,10 +51,14 @@ def test_users_files_sum_to_the_measures_files(who_run):
     results = repo / ".test" / "results"
     for model in MODELS:
         frame = pd.read_parquet(results / "ml-100k" / "measures" / model / "users.parquet")
-        assert list(frame.columns) == list(dec.COLUMNS) + ["age", "gender", "occupation"]
+        assert list(frame.columns) == list(cols.COLUMNS) + [
+            "age",
+            "gender",
+            "occupation",
+        ]
         assert frame.gender.isin(["M", "F"]).all()
         measures = json.loads((results / "ml-100k" / "measures" / f"{model}.json").read_text())
-        for name in dec.SHARES:
+        for name in cols.SHARES:
             assert abs(frame[name].sum() - measures[name]) <= 1e-9, (model, name)
         worst = pd.read_csv(results / "ml-100k" / "measures" / model / "worst.csv")
         assert len(worst) == 5 and worst.text.str.startswith("user ").all()

@@ -25,7 +25,7 @@ from userfair.cli_parser import parser
 
 def _users(args) -> int:
     """``userfair users``: the per-user decomposition, written or printed as CSV."""
-    from userfair import decompose, groups
+    from userfair import decompose, groups, worst_cases
     from userfair import route as route_
     from userfair.inputs import load_inputs
     from userfair.io import InputError
@@ -79,13 +79,13 @@ def _users(args) -> int:
     else:
         print(f"wrote {len(frame)} users x {frame.shape[1]} columns to {args.out}")
     if args.worst:
-        sim, raw_range = decompose.worst_similarity(inputs, args.worst_measure, sims, stats)
-        table = decompose.worst_cases(
+        sim, raw_range = worst_cases.worst_similarity(inputs, args.worst_measure, sims, stats)
+        table = worst_cases.worst_cases(
             frame, sim, args.worst, args.worst_measure, args.neighbours, raw_range
         )
         stream = sys.stderr if args.out is None else sys.stdout
         print(f"the {len(table)} users most disadvantaged by {args.worst_measure}:", file=stream)
-        for line in decompose.worst_lines(table, args.worst_measure, args.k):
+        for line in worst_cases.worst_lines(table, args.worst_measure, args.k):
             print(line, file=stream)
     return 0
 

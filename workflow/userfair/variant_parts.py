@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from userfair import _kernels, decompose, similarities, variants
+from userfair import _kernels, decompose, decompose_columns, similarities, variants
 from userfair import _variant_kernels as kern
 from userfair._backend import blocks
 from userfair.measures import PUF_SCORES, puf_name
@@ -95,8 +95,8 @@ def variant_columns(
     columns: dict[str, np.ndarray] = {}
     if inputs.grades is not None:
         columns["gNDCG"] = scores["gNDCG"]
-        columns["SD-gNDCG"] = decompose.sd_share(scores["gNDCG"])
-        share, worse, better = decompose.gini_parts(scores["gNDCG"])
+        columns["SD-gNDCG"] = decompose_columns.sd_share(scores["gNDCG"])
+        share, worse, better = decompose_columns.gini_parts(scores["gNDCG"])
         columns["Gini-gNDCG"] = share
         columns["Gini-gNDCG:disadvantaged"], columns["Gini-gNDCG:advantaged"] = worse, better
     m = len(inputs.users)

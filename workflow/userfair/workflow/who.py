@@ -23,15 +23,16 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from userfair import decompose, inference
+from userfair import decompose, decompose_columns, inference, worst_cases
 from userfair.groups import read_user_features as read_user_file
+from userfair.measures import FAIR_PUF
 from userfair.workflow import rawfiles
 
 log = logging.getLogger(__name__)
 
 #: The measures of the group table and the figure: every share and PUF's disadvantaged
 #: parts (who is the worse-served of the similar pairs).
-GROUP_MEASURES = decompose.SHARES + tuple(f"{name}:disadvantaged" for name in decompose.FAIR_PUF)
+GROUP_MEASURES = decompose_columns.SHARES + tuple(f"{name}:disadvantaged" for name in FAIR_PUF)
 #: The measures of the figure, one panel each.
 FIGURE_MEASURES = (
     "PUF-P-Cos",
@@ -116,7 +117,7 @@ def users_job(
     """(users, worst cases) of one dataset x model: :func:`decompose.decompose` on the
     dense route (``similarities``, e.g. the similarity files) or the streamed one (the
     pass-one ``stats``), the ``features`` joined; the ``worst`` users of ``worst_measure``
-    with their better-served neighbours and :func:`decompose.worst_lines`' sentence."""
+    with their better-served neighbours and :func:`worst_cases.worst_lines`' sentence."""
     route = "dense" if similarities is not None else "stream"
     frame = decompose.decompose(
         inputs, k=k, epsilon=epsilon, gamma=gamma, similarities=similarities,
@@ -124,11 +125,11 @@ def users_job(
     )  # fmt: skip
     if features is not None:
         frame = decompose.join_features(frame, features, label="user features")
-    sim, raw_range = decompose.worst_similarity(inputs, worst_measure, similarities, stats)
-    table = decompose.worst_cases(frame, sim, worst, worst_measure, neighbours, raw_range)
+    sim, raw_range = worst_cases.worst_similarity(inputs, worst_measure, similarities, stats)
+    table = worst_cases.worst_cases(frame, sim, worst, worst_measure, neighbours, raw_range)
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     table.insert(1, "measure", worst_measure)
-    table["text"] = decompose.worst_lines(table, worst_measure, k)
+    table["text"] = worst_cases.worst_lines(table, worst_measure, k)
     return frame, table
 
 
