@@ -286,6 +286,7 @@ def test_env_of_each_rule_provides_what_its_script_imports():
     assert not gaps, "\n".join(sorted(gaps))
 
 
+@pytest.mark.lint
 def test_lint_reports_nothing():
     proc = subprocess.run(
         [str(BIN / "snakemake"), "--lint"], cwd=REPO, capture_output=True, text=True, timeout=300
@@ -294,6 +295,7 @@ def test_lint_reports_nothing():
     assert proc.returncode == 0 and "Lints for" not in output, output[-8000:]
 
 
+@pytest.mark.lint
 def test_ruff_lint_passes():
     """ruff, configured in pyproject.toml ([tool.ruff]), finds nothing in the Python code."""
     proc = subprocess.run(
@@ -306,6 +308,7 @@ def test_ruff_lint_passes():
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-8000:]
 
 
+@pytest.mark.lint
 def test_ruff_format_check_passes():
     proc = subprocess.run(
         [str(BIN / "ruff"), "format", "--check", "--diff", "."],
@@ -317,6 +320,7 @@ def test_ruff_format_check_passes():
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-8000:]
 
 
+@pytest.mark.lint
 def test_snakefmt_check_passes():
     proc = subprocess.run(
         [str(BIN / "snakefmt"), "--check", "--diff", "Snakefile", "workflow/rules"],
