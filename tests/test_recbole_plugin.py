@@ -402,27 +402,13 @@ def test_hyper_tuning_picks_the_fairest_parameters(data_path, tmp_path, monkeypa
 
 
 @pytest.mark.slow
-def test_topk_job_reports_the_measures_of_the_measures_job(tiny_ml100k, tmp_path):
+def test_topk_job_reports_the_measures_of_the_measures_job(tiny_run):
     """One definition, two entry points: the fairness measures of the topk job's RecBole test
-    evaluation (through the plugin) equal those the measures job computes from its lists."""
-    import yaml
-
-    from conftest import make_workdir, snakemake
-
-    work = make_workdir(tmp_path / "run")
-    (work / "grid.yaml").write_text(yaml.safe_dump({"BPR": {"learning_rate": [0.01]}}))
-    config = {
-        "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
-        "models": ["BPR"],
-        "grid": "grid.yaml",
-        "training": {"epochs": 1, "stopping_step": 1, "device": "cpu"},
-        "measures": {"device": "cpu"},
-        "uncertainty": {"resamples": 0},
-    }
-    (work / "test-config.yaml").write_text(yaml.safe_dump(config))
+    evaluation (through the plugin) equal those the measures job computes from its lists
+    (BPR of the session's tiny run, conftest ``tiny_run``: read only)."""
+    work = tiny_run.test_dir
     models = "results/ml-100k/models/BPR"
     targets = [f"{models}/recbole_fairness.json", "results/ml-100k/measures/BPR.json"]
-    snakemake(work, *targets, "--cores", "2", "--configfile", "test-config.yaml")
     fairness = json.loads((work / targets[0]).read_text())
     measures = json.loads((work / targets[1]).read_text())
     assert list(fairness) == ["k", *FAIR, "conventions"]
