@@ -487,7 +487,12 @@ def test_a_retried_job_asks_for_more_time_each_attempt(tmp_path, tiny_run):
     (test_dir / "grid-ncl.yaml").write_text("NCL:\n  num_clusters: [100000]\n")
     (test_dir / "ncl.yaml").write_text(
         yaml.safe_dump(
-            {"models": ["NCL"], "grid": "grid-ncl.yaml", "training": {"epochs": 1, "device": "cpu"}}
+            {
+                "models": ["NCL"],
+                "grid": "grid-ncl.yaml",
+                "training": {"epochs": 1, "device": "cpu"},
+                "experiments": {"model": "NCL"},  # one of models
+            }
         )
     )
     target = "results/ml-100k/models/NCL/grid/0/valid.json"
