@@ -1,12 +1,35 @@
-"""Fixtures shared by the whole suite: the embedded ml-100k, a tiny slice of it, and a
-helper that runs the real Snakemake workflow in a temporary directory."""
+"""Fixtures shared by the whole suite (tests/README.md says when to use which).
+
+- ``tiny_ml100k`` (session): the tiny ml-100k of .test/ in a folder (120 users).
+- ``tiny_run`` (session): ONE real run of the .test/ workflow (the README's "first run on
+  tiny data": every table, figure, experiment and model of UserKNN, ItemKNN and BPR), done
+  once per pytest session, as ``TinyRun(repo, test_dir)``. Tests that only read its outputs
+  or dry-run it (``snakemake -n`` without a new output) use it directly: they must not write
+  into it.
+- ``copy_run(tiny_run, dest)``: a private copy of that run for a test that changes
+  something (edits code, truncates a file, forces a rule, runs with another config): file
+  times and ``.snakemake/`` are kept, so Snakemake sees nothing to redo in the copy and
+  reruns only what the test's change asks for. Use ``tmp_path`` (or ``tmp_path_factory``
+  in a module fixture) for ``dest``.
+- ``tiny_split`` (session): one seeded 60/20/20 split of the tiny ml-100k (RecBole benchmark
+  files ``tiny.{train,valid,test}.inter``, ratings >= 3), for tests that train RecBole models
+  outside Snakemake and need no split of their own (``write_seeded_split`` makes another).
+- ``make_workdir`` / ``snakemake``: a fresh run directory that links the repository's
+  workflow, and the real ``snakemake`` of this environment in it. A test that builds its own
+  working directory repeats preprocess, split, recbole_dataset and training (tens of
+  seconds): prefer ``copy_run`` unless the test needs another dataset or to watch the first
+  build happen.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -69,3 +92,69 @@ def snakemake(
             f"--- stdout ---\n{proc.stdout[-6000:]}\n--- stderr ---\n{proc.stderr[-12000:]}"
         )
     return proc
+
+
+class TinyRun(NamedTuple):
+    """A finished run of the .test/ workflow: ``repo`` is a repository copy (``workflow/``
+    copied, so a test of a copy may edit the code; the rest linked) and ``test_dir`` its
+    ``.test`` (config/, resources/, results/, .snakemake/)."""
+
+    repo: Path
+    test_dir: Path
+
+    def snakemake(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
+        """``snakemake --directory .test ARGS`` in this run (see ``snakemake``)."""
+        return snakemake(self.repo, "--directory", ".test", *args, **kwargs)
+
+
+# Seconds the session's tiny run took, printed at the end (docs/performance.md#test-suite).
+_TINY_RUN_SECONDS: list[float] = []
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory) -> TinyRun:
+    """The tiny run exactly as config/README.md tells a person: the tiny data from
+    `python -m userfair.workflow.testdata .test/resources/tiny-ml-100k`, then
+    `snakemake --directory .test --cores 2`, in a repository copy. Shared read-only: a test
+    that changes anything in it works on ``copy_run(tiny_run, tmp_path)``."""
+    start = time.perf_counter()
+    repo = tmp_path_factory.mktemp("tiny-run")
+    shutil.copytree(
+        REPO / "workflow", repo / "workflow", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    make_workdir(repo)
+    shutil.copytree(REPO / ".test" / "config", repo / ".test" / "config")
+    subprocess.run(
+        [sys.executable, "-m", "userfair.workflow.testdata", ".test/resources/tiny-ml-100k"],
+        cwd=repo,
+        check=True,
+    )
+    snakemake(repo, "--directory", ".test", "--cores", "2")
+    _TINY_RUN_SECONDS.append(time.perf_counter() - start)
+    return TinyRun(repo, repo / ".test")
+
+
+def copy_run(run: TinyRun, dest: Path) -> TinyRun:
+    """A private copy of ``run`` at ``dest`` (which must not exist yet, or be empty): links
+    copied as links, file and folder times kept (``shutil.copy2``), ``.snakemake/`` with
+    them, so that ``snakemake -n`` in the copy says "Nothing to be done" as in the original.
+    """
+    if dest.exists():
+        dest.rmdir()
+    shutil.copytree(run.repo, dest, symlinks=True)
+    return TinyRun(dest, dest / ".test")
+
+
+@pytest.fixture(scope="session")
+def tiny_split(tiny_ml100k, tmp_path_factory) -> Path:
+    """One seeded (seed 7) 60/20/20 split of the tiny ml-100k as ``tiny.*.inter``: the
+    shared input of the tests that train RecBole models outside Snakemake. Read-only."""
+    return write_seeded_split(tiny_ml100k, tmp_path_factory.mktemp("tiny-split"), "tiny", seed=7)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The session's tiny run time beside the suite's: the suite's yardstick."""
+    if _TINY_RUN_SECONDS:
+        terminalreporter.write_line(
+            f"tiny .test/ workflow run (fixture tiny_run): {_TINY_RUN_SECONDS[0]:.0f} s"
+        )

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from userfair import _kernels, cli_parser, route
+from userfair.io import InputError
 from userfair.workflow import schema
 from userfair.workflow.schema import config_errors, key_path
 
@@ -185,11 +186,27 @@ def _dry_run(tmp_path, config: dict, *targets: str, snakefile: str | None = None
     return proc, proc.stdout + proc.stderr
 
 
+SCHEMA_ERRORS = [
+    ({"measures": {"epsilon": 1.5}}, "config key measures.epsilon: 1.5 is greater than"),
+    ({"datasets": ["ml-100k", 5]}, "config key datasets[1]: 5 is not of type 'string'"),
+]
+
+
+@pytest.mark.parametrize("config, message", SCHEMA_ERRORS)
+def test_check_config_names_the_bad_key(config, message):
+    """The Snakefile's first call, in-process: every schema error names its key."""
+    with pytest.raises(InputError) as error:
+        schema.check_config(config, REPO / "config" / "config.schema.yaml")
+    assert message in str(error.value)
+    assert "config.schema.yaml" in str(error.value).splitlines()[0]
+
+
+# One real dry run per kind of error: a schema error (check_config, above in-process) and a
+# path that does not exist (common.smk's checks beyond the schema).
 @pytest.mark.parametrize(
     "config, message",
     [
-        ({"measures": {"epsilon": 1.5}}, "config key measures.epsilon: 1.5 is greater than"),
-        ({"datasets": ["ml-100k", 5]}, "config key datasets[1]: 5 is not of type 'string'"),
+        SCHEMA_ERRORS[0],
         (
             {"dataset_options": {"ml-100k": {"path": "no/such/folder"}}},
             "config dataset_options.ml-100k.path: 'no/such/folder' does not exist",

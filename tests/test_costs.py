@@ -22,7 +22,7 @@ from userfair.io import InputError
 from userfair.workflow import calibrate, catalogue, costs, grids, models
 from userfair.workflow import plan as plan_report
 
-from conftest import REPO, make_workdir, snakemake
+from conftest import REPO, copy_run, make_workdir, snakemake
 
 PAPER_MODELS = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["models"]
 
@@ -530,25 +530,27 @@ def test_paper_config_on_the_cpu_stops_before_anything_runs(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_retried_job_asks_for_more_time_each_attempt(tmp_path, tiny_ml100k):
+def test_a_retried_job_asks_for_more_time_each_attempt(tmp_path, tiny_run):
     """A tune job that fails (NCL with more clusters than the tiny data has users, a
-    deterministic error) is retried by Snakemake with runtime x attempt, same memory."""
-    workdir = make_workdir(tmp_path / "run")
-    (workdir / "grid.yaml").write_text("NCL:\n  num_clusters: [100000]\n")
-    (workdir / "run.yaml").write_text(
+    deterministic error) is retried by Snakemake with runtime x attempt, same memory. On a
+    copy of the session's tiny run (conftest ``tiny_run``): its data stage is reused."""
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
+    (test_dir / "grid-ncl.yaml").write_text("NCL:\n  num_clusters: [100000]\n")
+    (test_dir / "ncl.yaml").write_text(
         yaml.safe_dump(
             {
-                "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
                 "models": ["NCL"],
-                "grid": "grid.yaml",
+                "grid": "grid-ncl.yaml",
                 "training": {"epochs": 1, "device": "cpu"},
+                "experiments": {"model": "NCL"},  # one of models
             }
         )
     )
     target = "results/ml-100k/models/NCL/grid/0/valid.json"
     proc = show_resources(
-        workdir, target, "--cores", "1", "--retries", "2", "--configfile", "run.yaml"
-    )
+        repo, "--directory", ".test", target, "--cores", "1", "--retries", "2",
+        "--configfile", str(test_dir / "ncl.yaml"),
+    )  # fmt: skip
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "num_clusters=100000 must be below" in out
     tune = [job["resources"] for job in job_resources(out) if job["rule"] == "tune"]

@@ -4,9 +4,6 @@ ml-100k's .user file, the worst-case table, the figure; rebuilding the figure or
 table reruns nothing upstream; the streamed route gives the same users file."""
 
 import json
-import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -17,7 +14,7 @@ from test_workflow_rerun import _scheduled_jobs
 from userfair import decompose_columns as cols
 from userfair.workflow import models
 
-from conftest import REPO, make_workdir, snakemake
+from conftest import copy_run, snakemake
 
 MODELS = ["UserKNN", "ItemKNN"]
 FEATURES = ["age", "gender", "occupation"]
@@ -30,17 +27,13 @@ TARGETS = [
 
 
 @pytest.fixture(scope="module")
-def who_run(tmp_path_factory):
-    repo = make_workdir(tmp_path_factory.mktemp("repo"))
-    shutil.copytree(REPO / ".test" / "config", repo / ".test" / "config")
-    subprocess.run(
-        [sys.executable, "-m", "userfair.workflow.testdata", ".test/resources/tiny-ml-100k"],
-        cwd=repo,
-        check=True,
-    )
+def who_run(tiny_run, tmp_path_factory):
+    """A copy of the session's tiny run (conftest ``tiny_run``) brought to two models and
+    the who settings below: only the who jobs rerun, on the models the run already has."""
+    repo, test_dir = copy_run(tiny_run, tmp_path_factory.mktemp("who") / "run")
     run = {"models": MODELS, "who": {"resamples": 200, "worst": 5, "features": FEATURES}}
-    (repo / ".test" / "run.yaml").write_text(yaml.safe_dump(run))
-    args = ["--directory", ".test", "--configfile", str(repo / ".test" / "run.yaml")]
+    (test_dir / "run.yaml").write_text(yaml.safe_dump(run))
+    args = ["--directory", ".test", "--configfile", str(test_dir / "run.yaml")]
     snakemake(repo, *args, "--cores", "2", *TARGETS)
     return repo, args
 

@@ -19,7 +19,12 @@ from userfair.route import DENSE_MAX_USERS
 
 from conftest import BIN, REPO
 
-DOCS = [REPO / "README.md", REPO / "config" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [
+    REPO / "README.md",
+    REPO / "config" / "README.md",
+    REPO / "tests" / "README.md",
+    *sorted((REPO / "docs").glob("*.md")),
+]
 # Options of the commands in the docs that take one value.
 VALUE_OPTIONS = {
     "--cores", "-c", "--jobs", "-j", "--configfile", "--directory", "-d", "--profile",

@@ -7,6 +7,7 @@ and `ruff format --check` clean; every profile key commented."""
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import subprocess
 import sys
@@ -286,6 +287,23 @@ def test_env_of_each_rule_provides_what_its_script_imports():
     assert not gaps, "\n".join(sorted(gaps))
 
 
+def test_ci_stages_partition_the_suite():
+    """.ci/run's stages select each test exactly once, whatever its markers: together they
+    run what the README's `python -m pytest` runs (and the SLURM tests), lint first."""
+    text = (REPO / ".ci" / "run").read_text()
+    assert "bash scripts/setup-venv.sh" in text and "USERFAIR_REQUIRE_SLURM=1" in text
+    stages = dict(re.findall(r'^stage (\w+) "([^"]+)"$', text, re.M))
+    assert list(stages) == ["lint", "unit", "workflow", "packaging", "slurm"]
+    markers = ["slow", "lint", "packaging", "slurm"]
+    registered = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]
+    assert {m.split(":")[0] for m in registered["ini_options"]["markers"]} >= set(markers)
+    for chosen in itertools.product([False, True], repeat=len(markers)):
+        names = dict(zip(markers, chosen))
+        hits = [s for s, expr in stages.items() if eval(expr, {"__builtins__": {}}, names)]
+        assert len(hits) == 1, (names, hits)
+
+
+@pytest.mark.lint
 def test_lint_reports_nothing():
     proc = subprocess.run(
         [str(BIN / "snakemake"), "--lint"], cwd=REPO, capture_output=True, text=True, timeout=300
@@ -294,6 +312,7 @@ def test_lint_reports_nothing():
     assert proc.returncode == 0 and "Lints for" not in output, output[-8000:]
 
 
+@pytest.mark.lint
 def test_ruff_lint_passes():
     """ruff, configured in pyproject.toml ([tool.ruff]), finds nothing in the Python code."""
     proc = subprocess.run(
@@ -306,6 +325,7 @@ def test_ruff_lint_passes():
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-8000:]
 
 
+@pytest.mark.lint
 def test_ruff_format_check_passes():
     proc = subprocess.run(
         [str(BIN / "ruff"), "format", "--check", "--diff", "."],
@@ -317,6 +337,7 @@ def test_ruff_format_check_passes():
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-8000:]
 
 
+@pytest.mark.lint
 def test_snakefmt_check_passes():
     proc = subprocess.run(
         [str(BIN / "snakefmt"), "--check", "--diff", "Snakefile", "workflow/rules"],

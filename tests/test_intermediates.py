@@ -14,13 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-import yaml
 
 from userfair import io, runfiles, similarity
 from userfair.io import DamagedFileError
 from userfair.workflow import layout
 
-from conftest import REPO, make_workdir, snakemake, write_seeded_split
+from conftest import REPO, copy_run, snakemake
 
 DATASET = "tiny"
 
@@ -152,24 +151,12 @@ def test_a_missing_file_says_which_rule_writes_it(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_truncated_checkpoint_stops_the_export_with_one_line(tmp_path, tiny_ml100k):
-    work = make_workdir(tmp_path / "run")
-    (work / "grid.yaml").write_text(yaml.safe_dump({"UserKNN": {"k": [20]}}))
-    (work / "c.yaml").write_text(
-        yaml.safe_dump(
-            {
-                "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
-                "models": ["UserKNN"],
-                "grid": "grid.yaml",
-                "training": {"device": "cpu"},
-            }
-        )
-    )
+def test_a_truncated_checkpoint_stops_the_export_with_one_line(tmp_path, tiny_run):
+    work = copy_run(tiny_run, tmp_path / "run").test_dir  # UserKNN's export, then truncated
     target = "results/ml-100k/models/UserKNN/topk.parquet"
-    snakemake(work, target, "--cores", "2", "--configfile", "c.yaml")
     checkpoint = "results/ml-100k/models/UserKNN/grid/0/model.pth"
     truncate(work / checkpoint)
-    proc = snakemake(work, target, "--cores", "2", "--configfile", "c.yaml", check=False)
+    proc = snakemake(work.parent, "--directory", ".test", target, "--cores", "2", check=False)
     assert proc.returncode != 0
     log = (work / "results/logs/topk/ml-100k/UserKNN.log").read_text()
     line = (
@@ -181,8 +168,9 @@ def test_a_truncated_checkpoint_stops_the_export_with_one_line(tmp_path, tiny_ml
 
 
 @pytest.fixture(scope="module")
-def split_dir(tiny_ml100k, tmp_path_factory):
-    return write_seeded_split(tiny_ml100k, tmp_path_factory.mktemp("split"), DATASET, seed=3)
+def split_dir(tiny_split):
+    """The suite's shared seeded split (conftest ``tiny_split``, dataset ``tiny``)."""
+    return tiny_split
 
 
 @pytest.mark.slow

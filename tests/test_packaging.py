@@ -481,6 +481,7 @@ def dists(tmp_path_factory) -> dict[str, Path]:
     return {"sdist": sdist, "wheel": wheel}
 
 
+@pytest.mark.packaging
 def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
     version = userfair.__version__
     modules = sorted(p.relative_to(LIBRARY).as_posix() for p in LIBRARY.rglob("*.py"))
@@ -548,6 +549,7 @@ def fresh_venv(dists, tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.packaging
 def test_wheel_in_a_fresh_venv_gives_the_repository_measures(fresh_venv, frames_and_files):
     python, command = fresh_venv / "bin" / "python", fresh_venv / "bin" / "userfair"
     env = fresh_environ()

@@ -405,35 +405,18 @@ def test_hyper_tuning_picks_the_fairest_parameters(data_path, tmp_path, monkeypa
 
 
 @pytest.mark.slow
-def test_plugin_on_the_workflows_model_reports_the_measures_of_the_measures_job(
-    tiny_ml100k, tmp_path
-):
+def test_plugin_on_the_workflows_model_reports_the_measures_of_the_measures_job(tiny_run, tmp_path):
     """One definition, two entry points: the fairness measures of a RecBole test evaluation
     of the workflow's trained BPR (through the plugin) equal those the measures job computes
-    from the exported lists. The topk job itself does not evaluate the plugin (a speed-only
-    measures setting must not rerun it)."""
-    import yaml
-
+    from the exported lists (BPR of the session's tiny run, conftest ``tiny_run``: read
+    only). The topk job itself does not evaluate the plugin (a speed-only measures setting
+    must not rerun it)."""
     from userfair.io import read_json
     from userfair.workflow import recbole_setup, recommenders
 
-    from conftest import make_workdir, snakemake
-
-    work = make_workdir(tmp_path / "run")
-    (work / "grid.yaml").write_text(yaml.safe_dump({"BPR": {"learning_rate": [0.01]}}))
-    config = {
-        "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
-        "models": ["BPR"],
-        "grid": "grid.yaml",
-        "training": {"epochs": 1, "stopping_step": 1, "device": "cpu"},
-        "measures": {"device": "cpu"},
-        "uncertainty": {"resamples": 0},
-    }
-    (work / "test-config.yaml").write_text(yaml.safe_dump(config))
+    work = tiny_run.test_dir
     models = work / "results/ml-100k/models"
-    target = "results/ml-100k/measures/BPR.json"
-    snakemake(work, target, "--cores", "2", "--configfile", "test-config.yaml")
-    measures = json.loads((work / target).read_text())
+    measures = json.loads((work / "results/ml-100k/measures/BPR.json").read_text())
     assert not (models / "BPR/recbole_fairness.json").exists()
     best = read_json(models / "BPR/best.json")
     training = recbole_setup.Training(

@@ -20,7 +20,7 @@ import yaml
 
 from userfair.io import read_pth
 
-from conftest import BIN, make_workdir, snakemake, write_seeded_split
+from conftest import BIN, make_workdir, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -31,9 +31,10 @@ PARAMS = {"BPR": {"learning_rate": 0.01}, "MultiVAE": {"learning_rate": 0.01}}
 
 
 @pytest.fixture(scope="module")
-def split_dir(tiny_ml100k, tmp_path_factory):
-    """A seeded 60/20/20 split of the tiny ml-100k (ratings >= 3)."""
-    return write_seeded_split(tiny_ml100k, tmp_path_factory.mktemp("split"), DATASET, seed=7)
+def split_dir(tiny_split):
+    """The suite's shared seeded 60/20/20 split of the tiny ml-100k (conftest
+    ``tiny_split``: seed 7, ratings >= 3, dataset ``tiny``)."""
+    return tiny_split
 
 
 def training(**changes):

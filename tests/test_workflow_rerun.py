@@ -1,12 +1,10 @@
 """The whole workflow on the tiny run of .test/ (what CI and config/README.md run): every
 table, figure and experiment file, the HTML report, reproducible experiments, and partial
-reruns (a plot setting reruns only figures)."""
+reruns (a plot setting reruns only figures). The run is conftest's session fixture
+``tiny_run``; tests that change something work on a copy (``copy_run``)."""
 
 import json
 import re
-import shutil
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -14,7 +12,7 @@ import yaml
 
 from userfair.measures import NAMES
 
-from conftest import REPO, make_workdir, snakemake
+from conftest import REPO, copy_run, make_workdir, snakemake
 
 TEST_CONFIG = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text())
 MODELS = TEST_CONFIG["models"]
@@ -61,35 +59,14 @@ def _scheduled_jobs(dry_run_output: str) -> dict[str, int]:
     return jobs
 
 
-@pytest.fixture(scope="module")
-def workflow_run(tmp_path_factory):
-    """The tiny run exactly as config/README.md tells a person: the tiny data from
-    `python -m userfair.workflow.testdata .test/resources/tiny-ml-100k`, then
-    `snakemake --directory .test`, in a copy of the repository (workflow/ copied, not
-    linked, so that a test can edit the plotting code). Returns (repository copy, .test)."""
-    repo = tmp_path_factory.mktemp("repo")
-    shutil.copytree(
-        REPO / "workflow", repo / "workflow", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    make_workdir(repo)
-    shutil.copytree(REPO / ".test" / "config", repo / ".test" / "config")
-    subprocess.run(
-        [sys.executable, "-m", "userfair.workflow.testdata", ".test/resources/tiny-ml-100k"],
-        cwd=repo,
-        check=True,
-    )
-    snakemake(repo, "--directory", ".test", "--cores", "2")
-    return repo, repo / ".test"
-
-
 def _run(repo, *args, **kwargs):
     """snakemake on the tiny run (.test), from the repository copy."""
     return snakemake(repo, "--directory", ".test", *args, **kwargs)
 
 
 @pytest.mark.slow
-def test_every_deliverable_is_built(workflow_run):
-    _, test_dir = workflow_run
+def test_every_deliverable_is_built(tiny_run):
+    test_dir = tiny_run.test_dir
     results = test_dir / "results"
     for table in ("scores", "timing", "stats"):
         assert (results / "tables" / f"{table}.csv").stat().st_size > 0
@@ -121,8 +98,8 @@ def test_every_deliverable_is_built(workflow_run):
 
 
 @pytest.mark.slow
-def test_bootstrap_outputs(workflow_run):
-    _, test_dir = workflow_run
+def test_bootstrap_outputs(tiny_run):
+    test_dir = tiny_run.test_dir
     results = test_dir / "results"
     resamples = TEST_CONFIG["uncertainty"]["resamples"]
     for model in MODELS:
@@ -153,8 +130,8 @@ def test_bootstrap_outputs(workflow_run):
 
 
 @pytest.mark.slow
-def test_resamples_zero_turns_the_bootstrap_off(workflow_run, tmp_path):
-    repo, _ = workflow_run
+def test_resamples_zero_turns_the_bootstrap_off(tiny_run, tmp_path):
+    repo = tiny_run.repo  # a dry run: reads only
     off = _write_yaml(tmp_path / "off.yaml", {"uncertainty": {"resamples": 0}})
     jobs = _scheduled_jobs(_run(repo, "-n", "--configfile", off).stdout)
     # no bootstrap job, no other output touched: only Fig. 1 is redrawn, without intervals,
@@ -165,8 +142,8 @@ def test_resamples_zero_turns_the_bootstrap_off(workflow_run, tmp_path):
 
 
 @pytest.mark.slow
-def test_html_report(workflow_run):
-    repo, test_dir = workflow_run
+def test_html_report(tiny_run, tmp_path):
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")  # writes results/report.html
     _run(repo, "--report", "results/report.html")
     html = (test_dir / "results" / "report.html").read_text(errors="replace")
     assert "Fig. 2: varying relevance" in html and "Table 2" in html
@@ -181,8 +158,8 @@ def test_html_report(workflow_run):
 
 
 @pytest.mark.slow
-def test_plot_setting_reruns_only_figures(workflow_run, tmp_path):
-    repo, _ = workflow_run
+def test_plot_setting_reruns_only_figures(tiny_run, tmp_path):
+    repo = tiny_run.repo  # dry runs: read only
     assert "Nothing to be done" in _run(repo, "-n").stdout
     restyled = _write_yaml(tmp_path / "style.yaml", {"plots": {"dpi": 72, "font_scale": 1.2}})
     dry = _run(repo, "-n", "--configfile", restyled)
@@ -191,10 +168,10 @@ def test_plot_setting_reruns_only_figures(workflow_run, tmp_path):
 
 
 @pytest.mark.slow
-def test_outputs_of_another_config_are_named_not_mixed(workflow_run, tmp_path):
+def test_outputs_of_another_config_are_named_not_mixed(tiny_run, tmp_path):
     """results/run.json names the configuration every table covers; another configuration
     is told so (a partial run would mix), and its report stops instead of mixing them."""
-    repo, test_dir = workflow_run
+    repo, test_dir = tiny_run  # dry runs and a refused report: read only
     record = json.loads((test_dir / "results" / "run.json").read_text())
     assert record == {"datasets": ["ml-100k"], "models": MODELS}
     other = _write_yaml(tmp_path / "other.yaml", {"models": MODELS[:2]})
@@ -211,10 +188,10 @@ def test_outputs_of_another_config_are_named_not_mixed(workflow_run, tmp_path):
 
 
 @pytest.mark.slow
-def test_speed_only_settings_rerun_nothing(workflow_run, tmp_path):
+def test_speed_only_settings_rerun_nothing(tiny_run, tmp_path):
     """Block size, device and threads change how fast a job runs, never what it writes: they
     are not params (userfair.workflow.steps.SPEED_KEYS), so changing them schedules nothing."""
-    repo, _ = workflow_run
+    repo = tiny_run.repo  # a dry run: reads only
     faster = _write_yaml(
         tmp_path / "speed.yaml",
         {"measures": {"block_size": 64, "device": "auto", "threads": 1}},
@@ -225,8 +202,8 @@ def test_speed_only_settings_rerun_nothing(workflow_run, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("module", ["workflow/plots.py", "workflow/steps/figures.py"])
-def test_drawing_code_change_reruns_only_figures(workflow_run, module):
-    repo, _ = workflow_run
+def test_drawing_code_change_reruns_only_figures(tiny_run, module, tmp_path):
+    repo, _ = copy_run(tiny_run, tmp_path / "run")
     drawing_code = repo / "workflow" / "userfair" / module
     drawing_code.write_text(drawing_code.read_text() + "\n# edited by the rerun test\n")
     jobs = _scheduled_jobs(_run(repo, "-n").stdout)
@@ -237,16 +214,16 @@ def test_drawing_code_change_reruns_only_figures(workflow_run, module):
 
 
 @pytest.mark.slow
-def test_computing_code_change_reruns_nothing(workflow_run):
-    repo, _ = workflow_run
+def test_computing_code_change_reruns_nothing(tiny_run, tmp_path):
+    repo, _ = copy_run(tiny_run, tmp_path / "run")
     computing_code = repo / "workflow" / "userfair" / "fairness.py"
     computing_code.write_text(computing_code.read_text() + "\n# edited by the rerun test\n")
     assert "Nothing to be done" in _run(repo, "-n").stdout
 
 
 @pytest.mark.slow
-def test_experiments_are_reproducible(workflow_run):
-    repo, test_dir = workflow_run
+def test_experiments_are_reproducible(tiny_run, tmp_path):
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
     path = test_dir / "results" / "ml-100k" / "experiments"
     before = {name: pd.read_parquet(path / f"{name}.parquet") for name in EXPERIMENTS}
     rules = ["exp_relevance", "exp_similarity", "exp_extreme", "exp_gamma"]
