@@ -152,8 +152,41 @@ def tiny_split(tiny_ml100k, tmp_path_factory) -> Path:
     return write_seeded_split(tiny_ml100k, tmp_path_factory.mktemp("tiny-split"), "tiny", seed=7)
 
 
+#: The stages of the suite, in the order they run (.ci/run: lint and unit first): a test's
+#: stage follows from its markers (:func:`stage_of`).
+STAGES = ("lint", "unit", "workflow", "packaging", "slurm")
+_STAGE_SECONDS: dict[str, float] = {}
+
+
+def stage_of(markers) -> str:
+    """The stage of a test with these marker names: lint, slurm, packaging, then workflow
+    (slow) or unit."""
+    for name in ("lint", "slurm", "packaging"):
+        if name in markers:
+            return name
+    return "workflow" if "slow" in markers else "unit"
+
+
+def pytest_collection_modifyitems(items):
+    """Run the stages in order, each test's order within its stage kept: a lint error or a
+    fast test's failure shows before the minutes of the workflow tests."""
+    rank = {stage: i for i, stage in enumerate(STAGES)}
+    items.sort(key=lambda item: rank[stage_of({m.name for m in item.iter_markers()})])
+
+
+def pytest_runtest_logreport(report):
+    stage = stage_of(set(report.keywords))
+    _STAGE_SECONDS[stage] = _STAGE_SECONDS.get(stage, 0.0) + report.duration
+
+
 def pytest_terminal_summary(terminalreporter):
-    """The session's tiny run time beside the suite's: the suite's yardstick."""
+    """Each stage's time, and the session's tiny run time beside the suite's: the suite's
+    yardstick."""
+    if _STAGE_SECONDS:
+        terminalreporter.write_line(
+            "seconds per stage (setup, call and teardown): "
+            + ", ".join(f"{s} {_STAGE_SECONDS[s]:.0f}" for s in STAGES if s in _STAGE_SECONDS)
+        )
     if _TINY_RUN_SECONDS:
         terminalreporter.write_line(
             f"tiny .test/ workflow run (fixture tiny_run): {_TINY_RUN_SECONDS[0]:.0f} s"
