@@ -39,6 +39,7 @@ include: "workflow/rules/experiments.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/reproduction.smk"
 include: "workflow/rules/plan.smk"
+include: "workflow/rules/record.smk"
 include: "workflow/rules/targets.smk"
 
 

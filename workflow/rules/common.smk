@@ -17,7 +17,6 @@ import json
 import math
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -171,6 +170,12 @@ def check_config_beyond_schema():
 check_config_beyond_schema()
 
 
+def run_targets(wildcards):
+    """Input function of `run_config`: every target of the run (targets.smk, all_targets,
+    defined after every stage and called only when the DAG is built)."""
+    return all_targets()
+
+
 def check_results_are_this_configs(record):
     """When results/ holds the tables and figures of another configuration (``record``,
     results/run.json: userfair.workflow.steps.targets.other_config), say so when a person
@@ -181,7 +186,7 @@ def check_results_are_this_configs(record):
     if why is None:
         return
     if any(arg.startswith("--report") for arg in sys.argv):
-        raise ValueError(why + "; the report would mix them, so it is not made")
+        raise ValueError(f"{why}; the report would mix them, so it is not made")
     logger.warning(why)
 
 
@@ -419,12 +424,6 @@ def job_points(step, model):
     return range(len(GRID_POINTS[model])) if step == "tune" else [None]
 
 
-def gpu_here():
-    """Whether this machine has an NVIDIA GPU (its device file or nvidia-smi), told without
-    importing torch."""
-    return Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") is not None
-
-
 def training_gpus(wildcards):
     """GPUs of a training or export job: one for a trainable model unless training.device
     is cpu; none for UserKNN, ItemKNN and RecBole's other traditional models
@@ -441,7 +440,7 @@ def training_message(what):
     device = config["training"]["device"]
     if device == "cpu":
         where = "on the CPU (training.device cpu)"
-    elif device == "cuda" or gpu_here():
+    elif device == "cuda" or costs.gpu_here():
         where = "{resources.gpu} GPU"
     else:
         where = "{resources.gpu} GPU requested; on this machine (no GPU) the CPU"

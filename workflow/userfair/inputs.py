@@ -60,6 +60,8 @@ def _interactions(source, name: str, grade: str | None = None) -> tuple[pd.DataF
         label = str(source)
         try:
             frame = read_inter(source)
+        except InputError:  # read_inter names the file, the line and the field itself
+            raise
         except ValueError as error:  # e.g. an empty or textual cell in a float field
             raise InputError(
                 f"{label}: {error} in a numeric field: give every interaction a number"

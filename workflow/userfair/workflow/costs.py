@@ -30,6 +30,7 @@ import csv
 import json
 import math
 import os
+import shutil
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
@@ -413,3 +414,9 @@ def infeasible(
         "training.max_runtime (your partition's limit), or drop "
         f"{model} from models or {size.name} from datasets."
     )
+
+
+def gpu_here() -> bool:
+    """Whether this machine has an NVIDIA GPU (its device file or nvidia-smi), told without
+    importing torch: where a job with training.device auto trains when it runs here."""
+    return Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") is not None
