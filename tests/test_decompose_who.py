@@ -11,7 +11,7 @@ import pytest
 
 from userfair import uncertainty
 from userfair.inputs import load_inputs
-from userfair.workflow import plots, who
+from userfair.workflow import analysis_figures, figure_style, who
 
 from measures_data import random_split
 
@@ -149,7 +149,7 @@ def test_user_features_from_a_folder_or_a_zip(tmp_path, caplog):
 
 def test_figure_content(frames, tmp_path):
     table = who.group_table({("d", m): frames[m][0] for m in MODELS}, groups=4, resamples=50)
-    fig = plots.who_axes(table, MODELS, plots.Style())
+    fig = analysis_figures.who_axes(table, MODELS, figure_style.Style())
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == list(who.FIGURE_MEASURES)
     for ax in visible:
@@ -171,10 +171,12 @@ def test_figure_content(frames, tmp_path):
     assert "least active" in visible[-1].get_xlabel()
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend[-1] == "share of the users" and len(legend) == len(MODELS) + 1
-    plots.who_figure(table, MODELS, plots.Style(), tmp_path / "w.pdf", tmp_path / "w.png")
+    analysis_figures.who_figure(
+        table, MODELS, figure_style.Style(), tmp_path / "w.pdf", tmp_path / "w.png"
+    )
     assert (tmp_path / "w.png").stat().st_size > 10_000
     with pytest.raises(ValueError, match="no rows grouped by 'gender'"):
-        plots.who_axes(table, MODELS, plots.Style(), by="gender")
+        analysis_figures.who_axes(table, MODELS, figure_style.Style(), by="gender")
 
 
 @pytest.mark.parametrize("m, resamples, rows", [(7, 10, 3), (30, 9, 4), (101, 20, 7), (5, 3, 100)])

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from userfair.measures import NAMES
-from userfair.workflow import plots
+from userfair.workflow import analysis_figures, figure_style, plots
 
 SEVEN = ["UserKNN", "ItemKNN", "BPR", "MultiVAE", "NGCF", "NeuMF", "NCL"]
 
@@ -31,28 +31,28 @@ def relevance_frame(uf=(0.601, 0.603)):
     [("paper", 1.4), pytest.param("poster", 1.4, marks=pytest.mark.slow)],
 )
 def test_fig2_tick_labels_never_run_together(context, font_scale):
-    style = plots.Style(context=context, font_scale=font_scale, dpi=60)
+    style = figure_style.Style(context=context, font_scale=font_scale, dpi=60)
     fig = plots.relevance_axes(relevance_frame(), style)
-    plots.make_legible(fig)
-    assert plots.text_overlaps(fig) == []
+    figure_style.make_legible(fig)
+    assert figure_style.text_overlaps(fig) == []
     plots.plt.close(fig)
 
 
 def test_the_overlap_check_sees_labels_running_together():
     """The check itself: Fig. 2 at font_scale 1.4 in its unchanged size overlaps (what the
     issue saw as '050100'), and make_legible had to grow it."""
-    style = plots.Style(font_scale=1.4, dpi=60)
+    style = figure_style.Style(font_scale=1.4, dpi=60)
     fig = plots.relevance_axes(relevance_frame(), style)
-    assert plots.text_overlaps(fig)
-    assert plots.make_legible(fig) > 1.0 and not plots.text_overlaps(fig)
+    assert figure_style.text_overlaps(fig)
+    assert figure_style.make_legible(fig) > 1.0 and not figure_style.text_overlaps(fig)
     plots.plt.close(fig)
 
 
 def test_a_small_change_does_not_fill_its_panel():
-    fig = plots.relevance_axes(relevance_frame(), plots.Style(dpi=60))
+    fig = plots.relevance_axes(relevance_frame(), figure_style.Style(dpi=60))
     (uf,) = [ax for ax in fig.axes if ax.get_title() == "UF"]
     bottom, top = uf.get_ylim()
-    assert top - bottom >= plots.MIN_SPAN * 0.603 - 1e-12  # not 0.601..0.603
+    assert top - bottom >= figure_style.MIN_SPAN * 0.603 - 1e-12  # not 0.601..0.603
     assert bottom <= 0.601 and top >= 0.603
     # a panel that varies a lot keeps matplotlib's own range
     (eff,) = [ax for ax in fig.axes if ax.get_title() == "Eff"]
@@ -73,9 +73,9 @@ def agreement_frames():
 @pytest.mark.parametrize("font_scale", [1.0, 1.4])
 def test_fig1_intervals_are_readable(font_scale):
     agreement, intervals = agreement_frames()
-    style = plots.Style(font_scale=font_scale, dpi=200)
+    style = figure_style.Style(font_scale=font_scale, dpi=200)
     fig = plots.agreement_axes(agreement, style, intervals=intervals)
-    plots.make_legible(fig)
+    figure_style.make_legible(fig)
     (heat,) = [ax for ax in fig.axes if ax.texts]
     cells = [t for t in heat.texts if "[" in t.get_text()]
     assert len(cells) == len(NAMES) * (len(NAMES) - 1)  # 306 intervals
@@ -85,19 +85,20 @@ def test_fig1_intervals_are_readable(font_scale):
     scale = style.dpi / fig.dpi  # extents are in the canvas' pixels, the PNG has style.dpi
     heights = [t.get_window_extent(renderer).height / 2 * scale for t in cells]  # two lines
     assert min(heights) >= 10
-    assert plots.text_overlaps(fig) == []
+    assert figure_style.text_overlaps(fig) == []
     plots.plt.close(fig)
 
 
 @pytest.mark.parametrize("palette", ["colorblind", "deep", "Set2", "viridis", "pastel", "muted"])
 @pytest.mark.parametrize("n", [7, 10])
 def test_models_get_distinct_colours(palette, n):
-    colours = plots.model_colours(n, palette)
+    colours = figure_style.model_colours(n, palette)
     assert len(colours) == n
     distances = [
-        np.linalg.norm(plots.lab(a) - plots.lab(b)) for a, b in itertools.combinations(colours, 2)
+        np.linalg.norm(figure_style.lab(a) - figure_style.lab(b))
+        for a, b in itertools.combinations(colours, 2)
     ]
-    assert min(distances) >= plots.MIN_COLOUR_DISTANCE
+    assert min(distances) >= figure_style.MIN_COLOUR_DISTANCE
     assert np.allclose(colours[0], plots.sns.color_palette(palette, n)[0])  # the user's choice
 
 
@@ -105,8 +106,8 @@ def test_the_colorblind_pinks_are_told_apart():
     """NGCF and NCL are the 5th and 7th models of the default list: the colorblind palette's
     two pinks (20.7 apart in CIELAB) no longer both appear."""
     palette = plots.sns.color_palette("colorblind", 7)
-    assert np.linalg.norm(plots.lab(palette[4]) - plots.lab(palette[6])) < 25
-    colours = plots.model_colours(7, "colorblind")
+    assert np.linalg.norm(figure_style.lab(palette[4]) - figure_style.lab(palette[6])) < 25
+    colours = figure_style.model_colours(7, "colorblind")
     assert np.allclose(colours[4], palette[4]) and not np.allclose(colours[6], palette[6])
 
 
@@ -121,12 +122,15 @@ def test_the_who_figure_gives_seven_models_seven_colours():
                      "measure": measure, "total": 1.0, "share": 1 / 3, "low": 0.3, "high": 0.4}
                 )  # fmt: skip
     table = pd.DataFrame(rows)
-    fig = plots.who_axes(table, SEVEN, plots.Style(dpi=60), measures=("PUF-P-Cos", "UF"))
+    fig = analysis_figures.who_axes(
+        table, SEVEN, figure_style.Style(dpi=60), measures=("PUF-P-Cos", "UF")
+    )
     ax = fig.axes[0]
     colours = [c.lines[0].get_color() for c in ax.containers]
     assert len(colours) == 7
     distances = [
-        np.linalg.norm(plots.lab(a) - plots.lab(b)) for a, b in itertools.combinations(colours, 2)
+        np.linalg.norm(figure_style.lab(a) - figure_style.lab(b))
+        for a, b in itertools.combinations(colours, 2)
     ]
-    assert min(distances) >= plots.MIN_COLOUR_DISTANCE
+    assert min(distances) >= figure_style.MIN_COLOUR_DISTANCE
     plots.plt.close(fig)

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from userfair.measures import NAMES
-from userfair.workflow import catalogue, models, plots, reproduction
+from userfair.workflow import analysis_figures, catalogue, figure_style, models, reproduction
 from userfair.workflow.testdata import write_tiny_ml100k
 
 from conftest import REPO, make_workdir, snakemake
@@ -304,10 +304,12 @@ def test_the_figure_shows_each_model_per_measure_with_1_marked():
     verdicts = pd.DataFrame(
         [reproduction.verdict("qk-video", cells), reproduction.no_numbers("ml-100k", "why")]
     )
-    fig = plots.paper_gap_axes(cells, tau, verdicts, "grid g.yaml, 1 epoch", plots.Style())
+    fig = analysis_figures.paper_gap_axes(
+        cells, tau, verdicts, "grid g.yaml, 1 epoch", figure_style.Style()
+    )
     try:
         (ax,) = [a for a in fig.axes if a.get_visible()]
-        assert ax.get_ylabel() == plots.GAP_LABEL and ax.get_yscale() == "log"
+        assert ax.get_ylabel() == analysis_figures.GAP_LABEL and ax.get_yscale() == "log"
         ticks = [t.get_text() for t in ax.get_xticklabels()]
         assert [t.split(" (")[0] for t in ticks] == list(NAMES)
         assert ticks[NAMES.index("P")] == "P (tau 1.00)"
@@ -335,7 +337,7 @@ def test_a_figure_without_published_numbers_says_so(tmp_path):
     verdicts = pd.DataFrame([reproduction.no_numbers("ml-100k", "the paper does not use it")])
     empty = pd.DataFrame(columns=reproduction.CELL_COLUMNS)
     tau = pd.DataFrame(columns=["dataset", "measure", "models", "tau", "lo", "hi"])
-    fig = plots.paper_gap_axes(empty, tau, verdicts, "run", plots.Style())
+    fig = analysis_figures.paper_gap_axes(empty, tau, verdicts, "run", figure_style.Style())
     try:
         texts = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
         assert "ml-100k: no published numbers (the paper does not use it)" in texts

@@ -99,6 +99,9 @@ DRAWING_CODE = [
     os.path.relpath(os.path.join(workflow.basedir, "workflow/userfair", module))
     for module in (
         "workflow/plots.py",
+        "workflow/figure_style.py",
+        "workflow/analysis_figures.py",
+        "workflow/replicate_figure.py",
         "workflow/steps/figures.py",
         "workflow/reproduction.py",
         "workflow/steps/reproduction.py",

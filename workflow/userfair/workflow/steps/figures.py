@@ -10,7 +10,7 @@ import pandas as pd
 
 from userfair.io import read_stacked_parquet
 from userfair.measures import FAIR
-from userfair.workflow import plots, replicate_figure
+from userfair.workflow import analysis_figures, figure_style, plots, replicate_figure
 from userfair.workflow.steps import Path, only
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ def fig_agreement(
     them."""
     interval_file = only(intervals)
     plots.agreement_figure(
-        pd.read_csv(data), plots.Style(**style), pdf, png,
+        pd.read_csv(data), figure_style.Style(**style), pdf, png,
         intervals=pd.read_csv(interval_file) if interval_file else None,
     )  # fmt: skip
     _written(pdf, png)
@@ -36,19 +36,19 @@ def fig_agreement(
 
 def fig_relevance(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
     """Rule fig_relevance: Fig. 2 (userfair.workflow.plots.relevance_figure)."""
-    plots.relevance_figure(read_stacked_parquet(data), plots.Style(**style), pdf, png)
+    plots.relevance_figure(read_stacked_parquet(data), figure_style.Style(**style), pdf, png)
     _written(pdf, png)
 
 
 def fig_similarity(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
     """Rule fig_similarity: Fig. 3 (userfair.workflow.plots.similarity_figure)."""
-    plots.similarity_figure(read_stacked_parquet(data), plots.Style(**style), pdf, png)
+    plots.similarity_figure(read_stacked_parquet(data), figure_style.Style(**style), pdf, png)
     _written(pdf, png)
 
 
 def fig_extreme(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
     """Rule fig_extreme: Fig. 4 (userfair.workflow.plots.extreme_figure)."""
-    plots.extreme_figure(read_stacked_parquet(data), plots.Style(**style), pdf, png)
+    plots.extreme_figure(read_stacked_parquet(data), figure_style.Style(**style), pdf, png)
     _written(pdf, png)
 
 
@@ -58,7 +58,7 @@ def fig_gamma(
 ) -> None:  # fmt: skip
     """Rule fig_gamma: the appendix figures (userfair.workflow.plots.gamma_models_figure and
     gamma_relevance_figure), UF and PUF for every gamma."""
-    look = plots.Style(**style)
+    look = figure_style.Style(**style)
     plots.gamma_models_figure(read_stacked_parquet(models), look, models_pdf, models_png)
     plots.gamma_relevance_figure(
         read_stacked_parquet(relevance), look, relevance_pdf, relevance_png
@@ -68,16 +68,18 @@ def fig_gamma(
 
 def fig_intervals(intervals: Path, pdf: Path, png: Path, *, style: dict, models: list[str]) -> None:
     """Rule fig_intervals: every Fair measure per model with its bootstrap interval
-    (userfair.workflow.plots.intervals_figure)."""
-    plots.intervals_figure(pd.read_csv(intervals), FAIR, models, plots.Style(**style), pdf, png)
+    (userfair.workflow.analysis_figures.intervals_figure)."""
+    analysis_figures.intervals_figure(
+        pd.read_csv(intervals), FAIR, models, figure_style.Style(**style), pdf, png
+    )
     _written(pdf, png)
 
 
 def fig_who(table: Path, pdf: Path, png: Path, *, style: dict, models: list[str]) -> None:
     """Rule fig_who: each Fair measure's share by activity group per model, with intervals
-    (userfair.workflow.plots.who_figure)."""
+    (userfair.workflow.analysis_figures.who_figure)."""
     frame = pd.read_csv(table, dtype={"group": str})
-    plots.who_figure(frame, models, plots.Style(**style), pdf, png)
+    analysis_figures.who_figure(frame, models, figure_style.Style(**style), pdf, png)
     _written(pdf, png)
 
 
@@ -88,7 +90,7 @@ def fig_replicates(
     replicates and users (userfair.workflow.replicate_figure.replicates_figure of
     replicates.csv and scores_replicates.csv)."""
     replicate_figure.replicates_figure(
-        pd.read_csv(values), pd.read_csv(scores), models, plots.Style(**style), pdf, png
+        pd.read_csv(values), pd.read_csv(scores), models, figure_style.Style(**style), pdf, png
     )
 
 
@@ -104,7 +106,7 @@ def fig_groups(
     table = table[(table["dataset"] == dataset) & (table["measure"] == measure)]
     individual = pd.read_csv(intervals_csv)
     individual = individual[(individual["dataset"] == dataset) & (individual["measure"] == against)]
-    look = plots.Style(**style)
+    look = figure_style.Style(**style)
     look.apply()
     specs = list(dict.fromkeys(table["by"]))
     fig, axes = plots.plt.subplots(
@@ -131,5 +133,5 @@ def fig_groups(
     fig.suptitle(
         f"{dataset}: group against individual unfairness (lower is fairer)", fontsize=9, y=1.04
     )
-    plots.save(fig, pdf, png, look)
+    figure_style.save(fig, pdf, png, look)
     _written(pdf, png)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from userfair.io import write_csv
-from userfair.workflow import plots, reproduction, steps, tables
+from userfair.workflow import analysis_figures, figure_style, reproduction, steps, tables
 
 log = logging.getLogger(__name__)
 
@@ -62,12 +62,12 @@ def paper_gap(
         f", {resamples:,} resamples" if resamples else ", no bootstrap"
     )
     if "pdf" in outputs:  # only when some dataset has published numbers (common.smk)
-        plots.paper_gap_figure(
+        analysis_figures.paper_gap_figure(
             result["cells"],
             result["tau"],
             verdicts,
             run_note,
-            plots.Style(**style),
+            figure_style.Style(**style),
             outputs["pdf"],
             outputs["png"],
         )
