@@ -73,7 +73,7 @@ rule replicate_sums:
         "Pass two of replicate {wildcards.replicate} of {wildcards.model} on "
         "{wildcards.dataset}, part {wildcards.scatteritem}"
     script:
-        "../scripts/measure_sums.py"
+        "../scripts/replicate_sums.py"
 
 
 rule replicate_measures:

@@ -36,6 +36,18 @@ PRODUCERS = {
     "results/{dataset}/experiments/extreme.parquet": "exp_extreme",
     "results/{dataset}/experiments/gamma_models.parquet": "exp_gamma",
     "results/{dataset}/experiments/gamma_relevance.parquet": "exp_gamma",
+    "results/{dataset}/groups/{model}.json": "groups",
+    "results/{dataset}/groups/{model}.parquet": "groups",
+    "results/{dataset}/models/{model}/replicates/{replicate}/topk.parquet": "replicate",
+    "results/{dataset}/models/{model}/replicates/{replicate}/valid.json": "replicate",
+    "results/{dataset}/models/{model}/replicates/{replicate}/recbole_test.json": "replicate",
+    "results/{dataset}/measures/{model}/replicates/{replicate}/sums/{scatteritem}.json": (
+        "replicate_sums"
+    ),
+    "results/{dataset}/measures/{model}/replicates/{replicate}.json": "replicate_measures",
+    "results/{dataset}/uncertainty/{model}/replicates/{replicate}.parquet": (
+        "replicate_uncertainty"
+    ),
     "results/run.json": "run_config",
 }
 

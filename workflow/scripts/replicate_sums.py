@@ -1,0 +1,20 @@
+"""Rule replicate_sums: pass two of the streamed measures of one replicate of one dataset x
+model over one scattered row range (the step of rule measure_sums, the replicate's lists)."""
+
+from userfair.workflow import steps
+from userfair.workflow.joblog import job_log
+from userfair.workflow.steps.measures import measure_sums
+
+with job_log(snakemake):
+    measure_sums(
+        snakemake.input.train,
+        snakemake.input.valid,
+        snakemake.input.test,
+        snakemake.input.topk,
+        snakemake.input.pairs,
+        list(snakemake.input.item),
+        snakemake.output[0],
+        scatteritem=snakemake.wildcards.scatteritem,
+        **snakemake.params,
+        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
+    )
