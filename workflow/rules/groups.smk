@@ -43,9 +43,27 @@ rule table_groups:
         unpack(per_run(rules.measures.output[0], prefix="measures:")),
         unpack(uncertainty_runs),
     output:
-        csv="results/tables/groups.csv",
-        significance="results/tables/groups_significance.csv",
-        agreement="results/tables/groups_agreement.csv",
+        csv=report(
+            "results/tables/groups.csv",
+            caption="../report/groups.rst",
+            category="Tables",
+            labels={"table": "Group fairness with intervals", "format": "CSV"},
+        ),
+        significance=report(
+            "results/tables/groups_significance.csv",
+            caption="../report/groups_significance.rst",
+            category="Tables",
+            labels={"table": "Group measures: paired comparisons", "format": "CSV"},
+        ),
+        agreement=report(
+            "results/tables/groups_agreement.csv",
+            caption="../report/groups_agreement.rst",
+            category="Tables",
+            labels={
+                "table": "Group against individual measures (tau)",
+                "format": "CSV",
+            },
+        ),
     log:
         "results/logs/table_groups/table_groups.log",
     conda:

@@ -143,16 +143,42 @@ rule table_replicates:
         unpack(per_replicate("measures", prefix="measures:")),
         unpack(per_replicate("uncertainty", prefix="resamples:")),
     output:
-        values="results/tables/replicates.csv",
-        variance="results/tables/variance.csv",
+        values=report(
+            "results/tables/replicates.csv",
+            caption="../report/replicates.rst",
+            category="Tables",
+            labels={"table": "Every measure per replicate", "format": "CSV"},
+        ),
+        variance=report(
+            "results/tables/variance.csv",
+            caption="../report/variance.rst",
+            category="Tables",
+            labels={"table": "Variance from training and from users", "format": "CSV"},
+        ),
         scores=report(
             "results/tables/scores_replicates.csv",
             caption="../report/table_replicates.rst",
             category="Tables",
             labels={"table": "Table 2 over replicates and users", "format": "CSV"},
         ),
-        significance="results/tables/significance_replicates.csv",
-        agreement="results/tables/agreement_replicates.csv",
+        significance=report(
+            "results/tables/significance_replicates.csv",
+            caption="../report/significance_replicates.rst",
+            category="Tables",
+            labels={
+                "table": "Paired comparisons over replicates and users",
+                "format": "CSV",
+            },
+        ),
+        agreement=report(
+            "results/tables/agreement_replicates.csv",
+            caption="../report/agreement_replicates.rst",
+            category="Tables",
+            labels={
+                "table": "Fig. 1's tau over replicates and users",
+                "format": "CSV",
+            },
+        ),
         conclusions=report(
             "results/tables/conclusions.csv",
             caption="../report/conclusions.rst",
