@@ -1,12 +1,20 @@
 """The group measures in Table 2 with intervals and in Fig. 1, and Fig. 1's intervals over
 replicates and users (issues 30 and 32), checked by content."""
 
+import re
+import shutil
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
+import pytest
 
 from userfair.measures import FAIR_GROUP, NAMES
 from userfair.workflow import plots, tables
 from userfair.workflow.steps.groups import INDIVIDUAL
+
+from conftest import REPO, make_workdir, snakemake
 
 MODELS = ["BPR", "UserKNN", "NCL"]
 BYS = ["activity:0.05", "feature:gender"]
@@ -133,3 +141,50 @@ def test_fig1_over_replicates_colours_and_titles_by_the_replicate_means():
     colours = heat.collections[0].get_array().reshape(len(NAMES), len(NAMES))
     assert np.isclose(colours[0, 1], cell["tau"])
     plots.plt.close(fig)
+
+
+@pytest.fixture(scope="module")
+def dry_workdir(tmp_path_factory):
+    """A run directory of the .test/ config with its tiny data, nothing built: enough for
+    the rule graph of a dry run."""
+    workdir = make_workdir(tmp_path_factory.mktemp("fig1-dag"))
+    shutil.copytree(REPO / ".test" / "config", workdir / ".test" / "config")
+    subprocess.run(
+        [sys.executable, "-m", "userfair.workflow.testdata", ".test/resources/tiny-ml-100k"],
+        cwd=workdir,
+        check=True,
+        capture_output=True,
+    )
+    return workdir
+
+
+def rule_edges(workdir, overlay: str | None = None) -> set[tuple[str, str]]:
+    """(producer, consumer) rule pairs of ``snakemake --rulegraph`` for Table 2 with
+    intervals and Fig. 1, under the .test config and an optional YAML overlay."""
+    args = ["--directory", ".test", "--rulegraph", "dot"]
+    if overlay is not None:
+        (workdir / ".test" / "overlay.yaml").write_text(overlay)
+        args += ["--configfile", ".test/config/config.yaml", ".test/overlay.yaml"]
+    dot = snakemake(workdir, *args, "--", "results/figures/agreement.pdf",
+                    "results/tables/scores_ci.csv").stdout  # fmt: skip
+    names = dict(re.findall(r'(\d+)\[label = "(\w+)"', dot))
+    return {(names[a], names[b]) for a, b in re.findall(r"(\d+) -> (\d+)", dot)}
+
+
+@pytest.mark.slow
+def test_the_rules_read_the_group_and_replicate_tables_only_when_on(dry_workdir):
+    """Default (.test: bootstrap on, groups null, one replicate): Table 2 with intervals
+    reads groups.csv and Fig. 1 the users' tau intervals and the group tau. Groups off:
+    neither reads table_groups (Fig. 1 as before). Three replicates: Fig. 1 reads the tau
+    intervals over replicates and users (table_replicates) instead of agreement_ci.csv."""
+    edges = rule_edges(dry_workdir)
+    assert {("table_groups", "table_uncertainty"), ("table_groups", "fig_agreement"),
+            ("table_uncertainty", "fig_agreement")} <= edges  # fmt: skip
+    assert "table_replicates" not in {a for a, _ in edges}
+    off = rule_edges(dry_workdir, "measures:\n  groups: []\n")
+    assert ("table_uncertainty", "fig_agreement") in off
+    assert not {e for e in off if e[0] == "table_groups"}
+    replicated = rule_edges(dry_workdir, "training:\n  replicates: 3\n")
+    assert ("table_replicates", "fig_agreement") in replicated
+    assert ("table_uncertainty", "fig_agreement") not in replicated
+    assert ("table_groups", "fig_agreement") in replicated
