@@ -113,6 +113,9 @@ def test_fig1_group_panel_reads_the_group_taus():
         assert f"{row['tau']:.2f}{star}\n[{row['low']:.1f},{row['high']:.1f}]" in cells
     # the main panel is the one without groups
     assert len([t for t in main.texts if "[" in t.get_text()]) == len(NAMES) * (len(NAMES) - 1)
+    assert min(t.get_fontsize() for t in panel.texts) >= plots.ANNOTATION_POINTS
+    plots.make_legible(fig)
+    assert plots.text_overlaps(fig) == []
     plots.plt.close(fig)
 
 
