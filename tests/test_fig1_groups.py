@@ -5,7 +5,9 @@ import re
 import shutil
 import subprocess
 import sys
+from types import SimpleNamespace
 
+import jinja2
 import numpy as np
 import pandas as pd
 import pytest
@@ -191,3 +193,23 @@ def test_the_rules_read_the_group_and_replicate_tables_only_when_on(dry_workdir)
     assert ("table_replicates", "fig_agreement") in replicated
     assert ("table_uncertainty", "fig_agreement") not in replicated
     assert ("table_groups", "fig_agreement") in replicated
+
+
+@pytest.mark.parametrize(
+    "replicates, resamples, says, not_says",
+    [
+        (3, 30, "3 training replicates and the evaluated users", "users only"),
+        (1, 30, "evaluated users only (30 bootstrap resamples", "training replicates and"),
+        (1, 0, "second panel per dataset", "evaluated users only"),
+    ],
+)
+def test_fig1_caption_names_the_sources_of_its_intervals(replicates, resamples, says, not_says):
+    """The caption as snakemake --report renders it (jinja2, the rule's params)."""
+
+    class Snakemake:
+        params = SimpleNamespace(replicates=replicates, resamples=resamples)
+
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    text = (REPO / "workflow" / "report" / "fig_agreement.rst").read_text()
+    caption = " ".join(env.from_string(text).render(snakemake=Snakemake).split())
+    assert says in caption and not_says not in caption
