@@ -119,3 +119,33 @@ def test_figure_per_dataset(run):
     pdf, png = folder / "fig.pdf", folder / "fig.png"
     fig_groups(outputs["table"], intervals, pdf, png, dataset="d", style={}, models=MODELS)
     assert png.stat().st_size > 1000 and pdf.read_bytes().startswith(b"%PDF")
+
+
+@pytest.mark.slow
+def test_without_the_bootstrap_tau_has_no_interval(run, tmp_path):
+    """resamples 0: groups_agreement.csv still gives each group measure's tau against the
+    individual ones (Fig. 1's group panel), equal to tau-b of the point values."""
+    _, files, _, _, _ = run
+    out = {name: tmp_path / f"{name}.csv" for name in ("table", "significance", "agreement")}
+    table_groups(
+        files["groups"], files["group_resamples"], files["measures"], {}, ["d"], MODELS,
+        level=0.9, csv=out["table"], significance_csv=out["significance"],
+        agreement_csv=out["agreement"],
+    )  # fmt: skip
+    tau = pd.read_csv(out["agreement"])
+    assert list(tau.columns) == ["dataset", "by", "measure_a", "measure_b", "tau"]
+    assert len(tau) == 2 * len(FAIR_GROUP) * len(INDIVIDUAL)
+    row = tau[(tau.by == "feature:gender") & (tau.measure_a == "UserMAD-P")]
+    row = row[row.measure_b == "UF"].iloc[0]
+    group = [read_json(files["groups"][f"d/{m}"])["groupings"]["feature:gender"]["values"]
+             for m in MODELS]  # fmt: skip
+    uf = [read_json(files["measures"][f"d/{m}"])["UF"] for m in MODELS]
+    # both lower-is-fairer: the raw values' tau-b, a direct pairwise count
+    a = [g["UserMAD-P"] for g in group]
+    pairs = [(i, j) for i in range(len(MODELS)) for j in range(i + 1, len(MODELS))]
+    signs = [(np.sign(a[i] - a[j]), np.sign(uf[i] - uf[j])) for i, j in pairs]
+    n0 = len(pairs)
+    n1 = sum(1 for s, _ in signs if s == 0)
+    n2 = sum(1 for _, t in signs if t == 0)
+    expected = sum(s * t for s, t in signs) / np.sqrt((n0 - n1) * (n0 - n2))
+    assert row["tau"] == pytest.approx(expected, abs=1e-12)

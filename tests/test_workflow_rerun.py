@@ -107,9 +107,13 @@ def test_bootstrap_outputs(tiny_run):
         assert len(frame) == resamples and list(frame.columns) == list(NAMES)
     scores = pd.read_csv(results / "tables" / "scores.csv", index_col=0)
     with_intervals = pd.read_csv(results / "tables" / "scores_ci.csv", index_col=0)
+    individual, grouped = with_intervals.iloc[: len(scores)], with_intervals.iloc[len(scores) :]
     for label in ("U-KNN", "I-KNN", "BPR"):  # the point estimates are Table 2's
-        pd.testing.assert_series_equal(with_intervals[label], scores[label])
+        pd.testing.assert_series_equal(individual[label], scores[label])
         assert {f"{label} low", f"{label} high"} <= set(with_intervals.columns)
+    # then the group measures of the one grouping (groups null, no user feature)
+    assert list(grouped.index) == ["UserMAD-P (activity:0.05)", "UserMAD-NDCG (activity:0.05)"]
+    assert set(grouped["Group"]) == {"Fair (groups)"}
     tex = (results / "tables" / "scores_ci.tex").read_text()
     assert f"95\\% percentile intervals over {resamples:,} bootstrap resamples" in tex
     significance = pd.read_csv(results / "tables" / "significance.csv")
@@ -124,6 +128,11 @@ def test_bootstrap_outputs(tiny_run):
     assert set(groups["by"]) == {"activity:0.05"}  # .test declares no user feature
     assert set(groups["measure"]) >= {"UserMAD-P", "UserMAD-NDCG", "P[active]"}
     assert groups["low"].notna().all()  # the tiny run bootstraps
+    for measure in ("UserMAD-P", "UserMAD-NDCG"):  # Table 2's group rows are groups.csv's
+        row = groups[groups["measure"] == measure].set_index("model")
+        label = f"{measure} (activity:0.05)"
+        for model, column in zip(MODELS, ("U-KNN", "I-KNN", "BPR")):
+            assert with_intervals.loc[label, f"{column} low"] == row.loc[model, "low"]
     assert (results / "figures" / "groups" / "ml-100k.png").read_bytes()[:4] == b"\x89PNG"
     agreement = pd.read_csv(results / "tables" / "agreement.csv")
     pd.testing.assert_series_equal(taus["tau"], agreement["tau"])  # Fig. 1's full-data tau

@@ -609,9 +609,26 @@ def uncertainty_settings():
 
 
 def agreement_intervals(wildcards):
-    """Fig. 1's tau intervals when the bootstrap is on, else nothing (the figure is then
-    exactly the one without it)."""
-    return [rules.table_uncertainty.output.agreement] if RESAMPLES else []
+    """Fig. 1's tau intervals when the bootstrap is on: over the users, or over replicates
+    and users when training.replicates > 1 (table_replicates); else nothing (the figure is
+    then exactly the one without it)."""
+    if not RESAMPLES:
+        return []
+    if config["training"]["replicates"] > 1:
+        return [rules.table_replicates.output.agreement]
+    return [rules.table_uncertainty.output.agreement]
+
+
+def scores_ci_groups(wildcards):
+    """Table 2's group rows: the group measures with intervals (table_groups) when the run
+    has a grouping (measures.groups not []), else nothing."""
+    return [rules.table_groups.output.csv] if group_specs() else []
+
+
+def agreement_groups(wildcards):
+    """Fig. 1's group panels: the group measures' tau against the individual ones
+    (table_groups) with a grouping (measures.groups not []), else nothing."""
+    return [rules.table_groups.output.agreement] if group_specs() else []
 
 
 # --- replicates stage (replicates.smk): training.replicates, docs/training.md#replicates --

@@ -7,6 +7,7 @@ rule fig_agreement:
     input:
         data=rules.agreement.output[0],
         intervals=agreement_intervals,
+        groups=agreement_groups,
         code=DRAWING_CODE,
     output:
         pdf=report(
@@ -30,6 +31,8 @@ rule fig_agreement:
         runtime=10,
     params:
         style=config["plots"],
+        replicates=REPLICATES,
+        resamples=RESAMPLES,
     message:
         "Fig. 1: Kendall tau heatmap"
     script:

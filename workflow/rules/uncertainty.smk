@@ -35,6 +35,7 @@ rule table_uncertainty:
     input:
         unpack(per_run(rules.measures.output[0], prefix="measures:")),
         unpack(per_run(rules.uncertainty.output[0], prefix="resamples:")),
+        groups=scores_ci_groups,
     output:
         csv=report(
             "results/tables/scores_ci.csv",

@@ -10,4 +10,6 @@ with job_log(snakemake):
         snakemake.output.pdf,
         snakemake.output.png,
         style=snakemake.params.style,
+        groups=list(snakemake.input.groups),
+        replicates=snakemake.params.replicates,
     )

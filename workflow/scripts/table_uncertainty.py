@@ -21,4 +21,5 @@ with job_log(snakemake):
         intervals_csv=out.intervals,
         significance_csv=out.significance,
         agreement_csv=out.agreement,
+        groups=list(snakemake.input.groups),
     )

@@ -76,6 +76,8 @@ def agreement_figure(
     png_path,
     measures=NAMES,
     intervals: pd.DataFrame | None = None,
+    groups: pd.DataFrame | None = None,
+    source: str = "users",
 ) -> None:
     """Annotated Kendall tau-b heatmap, one panel per dataset, ``measures`` in registry
     order; |tau| >= 0.9 is boxed.
@@ -83,16 +85,35 @@ def agreement_figure(
     With ``intervals`` (``inference.tau_intervals`` per dataset: dataset, measure_a,
     measure_b, tau, low, high, excludes_zero) every cell also shows the bootstrap interval
     of tau and a star when that interval excludes 0 (in a panel twice as wide, the texts
-    at :data:`ANNOTATION_POINTS`)."""
-    save(agreement_axes(agreement, style, measures, intervals), pdf_path, png_path, style)
+    at :data:`ANNOTATION_POINTS`); ``source`` says what the intervals cover (``users``: the
+    bootstrap; ``replicates and users``: the two-level draws, whose ``tau`` is that of the
+    replicate means and then colours the cells too).
+
+    With ``groups`` (``groups_agreement.csv``: dataset, by, measure_a a group measure,
+    measure_b an individual one, tau[, low, high, excludes_zero]) each dataset gets a second
+    panel: a row per group measure and grouping (``UserMAD-P (activity:0.05)``), a column
+    per individual measure. Without it (groups off) the figure is the one above."""
+    fig = agreement_axes(agreement, style, measures, intervals, groups, source)
+    save(fig, pdf_path, png_path, style)
 
 
 #: The least font size of a heatmap cell's text, in points (5 pt: 14 px at 200 dpi).
 ANNOTATION_POINTS = 5.0
 
 
+def group_label(measure: str, by: str) -> str:
+    """A group measure of one grouping as Table 2 and Fig. 1 name it:
+    ``UserMAD-P (activity:0.05)``."""
+    return f"{measure} ({by})"
+
+
 def agreement_axes(
-    agreement: pd.DataFrame, style: Style, measures=NAMES, intervals: pd.DataFrame | None = None
+    agreement: pd.DataFrame,
+    style: Style,
+    measures=NAMES,
+    intervals: pd.DataFrame | None = None,
+    groups: pd.DataFrame | None = None,
+    source: str = "users",
 ) -> plt.Figure:
     """The figure of :func:`agreement_figure`, returned."""
     check_columns(agreement, ["dataset", "measure_a", "measure_b", "tau"], "agreement")
@@ -102,11 +123,21 @@ def agreement_axes(
             ["dataset", "measure_a", "measure_b", "tau", "low", "high", "excludes_zero"],
             "tau intervals",
         )
+    if groups is not None and groups.empty:
+        groups = None
+    if groups is not None:
+        check_columns(groups, ["dataset", "by", "measure_a", "measure_b", "tau"], "group tau")
+    if intervals is not None and source != "users":
+        # the two-level draws' tau is that of the replicate means: it colours the cells
+        agreement = intervals[["dataset", "measure_a", "measure_b", "tau"]]
     style.apply()
     datasets = list(dict.fromkeys(agreement["dataset"]))
     side = 2 * style.column_width_in * (2 if intervals is not None else 1)
-    fig, axes = panel_grid(len(datasets), side, side * 0.9)
-    for ax, dataset in zip(axes.flat, datasets):
+    per_dataset = 1 if groups is None else 2
+    fig, axes = panel_grid(len(datasets) * per_dataset, side, side * 0.9)
+    panels = iter(axes.flat)
+    for dataset in datasets:
+        ax = next(panels)
         part = agreement[agreement["dataset"] == dataset]
         matrix = part.pivot(index="measure_a", columns="measure_b", values="tau").reindex(
             index=list(measures), columns=list(measures)
@@ -132,10 +163,56 @@ def agreement_axes(
             if i != j:
                 ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, lw=0.8, ec="black"))
         title = f"{dataset} (boxed: |$\\tau$| ≥ {EQUIVALENT}"
-        title += "; *: interval excludes 0)" if intervals is not None else ")"
+        over = "" if source == "users" else f" over {source}"
+        title += f"; *: interval{over} excludes 0)" if intervals is not None else ")"
         ax.set(title=title, xlabel="", ylabel="")
         ax.tick_params(labelsize=6)
+        if groups is not None:
+            _group_agreement_panel(next(panels), groups[groups["dataset"] == dataset], dataset)
     return fig
+
+
+def _group_agreement_panel(ax, part: pd.DataFrame, dataset: str) -> None:
+    """Fig. 1's second panel of a dataset: tau-b of each group measure (row, per grouping)
+    against each individual measure (column), with its interval when ``part`` has one."""
+    part = part.assign(row=[group_label(m, b) for m, b in zip(part["measure_a"], part["by"])])
+    rows = list(dict.fromkeys(part["row"]))
+    columns = list(dict.fromkeys(part["measure_b"]))
+    matrix = part.pivot(index="row", columns="measure_b", values="tau").reindex(
+        index=rows, columns=columns
+    )
+    with_intervals = {"low", "high", "excludes_zero"} <= set(part.columns)
+    if with_intervals:
+        wide = part.set_index(["row", "measure_b"])
+        annot = np.full(matrix.shape, "", dtype=object)
+        for i, row in enumerate(rows):
+            for j, column in enumerate(columns):
+                if (row, column) not in wide.index:
+                    continue
+                cell = wide.loc[(row, column)]
+                if not np.isfinite(cell["tau"]):
+                    annot[i, j] = "nan"
+                    continue
+                star = "*" if bool(cell["excludes_zero"]) else ""
+                annot[i, j] = f"{cell['tau']:.2f}{star}\n[{cell['low']:.1f},{cell['high']:.1f}]"
+        fmt = ""
+    else:
+        annot, fmt = True, ".2f"
+    sns.heatmap(
+        matrix,
+        ax=ax,
+        vmin=-1,
+        vmax=1,
+        center=0,
+        cmap="vlag",
+        square=True,
+        annot=annot,
+        fmt=fmt,
+        annot_kws={"fontsize": ANNOTATION_POINTS},
+        cbar_kws={"label": "Kendall's $\\tau_b$", "shrink": 0.6},
+    )
+    ax.set(title=f"{dataset}: group against individual measures", xlabel="", ylabel="")
+    ax.tick_params(labelsize=6)
 
 
 # --- Fig. 2 ----------------------------------------------------------------------------

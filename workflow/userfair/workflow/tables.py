@@ -19,6 +19,7 @@ from userfair.io import InputError, atomic_path, read_json, to_booktabs, write_t
 from userfair.measures import (
     CONVENTION_KEYS,
     FAIR,
+    FAIR_GROUP,
     GROUPS,
     NAMES,
     SIMILARITY_TIMES,
@@ -239,38 +240,66 @@ def read_measure_files(paths, datasets: list[str], models: list[str]) -> dict:
     return records
 
 
+#: Table 2's group of the group measures (docs/method.md#groups).
+GROUP_FAIRNESS = "Fair (groups)"
+
+
 def table_scores_ci(
-    summary: pd.DataFrame, datasets: list[str], models: list[str]
+    summary: pd.DataFrame,
+    datasets: list[str],
+    models: list[str],
+    groups: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Table 2 with bootstrap intervals, from ``inference.summary`` frames stacked with a
     ``dataset`` column. Returns (the CSV frame: per model its value, low and high; the
     LaTeX frame: per model 'value [low, high]'; the bold mask of the LaTeX frame, best
-    value per row as in Table 2)."""
+    value per row as in Table 2).
+
+    With ``groups`` (``groups.csv``: dataset, by, model, measure, value, low, high) each
+    dataset's rows end with its group measures (UserMAD-P, UserMAD-NDCG) per grouping, in
+    the group :data:`GROUP_FAIRNESS`, labelled ``UserMAD-P (activity:0.05)``."""
     indexed = summary.set_index(["dataset", "measure", "model"])
-    csv_rows, tex_rows, values = [], [], []
+    grouped = None
+    if groups is not None and not groups.empty:
+        grouped = groups[groups["measure"].isin(FAIR_GROUP)].set_index(
+            ["dataset", "by", "measure", "model"]
+        )
+    csv_rows, tex_rows, values, names = [], [], [], []
     for dataset in datasets:
-        for group, measures in GROUPS.items():
-            for measure in measures:
-                better = "higher" if higher_is_better(measure) else "lower"
-                cells, texts, row_values = [], [], []
-                for model in models:
-                    value, low, high = (
-                        float(indexed.loc[(dataset, measure, model), field])
-                        for field in ("value", "low", "high")
-                    )
-                    cells += [value, low, high]
-                    texts.append(_with_interval(value, low, high))
-                    row_values.append(value)
-                csv_rows.append([dataset, group, measure, better, *cells])
-                tex_rows.append([dataset, group, measure, better, *texts])
-                values.append(row_values)
+        rows = [
+            (group, measure, measure, (dataset, measure))
+            for group, measures in GROUPS.items()
+            for measure in measures
+        ]
+        if grouped is not None and dataset in grouped.index.get_level_values("dataset"):
+            bys = dict.fromkeys(grouped.loc[dataset].index.get_level_values("by"))
+            rows += [
+                (GROUP_FAIRNESS, f"{measure} ({by})", measure, (dataset, by, measure))
+                for by in bys
+                for measure in FAIR_GROUP
+            ]
+        for group, label, measure, key in rows:
+            source = indexed if len(key) == 2 else grouped
+            better = "higher" if higher_is_better(measure) else "lower"
+            cells, texts, row_values = [], [], []
+            for model in models:
+                value, low, high = (
+                    float(source.loc[(*key, model), field]) for field in ("value", "low", "high")
+                )
+                cells += [value, low, high]
+                texts.append(_with_interval(value, low, high))
+                row_values.append(value)
+            csv_rows.append([dataset, group, label, better, *cells])
+            tex_rows.append([dataset, group, label, better, *texts])
+            values.append(row_values)
+            names.append(measure)
     labels = [model_label(m) for m in models]
     head = ["Dataset", "Group", "Measure", "Better"]
     csv_columns = head + [f"{label}{suffix}" for label in labels
                           for suffix in ("", " low", " high")]  # fmt: skip
     csv_frame = pd.DataFrame(csv_rows, columns=csv_columns).set_index("Measure")
     tex_frame = pd.DataFrame(tex_rows, columns=head + labels).set_index("Measure")
-    best = best_mask(pd.DataFrame(values, columns=labels), tex_frame.index.to_series())
+    best = best_mask(pd.DataFrame(values, columns=labels), pd.Series(names))
     labels_mask = pd.DataFrame(False, index=best.index, columns=["Dataset", "Group", "Better"])
     bold = pd.concat([labels_mask, best], axis=1)
     bold.index = tex_frame.index
@@ -294,9 +323,11 @@ def write_scores_ci(
     conventions: dict,
     level: float,
     resamples: int,
+    groups: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Table 2 with intervals as CSV (value, low, high per model) and booktabs LaTeX."""
-    csv_frame, tex_frame, bold = table_scores_ci(summary, datasets, models)
+    """Table 2 with intervals as CSV (value, low, high per model) and booktabs LaTeX; with
+    ``groups`` (``groups.csv``) the group measures per grouping after the individual ones."""
+    csv_frame, tex_frame, bold = table_scores_ci(summary, datasets, models, groups)
     with atomic_path(csv_path) as tmp:
         csv_frame.to_csv(tmp)
     caption = (

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+import pandas as pd
+
 Path = str | os.PathLike
 
 #: The ``measures:`` settings that change how fast a job runs, never what it writes. They are
@@ -25,6 +27,17 @@ SPEED_KEYS = ("block_size", "device")
 def speed(config: Mapping) -> dict:
     """The speed-only settings (:data:`SPEED_KEYS`) of the workflow's config."""
     return {key: config["measures"][key] for key in SPEED_KEYS}
+
+
+def read_optional_csv(path: Path | None) -> pd.DataFrame | None:
+    """The table of an optional named input: ``None`` without one, an empty frame when the
+    file was written with no column (a stage that had nothing to tabulate)."""
+    if path is None:
+        return None
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
 
 
 def only(paths: Sequence[Path] | Path | None) -> Path | None:

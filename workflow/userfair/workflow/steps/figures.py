@@ -11,7 +11,7 @@ import pandas as pd
 from userfair.io import read_stacked_parquet
 from userfair.measures import FAIR
 from userfair.workflow import analysis_figures, figure_style, plots, replicate_figure
-from userfair.workflow.steps import Path, only
+from userfair.workflow.steps import Path, only, read_optional_csv
 
 log = logging.getLogger(__name__)
 
@@ -21,15 +21,21 @@ def _written(*paths: Path) -> None:
 
 
 def fig_agreement(
-    data: Path, intervals: Sequence[Path], pdf: Path, png: Path, *, style: dict
-) -> None:
+    data: Path, intervals: Sequence[Path], pdf: Path, png: Path, *, style: dict,
+    groups: Sequence[Path] = (), replicates: int = 1,
+) -> None:  # fmt: skip
     """Rule fig_agreement: Fig. 1 (userfair.workflow.plots.agreement_figure), the Kendall tau
-    heatmap per dataset, with the bootstrap intervals of tau when the workflow computes
-    them."""
+    heatmap per dataset, with the intervals of tau when the workflow computes them: over
+    the users (``agreement_ci.csv``), or over replicates and users when ``replicates`` > 1
+    (``agreement_replicates.csv``); with the groups stage on (``groups``:
+    ``groups_agreement.csv``) a second panel per dataset, the group measures against the
+    individual ones."""
     interval_file = only(intervals)
     plots.agreement_figure(
         pd.read_csv(data), figure_style.Style(**style), pdf, png,
         intervals=pd.read_csv(interval_file) if interval_file else None,
+        groups=read_optional_csv(only(groups)),
+        source="replicates and users" if replicates > 1 else "users",
     )  # fmt: skip
     _written(pdf, png)
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from userfair import effectiveness
 from userfair import groups as user_groups
+from userfair.agreement import agreement_matrix
 from userfair.inference import significance, summary, tau_intervals
 from userfair.inputs import load_inputs
 from userfair.io import read_json, read_parquet, write_csv, write_json, write_parquet
@@ -92,7 +93,8 @@ def table_groups(
     (dataset, grouping, measure) (``significance_csv``) and the Kendall tau-b between the
     model orderings of each group measure and the individual measures :data:`INDIVIDUAL`
     with intervals (``agreement_csv``). Mappings keyed ``D/M``; ``resample_files`` (the
-    uncertainty stage's) empty when the bootstrap is off: no intervals, no tests."""
+    uncertainty stage's) empty when the bootstrap is off: no intervals, no tests, and the
+    tau without interval (Fig. 1's group panel reads either)."""
     records = tables.read_measure_files(measure_files, datasets, models)
     rows, tests, taus = [], [], []
     for dataset in datasets:
@@ -129,12 +131,25 @@ def table_groups(
                     for key in keys
                 ]
                 rows.append(pd.DataFrame(plain).assign(**tag))  # fmt: skip
+                taus.append(_point_taus(points, records, dataset, models).assign(**tag))
     table = _front(pd.concat(rows, ignore_index=True))
     write_csv(table, csv)
     for parts, path in ((tests, significance_csv), (taus, agreement_csv)):
         frame = _front(pd.concat(parts, ignore_index=True)) if parts else pd.DataFrame()
         write_csv(frame, path)
     return table
+
+
+def _point_taus(points, records, dataset: str, models: list[str]) -> pd.DataFrame:
+    """Without the bootstrap: tau-b of each group measure's model ordering against each of
+    :data:`INDIVIDUAL` (userfair.agreement), no interval."""
+    measures = list(FAIR_GROUP) + list(INDIVIDUAL)
+    rows = [{**records[(dataset, m)], **points[m]} for m in models]
+    matrix = agreement_matrix(pd.DataFrame(rows, index=models)[measures], measures)
+    return pd.DataFrame(
+        [(a, b, float(matrix.loc[a, b])) for a in FAIR_GROUP for b in INDIVIDUAL],
+        columns=["measure_a", "measure_b", "tau"],
+    )
 
 
 def _front(frame: pd.DataFrame) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from userfair.io import read_parquet, write_csv, write_parquet
 from userfair.similarity import load_dataset
 from userfair.uncertainty import bootstrap, resample_weights
 from userfair.workflow import tables
-from userfair.workflow.steps import Path
+from userfair.workflow.steps import Path, only, read_optional_csv
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +44,13 @@ def table_uncertainty(
     measure_files: Mapping[str, Path], resample_files: Mapping[str, Path],
     datasets: list[str], models: list[str], *, level: float, resamples: int, csv: Path,
     tex: Path, intervals_csv: Path, significance_csv: Path, agreement_csv: Path,
+    groups: Sequence[Path] = (),
 ) -> None:  # fmt: skip
     """Rule table_uncertainty: Table 2 with bootstrap intervals (userfair.workflow.tables
     .write_scores_ci), the paired model comparisons (Holm within each measure) and the
     Kendall tau intervals of Fig. 1 (userfair.inference), from every model's resamples;
-    both mappings are keyed ``D/M``."""
+    both mappings are keyed ``D/M``. With the group stage on, ``groups`` is its
+    ``groups.csv``: Table 2 then ends each dataset with the group measures per grouping."""
     records = tables.read_measure_files(measure_files, datasets, models)
     summaries, comparisons, taus = [], [], []
     for dataset in datasets:
@@ -59,7 +61,10 @@ def table_uncertainty(
         taus.append(tau_intervals(frames, points, level).assign(dataset=dataset))
     table = pd.concat(summaries, ignore_index=True)
     conventions = tables.shared_conventions(records)
-    tables.write_scores_ci(table, datasets, models, csv, tex, conventions, level, resamples)
+    group_table = read_optional_csv(only(groups))
+    tables.write_scores_ci(
+        table, datasets, models, csv, tex, conventions, level, resamples, group_table
+    )
     compared = pd.concat(comparisons, ignore_index=True)
     for frame, path in (
         (table, intervals_csv),
