@@ -146,19 +146,7 @@ def agreement_axes(
         if intervals is not None:
             annot = _tau_annotations(intervals[intervals["dataset"] == dataset], measures)
             fmt, size = "", ANNOTATION_POINTS
-        sns.heatmap(
-            matrix,
-            ax=ax,
-            vmin=-1,
-            vmax=1,
-            center=0,
-            cmap="vlag",
-            square=True,
-            annot=annot,
-            fmt=fmt,
-            annot_kws={"fontsize": size},
-            cbar_kws={"label": "Kendall's $\\tau_b$", "shrink": 0.6},
-        )
+        _tau_heatmap(ax, matrix, annot, fmt, size)
         for i, j in zip(*np.nonzero(np.abs(matrix.to_numpy()) >= EQUIVALENT)):
             if i != j:
                 ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, lw=0.8, ec="black"))
@@ -170,6 +158,23 @@ def agreement_axes(
         if groups is not None:
             _group_agreement_panel(next(panels), groups[groups["dataset"] == dataset], dataset)
     return fig
+
+
+def _tau_heatmap(ax, matrix: pd.DataFrame, annot, fmt: str, size: float) -> None:
+    """A heatmap of Kendall's tau-b in [-1, 1] (Fig. 1's panels), cells written ``annot``."""
+    sns.heatmap(
+        matrix,
+        ax=ax,
+        vmin=-1,
+        vmax=1,
+        center=0,
+        cmap="vlag",
+        square=True,
+        annot=annot,
+        fmt=fmt,
+        annot_kws={"fontsize": size},
+        cbar_kws={"label": "Kendall's $\\tau_b$", "shrink": 0.6},
+    )
 
 
 def _group_agreement_panel(ax, part: pd.DataFrame, dataset: str) -> None:
@@ -198,19 +203,7 @@ def _group_agreement_panel(ax, part: pd.DataFrame, dataset: str) -> None:
         fmt = ""
     else:
         annot, fmt = True, ".2f"
-    sns.heatmap(
-        matrix,
-        ax=ax,
-        vmin=-1,
-        vmax=1,
-        center=0,
-        cmap="vlag",
-        square=True,
-        annot=annot,
-        fmt=fmt,
-        annot_kws={"fontsize": ANNOTATION_POINTS},
-        cbar_kws={"label": "Kendall's $\\tau_b$", "shrink": 0.6},
-    )
+    _tau_heatmap(ax, matrix, annot, fmt, ANNOTATION_POINTS)
     ax.set(title=f"{dataset}: group against individual measures", xlabel="", ylabel="")
     ax.tick_params(labelsize=6)
 
