@@ -10,7 +10,7 @@ from userfair import measures
 from userfair.agreement import agreement_long
 from userfair.io import InputError
 from userfair.measures import FAIR, NAMES
-from userfair.workflow import plots, tables
+from userfair.workflow import analysis_figures, plots, tables
 from userfair.workflow.models import label
 
 MODELS = ["UserKNN", "BPR", "NCL"]
@@ -354,7 +354,7 @@ def test_scores_ci_table(tmp_path):
 def test_intervals_and_agreement_with_intervals_figures(tmp_path, drawn):
     style = plots.Style(dpi=60)
     summary = _summary()
-    plots.intervals_figure(summary, FAIR, MODELS, style, tmp_path / "i.pdf",
+    analysis_figures.intervals_figure(summary, FAIR, MODELS, style, tmp_path / "i.pdf",
                            tmp_path / "i.png")  # fmt: skip
     _assert_figure_files(tmp_path / "i.pdf", tmp_path / "i.png")
     # one panel per Fair measure, models on x, each dot the value, each bar its interval
@@ -399,7 +399,7 @@ def test_the_same_figure_gives_the_same_pdf_bytes(tmp_path):
     """No creation date in the PDF: a rerun reproduces the file byte for byte."""
     out = []
     for run in ("a", "b"):
-        plots.intervals_figure(_summary(), FAIR, MODELS, STYLE, tmp_path / f"{run}.pdf",
+        analysis_figures.intervals_figure(_summary(), FAIR, MODELS, STYLE, tmp_path / f"{run}.pdf",
                                tmp_path / f"{run}.png")  # fmt: skip
         out.append((tmp_path / f"{run}.pdf").read_bytes())
     assert b"CreationDate" not in out[0] and out[0] == out[1]
