@@ -10,7 +10,7 @@ from userfair import measures
 from userfair.agreement import agreement_long
 from userfair.io import InputError
 from userfair.measures import FAIR, NAMES
-from userfair.workflow import analysis_figures, plots, tables
+from userfair.workflow import analysis_figures, figure_style, plots, tables
 from userfair.workflow.models import label
 
 MODELS = ["UserKNN", "BPR", "NCL"]
@@ -113,16 +113,18 @@ def _assert_figure_files(pdf, png):
 
 @pytest.fixture
 def drawn(monkeypatch):
-    """The figures the plotting functions hand to plots.save (which still writes them), so a
-    test can read what was drawn: panels, titles, labels, the plotted data."""
+    """The figures the plotting functions hand to figure_style.save (which still writes
+    them), as the paper's figures (plots) and the analysis figures call it, so a test can
+    read what was drawn: panels, titles, labels, the plotted data."""
     figures = []
-    real = plots.save
+    real = figure_style.save
 
     def keep(fig, *args, **kwargs):
         figures.append(fig)
         real(fig, *args, **kwargs)
 
-    monkeypatch.setattr(plots, "save", keep)
+    for module in (plots, analysis_figures):
+        monkeypatch.setattr(module, "save", keep)
     return figures
 
 
