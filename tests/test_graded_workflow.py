@@ -11,13 +11,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import copy_run, snakemake
+from userfair.inputs import load_inputs
 from userfair.io import read_inter, read_json, write_inter
-from userfair.measures import NAMES, optional_names
+from userfair.measures import GROUPS, NAMES, conventions, optional_names
+from userfair.variants import evaluate_variants
 from userfair.workflow import preprocess as data
+from userfair.workflow import tables
 from userfair.workflow.schema import variant_errors
 from userfair.workflow.steps import data as data_steps
 from userfair.workflow.steps import measures as measure_steps
+
+from conftest import copy_run, snakemake
 
 
 def _frame(with_rating: bool = True) -> pd.DataFrame:
@@ -109,3 +113,118 @@ def test_opt_in_config_defaults_and_allowed_settings_pass():
     assert variant_errors({}) == []
     both = {"relevance": ["binary", "graded"], "similarities": ["cos", "jacc", "rcos", "genre"]}
     assert variant_errors({"measures": both}) == []
+
+
+# --- the real workflow (the session's tiny run) ------------------------------------------
+
+OPT_IN_CONFIG = (
+    'measures={"relevance": ["binary", "graded"], "similarities": ["cos", "jacc", "rcos", '
+    '"genre"], "device": "cpu"}'
+)
+
+
+@pytest.mark.slow
+def test_graded_workflow_split_and_measures(tiny_run, tmp_path):
+    """With measures.relevance [binary, graded] the real preprocess and split rules write the
+    grades, and nothing else changes in the split; the measures step adds the opt-in
+    measures, the 18 unchanged, the dense ones equal to the streamed row passes."""
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
+    data_dir = test_dir / "results" / "ml-100k" / "data"
+    before = {name: (data_dir / f"ml-100k.{name}.inter").read_bytes() for name in data.SPLITS}
+    targets = [f"results/ml-100k/data/ml-100k.{name}.inter" for name in data.SPLITS]
+    snakemake(repo, "--directory", ".test", "--cores", "1", "--config", OPT_IN_CONFIG, *targets)
+    for name in data.SPLITS:
+        graded = read_inter(data_dir / f"ml-100k.{name}.inter")
+        assert list(graded.columns) == ["user_id", "item_id", "rating", "timestamp"]
+        assert graded["rating"].min() >= 1 and graded["rating"].max() <= 5
+        again = tmp_path / f"again.{name}.inter"
+        write_inter(graded.drop(columns="rating").astype({"timestamp": "int64"}), again)
+        assert again.read_bytes() == before[name]
+
+    results = tiny_run.test_dir / "results" / "ml-100k"
+    paths = {name: str(data_dir / f"ml-100k.{name}.inter") for name in data.SPLITS}
+    out = tmp_path / "UserKNN.json"
+    result = measure_steps.measures(
+        paths["train"], paths["valid"], paths["test"],
+        str(results / "models" / "UserKNN" / "topk.parquet"), out, route="dense", k=10,
+        epsilon=0.05, envy_utility="precision", gamma=1.0, block_size=64, device="cpu",
+        cos=str(results / "similarity" / "cos.npz"), jacc=str(results / "similarity" / "jacc.npz"),
+        item=[str(results / "data" / "ml-100k.item")], graded=True,
+        extra_similarities=["rcos", "genre"],
+    )  # fmt: skip
+    default = read_json(results / "measures" / "UserKNN.json")
+    written = json.loads(out.read_text())
+    for name in NAMES:
+        assert written[name] == default[name] or (
+            math.isnan(written[name]) and default[name] is None
+        )
+    opt_in = optional_names(True, ("RCos", "Genre"))
+    assert [key for key in written if key not in NAMES][: len(opt_in)] == list(opt_in)
+    assert all(0 <= written[name] for name in opt_in)
+    assert 0 < written["gNDCG"] <= 1
+    # the same opt-in measures by the streamed route's row passes (never m x m)
+    inputs = load_inputs(
+        paths["train"], paths["test"], results / "models" / "UserKNN" / "topk.parquet", k=10,
+        valid=paths["valid"], grade="rating", item_features=results / "data" / "ml-100k.item",
+    )  # fmt: skip
+    streamed, _ = evaluate_variants(inputs, 10, ["rcos", "genre"], route="stream", block_size=16)
+    for name in opt_in:
+        assert streamed[name] == pytest.approx(result[name], rel=1e-9, abs=1e-12), name
+
+
+@pytest.mark.slow
+def test_opt_in_config_error_stops_the_run_at_parse_time(tiny_run):
+    proc = tiny_run.snakemake(
+        "-n", "--config", 'measures={"similarities": ["cos", "jacc", "rcos"]}', check=False
+    )
+    assert proc.returncode != 0
+    assert "config key measures.similarities: rcos reads the grades" in proc.stdout + proc.stderr
+
+
+# --- Table 2 with the opt-in measures ------------------------------------------------------
+
+
+def _records(opt_in=()):
+    rng = np.random.default_rng(3)
+    records = {}
+    for model in ("UserKNN", "BPR"):
+        record = {name: float(rng.random()) for name in NAMES + tuple(opt_in)}
+        record["seconds"] = {}
+        record["conventions"] = conventions("precision", 0.05, 1.0)
+        records[("d", model)] = record
+    return records
+
+
+def test_table2_default_rows_unchanged_and_opt_in_groups_in_place(tmp_path):
+    plain = _records()
+    table, _ = tables.table_scores(plain, ["d"], ["UserKNN", "BPR"])
+    assert list(table.index) == list(NAMES)
+    assert list(table["Group"].unique()) == list(GROUPS)
+
+    opt_in = optional_names(True, ("RCos", "Genre"))
+    records = _records(opt_in)
+    table = tables.write_scores(
+        records, ["d"], ["UserKNN", "BPR"], tmp_path / "s.csv", tmp_path / "s.tex"
+    )
+    groups = list(table["Group"].unique())
+    assert groups == [
+        "Eff", "Eff (graded)", "Fair (existing)", "Fair (graded)", "Fair (PUF)",
+        "Fair (PUF variants)",
+    ]  # fmt: skip
+    assert sorted(table.index) == sorted(NAMES + opt_in)
+    assert list(table.index[table["Group"] == "Fair (PUF variants)"]) == [
+        name for name in opt_in if name.startswith("PUF-")
+    ]
+    assert table.loc["gNDCG", "Better"] == "higher" and table.loc["PUF-P-RCos", "Better"] == "lower"
+    assert table.loc["PUF-gNDCG-Genre", "BPR"] == records[("d", "BPR")]["PUF-gNDCG-Genre"]
+    # the default rows hold the same values with or without the opt-in ones
+    for name in NAMES:
+        assert table.loc[name, "BPR"] == records[("d", "BPR")][name]
+    assert "PUF-NDCG-RCos" in (tmp_path / "s.tex").read_text()
+
+
+def test_table2_refuses_files_with_different_opt_in_measures():
+    records = _records(optional_names(True))
+    del records[("d", "BPR")]["gNDCG"]
+    with pytest.raises(ValueError, match=r"opt-in measures \['gNDCG'\]"):
+        tables.table_scores(records, ["d"], ["UserKNN", "BPR"])
