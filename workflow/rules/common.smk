@@ -606,8 +606,9 @@ def pair_stats_parts(wildcards):
 def measure_inputs(wildcards):
     """Input function (use with unpack) of `measures`: the similarity files (cos, jacc,
     genre) on the dense route; on the streamed route pass one (pairs) and the parts of pass
-    two (sums: measures.scatter of them, one when 1), which `measures` gathers; on both, the
-    item genres (item) when gamma < 1 (streamed) or the opt-in genre similarity reads them."""
+    two (sums: measures.scatter of them, one when 1), which `measures` gathers; on both,
+    the item genres (item) when gamma < 1 (streamed) or the opt-in genre similarity reads
+    them."""
     if measure_route(wildcards.dataset) == "dense":
         return {
             "cos": similarity_file("cos").format(dataset=wildcards.dataset),
