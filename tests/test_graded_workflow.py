@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -132,7 +133,7 @@ def test_graded_workflow_split_and_measures(tiny_run, tmp_path):
     data_dir = test_dir / "results" / "ml-100k" / "data"
     before = {name: (data_dir / f"ml-100k.{name}.inter").read_bytes() for name in data.SPLITS}
     targets = [f"results/ml-100k/data/ml-100k.{name}.inter" for name in data.SPLITS]
-    snakemake(repo, "--directory", ".test", "--cores", "1", "--config", OPT_IN_CONFIG, *targets)
+    snakemake(repo, "--directory", ".test", "--cores", "1", *targets, "--config", OPT_IN_CONFIG)
     for name in data.SPLITS:
         graded = read_inter(data_dir / f"ml-100k.{name}.inter")
         assert list(graded.columns) == ["user_id", "item_id", "rating", "timestamp"]
@@ -228,3 +229,41 @@ def test_table2_refuses_files_with_different_opt_in_measures():
     del records[("d", "BPR")]["gNDCG"]
     with pytest.raises(ValueError, match=r"opt-in measures \['gNDCG'\]"):
         tables.table_scores(records, ["d"], ["UserKNN", "BPR"])
+
+
+@pytest.mark.parametrize(
+    ("similarity", "words"),
+    [
+        ("embedding:UserKNN", "a KNN model has no user embedding"),
+        ("embedding:NCL", "not one of the configured models"),
+    ],
+)
+def test_embedding_similarity_names_a_trained_configured_model(similarity, words):
+    config = {"models": ["UserKNN", "BPR"], "measures": {"similarities": ["cos", "jacc"]}}
+    config["measures"]["similarities"].append(similarity)
+    (error,) = variant_errors(config)
+    assert error.startswith(f"config key measures.similarities: {similarity}: ") and words in error
+    config["measures"]["similarities"][-1] = "embedding:BPR"
+    assert variant_errors(config) == []
+
+
+@pytest.mark.slow
+def test_embedding_similarity_in_the_workflow(tiny_run, tmp_path):
+    """embedding:BPR: the user_vectors rule writes BPR's user vectors from its checkpoint
+    (no retraining), and every model's measures file gains PUF-{P,NDCG}-Vec over them; the
+    18 measures are those of the default run."""
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
+    config = 'measures={"similarities": ["cos", "jacc", "embedding:BPR"], "device": "cpu"}'
+    target = "results/ml-100k/measures/UserKNN.json"
+    dry = snakemake(repo, "--directory", ".test", "-n", target, "--config", config)
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", dry.stdout, re.M))  # the job stats table
+    assert jobs.get("user_vectors") == "1" and "tune" not in jobs and "topk" not in jobs
+    snakemake(repo, "--directory", ".test", "--cores", "1", target, "--config", config)
+    results = test_dir / "results" / "ml-100k"
+    vectors = pd.read_parquet(results / "models" / "BPR" / "user_vectors.parquet")
+    assert vectors.columns[0] == "user_id" and vectors.shape[1] > 2
+    written = read_json(results / "measures" / "UserKNN.json")
+    default = read_json(tiny_run.test_dir / "results" / "ml-100k" / "measures" / "UserKNN.json")
+    assert [key for key in written if key not in NAMES][:2] == ["PUF-P-Vec", "PUF-NDCG-Vec"]
+    assert all(written[name] == default[name] for name in NAMES if default[name] is not None)
+    assert 0 <= written["PUF-P-Vec"] and 0 <= written["PUF-NDCG-Vec"]

@@ -57,9 +57,15 @@ GENRE_DATASETS = [d for d in DATASETS if dataset_entry(d).has_genres]
 # docs/measures.md#opt-in-measures): GRADED keeps the grades in the split and adds the graded
 # measures; EXTRA_SIMILARITIES (registry names of userfair.similarities beyond the paper's
 # cos and jacc) add PUF over them. Both off by default: every output as without them.
+# embedding:MODEL is the registry's vec on the user vectors of MODEL (rule user_vectors).
 GRADED = "graded" in config["measures"]["relevance"]
+EMBEDDING_MODEL = next(
+    (s.split(":", 1)[1] for s in config["measures"]["similarities"] if ":" in s), None
+)
 EXTRA_SIMILARITIES = [
-    s for s in config["measures"]["similarities"] if s not in ("cos", "jacc")
+    "vec" if ":" in s else s
+    for s in config["measures"]["similarities"]
+    if s not in ("cos", "jacc")
 ]
 
 
@@ -521,6 +527,11 @@ def grid_point_folder(wildcards, output):
     return os.path.dirname(output.valid)
 
 
+def vectors_folder(wildcards, output):
+    """The working directory of the user vectors export."""
+    return os.path.join(os.path.dirname(output[0]), "vectors")
+
+
 def export_folder(wildcards, output):
     """The working directory of the top-k export."""
     return os.path.join(os.path.dirname(output.topk), "export")
@@ -597,6 +608,16 @@ def opt_in_item_genres(wildcards):
     return []
 
 
+def opt_in_user_vectors(wildcards):
+    """The user vectors of measures.similarities' embedding:MODEL on the dataset (rule
+    user_vectors), else nothing."""
+    if EMBEDDING_MODEL is None:
+        return []
+    return expand(
+        rules.user_vectors.output[0], dataset=wildcards.dataset, model=EMBEDDING_MODEL
+    )
+
+
 def pair_stats_parts(wildcards):
     """The parts of pass one (`pairs_part`, measures.scatter of them: one when 1), which
     `pairs` gathers."""
@@ -608,17 +629,19 @@ def measure_inputs(wildcards):
     genre) on the dense route; on the streamed route pass one (pairs) and the parts of pass
     two (sums: measures.scatter of them, one when 1), which `measures` gathers; on both,
     the item genres (item) when gamma < 1 (streamed) or the opt-in genre similarity reads
-    them."""
+    them, and the user vectors of embedding:MODEL (vectors)."""
     if measure_route(wildcards.dataset) == "dense":
         return {
             "cos": similarity_file("cos").format(dataset=wildcards.dataset),
             "jacc": similarity_file("jacc").format(dataset=wildcards.dataset),
             "genre": uf_genre_similarity(wildcards),
             "item": opt_in_item_genres(wildcards),
+            "vectors": opt_in_user_vectors(wildcards),
         }
     named = {
         "pairs": expand(rules.pairs.output[0], dataset=wildcards.dataset)[0],
         "item": uf_item_genres(wildcards) or opt_in_item_genres(wildcards),
+        "vectors": opt_in_user_vectors(wildcards),
     }
     named["sums"] = scatter.measures(
         scatter_template(rules.measure_sums.output[0], wildcards)

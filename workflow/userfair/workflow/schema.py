@@ -199,7 +199,8 @@ def name_errors(config: dict) -> list[str]:
 def variant_errors(config: dict) -> list[str]:
     """The opt-in measures (measures.relevance, measures.similarities;
     docs/measures.md#opt-in-measures) that cannot be computed: binary relevance or the
-    paper's cos and jacc left out, rcos without graded relevance."""
+    paper's cos and jacc left out, rcos without graded relevance, embedding:MODEL of a
+    model that is not configured or is a KNN model (no user embedding), or more than one."""
     measures = config.get("measures") or {}
     relevance = measures.get("relevance", ["binary"])
     similarities = measures.get("similarities", ["cos", "jacc"])
@@ -222,6 +223,19 @@ def variant_errors(config: dict) -> list[str]:
             "config key measures.similarities: rcos reads the grades; add graded to "
             "measures.relevance or drop rcos"
         )
+    embedded = [s.split(":", 1)[1] for s in similarities if str(s).startswith("embedding:")]
+    if len(embedded) > 1:
+        errors.append(
+            f"config key measures.similarities: one embedding:MODEL at most (their measures "
+            f"share the label Vec), got {len(embedded)}"
+        )
+    configured = [m for m in config.get("models") or [] if isinstance(m, str)]
+    for model in embedded:
+        key = f"config key measures.similarities: embedding:{model}"
+        if model not in configured:
+            errors.append(f"{key}: not one of the configured models ({', '.join(configured)})")
+        elif models.get(model).cost_kind in ("user-knn", "item-knn"):
+            errors.append(f"{key}: a KNN model has no user embedding; name a trained model")
     return errors
 
 
