@@ -53,6 +53,35 @@ SIMILARITY_KINDS = ["cos", "jacc", "genre"]
 # The configured datasets whose raw files carry item genres (they get D.item, the genre
 # similarity and the gamma experiment).
 GENRE_DATASETS = [d for d in DATASETS if dataset_entry(d).has_genres]
+# The opt-in measures (config measures.relevance, measures.similarities;
+# docs/measures.md#opt-in-measures): GRADED keeps the grades in the split and adds the graded
+# measures; EXTRA_SIMILARITIES (registry names of userfair.similarities beyond the paper's
+# cos and jacc) add PUF over them. Both off by default: every output as without them.
+# embedding:MODEL is the registry's vec on the user vectors of MODEL (rule user_vectors).
+GRADED = "graded" in config["measures"]["relevance"]
+EMBEDDING_MODEL = next(
+    (s.split(":", 1)[1] for s in config["measures"]["similarities"] if ":" in s), None
+)
+EXTRA_SIMILARITIES = [
+    "vec" if ":" in s else s
+    for s in config["measures"]["similarities"]
+    if s not in ("cos", "jacc")
+]
+
+
+def opt_in_params(*keys):
+    """Params of the opt-in measures, only when configured (graded, extra_similarities;
+    ``keys`` picks among them and grades, the preprocess rule's name for graded): with the
+    defaults a rule gets no new param, so no finished job reruns for them."""
+    chosen = {
+        "graded": GRADED,
+        "grades": GRADED,
+        "extra_similarities": EXTRA_SIMILARITIES,
+    }
+    keys = keys or ("graded", "extra_similarities")
+    return {key: chosen[key] for key in keys if chosen[key]}
+
+
 # Datasets that `download` can fetch: the catalogue's (qk-video is never downloaded,
 # docs/data.md) and the declared ones with a url.
 DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec"] + [
@@ -133,6 +162,12 @@ def check_config_beyond_schema():
             f"{without_genres} lack; use gamma: 1 or datasets with genres "
             f"({', '.join(n for n, d in catalogue.CATALOGUE.items() if d.has_genres)}, "
             "or a dataset of custom_datasets with columns.genres)"
+        )
+    # The opt-in genre similarity reads the item genres too.
+    if "genre" in EXTRA_SIMILARITIES and without_genres:
+        raise ValueError(
+            f"config measures.similarities: genre needs item genres, which "
+            f"{without_genres} lack; drop genre or use datasets with genres"
         )
     # A path the user gives replaces the download, so it must exist now.
     for dataset in DATASETS:
@@ -495,6 +530,11 @@ def grid_point_folder(wildcards, output):
     return os.path.dirname(output.valid)
 
 
+def vectors_folder(wildcards, output):
+    """The working directory of the user vectors export."""
+    return os.path.join(os.path.dirname(output[0]), "vectors")
+
+
 def export_folder(wildcards, output):
     """The working directory of the top-k export."""
     return os.path.join(os.path.dirname(output.topk), "export")
@@ -563,6 +603,24 @@ def uf_item_genres(wildcards):
     return []
 
 
+def opt_in_item_genres(wildcards):
+    """The dataset's item genres when the opt-in genre similarity is configured
+    (measures.similarities), else nothing."""
+    if "genre" in EXTRA_SIMILARITIES:
+        return expand(rules.genres.output[0], dataset=wildcards.dataset)
+    return []
+
+
+def opt_in_user_vectors(wildcards):
+    """The user vectors of measures.similarities' embedding:MODEL on the dataset (rule
+    user_vectors), else nothing."""
+    if EMBEDDING_MODEL is None:
+        return []
+    return expand(
+        rules.user_vectors.output[0], dataset=wildcards.dataset, model=EMBEDDING_MODEL
+    )
+
+
 def pair_stats_parts(wildcards):
     """The parts of pass one (`pairs_part`, measures.scatter of them: one when 1), which
     `pairs` gathers."""
@@ -571,18 +629,22 @@ def pair_stats_parts(wildcards):
 
 def measure_inputs(wildcards):
     """Input function (use with unpack) of `measures`: the similarity files (cos, jacc,
-    genre) on the dense route; on the streamed route pass one (pairs), the item genres when
-    gamma < 1 (item) and the parts of pass two (sums: measures.scatter of them, one when
-    1), which `measures` gathers."""
+    genre) on the dense route; on the streamed route pass one (pairs) and the parts of pass
+    two (sums: measures.scatter of them, one when 1), which `measures` gathers; on both,
+    the item genres (item) when gamma < 1 (streamed) or the opt-in genre similarity reads
+    them, and the user vectors of embedding:MODEL (vectors)."""
     if measure_route(wildcards.dataset) == "dense":
         return {
             "cos": similarity_file("cos").format(dataset=wildcards.dataset),
             "jacc": similarity_file("jacc").format(dataset=wildcards.dataset),
             "genre": uf_genre_similarity(wildcards),
+            "item": opt_in_item_genres(wildcards),
+            "vectors": opt_in_user_vectors(wildcards),
         }
     named = {
         "pairs": expand(rules.pairs.output[0], dataset=wildcards.dataset)[0],
-        "item": uf_item_genres(wildcards),
+        "item": uf_item_genres(wildcards) or opt_in_item_genres(wildcards),
+        "vectors": opt_in_user_vectors(wildcards),
     }
     named["sums"] = scatter.measures(
         scatter_template(rules.measure_sums.output[0], wildcards)

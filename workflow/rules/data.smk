@@ -40,6 +40,7 @@ rule preprocess:
         mem_mb=dataset_mem_mb,
         runtime=60,
     params:
+        **opt_in_params("grades"),
         source=raw_source,
         declaration=declaration,
         min_rating=min_rating,

@@ -125,6 +125,7 @@ rule measures:
         runtime=120,
     params:
         **measure_settings("epsilon", "envy_utility", "gamma"),
+        **opt_in_params(),
         route=route_param,
     message:
         "Every Eff and Fair measure of {wildcards.model} on {wildcards.dataset}"

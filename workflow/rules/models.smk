@@ -115,3 +115,34 @@ rule topk:
         )
     script:
         "../scripts/topk.py"
+
+
+rule user_vectors:
+    input:
+        best=rules.select.output.best,
+        checkpoints=grid_point_files("checkpoint"),
+        splits=rules.split.output,
+        shared=rules.recbole_dataset.output[0],
+    output:
+        "results/{dataset}/models/{model}/user_vectors.parquet",
+    log:
+        "results/logs/user_vectors/{dataset}/{model}.log",
+    conda:
+        "../../envs/train.yaml"
+    threads: config["training"]["threads"]
+    resources:
+        mem_mb=training_resource("topk", "mem_mb"),
+        runtime=training_resource("topk", "runtime"),
+        gpu=training_gpus,
+        slurm_partition=training_partition,
+    params:
+        training=training_settings(),
+        data_dir=split_folder,
+        workdir=vectors_folder,
+    message:
+        training_message(
+            "User vectors of the best {wildcards.model} on {wildcards.dataset} "
+            "(measures.similarities embedding:{wildcards.model})"
+        )
+    script:
+        "../scripts/user_vectors.py"

@@ -15,5 +15,7 @@ with job_log(snakemake):
         snakemake.output[0],
         **snakemake.params,
         **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
-        **steps.named(snakemake.input, keys=("cos", "jacc", "genre", "pairs", "sums", "item")),
+        **steps.named(
+            snakemake.input, keys=("cos", "jacc", "genre", "pairs", "sums", "item", "vectors")
+        ),
     )

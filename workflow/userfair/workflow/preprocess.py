@@ -5,6 +5,11 @@ The raw files are read by ``userfair.workflow.rawfiles``. Frames of interactions
 ``user_id`` and ``item_id`` (external ids as strings or categoricals) and, where the dataset
 has them, ``rating`` and ``timestamp``. Every step keeps the rows in the order of the raw
 file, which the temporal split relies on to break ties between equal timestamps.
+
+Graded relevance (config ``measures.relevance`` with ``graded``; docs/method.md#graded-relevance)
+keeps each kept interaction's grade in a ``rating`` column beside it (``grades=True``): the
+dataset's rating where it has one, else 1. Without it no step writes a ``rating`` column, so
+the binary outputs are the same bytes as before.
 """
 
 from __future__ import annotations
@@ -73,10 +78,13 @@ def drop_duplicates_keep_latest(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[kept]
 
 
-def keep_ratings_at_least(frame: pd.DataFrame, min_rating: float) -> pd.DataFrame:
-    """Step 2 (rated datasets): ratings >= ``min_rating`` become interactions; the rest go."""
+def keep_ratings_at_least(
+    frame: pd.DataFrame, min_rating: float, *, grades: bool = False
+) -> pd.DataFrame:
+    """Step 2 (rated datasets): ratings >= ``min_rating`` become interactions; the rest go.
+    The ``rating`` column goes too, unless ``grades`` (it is then each interaction's grade)."""
     keep = (frame["rating"] >= min_rating).to_numpy()
-    return frame.loc[keep, [name for name in frame.columns if name != "rating"]]
+    return frame.loc[keep, [name for name in frame.columns if grades or name != "rating"]]
 
 
 def k_core(frame: pd.DataFrame, core: int) -> pd.DataFrame:
@@ -97,28 +105,44 @@ def k_core(frame: pd.DataFrame, core: int) -> pd.DataFrame:
     return frame[keep]
 
 
-def preprocess(frame: pd.DataFrame, *, min_rating: float, core: int) -> pd.DataFrame:
-    """Steps 1-3 of docs/method.md#data in order; the result has user_id, item_id[, timestamp]."""
-    return _ratings_and_core(drop_duplicates_keep_latest(frame), min_rating, core)
+def preprocess(
+    frame: pd.DataFrame, *, min_rating: float, core: int, grades: bool = False
+) -> pd.DataFrame:
+    """Steps 1-3 of docs/method.md#data in order; the result has user_id, item_id[, timestamp]
+    and, with ``grades``, ``rating``: each interaction's grade (its rating, else 1.0)."""
+    return _ratings_and_core(drop_duplicates_keep_latest(frame), min_rating, core, grades)
 
 
 def preprocess_file(
-    dataset: str | Dataset, path: str | os.PathLike, *, min_rating: float, core: int
+    dataset: str | Dataset,
+    path: str | os.PathLike,
+    *,
+    min_rating: float,
+    core: int,
+    grades: bool = False,
 ) -> pd.DataFrame:
     """``preprocess(read_interactions(dataset, path))``, with the raw frame freed as soon as
     step 1 has copied out the rows it keeps (the rule's route: a caller that holds the raw
     frame holds one more copy of the ratings through steps 2-3)."""
     return _ratings_and_core(
-        drop_duplicates_keep_latest(rawfiles.read_interactions(dataset, path)), min_rating, core
+        drop_duplicates_keep_latest(rawfiles.read_interactions(dataset, path)),
+        min_rating,
+        core,
+        grades,
     )
 
 
-def _ratings_and_core(frame: pd.DataFrame, min_rating: float, core: int) -> pd.DataFrame:
+def _ratings_and_core(
+    frame: pd.DataFrame, min_rating: float, core: int, grades: bool = False
+) -> pd.DataFrame:
     if "rating" in frame:
         rows = len(frame)
-        frame = keep_ratings_at_least(frame, min_rating)
+        frame = keep_ratings_at_least(frame, min_rating, grades=grades)
         log.info("ratings >= %s: %d of %d rows kept", min_rating, len(frame), rows)
-    return k_core(frame, core)
+    frame = k_core(frame, core)
+    if grades and "rating" not in frame:  # no rating column: every interaction has grade 1
+        frame = frame.assign(rating=1.0)
+    return frame
 
 
 # --- split (steps 4-5) ---------------------------------------------------------------
@@ -247,7 +271,7 @@ def make_splits(
             "the data is too small or too sparse for this split"
         )
     return {
-        name: part[[c for c in ("user_id", "item_id", "timestamp") if c in part]]
+        name: part[[c for c in ("user_id", "item_id", "rating", "timestamp") if c in part]]
         for name, part in splits.items()
     }
 
@@ -263,8 +287,11 @@ def _as_text(column: pd.Series) -> np.ndarray:
 
 
 def as_written(part: pd.DataFrame) -> pd.DataFrame:
-    """Interactions as written to files: string ids, integral timestamps as integers."""
+    """Interactions as written to files: string ids, grades (``rating``, where kept) as
+    floats, integral timestamps as integers."""
     out = pd.DataFrame({"user_id": _as_text(part["user_id"]), "item_id": _as_text(part["item_id"])})
+    if "rating" in part:
+        out["rating"] = part["rating"].to_numpy(dtype="float64")
     if "timestamp" in part:
         stamps = part["timestamp"].to_numpy()
         integral = len(stamps) and np.all(np.mod(stamps, 1) == 0)

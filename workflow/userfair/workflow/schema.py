@@ -60,6 +60,7 @@ def config_errors(config: dict, schema: dict) -> list[str]:
         + bound_errors(config)
         + name_errors(config)
         + style_errors(config)
+        + variant_errors(config)
     )
 
 
@@ -192,6 +193,49 @@ def name_errors(config: dict) -> list[str]:
     if isinstance(model, str) and configured and model not in configured:
         what = "configured models (config key models); null takes the last of them"
         errors.append(f"config key experiments.model: {_unknown(model, configured, what)}")
+    return errors
+
+
+def variant_errors(config: dict) -> list[str]:
+    """The opt-in measures (measures.relevance, measures.similarities;
+    docs/measures.md#opt-in-measures) that cannot be computed: binary relevance or the
+    paper's cos and jacc left out, rcos without graded relevance, embedding:MODEL of a
+    model that is not configured or is a KNN model (no user embedding), or more than one."""
+    measures = config.get("measures") or {}
+    relevance = measures.get("relevance", ["binary"])
+    similarities = measures.get("similarities", ["cos", "jacc"])
+    if not isinstance(relevance, list) or not isinstance(similarities, list):
+        return []  # the schema names it
+    errors = []
+    if "binary" not in relevance:
+        errors.append(
+            "config key measures.relevance: must include binary (the paper's measures are "
+            "always computed); use [binary] or [binary, graded]"
+        )
+    missing = [name for name in ("cos", "jacc") if name not in similarities]
+    if missing:
+        errors.append(
+            f"config key measures.similarities: must include cos and jacc (the paper's PUF "
+            f"similarities, always computed); {', '.join(missing)} missing"
+        )
+    if "rcos" in similarities and "graded" not in relevance:
+        errors.append(
+            "config key measures.similarities: rcos reads the grades; add graded to "
+            "measures.relevance or drop rcos"
+        )
+    embedded = [s.split(":", 1)[1] for s in similarities if str(s).startswith("embedding:")]
+    if len(embedded) > 1:
+        errors.append(
+            f"config key measures.similarities: one embedding:MODEL at most (their measures "
+            f"share the label Vec), got {len(embedded)}"
+        )
+    configured = [m for m in config.get("models") or [] if isinstance(m, str)]
+    for model in embedded:
+        key = f"config key measures.similarities: embedding:{model}"
+        if model not in configured:
+            errors.append(f"{key}: not one of the configured models ({', '.join(configured)})")
+        elif models.get(model).cost_kind in ("user-knn", "item-knn"):
+            errors.append(f"{key}: a KNN model has no user embedding; name a trained model")
     return errors
 
 

@@ -22,6 +22,8 @@ from userfair.measures import (
     FAIR_GROUP,
     GROUPS,
     NAMES,
+    OPT_IN,
+    OPT_IN_GROUPS,
     SIMILARITY_TIMES,
     higher_is_better,
 )
@@ -88,19 +90,20 @@ def check_measures(record: dict, source: str | os.PathLike) -> dict:
             f"{source}: field 'conventions' must be an object with keys {list(CONVENTION_KEYS)} "
             "(a file of an older version: rerun its measures rule)"
         )
-    for measure in NAMES:
+    for measure in NAMES + tuple(name for name in OPT_IN if name in record):
         value = record[measure]
         if value is not None and not isinstance(value, (int, float)):
             raise InputError(f"{source}: field {measure!r} must be a number, got {value!r}")
     return record
 
 
-def scores_frame(records: dict[tuple[str, str], dict]) -> pd.DataFrame:
-    """Long frame (dataset, model, measure, value) from {(dataset, model): measures}."""
+def scores_frame(records: dict[tuple[str, str], dict], names=NAMES) -> pd.DataFrame:
+    """Long frame (dataset, model, measure, value) from {(dataset, model): measures}, over
+    the measures ``names`` (default: the 18)."""
     rows = [
         (dataset, model, measure, _number(record[measure]))
         for (dataset, model), record in records.items()
-        for measure in NAMES
+        for measure in names
     ]
     return pd.DataFrame(rows, columns=["dataset", "model", "measure", "value"])
 
@@ -121,21 +124,53 @@ def best_mask(values: pd.DataFrame, measures: pd.Series) -> pd.DataFrame:
     return mask
 
 
+#: The default group of Table 2 that each opt-in group follows.
+_EXTENDS = {"Eff (graded)": "Eff", "Fair (graded)": "Fair (existing)"}
+
+
+def table_groups(records: dict[tuple[str, str], dict]) -> dict[str, tuple[str, ...]]:
+    """The groups of Table 2: ``userfair.measures.GROUPS`` and, when the measure files hold
+    opt-in measures (docs/measures.md#opt-in-measures), the groups of
+    ``userfair.measures.OPT_IN_GROUPS`` with the measures the files hold, each right after
+    the default group it extends (graded Eff after Eff, graded Fair after the existing Fair,
+    the PUF variants after PUF). ValueError when some files hold an opt-in measure and
+    others do not (they were computed with different measures settings)."""
+    held = [name for name in OPT_IN if any(name in r for r in records.values())]
+    uneven = [name for name in held if not all(name in r for r in records.values())]
+    if uneven:
+        raise ValueError(
+            f"some measure files hold the opt-in measures {uneven} and others do not: rerun "
+            "the measures rule of every run with the same measures.relevance and "
+            "measures.similarities"
+        )
+    groups: dict[str, tuple[str, ...]] = {}
+    for group, measures in GROUPS.items():
+        groups[group] = measures
+        for extra, names in OPT_IN_GROUPS.items():
+            if _EXTENDS.get(extra, "Fair (PUF)") == group:
+                chosen = tuple(name for name in names if name in held)
+                if chosen:
+                    groups[extra] = chosen
+    return groups
+
+
 def table_scores(
     records: dict[tuple[str, str], dict], datasets: list[str], models: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Table 2: one row per (dataset, group, measure), one column per model.
+    """Table 2: one row per (dataset, group, measure), one column per model; the groups of
+    :func:`table_groups` (the opt-in measures of the files, if any, in their own groups).
 
     Returns the table (index Measure; columns Dataset, Group, Better, then models) and
     the boolean frame of the cells to set in bold.
     """
-    long = scores_frame(records)
+    groups = table_groups(records)
+    long = scores_frame(records, [name for names in groups.values() for name in names])
     wide = long.pivot_table(
         index=["dataset", "measure"], columns="model", values="value", dropna=False
     )
     rows = []
     for dataset in datasets:
-        for group, measures in GROUPS.items():
+        for group, measures in groups.items():
             for measure in measures:
                 values = [wide.loc[(dataset, measure), m] for m in models]
                 rows.append([dataset, group, measure, *values])

@@ -50,12 +50,17 @@ def download(
     )  # fmt: skip
 
 
-def preprocess(dataset: str, declaration: dict, source: Path, out: Path, *, min_rating, core):
+def preprocess(
+    dataset: str, declaration: dict, source: Path, out: Path, *, min_rating, core,
+    grades: bool = False,
+) -> None:  # fmt: skip
     """Rule preprocess: steps 1-3 of docs/method.md#data
     (userfair.workflow.preprocess.preprocess_file) on
-    the raw interactions of one dataset, resolved by userfair.workflow.catalogue.resolve."""
+    the raw interactions of one dataset, resolved by userfair.workflow.catalogue.resolve;
+    ``grades`` (config measures.relevance has graded): keep each interaction's grade as
+    ``rating``, which the split then carries into the .inter files."""
     entry = catalogue.resolve(dataset, declaration)
-    frame = data.preprocess_file(entry, source, min_rating=min_rating, core=core)
+    frame = data.preprocess_file(entry, source, min_rating=min_rating, core=core, grades=grades)
     write_parquet(data.as_written(frame), out, index=False)
 
 

@@ -10,11 +10,12 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair import evaluate, pair_records, stream_rows, streaming
+from userfair import evaluate, pair_records, stream_rows, streaming, variants
 from userfair.agreement import EQUIVALENT, agreement_long
 from userfair.inputs import load_inputs, load_split_inputs
 from userfair.io import write_csv, write_json
 from userfair.measures import NAMES
+from userfair.similarities import read_user_vectors
 from userfair.similarity import compute, load_dataset, save
 from userfair.workflow import tables
 from userfair.workflow.steps import Path, only
@@ -100,21 +101,38 @@ def measures(
     epsilon: float, envy_utility: str, gamma: float, block_size: int, device: str,
     cos: Path | None = None, jacc: Path | None = None, genre: Sequence[Path] = (),
     pairs: Path | None = None, sums: Sequence[Path] = (), item: Path | None = None,
+    graded: bool = False, extra_similarities: Sequence[str] = (), vectors: Path | None = None,
 ) -> dict:  # fmt: skip
     """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on
     the ``route`` the workflow chose (common.smk, measure_route).
 
     ``dense``: userfair.evaluate.evaluate on the similarity files ``cos``, ``jacc``,
     ``genre``. ``stream``: pass one (``pairs``) and pass two gathered from its parts
-    (``sums``), then userfair.streaming.finish; the same measures as the dense route."""
+    (``sums``), then userfair.streaming.finish; the same measures as the dense route.
+
+    Opt-in (docs/measures.md#opt-in-measures; config measures.relevance and
+    measures.similarities): ``graded`` reads each interaction's grade (the split's
+    ``rating`` column) and adds gNDCG, SD-gNDCG, Gini-gNDCG and PUF with gNDCG;
+    ``extra_similarities`` (userfair.similarities names: rcos, genre, vec; genre reads the
+    item genres ``item``, vec the user vectors file ``vectors``) add PUF over them. Dense
+    route: userfair.evaluate.evaluate's opt-in; streamed route:
+    userfair.variants.evaluate_variants's row passes, in this job."""
     streamed = route == "stream"
     needed = ("pairs", "sums") if streamed else ("cos", "jacc")
     given = {"cos": cos, "jacc": jacc, "pairs": pairs, "sums": sums}
     missing = [name for name in needed if not given[name]]
     if route not in ("dense", "stream") or missing:
         raise ValueError(f"route {route!r}: the rule gave no input {missing}")
+    if "genre" in extra_similarities and not only(item):
+        raise ValueError("the genre similarity (measures.similarities) needs the item genres")
+    if "vec" in extra_similarities and not only(vectors):
+        raise ValueError("embedding:MODEL (measures.similarities) needs the user vectors file")
     inputs = load_inputs(
-        train, test, topk, k=k, item_features=only(item) if streamed else None, valid=valid
+        train, test, topk, k=k, valid=valid, grade="rating" if graded else None,
+        item_features=only(item) if streamed or "genre" in extra_similarities else None,
+    )  # fmt: skip
+    user_vectors = (
+        read_user_vectors(only(vectors), inputs.users) if "vec" in extra_similarities else None
     )
     if streamed:
         stats = pair_records.PairStats.load(pairs)
@@ -125,11 +143,17 @@ def measures(
         pair_sums = pair_records.combine(pair_records.PairSums.load(path) for path in sums)
         log.info("streamed route: gathered pass two of %d parts", len(sums))
         result = streaming.finish(inputs, stats, pair_sums)
+        if graded or extra_similarities:
+            values, seconds = variants.evaluate_variants(
+                inputs, k, extra_similarities, user_vectors, route="stream", block_size=block_size
+            )
+            result = {**result, **values, "seconds": {**result["seconds"], **seconds}}
     else:
         similarities = load_dataset(cos, jacc, genre or (), inputs.users)
         result = evaluate.evaluate(
             inputs, k=k, epsilon=epsilon, gamma=gamma, similarities=similarities,
             block_size=block_size, device=device, envy_utility=envy_utility,
+            extra_similarities=extra_similarities, user_vectors=user_vectors,
         )  # fmt: skip
     write_json(evaluate.as_json(result), out)
     log.info("%s: %s", out, {key: result[key] for key in NAMES})

@@ -9,8 +9,8 @@ import os
 from collections.abc import Sequence
 
 from userfair import bounds
-from userfair.io import check_fields, read_inter, read_json, write_csv, write_json
-from userfair.workflow import recbole_setup, recommenders, shared_dataset, tuning
+from userfair.io import check_fields, read_inter, read_json, write_csv, write_json, write_parquet
+from userfair.workflow import embeddings, recbole_setup, recommenders, shared_dataset, tuning
 from userfair.workflow.replication import replicate_seed
 from userfair.workflow.steps import Path
 
@@ -92,6 +92,23 @@ def topk(
     recommenders.write_topk(lists, topk_out)
     write_json({key: test[key] for key in recbole_setup.METRICS.values()}, test_out)
     log.info("%d users, RecBole test metrics %s", lists["user_id"].nunique(), test)
+
+
+def user_vectors(
+    dataset: str, model: str, best: Path, data_dir: Path, workdir: Path, shared: Path,
+    out: Path, *, training: dict, threads: int,
+) -> None:  # fmt: skip
+    """Rule user_vectors: the winner's checkpoint (best.json) -> the user vectors of every
+    user of the split (userfair.workflow.embeddings.export_user_vectors: ``user_id``,
+    ``e0 ..``), which the opt-in similarity ``embedding:MODEL`` (PUF-*-Vec) reads."""
+    winner = check_fields(read_json(best), best, {"params": dict, "checkpoint": str}, "best.json")
+    settings = recbole_setup.Training(**{**training, "threads": threads})
+    frame = embeddings.export_user_vectors(
+        model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings,
+        shared=shared,
+    )  # fmt: skip
+    write_parquet(frame, out, index=False)
+    log.info("%s: %d users, %d dimensions", out, len(frame), frame.shape[1] - 1)
 
 
 def replicate(
