@@ -48,6 +48,7 @@ PRODUCERS = {
     "results/{dataset}/uncertainty/{model}/replicates/{replicate}.parquet": (
         "replicate_uncertainty"
     ),
+    "results/{dataset}/models/{model}/user_vectors.parquet": "user_vectors",
     "results/run.json": "run_config",
 }
 
