@@ -291,6 +291,8 @@ def test_the_base_install_imports_cleanly():
 WORKFLOW_MODULES = {
     "download": (["requests", "tqdm"], "data"),
     "plots": (["matplotlib", "seaborn"], "figures"),
+    "figure_style": (["matplotlib", "seaborn"], "figures"),
+    "analysis_figures": (["matplotlib", "seaborn"], "figures"),
     "embeddings": (["torch", "recbole"], None),
     "recbole_fast": (["torch", "recbole"], "models"),
     "recbole_setup": (["torch", "recbole"], "models"),
