@@ -194,7 +194,7 @@ def test_the_default_cap_is_above_the_largest_archive_and_matches_the_schema():
 def test_ml100k_is_copied_from_recbole_without_network(tmp_path):
     dest = download.fetch("ml-100k", tmp_path / "ml-100k.zip", url="http://127.0.0.1:9/unused")
     with zipfile.ZipFile(dest) as archive:
-        assert sorted(archive.namelist()) == ["ml-100k.inter", "ml-100k.item"]
+        assert sorted(archive.namelist()) == ["ml-100k.inter", "ml-100k.item", "ml-100k.user"]
     with pytest.raises(InputError, match="never downloaded.*Tenrec"):
         download.fetch("qk-video", tmp_path / "QK-video.csv")
 

@@ -296,3 +296,21 @@ def test_compare_and_users_with_groups(files, capsys):
     assert code == 0 and list(frame.columns[:2]) == ["user_id", "group"]
     expected = G.user_labels(G.groups_of(inputs, "activity:0.05"))
     assert frame["group"].tolist() == list(expected) and (frame["group"] == "active").sum() == 2
+
+
+def test_a_numeric_feature_with_many_values_is_cut_into_quintile_bands():
+    """ML-100k's age (61 values) gives 5 bands at its quintiles, labelled by range and
+    sorting by value; gender (2 values) and a feature of 10 numbers stay as they are."""
+    from userfair.groups import MAX_FEATURE_GROUPS, bands
+
+    ages = pd.Series([str(a) for a in range(10, 60)])  # 50 users, ages 10..59
+    cut = bands(ages)
+    assert list(dict.fromkeys(cut)) == [
+        "[10, 19.8)", "[19.8, 29.6)", "[29.6, 39.4)", "[39.4, 49.2)", "[49.2, 59]"
+    ]  # fmt: skip
+    assert cut.value_counts().tolist() == [10] * 5
+    assert cut.iloc[0] == "[10, 19.8)" and cut.iloc[-1] == "[49.2, 59]"
+    few = pd.Series([str(v) for v in range(MAX_FEATURE_GROUPS)] * 3)
+    pd.testing.assert_series_equal(bands(few), few)
+    gender = pd.Series(["M", "F", "M"])
+    pd.testing.assert_series_equal(bands(gender), gender)

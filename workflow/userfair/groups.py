@@ -146,6 +146,33 @@ class Groups:
         return sp.csr_matrix((ones, (kept, self.labels[kept])), shape=(m, len(self.names)))
 
 
+#: A user feature whose values are all numbers, with more distinct values than this
+#: (ML-100k's age: 61 values), is cut into :data:`FEATURE_BANDS` bands (:func:`bands`);
+#: one with fewer (gender, occupation, a few codes) gives one group per value.
+MAX_FEATURE_GROUPS = 10
+#: Bands of a numeric feature: its quintiles over the users of the ``.user`` file.
+FEATURE_BANDS = 5
+
+
+def bands(values: pd.Series, n: int = FEATURE_BANDS) -> pd.Series:
+    """``values`` as groups: a numeric feature with more than :data:`MAX_FEATURE_GROUPS`
+    distinct values cut at its ``n``-quantiles into bands ``[lo, hi)`` (the last
+    ``[lo, hi]``; edges that coincide merge), labelled so they sort by value; any other
+    feature as it is."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    if not numbers.notna().all() or numbers.nunique() <= MAX_FEATURE_GROUPS:
+        return values
+    x = numbers.to_numpy(dtype=np.float64)
+    edges = np.unique(np.quantile(x, np.linspace(0.0, 1.0, n + 1)))
+    index = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
+    width = len(f"{edges[-1]:g}")
+    names = [
+        f"[{edges[i]:>{width}g}, {edges[i + 1]:g}" + ("]" if i == len(edges) - 2 else ")")
+        for i in range(len(edges) - 1)
+    ]
+    return pd.Series([names[i] for i in index], index=values.index)
+
+
 def _order(values) -> list[str]:
     """Distinct text values sorted numerically when all are numbers, else as text."""
     values = sorted(set(values))
@@ -248,7 +275,7 @@ def groups_of(inputs, spec: str, user_features: pd.DataFrame | None = None, labe
                 f"(has {[c for c in user_features.columns if c != 'user_id']})"
             )
         frame = user_features
-        return from_table(inputs.users, frame["user_id"], frame[argument], spec, label)
+        return from_table(inputs.users, frame["user_id"], bands(frame[argument]), spec, label)
     table = read_user_groups(argument)
     return from_table(inputs.users, table["user_id"], table["group"], f"file:{argument}", argument)
 

@@ -218,11 +218,13 @@ def recbole_ml100k_dir() -> Path:
 
 
 def pack_recbole_ml100k(dest: str | os.PathLike) -> Path:
-    """Copy recbole's ml-100k.inter and ml-100k.item into the zip ``dest`` (no network)."""
+    """Copy recbole's ml-100k.inter, ml-100k.item and ml-100k.user (the users' age, gender,
+    occupation: who.features and the feature groups read it) into the zip ``dest`` (no
+    network)."""
     source = recbole_ml100k_dir()
     with atomic_path(dest) as tmp:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for name in ("ml-100k.inter", "ml-100k.item"):
+            for name in ("ml-100k.inter", "ml-100k.item", "ml-100k.user"):
                 if not (source / name).is_file():
                     raise InputError(f"{source / name}: missing from the recbole package")
                 archive.write(source / name, arcname=name)
