@@ -306,7 +306,6 @@ def work(tmp_path, tiny_ml100k):
             "run.yaml: key 'measures' is given twice (lines 1 and 4); keep one",
         ),
         ("seed: -1\n", "config key seed: -1 is less than the minimum of 0"),
-        ("datasets: [qk-video]\n", "resources/raw/qk-video/QK-video.csv: not found. QK-video"),
         # a tag in a --configfile: Snakemake reads the file before the workflow and refuses
         # it with its own message (naming no file); no code runs
         ("k: !!python/object/apply:os.mkdir [pwned]\n", "Config file is not valid JSON or YAML"),
@@ -320,6 +319,20 @@ def test_a_dry_run_stops_at_parse_time_naming_the_input(tmp_path, config, messag
     assert "jobs" not in output.split(message)[0].lower().split("job stats")[-1][-200:]
     assert not (work / "results").exists() and not (tmp_path.parent / "escaped").exists()
     assert not (work / "pwned").exists()
+
+
+def test_a_missing_qk_video_file_is_named_by_a_dry_run_and_stops_a_run(tmp_path):
+    """QK-video.csv, which the user must place, is named at parse time: a dry run (and the
+    plan, which needs no data) says so and goes on; a run stops before any job."""
+    work = make_workdir(tmp_path / "run")
+    (work / "run.yaml").write_text("datasets: [qk-video]\n")
+    message = "resources/raw/qk-video/QK-video.csv: not found. QK-video"
+    proc, output = dry_run(work, "--configfile", "run.yaml")
+    assert proc.returncode == 0 and message in output and "A run stops here" in output
+    run = snakemake(work, "--cores", "1", "--configfile", "run.yaml", check=False)
+    said = run.stdout + run.stderr
+    assert run.returncode != 0 and message in said, said[-3000:]
+    assert not (work / "results").exists()
 
 
 @pytest.mark.slow
