@@ -296,6 +296,9 @@ def test_a_crafted_checkpoint_stops_the_export_and_its_rebuild_runs_one_job(tmp_
     assert not marker.exists()
     log = (work / "results/logs/topk/ml-100k/UserKNN.log").read_text()
     line = next(line for line in log.splitlines() if "refused, not loaded" in line)
+    # one line (userfair.workflow.joblog), ending with how to see the traceback
+    line, _, debug = line.rpartition(" (USERFAIR_DEBUG=1 shows the traceback)")
+    assert debug == "" and line
     assert line.endswith(f"{checkpoint}: refused, not loaded: it names the Python global "
                          "posix.system, which a load would run or import (a .pth file in Python's"
                          " pickle form can run code when loaded; nothing of it was run); written by"

@@ -191,13 +191,13 @@ def test_batchwise_itemknn_scores_equal_recboles_itemknn(split_dir, training, tm
     import torch
     from recbole.model.general_recommender import ItemKNN as RecBoleItemKNN
 
-    from userfair.workflow import recommenders
+    from userfair.workflow import recommenders, userknn
 
     with contextlib.chdir(tmp_path):
         run = recommenders.prepare(
             "ItemKNN", {"k": 20, "shrink": 1.0}, split_dir, DATASET, tmp_path, training
         )
-    assert isinstance(run.model, recommenders.ItemKNN)
+    assert isinstance(run.model, userknn.ItemKNN)
     reference = RecBoleItemKNN(run.config, run.train.dataset)
     users = torch.arange(1, run.dataset.user_num)
     ours = run.model.full_sort_predict({run.model.USER_ID: users})

@@ -191,7 +191,8 @@ def raw_shape(entry: catalogue.Dataset, path: str | os.PathLike) -> catalogue.Sh
     """The shape of a declared dataset's raw table (``path``: a csv, tsv or parquet file of
     at most :data:`RAW_SHAPE_MAX_BYTES`) before preprocessing: an upper bound of the split's
     (the filters only drop), so requests from it are on the safe side. None when the file is
-    absent, larger, or not a table file."""
+    absent, larger, not a table file, or cannot be read as declared (its preprocess job then
+    says why, with the config key: sizing never stops a run)."""
     path = Path(path)
     if not path.is_file() or path.stat().st_size > RAW_SHAPE_MAX_BYTES:
         return None
@@ -207,8 +208,11 @@ def raw_shape(entry: catalogue.Dataset, path: str | os.PathLike) -> catalogue.Sh
 _RAW_SHAPES: dict[tuple, catalogue.Shape] = {}
 
 
-def _raw_shape(entry: catalogue.Dataset, path: Path) -> catalogue.Shape:
-    frame = rawfiles.read_interactions(entry, path)
+def _raw_shape(entry: catalogue.Dataset, path: Path) -> catalogue.Shape | None:
+    try:
+        frame = rawfiles.read_interactions(entry, path)
+    except (ValueError, OSError):  # the preprocess job names what is wrong with the file
+        return None
     per_user = frame.groupby("user_id", observed=True).size()
     return catalogue.Shape(
         users=int(per_user.size),
