@@ -10,7 +10,8 @@ import pandas as pd
 
 from userfair.io import read_stacked_parquet
 from userfair.measures import FAIR
-from userfair.workflow import analysis_figures, figure_style, plots, replicate_figure
+from userfair.workflow import analysis_figures, figure_style, plots, replicate_figure, tables
+from userfair.workflow import models as models_registry
 from userfair.workflow.steps import Path, only, read_optional_csv
 
 log = logging.getLogger(__name__)
@@ -119,10 +120,12 @@ def fig_groups(
         1, max(len(specs), 1), figsize=(look.column_width_in * max(len(specs), 1) * 0.8, 2.6),
         squeeze=False,
     )  # fmt: skip
-    x = individual.set_index("model")
+    # intervals.csv names models by their label (U-KNN), groups.csv by name: join on labels
+    x = tables.label_models(individual).set_index("model")
+    labelled = tables.label_models(table)
     for ax, spec in zip(axes[0], specs):
-        y = table[table["by"] == spec].set_index("model")
-        for model in models:
+        y = labelled[labelled["by"] == spec].set_index("model")
+        for model in map(models_registry.label, models):
             if model not in y.index or model not in x.index:
                 continue
             xv, yv = x.loc[model], y.loc[model]
