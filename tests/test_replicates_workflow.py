@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from userfair.measures import NAMES
+from userfair.workflow.models import label
 from userfair.workflow.replication import STRIDE, replicate_seed, retrained
 
 from conftest import make_workdir, snakemake
@@ -99,7 +100,7 @@ def test_three_lists_of_the_trainable_model_one_of_the_knn(run):
     assert not (models / "UserKNN/replicates").exists()
     values = pd.read_csv(work / "results/tables/replicates.csv")
     assert len(values) == 2 * 3 * len(NAMES)
-    knn = values[values.model == "UserKNN"].pivot(
+    knn = values[values.model == "U-KNN"].pivot(  # the tables label models (U-KNN)
         index="measure", columns="replicate", values="value"
     )
     assert (knn.nunique(axis=1, dropna=False) == 1).all()  # the same lists: the same values
@@ -112,7 +113,7 @@ def test_the_tables_over_replicates_and_users(run):
     work = run[0]
     tables = work / "results/tables"
     variance = pd.read_csv(tables / "variance.csv")
-    knn = variance[variance.model == "UserKNN"]
+    knn = variance[variance.model == "U-KNN"]
     assert (knn.var_training.fillna(0) == 0).all()
     scores = pd.read_csv(tables / "scores_replicates.csv")
     assert set(scores.columns) >= {"dataset", "model", "measure", "value", "low", "high", "df"}
@@ -120,7 +121,7 @@ def test_the_tables_over_replicates_and_users(run):
         scores.value <= scores.high + 1e-12
     ).all()
     conclusions = pd.read_csv(tables / "conclusions.csv")
-    assert set(conclusions.best) <= set(GRID) and len(conclusions) <= len(NAMES)
+    assert set(conclusions.best) <= {label(m) for m in GRID} and len(conclusions) <= len(NAMES)
     assert conclusions.best_share.between(0, 1).all()
     assert (conclusions.paper_best.isna()).all()  # the paper has no ml-100k
     assert (work / "results/figures/replicates.pdf").stat().st_size > 0

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from userfair.workflow.plots import Style, plt, save  # plots checks the extra, sets Agg
-from userfair.workflow.tables import model_label
+from userfair.workflow.tables import model_label, model_names
 
 #: The measures drawn unless others are given: one per family of the paper's Table 2.
 MEASURES = ["NDCG", "Gini-NDCG", "ME", "MME", "UF", "PUF-P-Cos"]
@@ -35,6 +35,7 @@ def replicates_figure(
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise ValueError(f"{what}: missing columns {missing}; have {list(frame.columns)}")
+    values, scores = model_names(values), model_names(scores)  # the tables label models
     style.apply()
     datasets = list(dict.fromkeys(scores["dataset"]))
     panels = [(d, m) for d in datasets for m in measures]

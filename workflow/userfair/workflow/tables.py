@@ -65,7 +65,7 @@ def model_label(model: str) -> str:
 
 
 #: The columns of a written table that name a model.
-MODEL_COLUMNS = ("model", "model_a", "model_b")
+MODEL_COLUMNS = ("model", "model_a", "model_b", "best", "runner_up")
 
 
 def label_models(frame: pd.DataFrame) -> pd.DataFrame:
@@ -74,6 +74,14 @@ def label_models(frame: pd.DataFrame) -> pd.DataFrame:
     figure shows. Labels map to themselves, so labelling twice changes nothing."""
     present = [c for c in MODEL_COLUMNS if c in frame.columns]
     return frame.assign(**{c: frame[c].map(model_label) for c in present}) if present else frame
+
+
+def model_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`label_models` undone: the registry's name of every model (``UserKNN``) in the
+    columns of :data:`MODEL_COLUMNS` it has, for code that reads a labelled table back."""
+    names = {models.label(name): name for name in models.names()}
+    present = [c for c in MODEL_COLUMNS if c in frame.columns]
+    return frame.assign(**{c: frame[c].map(lambda v: names.get(v, v)) for c in present})
 
 
 def check_measures(record: dict, source: str | os.PathLike) -> dict:
@@ -296,6 +304,7 @@ def table_scores_ci(
     indexed = summary.set_index(["dataset", "measure", "model"])
     grouped = None
     if groups is not None and not groups.empty:
+        groups = model_names(groups)  # groups.csv labels its models, as every table does
         grouped = groups[groups["measure"].isin(FAIR_GROUP)].set_index(
             ["dataset", "by", "measure", "model"]
         )

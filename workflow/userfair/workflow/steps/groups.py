@@ -133,10 +133,10 @@ def table_groups(
                 rows.append(pd.DataFrame(plain).assign(**tag))  # fmt: skip
                 taus.append(_point_taus(points, records, dataset, models).assign(**tag))
     table = _front(pd.concat(rows, ignore_index=True))
-    write_csv(table, csv)
+    write_csv(tables.label_models(table), csv)  # U-KNN, as every table names models
     for parts, path in ((tests, significance_csv), (taus, agreement_csv)):
         frame = _front(pd.concat(parts, ignore_index=True)) if parts else pd.DataFrame()
-        write_csv(frame, path)
+        write_csv(tables.label_models(frame), path)
     return table
 
 

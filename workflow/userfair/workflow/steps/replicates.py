@@ -18,7 +18,7 @@ from userfair.io import read_json, read_parquet, write_csv
 from userfair.measures import NAMES
 from userfair.workflow import reproduction
 from userfair.workflow.steps import Path
-from userfair.workflow.tables import check_measures
+from userfair.workflow.tables import check_measures, label_models
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,6 @@ def table_replicates(
     }  # fmt: skip
     for name, frame in out.items():
         first = ["dataset"] + [c for c in frame.columns if c != "dataset"]
-        write_csv(frame[first], paths[name])
+        write_csv(label_models(frame[first]), paths[name])  # U-KNN, as every table
     log.info("conclusions over %d replicates:\n%s", replicates, out["conclusions"].to_string())
     return out
