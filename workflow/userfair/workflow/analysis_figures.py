@@ -26,6 +26,7 @@ from userfair.workflow.figure_style import (  # noqa: E402
     check_columns,
     legend_outside,
     model_colours,
+    panel_grid,
     save,
 )
 from userfair.workflow.tables import model_label  # noqa: E402
@@ -196,15 +197,8 @@ def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEAS
     datasets = list(dict.fromkeys(part["dataset"]))
     measures = [m for m in measures if m in set(part["measure"])]
     panels = [(d, m) for d in datasets for m in measures]
-    ncols = min(5, len(panels))
-    nrows = -(-len(panels) // ncols)
     width = style.column_width_in
-    fig, axes = plt.subplots(
-        nrows, ncols, squeeze=False, layout="constrained",
-        figsize=(width * ncols * 0.6, width * 0.62 * nrows),
-    )  # fmt: skip
-    for ax in axes.flat[len(panels) :]:
-        ax.set_visible(False)
+    fig, axes = panel_grid(len(panels), width * 0.6, width * 0.62, max_columns=5)
     colours = model_colours(max(len(models), 1), style.palette)
     handles = []
     for ax, (dataset, measure) in zip(axes.flat, panels):

@@ -188,9 +188,10 @@ def check_columns(frame: pd.DataFrame, columns: list[str], what: str) -> None:
         raise ValueError(f"{what}: missing columns {missing}; have {list(frame.columns)}")
 
 
-def panel_grid(n_panels: int, width: float, height: float):
-    """At most two panels per row, each ``width`` x ``height`` inches; spare panels hidden."""
-    ncols = min(2, n_panels)
+def panel_grid(n_panels: int, width: float, height: float, max_columns: int = 2):
+    """At most ``max_columns`` panels per row, each ``width`` x ``height`` inches; spare
+    panels hidden."""
+    ncols = min(max_columns, n_panels)
     nrows = -(-n_panels // ncols)
     fig, axes = plt.subplots(
         nrows, ncols, squeeze=False, layout="constrained", figsize=(width * ncols, height * nrows)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from userfair.workflow.plots import Style, plt, save  # plots checks the extra, sets Agg
+from userfair.workflow.figure_style import panel_grid  # noqa: E402
+from userfair.workflow.plots import Style, save  # plots checks the extra, sets Agg
 from userfair.workflow.tables import model_label, model_names
 
 #: The measures drawn unless others are given: one per family of the paper's Table 2.
@@ -39,15 +40,10 @@ def replicates_figure(
     style.apply()
     datasets = list(dict.fromkeys(scores["dataset"]))
     panels = [(d, m) for d in datasets for m in measures]
-    ncols = min(3, len(measures))
-    nrows = -(-len(panels) // ncols)
     width = style.column_width_in
-    fig, axes = plt.subplots(
-        nrows, ncols, squeeze=False, layout="constrained",
-        figsize=(width * ncols * 0.75, width * 0.6 * nrows),
-    )  # fmt: skip
-    for ax in axes.flat[len(panels) :]:
-        ax.set_visible(False)
+    fig, axes = panel_grid(
+        len(panels), width * 0.75, width * 0.6, max_columns=min(3, len(measures))
+    )
     x = np.arange(len(models))
     for ax, (dataset, measure) in zip(axes.flat, panels):
         dots = values[(values["dataset"] == dataset) & (values["measure"] == measure)]
