@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -107,8 +108,18 @@ class TinyRun(NamedTuple):
         return snakemake(self.repo, "--directory", ".test", *args, **kwargs)
 
 
-# Seconds the session's tiny run took, printed at the end (docs/performance.md#test-suite).
+# Seconds the session's tiny run took, printed at the end (docs/performance.md#test-suite):
+# its wall time and its CPU time (this process and every process it waited for).
 _TINY_RUN_SECONDS: list[float] = []
+_TINY_RUN_CPU: list[float] = []
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of every finished child process
+    (Snakemake, its jobs, pip): unlike wall time, hardly moved by other load on the cores."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 @pytest.fixture(scope="session")
@@ -116,8 +127,19 @@ def tiny_run(tmp_path_factory) -> TinyRun:
     """The tiny run exactly as config/README.md tells a person: the tiny data from
     `python -m userfair.workflow.testdata .test/resources/tiny-ml-100k`, then
     `snakemake --directory .test --cores 2`, in a repository copy. Shared read-only: a test
-    that changes anything in it works on ``copy_run(tiny_run, tmp_path)``."""
-    start = time.perf_counter()
+    that changes anything in it works on ``copy_run(tiny_run, tmp_path)``.
+
+    In the inner loop, ``USERFAIR_TINY_RUN=DIR`` reuses a finished run made by an earlier
+    session (DIR is its repository copy, the folder holding ``.test``), as is: its
+    ``workflow/`` is that session's code, so leave the variable unset to test a change of the
+    workflow itself."""
+    reuse = os.environ.get("USERFAIR_TINY_RUN")
+    if reuse:
+        repo = Path(reuse)
+        if not (repo / ".test" / "results" / "tables" / "scores.csv").is_file():
+            raise pytest.UsageError(f"USERFAIR_TINY_RUN={reuse}: no finished .test/ run there")
+        return TinyRun(repo, repo / ".test")
+    start, cpu = time.perf_counter(), cpu_seconds()
     repo = tmp_path_factory.mktemp("tiny-run")
     shutil.copytree(
         REPO / "workflow", repo / "workflow", ignore=shutil.ignore_patterns("__pycache__")
@@ -131,6 +153,7 @@ def tiny_run(tmp_path_factory) -> TinyRun:
     )
     snakemake(repo, "--directory", ".test", "--cores", "2")
     _TINY_RUN_SECONDS.append(time.perf_counter() - start)
+    _TINY_RUN_CPU.append(cpu_seconds() - cpu)
     return TinyRun(repo, repo / ".test")
 
 
@@ -156,6 +179,8 @@ def tiny_split(tiny_ml100k, tmp_path_factory) -> Path:
 #: stage follows from its markers (:func:`stage_of`).
 STAGES = ("lint", "unit", "workflow", "packaging", "slurm")
 _STAGE_SECONDS: dict[str, float] = {}
+_STAGE_CPU: dict[str, float] = {}
+_TEST_CPU: dict[str, float] = {}
 
 
 def stage_of(markers) -> str:
@@ -174,6 +199,18 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: rank[stage_of({m.name for m in item.iter_markers()})])
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """CPU seconds of each test, setup and teardown included (a session fixture's build is
+    counted where it is first used)."""
+    start = cpu_seconds()
+    yield
+    used = cpu_seconds() - start
+    _TEST_CPU[item.nodeid] = used
+    stage = stage_of({m.name for m in item.iter_markers()})
+    _STAGE_CPU[stage] = _STAGE_CPU.get(stage, 0.0) + used
+
+
 def pytest_runtest_logreport(report):
     stage = stage_of(set(report.keywords))
     _STAGE_SECONDS[stage] = _STAGE_SECONDS.get(stage, 0.0) + report.duration
@@ -187,7 +224,16 @@ def pytest_terminal_summary(terminalreporter):
             "seconds per stage (setup, call and teardown): "
             + ", ".join(f"{s} {_STAGE_SECONDS[s]:.0f}" for s in STAGES if s in _STAGE_SECONDS)
         )
+    if _STAGE_CPU:
+        terminalreporter.write_line(
+            "CPU seconds per stage (this process and its children): "
+            + ", ".join(f"{s} {_STAGE_CPU[s]:.0f}" for s in STAGES if s in _STAGE_CPU)
+        )
+        terminalreporter.write_line("the tests that took the most CPU seconds:")
+        for nodeid, cpu in sorted(_TEST_CPU.items(), key=lambda kv: -kv[1])[:15]:
+            terminalreporter.write_line(f"  {cpu:6.1f}  {nodeid}")
     if _TINY_RUN_SECONDS:
         terminalreporter.write_line(
-            f"tiny .test/ workflow run (fixture tiny_run): {_TINY_RUN_SECONDS[0]:.0f} s"
+            f"tiny .test/ workflow run (fixture tiny_run): {_TINY_RUN_SECONDS[0]:.0f} s, "
+            f"{_TINY_RUN_CPU[0]:.0f} CPU s"
         )

@@ -294,6 +294,8 @@ def work(tmp_path, tiny_ml100k):
     return work
 
 
+# Config errors the Snakefile's first call (schema.check_config) finds, checked in-process
+# on the file as Snakemake loads it; the dry runs below check the wiring once per kind.
 @pytest.mark.parametrize(
     "config, message",
     [
@@ -306,21 +308,44 @@ def work(tmp_path, tiny_ml100k):
             "run.yaml: key 'measures' is given twice (lines 1 and 4); keep one",
         ),
         ("seed: -1\n", "config key seed: -1 is less than the minimum of 0"),
-        # a tag in a --configfile: Snakemake reads the file before the workflow and refuses
-        # it with its own message (naming no file); no code runs
+    ],
+)
+def test_check_config_names_the_input(tmp_path, config, message):
+    path = tmp_path / "run.yaml"
+    path.write_text(config)
+    defaults = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    loaded = {**defaults, **yaml.safe_load(config)}
+    with pytest.raises(InputError) as error:
+        schema.check_config(loaded, REPO / "config" / "config.schema.yaml", [path])
+    assert message in str(error.value)
+
+
+# One dry run per kind of error (a Snakemake process: the workflow stage): one of ours (a duplicate key: the Snakefile hands the
+# --configfile files to check_config) and one of Snakemake's own (a YAML tag in a
+# --configfile: Snakemake reads the file before the workflow and refuses it with its own
+# message, naming no file; no code runs).
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (
+            "measures:\n  epsilon: 0.1\nk: 5\nmeasures:\n  gamma: 1\n",
+            "run.yaml: key 'measures' is given twice (lines 1 and 4); keep one",
+        ),
         ("k: !!python/object/apply:os.mkdir [pwned]\n", "Config file is not valid JSON or YAML"),
     ],
 )
+@pytest.mark.slow
 def test_a_dry_run_stops_at_parse_time_naming_the_input(tmp_path, config, message):
     work = make_workdir(tmp_path / "run")
     (work / "run.yaml").write_text(config)
     proc, output = dry_run(work, "--configfile", "run.yaml")
     assert proc.returncode != 0 and message in output, output[-3000:]
     assert "jobs" not in output.split(message)[0].lower().split("job stats")[-1][-200:]
-    assert not (work / "results").exists() and not (tmp_path.parent / "escaped").exists()
+    assert not (work / "results").exists()
     assert not (work / "pwned").exists()
 
 
+@pytest.mark.slow
 def test_a_missing_qk_video_file_is_named_by_a_dry_run_and_stops_a_run(tmp_path):
     """QK-video.csv, which the user must place, is named at parse time: a dry run (and the
     plan, which needs no data) says so and goes on; a run stops before any job."""

@@ -213,12 +213,14 @@ def test_check_config_names_the_bad_key(config, message):
         ),
     ],
 )
+@pytest.mark.slow
 def test_a_bad_config_fails_at_parse_time_naming_its_key(tmp_path, config, message):
     proc, output = _dry_run(tmp_path, config)
     assert proc.returncode != 0 and message in output, output[-3000:]
     assert not (tmp_path / "run" / "results").exists()
 
 
+@pytest.mark.slow
 def test_dropping_a_stage_fails_at_the_rule_that_needs_it(tmp_path):
     snakefile = (REPO / "Snakefile").read_text()
     without = snakefile.replace('include: "workflow/rules/experiments.smk"\n', "")

@@ -12,10 +12,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair.io import read_inter
+from userfair.io import InputError, read_inter
 from userfair.workflow import preprocess as data
+from userfair.workflow import schema
 
-from conftest import make_workdir, snakemake
+from conftest import REPO, make_workdir, snakemake
 
 DATA_TARGETS = ("table_stats",)
 
@@ -93,12 +94,12 @@ def test_default_config_builds_the_data_stage(tmp_path):
 
 
 @pytest.mark.slow
-def test_configured_path_replaces_the_download(tmp_path, tiny_ml100k):
-    workdir = make_workdir(tmp_path / "run")
-    config = write_config(workdir, dataset_options={"ml-100k": {"path": str(tiny_ml100k)}})
-    snakemake(workdir, *DATA_TARGETS, "--cores", "1", "--configfile", config)
-    assert not (workdir / "resources").exists()
-    stats = assert_stats_match_files(workdir, "ml-100k")
+def test_configured_path_replaces_the_download(tiny_run):
+    """The .test/ run (conftest ``tiny_run``) configures a path for ml-100k: nothing is
+    downloaded, and its data stage tells one story."""
+    assert not (tiny_run.test_dir / "resources" / "raw").exists()
+    assert not (tiny_run.test_dir / "results" / "logs" / "download").exists()
+    stats = assert_stats_match_files(tiny_run.test_dir, "ml-100k")
     assert stats["users"] <= 120
 
 
@@ -133,14 +134,15 @@ def test_qk_video_is_never_downloaded(tmp_path):
     assert load_split(workdir, "qk-video")["train"].columns.tolist() == ["user_id", "item_id"]
 
 
-@pytest.mark.slow
-def test_config_of_the_wrong_type_fails_before_any_job(tmp_path):
-    workdir = make_workdir(tmp_path / "run")
-    config = write_config(workdir, preprocessing={"core": "five"})
-    proc = snakemake(workdir, *DATA_TARGETS, "-n", "--configfile", config, check=False)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0 and "core" in out and "'five' is not of type 'integer'" in out
-    assert not (workdir / "results").exists()
+def test_config_of_the_wrong_type_fails_before_any_job():
+    """The Snakefile's first call (in-process here; one dry run per kind of error:
+    tests/test_contract.py)."""
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["preprocessing"] = {**config["preprocessing"], "core": "five"}
+    with pytest.raises(InputError) as error:
+        schema.check_config(config, REPO / "config" / "config.schema.yaml")
+    assert "preprocessing.core" in str(error.value)
+    assert "'five' is not of type 'integer'" in str(error.value)
 
 
 @pytest.mark.slow

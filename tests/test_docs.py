@@ -52,10 +52,16 @@ def rules() -> dict[str, set[str]]:
     def names(text):
         return {line.split()[0] for line in text.splitlines() if line.strip()}
 
-    return {
-        "all": names(_snakemake("--list-rules")),
-        "targets": names(_snakemake("--list-target-rules")),
-    }
+    # Every rule, read from the rule files (one Snakemake process less; a test below checks
+    # the reading against `snakemake --list-rules` in the workflow stage).
+    return {"all": rules_in_files(), "targets": names(_snakemake("--list-target-rules"))}
+
+
+def rules_in_files() -> set[str]:
+    """The rule (and checkpoint) names declared in the Snakefile and workflow/rules/*.smk."""
+    files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    text = "\n".join(path.read_text() for path in files)
+    return set(re.findall(r"^(?:rule|checkpoint) (\w+):", text, flags=re.M))
 
 
 @cache
@@ -200,6 +206,12 @@ def test_the_checker_tells_targets_from_wildcard_rules():
     assert is_rule_output("results/logs/RULE/...log") and is_rule_output("results/D/models/")
     table = "| target (rule name) | files |\n| --- | --- |\n| `measures` | x |\n"
     assert _table_rules(table) == [("| `measures` | x |", "measures", True)]
+
+
+@pytest.mark.slow
+def test_the_rule_files_declare_exactly_snakemakes_rules():
+    listed = {line.split()[0] for line in _snakemake("--list-rules").splitlines() if line.strip()}
+    assert rules_in_files() == listed
 
 
 @pytest.mark.parametrize("doc", [p.relative_to(REPO) for p in DOCS], ids=str)

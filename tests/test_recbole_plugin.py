@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -357,12 +358,16 @@ def test_run_recbole_reports_the_measures_on_the_embedded_ml100k(tmp_path, monke
 
 
 @pytest.mark.slow
-def test_the_example_script_selects_the_fairest_epoch(tmp_path):
-    """examples/recbole_puf.py as README and docs/recbole.md run it (with --select)."""
+def test_the_example_script_selects_the_fairest_epoch(tmp_path, tiny_ml100k):
+    """examples/recbole_puf.py as README and docs/recbole.md run it (with --select), on the
+    tiny ml-100k (--data-path: the embedded ml-100k runs in the test above)."""
     quick_start()  # skips where ray is missing
+    data = tmp_path.parent / f"{tmp_path.name}-data"
+    shutil.copytree(tiny_ml100k, data / "ml-100k")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.run(
-        [sys.executable, str(REPO / "examples" / "recbole_puf.py"), "--epochs", "1", "--select"],
+        [sys.executable, str(REPO / "examples" / "recbole_puf.py"), "--epochs", "1", "--select",
+         "--data-path", str(data)],
         capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]

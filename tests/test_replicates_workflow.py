@@ -13,12 +13,13 @@ from userfair.measures import NAMES
 from userfair.workflow.models import label
 from userfair.workflow.replication import STRIDE, replicate_seed, retrained
 
-from conftest import make_workdir, snakemake
+from conftest import copy_run
 
-GRID = {"UserKNN": {"k": [50]}, "BPR": {"learning_rate": [0.005]}}
+# Two of the .test/ run's models: one KNN (no seed), one trained.
+MODELS = ["UserKNN", "BPR"]
 TODAY = [
     f"results/ml-100k/{kind}/{model}{suffix}"
-    for model in GRID
+    for model in MODELS
     for kind, suffix in (
         ("models", "/topk.parquet"),
         ("measures", ".json"),
@@ -51,31 +52,23 @@ def digest(path):
 
 
 @pytest.fixture(scope="module")
-def run(tiny_ml100k, tmp_path_factory):
-    """R = 1 to today's files, their digests and times, then R = 3 to the tables."""
-    work = make_workdir(tmp_path_factory.mktemp("replicates") / "run")
-    (work / "grid.yaml").write_text(yaml.safe_dump(GRID))
-    config = {
-        "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
-        "models": list(GRID),
-        "grid": "grid.yaml",
-        "training": {"epochs": 1, "stopping_step": 1, "device": "cpu"},
-        "measures": {"device": "cpu"},
-        "uncertainty": {"resamples": 20},
-    }
-    (work / "one.yaml").write_text(yaml.safe_dump(config))
-    snakemake(work, *TODAY, "--cores", "2", "--configfile", "one.yaml")
+def run(tiny_run, tmp_path_factory):
+    """On a copy of the session's tiny run (conftest ``tiny_run``: R = 1, today's files):
+    their digests and times, then R = 3 to the tables, for UserKNN and BPR."""
+    copy = copy_run(tiny_run, tmp_path_factory.mktemp("replicates") / "run")
+    work = copy.test_dir
+    overlay = {"models": MODELS}
+    (work / "one.yaml").write_text(yaml.safe_dump(overlay))
     before = {p: (digest(work / p), (work / p).stat().st_mtime_ns) for p in TODAY}
-    config["training"]["replicates"] = 3
-    (work / "three.yaml").write_text(yaml.safe_dump(config))
-    dry = snakemake(work, *TABLES, "-n", "--cores", "2", "--configfile", "three.yaml")
-    snakemake(work, *TABLES, "--cores", "2", "--configfile", "three.yaml")
-    return work, before, dry.stdout
+    (work / "three.yaml").write_text(yaml.safe_dump({**overlay, "training": {"replicates": 3}}))
+    dry = copy.snakemake(*TABLES, "-n", "--cores", "2", "--configfile", str(work / "three.yaml"))
+    copy.snakemake(*TABLES, "--cores", "2", "--configfile", str(work / "three.yaml"))
+    return work, before, dry.stdout, copy
 
 
 @pytest.mark.slow
 def test_three_replicates_rerun_none_of_todays_jobs(run):
-    work, before, dry = run
+    work, before, dry, _ = run
     for path, (sha, mtime) in before.items():
         assert digest(work / path) == sha and (work / path).stat().st_mtime_ns == mtime, path
     planned = {line.split()[0] for line in dry.splitlines() if line.split()[-1:] != []}
@@ -83,7 +76,7 @@ def test_three_replicates_rerun_none_of_todays_jobs(run):
         assert f"\n{rule} " not in dry, (rule, dry[-3000:])
     for rule in ("replicate", "replicate_measures", "replicate_uncertainty", "table_replicates"):
         assert rule in planned, (rule, dry[-3000:])
-    one = snakemake(work, *TODAY, "-n", "--cores", "2", "--configfile", "one.yaml")
+    one = run[3].snakemake(*TODAY, "-n", "--cores", "2", "--configfile", str(work / "one.yaml"))
     assert "Nothing to be done" in one.stdout + one.stderr
 
 
@@ -121,7 +114,7 @@ def test_the_tables_over_replicates_and_users(run):
         scores.value <= scores.high + 1e-12
     ).all()
     conclusions = pd.read_csv(tables / "conclusions.csv")
-    assert set(conclusions.best) <= {label(m) for m in GRID} and len(conclusions) <= len(NAMES)
+    assert set(conclusions.best) <= {label(m) for m in MODELS} and len(conclusions) <= len(NAMES)
     assert conclusions.best_share.between(0, 1).all()
     assert (conclusions.paper_best.isna()).all()  # the paper has no ml-100k
     assert (work / "results/figures/replicates.pdf").stat().st_size > 0

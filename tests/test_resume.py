@@ -20,7 +20,7 @@ import yaml
 
 from userfair.io import read_pth
 
-from conftest import BIN, make_workdir, snakemake
+from conftest import BIN, copy_run
 
 pytestmark = pytest.mark.slow
 
@@ -200,35 +200,43 @@ def test_an_unreadable_resume_pth_is_ignored(split_dir, uninterrupted, tmp_path,
 # --- through Snakemake ---------------------------------------------------------------------
 
 
-def workflow_config(work: Path, tiny_ml100k: Path) -> str:
-    (work / "grid.yaml").write_text(yaml.safe_dump({"BPR": {"learning_rate": [0.01]}}))
-    (work / "resume.yaml").write_text(
+def workflow_config(run) -> str:
+    """An overlay of the .test/ config: BPR alone, on a grid point the .test/ run did not
+    train, for EPOCHS epochs."""
+    (run.test_dir / "grid-resume.yaml").write_text(
+        yaml.safe_dump({"BPR": {"learning_rate": [0.01]}})
+    )
+    (run.test_dir / "resume.yaml").write_text(
         yaml.safe_dump(
             {
-                "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
                 "models": ["BPR"],
-                "grid": "grid.yaml",
+                "experiments": {"model": "BPR"},
+                "grid": "grid-resume.yaml",
                 "training": {"epochs": EPOCHS, "stopping_step": EPOCHS, "device": "cpu"},
             }
         )
     )
-    return "resume.yaml"
+    return str(run.test_dir / "resume.yaml")
 
 
 POINT = "results/ml-100k/models/BPR/grid/0"
 TARGETS = [f"{POINT}/valid.json", f"{POINT}/model.pth"]
 
 
-def test_a_job_killed_mid_training_resumes_after_unlock_and_rerun_incomplete(tmp_path, tiny_ml100k):
-    whole = make_workdir(tmp_path / "whole")
-    snakemake(whole, *TARGETS, "--cores", "1", "--configfile", workflow_config(whole, tiny_ml100k))
+def test_a_job_killed_mid_training_resumes_after_unlock_and_rerun_incomplete(tmp_path, tiny_run):
+    """On two copies of the session's tiny run (conftest ``tiny_run``): its split and RecBole
+    dataset are reused, only the grid point trains (the new settings retrain it)."""
+    whole_run = copy_run(tiny_run, tmp_path / "whole")
+    whole = whole_run.test_dir
+    whole_run.snakemake(*TARGETS, "--cores", "1", "--configfile", workflow_config(whole_run))
 
-    killed = make_workdir(tmp_path / "killed")
-    args = ["--cores", "1", "--configfile", workflow_config(killed, tiny_ml100k)]
+    killed_run = copy_run(tiny_run, tmp_path / "killed")
+    killed = killed_run.test_dir
+    args = ["--cores", "1", "--configfile", workflow_config(killed_run)]
     # the whole process group (Snakemake and its job) dies at once, as on a lost node
     proc = subprocess.Popen(
-        [str(BIN / "snakemake"), *TARGETS, *args],
-        cwd=killed,
+        [str(BIN / "snakemake"), "--directory", ".test", *TARGETS, *args],
+        cwd=killed_run.repo,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -244,10 +252,10 @@ def test_a_job_killed_mid_training_resumes_after_unlock_and_rerun_incomplete(tmp
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
     assert not (killed / POINT / "valid.json").exists()
-    assert snakemake(killed, *TARGETS, *args, check=False).returncode != 0  # locked
+    assert killed_run.snakemake(*TARGETS, *args, check=False).returncode != 0  # locked
 
-    snakemake(killed, *TARGETS, "--unlock", *args)
-    snakemake(killed, *TARGETS, "--rerun-incomplete", *args)
+    killed_run.snakemake(*TARGETS, "--unlock", *args)
+    killed_run.snakemake(*TARGETS, "--rerun-incomplete", *args)
     assert "resumed from epoch" in log.read_text()
     assert not (killed / POINT / "resume.pth").exists()
     a, b = (json.loads((d / POINT / "valid.json").read_text()) for d in (whole, killed))

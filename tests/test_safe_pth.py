@@ -17,13 +17,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
-import yaml
 
 from userfair import io, safe_pth
 from userfair.io import UnsafeFileError
 from userfair.workflow import layout
 
-from conftest import make_workdir, snakemake, write_seeded_split
+from conftest import copy_run, write_seeded_split
 
 DATASET = "tiny"
 
@@ -272,26 +271,19 @@ def test_the_dataset_file_round_trips_and_holds_no_pickle(split_dir, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_crafted_checkpoint_stops_the_export_and_its_rebuild_runs_one_job(tmp_path, tiny_ml100k):
-    """Through Snakemake: a crafted model.pth stops its top-k job with the one line (no code
-    run); the printed command, run with -n, schedules just the job that rebuilds it."""
-    work = make_workdir(tmp_path / "run")
-    (work / "grid.yaml").write_text(yaml.safe_dump({"UserKNN": {"k": [20]}}))
-    config = {
-        "dataset_options": {"ml-100k": {"path": str(tiny_ml100k)}},
-        "models": ["UserKNN"],
-        "grid": "grid.yaml",
-        "training": {"device": "cpu"},
-    }
-    (work / "c.yaml").write_text(yaml.safe_dump(config))
+def test_a_crafted_checkpoint_stops_the_export_and_its_rebuild_runs_one_job(tmp_path, tiny_run):
+    """Through Snakemake, on a copy of the session's tiny run (conftest ``tiny_run``): a
+    crafted model.pth stops its top-k job with the one line (no code run); the printed
+    command, run with -n, schedules just the job that rebuilds it."""
+    run = copy_run(tiny_run, tmp_path / "run")
+    work = run.test_dir
     target = "results/ml-100k/models/UserKNN/topk.parquet"
-    snakemake(work, target, "--cores", "2", "--configfile", "c.yaml")
     checkpoint = "results/ml-100k/models/UserKNN/grid/0/model.pth"
     assert torch.load(work / checkpoint, weights_only=True)["format"] == safe_pth.FORMAT
     marker = tmp_path / "ran"
     craft(work / checkpoint, marker, state_dict={})
     (work / target).unlink()
-    proc = snakemake(work, target, "--cores", "2", "--configfile", "c.yaml", check=False)
+    proc = run.snakemake(target, "--cores", "2", check=False)
     assert proc.returncode != 0
     assert not marker.exists()
     log = (work / "results/logs/topk/ml-100k/UserKNN.log").read_text()
@@ -305,7 +297,7 @@ def test_a_crafted_checkpoint_stops_the_export_and_its_rebuild_runs_one_job(tmp_
                          f" rule tune, rebuild it: snakemake --force {checkpoint}")  # fmt: skip
     command = line.rsplit("rebuild it: ", 1)[1].split()
     assert command[:2] == ["snakemake", "--force"]
-    dry = snakemake(work, *command[1:], "-n", "--configfile", "c.yaml")
+    dry = run.snakemake(*command[1:], "-n")
     stats = dry.stdout.split("Job stats:")[1].split("\n\n")[0].splitlines()[3:]
     assert dict(row.split() for row in stats) == {"tune": "1", "total": "1"}, dry.stdout
 

@@ -13,37 +13,27 @@ import yaml
 
 from userfair.measures import NAMES
 
-from conftest import make_workdir, snakemake
+from conftest import copy_run
 
 DATASET, MODEL = "ml-100k", "UserKNN"
 MEASURES = f"results/{DATASET}/measures/{MODEL}.json"
 PAIRS = f"results/{DATASET}/similarity/pairs.json"
 
 
-def _config(workdir, tiny, name, **measures):
-    grid = workdir / "grid.yaml"
-    grid.write_text(yaml.safe_dump({MODEL: {"k": [50], "shrink": [0.0]}}))
-    path = workdir / f"{name}.yaml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "dataset_options": {DATASET: {"path": str(tiny)}},
-                "datasets": [DATASET],
-                "models": [MODEL],
-                "grid": str(grid),
-                "measures": {"device": "cpu", **measures},
-            }
-        )
-    )
+def _config(run, name, **measures):
+    """An overlay of the .test/ config: only ``measures`` changes (its device stays cpu)."""
+    path = run.test_dir / f"{name}.yaml"
+    path.write_text(yaml.safe_dump({"measures": {"device": "cpu", **measures}}))
     return str(path)
 
 
-def _measures(workdir, config):
+def _measures(run, config):
     """The measures file of a fresh run of `measures` under ``config``, and the log."""
-    (workdir / MEASURES).unlink(missing_ok=True)
-    shutil.rmtree(workdir / f"results/{DATASET}/measures/{MODEL}", ignore_errors=True)
-    proc = snakemake(workdir, MEASURES, "--cores", "2", "--configfile", config)
-    return json.loads((workdir / MEASURES).read_text()), proc.stderr
+    work = run.test_dir
+    (work / MEASURES).unlink(missing_ok=True)
+    shutil.rmtree(work / f"results/{DATASET}/measures/{MODEL}", ignore_errors=True)
+    proc = run.snakemake(MEASURES, "--cores", "2", "--configfile", config)
+    return json.loads((work / MEASURES).read_text()), proc.stderr
 
 
 def _finished(log: str, rule: str) -> int:
@@ -64,20 +54,24 @@ def _assert_same(dense, streamed):
 
 
 @pytest.mark.slow
-def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_ml100k):
-    work = make_workdir(tmp_path / "run")
-    dense, log = _measures(work, _config(work, tiny_ml100k, "dense"))
-    assert _finished(log, "similarity") == 2 and _finished(log, "pairs") == 0, log[-4000:]
+def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_run):
+    """On a copy of the session's tiny run (conftest ``tiny_run``): its lists and dense
+    similarity files are reused, only the measures jobs of each route run."""
+    run = copy_run(tiny_run, tmp_path / "run")
+    work = run.test_dir
+    dense, log = _measures(run, _config(run, "dense"))
+    assert _finished(log, "measures") == 1 and _finished(log, "pairs") == 0, log[-4000:]
+    assert _finished(log, "similarity") == 0 and _finished(log, "topk") == 0, log[-4000:]
     assert not (work / PAIRS).exists()
 
-    one, log = _measures(work, _config(work, tiny_ml100k, "stream", stream_above=0))
+    one, log = _measures(run, _config(run, "stream", stream_above=0))
     assert _finished(log, "pairs") == 1 and _finished(log, "similarity") == 0, log[-4000:]
     assert _finished(log, "pairs_part") == _finished(log, "measure_sums") == 1  # one part each
     _assert_same(dense, one)
 
     stats = json.loads((work / PAIRS).read_text())
     (work / PAIRS).unlink()
-    two, log = _measures(work, _config(work, tiny_ml100k, "two", stream_above=0, scatter=2))
+    two, log = _measures(run, _config(run, "two", stream_above=0, scatter=2))
     for rule, jobs in (("pairs_part", 2), ("measure_sums", 2), ("pairs", 1), ("measures", 1)):
         assert _finished(log, rule) == jobs, (rule, log[-4000:])
     _assert_same(dense, two)
@@ -89,13 +83,12 @@ def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_ml1
     # the dense files are not built above the threshold: a clear error names the key (a
     # dense file already there stays valid: a new threshold alone rebuilds nothing)
     (work / f"results/{DATASET}/similarity/jacc.npz").unlink()
-    proc = snakemake(
-        work,
+    proc = run.snakemake(
         f"results/{DATASET}/similarity/jacc.npz",
         "--cores",
         "1",
         "--configfile",
-        _config(work, tiny_ml100k, "stream", stream_above=0),
+        _config(run, "stream", stream_above=0),
         check=False,
     )
     assert proc.returncode != 0
@@ -104,13 +97,11 @@ def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_ml1
 
     # gamma < 1: UF mixes in the genre similarity (ml-100k's genres), both passes carry it;
     # streamed and scattered it still equals the dense route
-    mixed, log = _measures(work, _config(work, tiny_ml100k, "dense-mixed", gamma=0.8))
+    mixed, log = _measures(run, _config(run, "dense-mixed", gamma=0.8))
     assert _finished(log, "pairs") == 0, log[-4000:]
     assert mixed["conventions"]["gamma"] == 0.8 and mixed["UF"] != dense["UF"]
     (work / PAIRS).unlink()
-    streamed, log = _measures(
-        work, _config(work, tiny_ml100k, "two-mixed", gamma=0.8, stream_above=0, scatter=2)
-    )
+    streamed, log = _measures(run, _config(run, "two-mixed", gamma=0.8, stream_above=0, scatter=2))
     assert _finished(log, "pairs_part") == 2 and _finished(log, "measure_sums") == 2, log[-4000:]
     _assert_same(mixed, streamed)
     assert json.loads((work / PAIRS).read_text())["gamma"] == 0.8
