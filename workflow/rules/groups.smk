@@ -36,6 +36,44 @@ rule groups:
         "../scripts/groups.py"
 
 
+# With training.replicates R > 1: the same files of replicate r = 1..R-1 of every trainable
+# model, on its own lists and replicate 0's resample weights (table_replicates reads them).
+
+
+rule replicate_groups:
+    input:
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=rules.replicate.output.topk,
+        raw=groups_raw,
+    output:
+        json="results/{dataset}/groups/{model}/replicates/{replicate}.json",
+        resamples="results/{dataset}/groups/{model}/replicates/{replicate}.parquet",
+    log:
+        "results/logs/replicate_groups/{dataset}_{model}_{replicate}.log",
+    wildcard_constraints:
+        replicate=r"[1-9]\d*",
+        model=one_of(TRAINED_REPLICATES),
+    conda:
+        "../../envs/measures.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        k=config["k"],
+        groups=config["measures"]["groups"],
+        features=config["who"]["features"],
+        resamples=RESAMPLES,
+        seed=config["seed"],
+        source=raw_source,
+    message:
+        "Group measures of replicate {wildcards.replicate} of {wildcards.model} on "
+        "{wildcards.dataset}"
+    script:
+        "../scripts/replicate_groups.py"
+
+
 rule table_groups:
     input:
         unpack(per_run(rules.groups.output.json, prefix="groups:")),
