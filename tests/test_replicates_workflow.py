@@ -1,9 +1,11 @@
 """Training replicates through the real Snakemake on the tiny ml-100k (1 epoch): R = 1 runs
 exactly today's jobs and R = 3 reruns none of them; R = 3 gives three different lists of
 the trainable model and replicate 0's lists for the KNN model, and the tables over
-replicates and users."""
+replicates and users, the group measures' rows included, which the group figure's reading
+names."""
 
 import hashlib
+import json
 
 import pandas as pd
 import pytest
@@ -23,6 +25,7 @@ TODAY = [
         ("models", "/topk.parquet"),
         ("measures", ".json"),
         ("uncertainty", ".parquet"),
+        ("groups", ".json"),
     )
 ]
 TABLES = [
@@ -33,6 +36,7 @@ TABLES = [
     "results/tables/agreement_replicates.csv",
     "results/tables/conclusions.csv",
     "results/figures/replicates.png",
+    "results/figures/groups/ml-100k.rst",  # the group figure's reading, over replicates
 ]
 
 
@@ -125,3 +129,35 @@ def test_the_tables_over_replicates_and_users(run):
     assert conclusions.best_share.between(0, 1).all()
     assert (conclusions.paper_best.isna()).all()  # the paper has no ml-100k
     assert (work / "results/figures/replicates.pdf").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_the_group_measures_over_replicates_and_users(run):
+    """The group stage's files of each replicate (replicate_groups; replicate 0's for the
+    KNN model) give every grouping's UserMAD and group means rows in the tables over both
+    sources, and the group figure's reading takes its comparisons from them."""
+    work = run[0]
+    tables = work / "results/tables"
+    values = pd.read_csv(tables / "replicates.csv")
+    gap = "UserMAD-P (activity:0.05)"
+    bpr = values[(values.model == "BPR") & (values.measure == gap)].set_index("replicate")
+    for r in (1, 2):
+        record = json.loads((work / f"results/ml-100k/groups/BPR/replicates/{r}.json").read_text())
+        expected = record["groupings"]["activity:0.05"]["values"]["UserMAD-P"]
+        assert bpr.loc[r, "value"] == pytest.approx(expected, abs=1e-15)
+    record = json.loads((work / "results/ml-100k/groups/BPR.json").read_text())
+    assert bpr.loc[0, "value"] == pytest.approx(
+        record["groupings"]["activity:0.05"]["values"]["UserMAD-P"], abs=1e-15
+    )
+    assert not (work / "results/ml-100k/groups/UserKNN/replicates").exists()
+    scores = pd.read_csv(tables / "scores_replicates.csv").set_index(["model", "measure"])
+    row = scores.loc[("BPR", gap)]
+    assert row["value"] == pytest.approx(bpr["value"].mean(), abs=1e-15)
+    assert row["low"] <= row["value"] <= row["high"] and row["replicates"] == 3
+    assert scores.loc[("U-KNN", gap), "var_training"] == 0
+    assert ("BPR", "P[active] (activity:0.05)") in scores.index
+    for name in ("variance.csv", "significance_replicates.csv", "conclusions.csv"):
+        assert gap in set(pd.read_csv(tables / name).measure), name
+    reading = " ".join((work / "results/figures/groups/ml-100k.rst").read_text().split())
+    assert "over 3 training replicates and the users" in reading
+    assert "Groups by ``activity:0.05``: UserMAD-P separates" in reading

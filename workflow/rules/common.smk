@@ -834,6 +834,15 @@ def groups_raw(wildcards):
     return raw_input(wildcards) if features else []
 
 
+def group_figure_tests(wildcards):
+    """The paired comparisons the group figure's reading names: over replicates and users
+    with training.replicates > 1 (table_replicates, with the group rows), else over the
+    users (table_uncertainty; the group ones: table_groups)."""
+    if REPLICATES > 1:
+        return rules.table_replicates.output.significance
+    return rules.table_uncertainty.output.significance
+
+
 def replicate_group_inputs(wildcards):
     """Input function (use with unpack) of `table_replicates`: every replicate's groups
     files (``groups:D/M/r``, ``group_resamples:D/M/r``) with a grouping, else none."""

@@ -3,7 +3,8 @@
 # group's mean P, NDCG for every grouping of measures.groups (null: activity 0.05 and each
 # of who.features), on the uncertainty stage's resamples (the same seed and users); then
 # the table with intervals, the paired comparisons (Holm), the Kendall tau between the
-# group and individual orderings, and with the bootstrap on a figure per dataset.
+# group and individual orderings, and with the bootstrap on a figure per dataset with its
+# reading of this run's tables (results/figures/groups/D.rst, included by its caption).
 
 
 rule groups:
@@ -123,20 +124,30 @@ rule fig_groups:
     input:
         groups=rules.table_groups.output.csv,
         intervals=rules.table_uncertainty.output.intervals,
+        group_tests=rules.table_groups.output.significance,
+        tests=group_figure_tests,
+        taus=rules.table_groups.output.agreement,
         code=DRAWING_CODE,
     output:
         pdf=report(
             "results/figures/groups/{dataset}.pdf",
             caption="../report/fig_groups.rst",
             category="Figures",
-            labels={"figure": "Group against individual unfairness", "format": "PDF"},
+            labels={
+                "figure": "Group against individual unfairness: {dataset}",
+                "format": "PDF",
+            },
         ),
         png=report(
             "results/figures/groups/{dataset}.png",
             caption="../report/fig_groups.rst",
             category="Figures",
-            labels={"figure": "Group against individual unfairness", "format": "PNG"},
+            labels={
+                "figure": "Group against individual unfairness: {dataset}",
+                "format": "PNG",
+            },
         ),
+        reading="results/figures/groups/{dataset}.rst",
     log:
         "results/logs/fig_groups/{dataset}.log",
     conda:
@@ -147,6 +158,7 @@ rule fig_groups:
     params:
         style=config["plots"],
         models=MODELS,
+        replicates=REPLICATES,
     message:
         "Group against individual unfairness of every model on {wildcards.dataset}"
     script:
