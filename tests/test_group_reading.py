@@ -84,6 +84,19 @@ def test_two_runs_with_opposite_results_read_oppositely():
         assert "System Message" not in body["html_body"]
 
 
+def test_two_models_have_one_pair():
+    two = ["U-KNN", "BPR"]
+    none = comparisons("UserMAD-P", {}, by="activity:0.05")
+    none = none[none.model_a.isin(two) & none.model_b.isin(two)]
+    puf = comparisons("PUF-P-Cos", {("U-KNN", "BPR"): 0.1})
+    text = flat(reading("d", two, none, puf, taus_frame(1.0, 1.0, 1.0)))
+    assert "PUF-P-Cos separates the one pair of models (U-KNN fairer than BPR)" in text
+    assert "UserMAD-P does not separate the one pair of models" in text
+    assert (
+        "BPR is among the fairest to these groups but less fair to individuals than U-KNN" in text
+    )
+
+
 def test_a_reversed_ordering_and_every_grouping():
     group = pd.concat([
         comparisons("UserMAD-P", {}, by="activity:0.05"),

@@ -44,9 +44,13 @@ def fairest(models: list[str], pairs: list[tuple[str, str]]) -> list[str]:
 
 
 def _pairs_text(pairs: list[tuple[str, str]], total: int) -> str:
+    listed = "; ".join(f"{a} fairer than {b}" for a, b in pairs)
+    if total == 1:
+        return f"separates the one pair of models ({listed})" if pairs else (
+            "does not separate the one pair of models"
+        )  # fmt: skip
     if not pairs:
         return f"separates none of the {total} pairs of models"
-    listed = "; ".join(f"{a} fairer than {b}" for a, b in pairs)
     return f"separates {len(pairs)} of the {total} pairs of models ({listed})"
 
 
@@ -79,10 +83,12 @@ def reading(
     measure: str = "UserMAD-P",
     against: str = "PUF-P-Cos",
     source: str = "the evaluated users",
+    tau_source: str = "the evaluated users",
 ) -> str:
     """reStructuredText: one paragraph on ``against`` and one bullet per grouping of
     ``group_tests`` (the rows of ``dataset``) on ``measure``. ``models``: the labels, in
-    table order; ``source``: what the paired comparisons resample (said in the text)."""
+    table order; ``source``, ``tau_source``: what the paired comparisons and the tau
+    intervals resample (said in the text)."""
     group_tests = group_tests[group_tests["dataset"] == dataset]
     tests = tests[tests["dataset"] == dataset]
     taus = taus[taus["dataset"] == dataset] if "dataset" in taus else taus
@@ -90,7 +96,7 @@ def reading(
     individual = separated(tests, against)
     lines = [
         f"**What this run shows on {dataset}** (paired comparisons with Holm's correction "
-        f"over {source}): the individual measure {against} "
+        f"over {source}; tau intervals over {tau_source}): the individual measure {against} "
         f"{_pairs_text(individual, total)}.",
         "",
     ]

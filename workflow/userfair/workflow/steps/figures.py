@@ -183,6 +183,7 @@ def _write_reading(
     text = group_reading.reading(
         dataset, [models_registry.label(m) for m in models], grouped, individual,
         pd.read_csv(taus), measure=measure, against=against, source=source,
+        tau_source="the bootstrap resamples of replicate 0's users",
     )  # fmt: skip
     with atomic_path(path) as tmp:
         tmp.write_text(text)
