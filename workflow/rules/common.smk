@@ -822,6 +822,13 @@ def who_settings(*keys):
 
 # --- group stage (groups.smk) ----------------------------------------------------------
 
+# The group figure's code: the drawing code and its reading (an edit reruns fig_groups).
+GROUP_FIGURE_CODE = DRAWING_CODE + [
+    os.path.relpath(
+        os.path.join(workflow.basedir, "workflow/userfair/workflow/group_reading.py")
+    )
+]
+
 
 def group_specs():
     """The groupings of the run (userfair.workflow.steps.groups.specs_of)."""

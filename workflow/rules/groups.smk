@@ -127,7 +127,7 @@ rule fig_groups:
         group_tests=rules.table_groups.output.significance,
         tests=group_figure_tests,
         taus=rules.table_groups.output.agreement,
-        code=DRAWING_CODE,
+        code=GROUP_FIGURE_CODE,
     output:
         pdf=report(
             "results/figures/groups/{dataset}.pdf",
