@@ -149,3 +149,58 @@ def test_without_the_bootstrap_tau_has_no_interval(run, tmp_path):
     n2 = sum(1 for _, t in signs if t == 0)
     expected = sum(s * t for s, t in signs) / np.sqrt((n0 - n1) * (n0 - n2))
     assert row["tau"] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_group_measures_over_replicates_and_users(run, tmp_path):
+    """table_replicates with the groups files of two replicates per model (here another
+    model's files stand for replicate 1; C's replicates are identical, as a KNN model's):
+    every table but the tau intervals holds each grouping's group measures and means, with
+    the two-level inference of userfair.replicates on the group resamples."""
+    from userfair import replicates as two_level
+    from userfair.workflow.steps.replicates import table_replicates
+
+    _, files, _, _, _ = run
+    other = {"A": "B", "B": "C", "C": "C"}
+    named = {kind: {f"d/{m}/{r}": files[kind][f"d/{m if r == 0 else other[m]}"]
+                    for m in MODELS for r in (0, 1)} for kind in files}  # fmt: skip
+    out = {n: tmp_path / f"{n}.csv" for n in (
+        "values", "variance", "scores", "significance", "agreement", "conclusions")}  # fmt: skip
+    table_replicates(
+        named["measures"], named["resamples"], ["d"], MODELS, 2, level=0.9, seed=1,
+        **{f"{n}_csv": path for n, path in out.items()},
+        group_files=named["groups"], group_resamples=named["group_resamples"],
+    )  # fmt: skip
+    gap, mean = "UserMAD-P (feature:gender)", "NDCG[F] (feature:gender)"
+    values = pd.read_csv(out["values"])
+    for model in MODELS:
+        for r in (0, 1):
+            record = read_json(named["groups"][f"d/{model}/{r}"])
+            row = values[(values.model == model) & (values.replicate == r)]
+            assert row[row.measure == gap]["value"].item() == pytest.approx(
+                record["groupings"]["feature:gender"]["values"]["UserMAD-P"], abs=1e-15
+            )
+    # Table 2 over both sources: the mean of the replicates, the t interval of the two
+    # levels computed here from the group resamples themselves
+    scores = pd.read_csv(out["scores"]).set_index(["model", "measure"])
+    for measure, column in ((gap, "feature:gender|UserMAD-P"), (mean, "feature:gender|NDCG[F]")):
+        y = np.stack([pd.read_parquet(named["group_resamples"][f"d/A/{r}"])[column]
+                      for r in (0, 1)])  # fmt: skip
+        full = [read_json(named["groups"][f"d/A/{r}"])["groupings"]["feature:gender"]
+                ["values"][column.split("|")[1]] for r in (0, 1)]  # fmt: skip
+        m = two_level.moments(y, np.array(full))
+        row = scores.loc[("A", measure)]
+        assert row["value"] == pytest.approx(np.mean(full), abs=1e-15)
+        assert (row["low"], row["high"]) == pytest.approx(two_level.t_interval(m, 0.9), abs=1e-12)
+    assert scores.loc[("C", gap), "var_training"] == 0  # identical replicates: no seed
+    tests = pd.read_csv(out["significance"])
+    part = tests[tests.measure == gap]
+    assert len(part) == 3 and np.allclose(part.p_holm, inference.holm(part.p.to_numpy()))
+    variance = pd.read_csv(out["variance"])
+    assert {gap, mean, "UserMAD-NDCG (activity:0.05)", "PUF-P-Cos"} <= set(variance.measure)
+    conclusions = pd.read_csv(out["conclusions"]).set_index("measure")
+    means = scores.xs(gap, level="measure")["value"]
+    assert conclusions.loc[gap, "best"] == means.idxmin()  # lower is fairer
+    assert not {n for n in conclusions.index if "[" in n}  # group means: no conclusion
+    agreement = pd.read_csv(out["agreement"])
+    assert not agreement.measure_a.str.contains("UserMAD").any()

@@ -1,9 +1,11 @@
 """Training replicates through the real Snakemake on the tiny ml-100k (1 epoch): R = 1 runs
 exactly today's jobs and R = 3 reruns none of them; R = 3 gives three different lists of
 the trainable model and replicate 0's lists for the KNN model, and the tables over
-replicates and users."""
+replicates and users, the group measures' rows included, which the group figure's reading
+names."""
 
 import hashlib
+import json
 
 import pandas as pd
 import pytest
@@ -24,6 +26,7 @@ TODAY = [
         ("models", "/topk.parquet"),
         ("measures", ".json"),
         ("uncertainty", ".parquet"),
+        ("groups", ".json"),
     )
 ]
 TABLES = [
@@ -34,6 +37,7 @@ TABLES = [
     "results/tables/agreement_replicates.csv",
     "results/tables/conclusions.csv",
     "results/figures/replicates.png",
+    "results/figures/groups/ml-100k.rst",  # the group figure's reading, over replicates
 ]
 
 
@@ -92,7 +96,7 @@ def test_three_lists_of_the_trainable_model_one_of_the_knn(run):
         assert not bpr[a].equals(bpr[b]), (a, b)
     assert not (models / "UserKNN/replicates").exists()
     values = pd.read_csv(work / "results/tables/replicates.csv")
-    assert len(values) == 2 * 3 * len(NAMES)
+    assert len(values[values.measure.isin(NAMES)]) == 2 * 3 * len(NAMES)  # then the groups'
     knn = values[values.model == "U-KNN"].pivot(  # the tables label models (U-KNN)
         index="measure", columns="replicate", values="value"
     )
@@ -109,12 +113,49 @@ def test_the_tables_over_replicates_and_users(run):
     knn = variance[variance.model == "U-KNN"]
     assert (knn.var_training.fillna(0) == 0).all()
     scores = pd.read_csv(tables / "scores_replicates.csv")
+    scores = scores[scores.measure.isin(NAMES)]  # the group rows: test_the_group_measures_...
     assert set(scores.columns) >= {"dataset", "model", "measure", "value", "low", "high", "df"}
     assert (scores.low <= scores.value + 1e-12).all() and (
         scores.value <= scores.high + 1e-12
     ).all()
     conclusions = pd.read_csv(tables / "conclusions.csv")
-    assert set(conclusions.best) <= {label(m) for m in MODELS} and len(conclusions) <= len(NAMES)
+    assert set(conclusions.best) <= {label(m) for m in MODELS}
+    assert conclusions.measure.isin(NAMES).sum() <= len(NAMES)
     assert conclusions.best_share.between(0, 1).all()
     assert (conclusions.paper_best.isna()).all()  # the paper has no ml-100k
     assert (work / "results/figures/replicates.pdf").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_the_group_measures_over_replicates_and_users(run):
+    """The group stage's files of each replicate (replicate_groups; replicate 0's for the
+    KNN model) give every grouping's UserMAD and group means rows in the tables over both
+    sources, and the group figure's reading takes its comparisons from them."""
+    work = run[0]
+    tables = work / "results/tables"
+    values = pd.read_csv(tables / "replicates.csv")
+    gap = "UserMAD-P (activity:0.05)"
+    bpr = values[(values.model == "BPR") & (values.measure == gap)].set_index("replicate")
+    for r in (1, 2):
+        record = json.loads((work / f"results/ml-100k/groups/BPR/replicates/{r}.json").read_text())
+        expected = record["groupings"]["activity:0.05"]["values"]["UserMAD-P"]
+        assert bpr.loc[r, "value"] == pytest.approx(expected, abs=1e-15)
+    record = json.loads((work / "results/ml-100k/groups/BPR.json").read_text())
+    assert bpr.loc[0, "value"] == pytest.approx(
+        record["groupings"]["activity:0.05"]["values"]["UserMAD-P"], abs=1e-15
+    )
+    assert not (work / "results/ml-100k/groups/UserKNN/replicates").exists()
+    scores = pd.read_csv(tables / "scores_replicates.csv").set_index(["model", "measure"])
+    row = scores.loc[("BPR", gap)]
+    assert row["value"] == pytest.approx(bpr["value"].mean(), abs=1e-15)
+    assert row["low"] <= row["value"] <= row["high"] and row["replicates"] == 3
+    assert scores.loc[("U-KNN", gap), "var_training"] == 0
+    assert ("BPR", "P[active] (activity:0.05)") in scores.index
+    for name in ("variance.csv", "significance_replicates.csv", "conclusions.csv"):
+        assert gap in set(pd.read_csv(tables / name).measure), name
+    reading = " ".join((work / "results/figures/groups/ml-100k.rst").read_text().split())
+    assert "over 3 training replicates and the users" in reading
+    assert "Groups by ``activity:0.05``: UserMAD-P" in reading
+    assert "PUF-P-Cos separates the one pair of models" in reading or (
+        "PUF-P-Cos does not separate the one pair of models" in reading
+    )  # two models: U-KNN and BPR

@@ -751,9 +751,9 @@ def replicate_folder(wildcards, output):
 
 def replicate_file(kind, dataset, model, replicate):
     """The file of replicate ``replicate`` of a model, ``kind`` one of topk, measures,
-    uncertainty: the replicate's own (rules replicate, replicate_measures,
-    replicate_uncertainty) when it is retrained, else replicate 0's (rules topk, measures,
-    uncertainty)."""
+    uncertainty, groups, group_resamples: the replicate's own (rules replicate,
+    replicate_measures, replicate_uncertainty, replicate_groups) when it is retrained, else
+    replicate 0's (rules topk, measures, uncertainty, groups)."""
     own = replication.retrained(models.get(model).trainable, replicate)
     template = {
         "topk": (rules.replicate.output.topk, rules.topk.output.topk),
@@ -761,6 +761,11 @@ def replicate_file(kind, dataset, model, replicate):
         "uncertainty": (
             rules.replicate_uncertainty.output[0],
             rules.uncertainty.output[0],
+        ),
+        "groups": (rules.replicate_groups.output.json, rules.groups.output.json),
+        "group_resamples": (
+            rules.replicate_groups.output.resamples,
+            rules.groups.output.resamples,
         ),
     }[kind][0 if own else 1]
     return template.format(dataset=dataset, model=model, replicate=replicate)
@@ -817,6 +822,13 @@ def who_settings(*keys):
 
 # --- group stage (groups.smk) ----------------------------------------------------------
 
+# The group figure's code: the drawing code and its reading (an edit reruns fig_groups).
+GROUP_FIGURE_CODE = DRAWING_CODE + [
+    os.path.relpath(
+        os.path.join(workflow.basedir, "workflow/userfair/workflow/group_reading.py")
+    )
+]
+
 
 def group_specs():
     """The groupings of the run (userfair.workflow.steps.groups.specs_of)."""
@@ -827,6 +839,26 @@ def groups_raw(wildcards):
     """The raw source of the dataset when a grouping reads a user feature."""
     features = any(spec.startswith("feature:") for spec in group_specs())
     return raw_input(wildcards) if features else []
+
+
+def group_figure_tests(wildcards):
+    """The paired comparisons the group figure's reading names: over replicates and users
+    with training.replicates > 1 (table_replicates, with the group rows), else over the
+    users (table_uncertainty; the group ones: table_groups)."""
+    if REPLICATES > 1:
+        return rules.table_replicates.output.significance
+    return rules.table_uncertainty.output.significance
+
+
+def replicate_group_inputs(wildcards):
+    """Input function (use with unpack) of `table_replicates`: every replicate's groups
+    files (``groups:D/M/r``, ``group_resamples:D/M/r``) with a grouping, else none."""
+    if not group_specs():
+        return {}
+    return {
+        **per_replicate("groups", prefix="groups:")(wildcards),
+        **per_replicate("group_resamples", prefix="group_resamples:")(wildcards),
+    }
 
 
 def uncertainty_runs(wildcards):

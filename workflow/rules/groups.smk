@@ -3,7 +3,8 @@
 # group's mean P, NDCG for every grouping of measures.groups (null: activity 0.05 and each
 # of who.features), on the uncertainty stage's resamples (the same seed and users); then
 # the table with intervals, the paired comparisons (Holm), the Kendall tau between the
-# group and individual orderings, and with the bootstrap on a figure per dataset.
+# group and individual orderings, and with the bootstrap on a figure per dataset with its
+# reading of this run's tables (results/figures/groups/D.rst, included by its caption).
 
 
 rule groups:
@@ -34,6 +35,44 @@ rule groups:
         "Group measures of {wildcards.model} on {wildcards.dataset}"
     script:
         "../scripts/groups.py"
+
+
+# With training.replicates R > 1: the same files of replicate r = 1..R-1 of every trainable
+# model, on its own lists and replicate 0's resample weights (table_replicates reads them).
+
+
+rule replicate_groups:
+    input:
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=rules.replicate.output.topk,
+        raw=groups_raw,
+    output:
+        json="results/{dataset}/groups/{model}/replicates/{replicate}.json",
+        resamples="results/{dataset}/groups/{model}/replicates/{replicate}.parquet",
+    log:
+        "results/logs/replicate_groups/{dataset}_{model}_{replicate}.log",
+    wildcard_constraints:
+        replicate=r"[1-9]\d*",
+        model=one_of(TRAINED_REPLICATES),
+    conda:
+        "../../envs/measures.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        k=config["k"],
+        groups=config["measures"]["groups"],
+        features=config["who"]["features"],
+        resamples=RESAMPLES,
+        seed=config["seed"],
+        source=raw_source,
+    message:
+        "Group measures of replicate {wildcards.replicate} of {wildcards.model} on "
+        "{wildcards.dataset}"
+    script:
+        "../scripts/replicate_groups.py"
 
 
 rule table_groups:
@@ -85,20 +124,30 @@ rule fig_groups:
     input:
         groups=rules.table_groups.output.csv,
         intervals=rules.table_uncertainty.output.intervals,
-        code=DRAWING_CODE,
+        group_tests=rules.table_groups.output.significance,
+        tests=group_figure_tests,
+        taus=rules.table_groups.output.agreement,
+        code=GROUP_FIGURE_CODE,
     output:
         pdf=report(
             "results/figures/groups/{dataset}.pdf",
             caption="../report/fig_groups.rst",
             category="Figures",
-            labels={"figure": "Group against individual unfairness", "format": "PDF"},
+            labels={
+                "figure": "Group against individual unfairness: {dataset}",
+                "format": "PDF",
+            },
         ),
         png=report(
             "results/figures/groups/{dataset}.png",
             caption="../report/fig_groups.rst",
             category="Figures",
-            labels={"figure": "Group against individual unfairness", "format": "PNG"},
+            labels={
+                "figure": "Group against individual unfairness: {dataset}",
+                "format": "PNG",
+            },
         ),
+        reading="results/figures/groups/{dataset}.rst",
     log:
         "results/logs/fig_groups/{dataset}.log",
     conda:
@@ -109,6 +158,7 @@ rule fig_groups:
     params:
         style=config["plots"],
         models=MODELS,
+        replicates=REPLICATES,
     message:
         "Group against individual unfairness of every model on {wildcards.dataset}"
     script:

@@ -142,6 +142,7 @@ rule table_replicates:
     input:
         unpack(per_replicate("measures", prefix="measures:")),
         unpack(per_replicate("uncertainty", prefix="resamples:")),
+        unpack(replicate_group_inputs),
     output:
         values=report(
             "results/tables/replicates.csv",

@@ -23,4 +23,7 @@ with job_log(snakemake):
         significance_csv=out.significance,
         agreement_csv=out.agreement,
         conclusions_csv=out.conclusions,
+        # with the group stage on: "groups:D/M/r", "group_resamples:D/M/r"
+        group_files=steps.named(snakemake.input, prefix="groups:"),
+        group_resamples=steps.named(snakemake.input, prefix="group_resamples:"),
     )

@@ -8,9 +8,16 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from userfair.io import read_stacked_parquet
+from userfair.io import atomic_path, read_stacked_parquet
 from userfair.measures import FAIR
-from userfair.workflow import analysis_figures, figure_style, plots, replicate_figure, tables
+from userfair.workflow import (
+    analysis_figures,
+    figure_style,
+    group_reading,
+    plots,
+    replicate_figure,
+    tables,
+)
 from userfair.workflow import models as models_registry
 from userfair.workflow.steps import Path, only, read_optional_csv
 
@@ -104,11 +111,20 @@ def fig_replicates(
 def fig_groups(
     groups_csv: Path, intervals_csv: Path, pdf: Path, png: Path, *, dataset: str,
     style: dict, models: list[str], measure: str = "UserMAD-P", against: str = "PUF-P-Cos",
+    reading: Path | None = None, group_tests: Path | None = None, tests: Path | None = None,
+    taus: Path | None = None, replicates: int = 1,
 ) -> None:  # fmt: skip
     """Rule fig_groups: each model of ``dataset`` placed by its individual unfairness
     (``against``, x) and its group unfairness (``measure``, y; one panel per grouping),
     with both bootstrap intervals (``intervals_csv``: the uncertainty stage's
-    ``intervals.csv``; the rule runs only with the bootstrap on)."""
+    ``intervals.csv``; the rule runs only with the bootstrap on). With ``reading``: what
+    the figure shows in words (userfair.workflow.group_reading, the report's caption) from
+    the paired comparisons (``group_tests``: groups_significance.csv, ``tests``:
+    significance.csv; with ``replicates`` > 1 both are significance_replicates.csv, over
+    replicates and users) and the tau (``taus``: groups_agreement.csv)."""
+    if reading is not None:
+        _write_reading(reading, dataset, models, group_tests, tests, taus, measure, against,
+                       replicates)  # fmt: skip
     table = pd.read_csv(groups_csv)
     table = table[(table["dataset"] == dataset) & (table["measure"] == measure)]
     individual = pd.read_csv(intervals_csv)
@@ -144,3 +160,30 @@ def fig_groups(
     )
     figure_style.save(fig, pdf, png, look)
     _written(pdf, png)
+
+
+def _write_reading(
+    path: Path, dataset: str, models: list[str], group_tests: Path, tests: Path, taus: Path,
+    measure: str, against: str, replicates: int,
+) -> None:  # fmt: skip
+    """The group figure's reading (rule fig_groups) from the tables of the run."""
+    individual = pd.read_csv(tests)
+    if replicates > 1:  # significance_replicates.csv: "UserMAD-P (activity:0.05)" rows
+        by = individual["measure"].str.extract(r" \((.*)\)$", expand=False)
+        grouped = individual[by.notna()].assign(
+            by=by[by.notna()],
+            measure=individual["measure"][by.notna()].str.replace(r" \(.*\)$", "", regex=True),
+        )
+        individual, source = (
+            individual[by.isna()],
+            f"{replicates} training replicates and the users",
+        )
+    else:
+        grouped, source = pd.read_csv(group_tests), "the bootstrap resamples of the users"
+    text = group_reading.reading(
+        dataset, [models_registry.label(m) for m in models], grouped, individual,
+        pd.read_csv(taus), measure=measure, against=against, source=source,
+        tau_source="the bootstrap resamples of replicate 0's users",
+    )  # fmt: skip
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)

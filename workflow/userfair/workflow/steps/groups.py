@@ -75,6 +75,32 @@ def groups_job(
     return record
 
 
+def label(spec: str, column: str) -> str:
+    """One grouping's group measure or group mean as the tables over replicates name it, as
+    Table 2 labels its group rows: ``UserMAD-P (activity:0.05)``, ``P[active]
+    (activity:0.05)``."""
+    return f"{column} ({spec})"
+
+
+def measure_of(name: str) -> str:
+    """The measure a table row is of, for its direction: ``UserMAD-P (activity:0.05)`` ->
+    ``UserMAD-P``, ``P[active] (activity:0.05)`` -> ``P``; a plain measure name itself."""
+    return name.split("[", 1)[0].split(" (", 1)[0]
+
+
+def labelled(record: dict, resamples: pd.DataFrame) -> tuple[dict[str, float], pd.DataFrame]:
+    """The files of rule groups (``record``: the JSON, ``resamples``: the parquet) as one
+    row of values and the resamples, both with :func:`label` names: every grouping's group
+    measures, then its group means."""
+    points = {
+        label(spec, column): float(value)
+        for spec, grouping in record["groupings"].items()
+        for column, value in grouping["values"].items()
+    }
+    frame = resamples.rename(columns=lambda c: label(*c.split(SEP, 1)))
+    return points, frame.reindex(columns=list(points))
+
+
 def _split(frame: pd.DataFrame, spec: str) -> pd.DataFrame:
     """The columns of one grouping of a resamples file, without the prefix."""
     prefix = f"{spec}{SEP}"

@@ -15,9 +15,10 @@ import pandas as pd
 from userfair import replicates as inference
 from userfair.agreement import oriented
 from userfair.io import read_json, read_parquet, write_csv
-from userfair.measures import NAMES
+from userfair.measures import FAIR_GROUP, NAMES
 from userfair.workflow import reproduction
 from userfair.workflow.steps import Path
+from userfair.workflow.steps.groups import labelled, measure_of
 from userfair.workflow.tables import check_measures, label_models
 
 log = logging.getLogger(__name__)
@@ -46,13 +47,20 @@ def conclusions(
     whether it is below alpha (``beats_runner_up``), ``best_share``: the share of replicates
     r in which the best model is also the best of replicate r (ties count), and, where the
     paper's Table 2 has the row, its best model(s) (``paper_best``) and ``paper_survives``:
-    the paper's best is ours and beats our runner-up after Holm."""
+    the paper's best is ours and beats our runner-up after Holm. A measure of ``measures``
+    a dataset lacks (a grouping of another dataset) is skipped; a group measure's
+    direction is its measure's (``UserMAD-P (activity:0.05)``: lower is fairer)."""
     paper_best = _paper_best(paper) if paper is not None else {}
     rows = []
     for dataset, points in datasets_points.items():
         models = list(points)
         for measure in measures:
-            per_rep = np.array([oriented(measure, points[m][measure].sort_index()) for m in models])
+            if measure not in points[models[0]].columns:
+                continue
+            direction = measure_of(measure)
+            per_rep = np.array(
+                [oriented(direction, points[m][measure].sort_index()) for m in models]
+            )
             means = np.array([np.nanmean(v) if np.isfinite(v).any() else np.nan for v in per_rep])
             if not np.isfinite(means).any() or len(models) < 2:
                 continue
@@ -84,29 +92,36 @@ def table_replicates(
     measure_files: Mapping[str, Path], resample_files: Mapping[str, Path], datasets: list[str],
     models: list[str], replicates: int, *, level: float, seed: int,
     values_csv: Path, variance_csv: Path, scores_csv: Path, significance_csv: Path,
-    agreement_csv: Path, conclusions_csv: Path,
+    agreement_csv: Path, conclusions_csv: Path, group_files: Mapping[str, Path] | None = None,
+    group_resamples: Mapping[str, Path] | None = None,
 ) -> dict:  # fmt: skip
     """Rule table_replicates: from every replicate's measures and bootstrap resamples (keyed
     ``D/M/r``; a model without a seed has replicate 0's files for every r): the values per
     replicate (replicates.csv), where a run's value varies (variance.csv), Table 2 with
     intervals over both sources, the paired comparisons with Holm and the tau intervals
-    (userfair.replicates), and the conclusions that survive (conclusions.csv)."""
+    (userfair.replicates), and the conclusions that survive (conclusions.csv). With the
+    group stage on, ``group_files`` and ``group_resamples`` (rule groups' JSON and parquet
+    of every replicate, keyed ``D/M/r``) add every grouping's group measures and group
+    means (named ``UserMAD-P (activity:0.05)``, ``P[active] (activity:0.05)``) to every
+    table but the tau intervals, and its group measures to the conclusions."""
     values, shares, summaries, comparisons, taus, all_points = [], [], [], [], [], {}
+    grouped = []
     for dataset in datasets:
         resamples, points = {}, {}
+        names = _read_replicates(
+            dataset, models, replicates, measure_files, resample_files, group_files or {},
+            group_resamples or {}, resamples, points,
+        )  # fmt: skip
+        grouped += [n for n in names if n not in grouped and measure_of(n) in FAIR_GROUP]
         for model in models:
-            keys = [f"{dataset}/{model}/{r}" for r in range(replicates)]
-            records = [check_measures(read_json(measure_files[k]), measure_files[k]) for k in keys]
-            frames = [read_parquet(resample_files[k]) for k in keys]
-            resamples[model], points[model] = inference.stack(
-                frames, [{m: r[m] for m in NAMES} for r in records]
-            )
             long = points[model].reset_index().melt(id_vars="replicate", var_name="measure")
             values.append(long.assign(dataset=dataset, model=model))
         all_points[dataset] = points
-        shares.append(inference.variance(resamples, points).assign(dataset=dataset))
-        summaries.append(inference.summary(resamples, points, level).assign(dataset=dataset))
-        comparisons.append(inference.significance(resamples, points, level).assign(dataset=dataset))
+        shares.append(inference.variance(resamples, points, names).assign(dataset=dataset))
+        summaries.append(inference.summary(resamples, points, level, names).assign(dataset=dataset))
+        comparisons.append(
+            inference.significance(resamples, points, level, names).assign(dataset=dataset)
+        )
         taus.append(
             inference.tau_intervals(resamples, points, level, seed=seed).assign(dataset=dataset)
         )
@@ -119,7 +134,9 @@ def table_replicates(
         "scores": pd.concat(summaries, ignore_index=True),
         "significance": compared,
         "agreement": pd.concat(taus, ignore_index=True),
-        "conclusions": conclusions(all_points, compared, reproduction.paper_table(2)),
+        "conclusions": conclusions(
+            all_points, compared, reproduction.paper_table(2), NAMES + tuple(grouped)
+        ),
     }
     paths = {
         "values": values_csv, "variance": variance_csv, "scores": scores_csv,
@@ -131,3 +148,41 @@ def table_replicates(
         write_csv(label_models(frame[first]), paths[name])  # U-KNN, as every table
     log.info("conclusions over %d replicates:\n%s", replicates, out["conclusions"].to_string())
     return out
+
+
+def _read_replicates(
+    dataset, models, replicates, measure_files, resample_files, group_files, group_resamples,
+    resamples, points,
+) -> list[str]:  # fmt: skip
+    """Fill ``resamples[model]`` and ``points[model]`` (userfair.replicates.stack) of one
+    dataset from every replicate's files, the group columns beside the measures when
+    ``group_files`` has them; return the measure names, :data:`NAMES` first. A group a
+    replicate lacks (dropped: no evaluated user) is NaN there."""
+    frames, rows = {}, {}
+    for model in models:
+        keys = [f"{dataset}/{model}/{r}" for r in range(replicates)]
+        records = [check_measures(read_json(measure_files[k]), measure_files[k]) for k in keys]
+        frames[model] = [read_parquet(resample_files[k]) for k in keys]
+        rows[model] = [{m: r[m] for m in NAMES} for r in records]
+        for i, key in enumerate(keys if _has_groups(group_files, keys) else ()):
+            extra, frame = labelled(read_json(group_files[key]), read_parquet(group_resamples[key]))
+            rows[model][i].update(extra)
+            frames[model][i] = frames[model][i].join(frame)
+    names = list(dict.fromkeys(n for model in models for row in rows[model] for n in row))
+    for model in models:
+        resamples[model], points[model] = inference.stack(
+            [frame.reindex(columns=names) for frame in frames[model]], rows[model]
+        )
+    return names
+
+
+def _has_groups(files: Mapping[str, Path], keys: list[str]) -> bool:
+    """Whether ``files`` has every key of ``keys`` (none: the group stage is off); some but
+    not all is an error naming the first missing."""
+    missing = [k for k in keys if k not in files]
+    if files and missing:
+        raise ValueError(
+            f"no groups file named {missing[0]!r}: the group stage's inputs of "
+            "table_replicates must cover every dataset, model and replicate"
+        )
+    return not missing
