@@ -48,6 +48,8 @@ PRODUCERS = {
     "results/{dataset}/uncertainty/{model}/replicates/{replicate}.parquet": (
         "replicate_uncertainty"
     ),
+    "results/{dataset}/groups/{model}/replicates/{replicate}.json": "replicate_groups",
+    "results/{dataset}/groups/{model}/replicates/{replicate}.parquet": "replicate_groups",
     "results/{dataset}/models/{model}/user_vectors.parquet": "user_vectors",
     "results/run.json": "run_config",
 }
