@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -73,38 +75,143 @@ def spread_sums(scores: np.ndarray) -> np.ndarray:
     return (ordered * weights).sum(axis=1)
 
 
+@dataclass(frozen=True)
+class RowSums:
+    """What one row range ``start:stop`` of the streamed route gives for PUF with the
+    scores (q, m) and one similarity: ``sums`` (q,) of s |S_u - S_v| over its pairs u < v
+    (s raw), the raw minimum ``lo`` and maximum ``hi`` over the pairs it stores (+-inf when
+    none) and their number ``visited``. Ranges that tile 0:m :func:`combine` into the
+    whole; :func:`finish` turns the whole into PUF."""
+
+    start: int
+    stop: int
+    sums: tuple[float, ...]
+    lo: float
+    hi: float
+    visited: int
+
+    def record(self) -> dict:
+        """A JSON-ready dict (+-inf as strings; :meth:`of_record` reads it back)."""
+        return {
+            "start": self.start, "stop": self.stop, "sums": list(self.sums),
+            "lo": repr(self.lo), "hi": repr(self.hi), "visited": self.visited,
+        }  # fmt: skip
+
+    @classmethod
+    def of_record(cls, record: dict) -> RowSums:
+        return cls(
+            int(record["start"]), int(record["stop"]), tuple(float(x) for x in record["sums"]),
+            float(record["lo"]), float(record["hi"]), int(record["visited"]),
+        )  # fmt: skip
+
+
+def combine(parts: Sequence[RowSums]) -> RowSums:
+    """The :class:`RowSums` of consecutive row ranges together (in row order: the sums are
+    added in that order); ValueError when they do not follow one another."""
+    parts = sorted(parts, key=lambda part: part.start)
+    if not parts:
+        raise ValueError("no row range to combine")
+    for before, after in zip(parts, parts[1:]):
+        if before.stop != after.start or len(before.sums) != len(after.sums):
+            raise ValueError(
+                f"row ranges {before.start}:{before.stop} and {after.start}:{after.stop} "
+                "do not follow one another (or hold other scores)"
+            )
+    sums = np.zeros(len(parts[0].sums))
+    for part in parts:
+        sums += np.asarray(part.sums)
+    return RowSums(
+        parts[0].start, parts[-1].stop, tuple(float(x) for x in sums),
+        float(min(part.lo for part in parts)), float(max(part.hi for part in parts)),
+        sum(part.visited for part in parts),
+    )  # fmt: skip
+
+
+def _rows_per_block(m: int, block_size: int) -> int:
+    return max(1, min(block_size, BLOCK_ENTRIES // max(m, 1)))
+
+
+def row_sums(
+    block,
+    scores: np.ndarray,
+    start: int = 0,
+    stop: int | None = None,
+    block_size: int = BLOCK_SIZE,
+) -> RowSums:
+    """:class:`RowSums` of the users ``start:stop`` (default all) with the similarity of
+    ``block`` (a block function of ``userfair.similarities``) and the scores (q, m).
+
+    A cosine of sparse rows (``similarities.CosineBlocks``: Cos, RCos) is folded by one
+    compiled kernel that walks the items each user shares with later users (no block is
+    built), a cosine of dense rows (Vec, Genre) by one that makes each pair's dot product
+    in cache-sized tiles; any other block function goes through its blocks."""
+    q, m = scores.shape
+    stop = m if stop is None else stop
+    if not 0 <= start <= stop <= m:
+        raise ValueError(f"row range {start}:{stop} outside 0:{m}")
+    _kernels.use_job_cores()
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    rows_per_block = _rows_per_block(m, block_size)
+    sums, lo, hi, visited = np.zeros(q), math.inf, -math.inf, 0
+    cosine = isinstance(block, similarities.CosineBlocks)
+    if cosine and block.sparse:
+        unit, columns = block.unit, block.columns
+        arguments = (
+            unit.indptr.astype(np.int64), unit.indices.astype(np.int64), unit.data,
+            columns.indptr.astype(np.int64), columns.indices.astype(np.int64), columns.data,
+        )  # fmt: skip
+    threads = numba.get_num_threads()
+    for a, b in blocks(stop - start, rows_per_block):
+        first, last = start + a, start + b
+        if cosine and block.sparse:
+            out = kern.sparse_cosine_rows(*arguments, first, last, scores, threads)
+        elif cosine:
+            out = kern.dense_cosine_rows(block.unit, first, last, scores, threads)
+        else:
+            rows = block(first, last)
+            if sp.issparse(rows):
+                rows = sp.csr_matrix(rows)
+                out = kern.sparse_rows(
+                    rows.indptr.astype(np.int64),
+                    rows.indices.astype(np.int64),
+                    np.asarray(rows.data, dtype=np.float64),
+                    first,
+                    scores,
+                )
+            else:
+                rows = np.ascontiguousarray(rows, dtype=np.float64)
+                out = kern.dense_rows(rows, first, scores)
+        sums += out[:, :q].sum(axis=0)
+        lo, hi = min(lo, out[:, q].min()), max(hi, out[:, q + 1].max())
+        visited += int(out[:, q + 2].sum())
+    return RowSums(start, stop, tuple(float(x) for x in sums), float(lo), float(hi), visited)
+
+
+def finish(whole: RowSums, scores: np.ndarray) -> np.ndarray:
+    """(q,) PUF of each row of ``scores`` (q, m) from the :class:`RowSums` of all rows
+    0:m; NaN for m < 2."""
+    q, m = scores.shape
+    if m < 2:
+        return np.full(q, math.nan)
+    if (whole.start, whole.stop) != (0, m) or len(whole.sums) != q:
+        raise ValueError(f"the sums cover rows {whole.start}:{whole.stop} of 0:{m}")
+    pairs = m * (m - 1) // 2
+    lo, hi = whole.lo, whole.hi
+    if whole.visited < pairs:  # the pairs no block stores have s = 0
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if hi == lo:
+        return np.zeros(q)
+    sums = np.asarray(whole.sums)
+    return (sums - lo * spread_sums(np.asarray(scores, dtype=np.float64))) / (hi - lo) / pairs
+
+
 def streamed_puf(block, scores: np.ndarray, block_size: int = BLOCK_SIZE) -> np.ndarray:
     """(q,) PUF of each row of ``scores`` (q, m) with the similarity of ``block``, in row
     blocks of at most :data:`BLOCK_ENTRIES` entries; NaN for m < 2."""
     q, m = scores.shape
     if m < 2:
         return np.full(q, math.nan)
-    _kernels.use_job_cores()
-    scores = np.ascontiguousarray(scores, dtype=np.float64)
-    rows_per_block = max(1, min(block_size, BLOCK_ENTRIES // m))
-    sums, lo, hi, visited = np.zeros(q), math.inf, -math.inf, 0
-    for start, stop in blocks(m, rows_per_block):
-        rows = block(start, stop)
-        if sp.issparse(rows):
-            rows = sp.csr_matrix(rows)
-            out = kern.sparse_rows(
-                rows.indptr.astype(np.int64),
-                rows.indices.astype(np.int64),
-                np.asarray(rows.data, dtype=np.float64),
-                start,
-                scores,
-            )
-        else:
-            out = kern.dense_rows(np.ascontiguousarray(rows, dtype=np.float64), start, scores)
-        sums += out[:, :q].sum(axis=0)
-        lo, hi = min(lo, out[:, q].min()), max(hi, out[:, q + 1].max())
-        visited += int(out[:, q + 2].sum())
-    pairs = m * (m - 1) // 2
-    if visited < pairs:  # the pairs no block stores have s = 0
-        lo, hi = min(lo, 0.0), max(hi, 0.0)
-    if hi == lo:
-        return np.zeros(q)
-    return (sums - lo * spread_sums(scores)) / (hi - lo) / pairs
+    return finish(row_sums(block, scores, 0, m, block_size), scores)
 
 
 def evaluate_variants(
