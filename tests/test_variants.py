@@ -334,3 +334,27 @@ def test_row_ranges_combine_to_the_whole(tmp_path, name):
         variants.combine([parts[0], parts[2]])
     with pytest.raises(ValueError, match="cover rows"):
         variants.finish(variants.combine(parts[:2]), stacked)
+
+
+def test_scattered_sums_give_the_streamed_measures(tmp_path):
+    # range_sums over parts, gathered: evaluate_variants with them equals its own pass
+    inputs, vectors, values = expected(5, tmp_path, m=40)
+    names = ["vec", "genre"]
+    m = len(inputs.users)
+    cuts = [0, 9, 10, m]
+    parts = [
+        variants.range_sums(inputs, 10, names, vectors, a, b, block_size=5)
+        for a, b in zip(cuts, cuts[1:])
+    ]
+    gathered = {name: variants.combine([part[name] for part in parts]) for name in parts[0]}
+    assert set(gathered) == {"cos", "jacc", "rcos", "vec", "genre"}
+    got, seconds = variants.evaluate_variants(inputs, 10, names, vectors, "stream", sums=gathered)
+    own, _ = variants.evaluate_variants(inputs, 10, names, vectors, "stream")
+    for key in OPT_IN:
+        assert got[key] == pytest.approx(values[key], rel=1e-9, abs=1e-12), key
+        assert got[key] == pytest.approx(own[key], rel=1e-12, abs=1e-15), key
+    assert seconds["similarity-vec"] >= sum(part["vec"].seconds for part in parts)
+    with pytest.raises(ValueError, match="lack the similarity 'jacc'"):
+        variants.evaluate_variants(
+            inputs, 10, names, vectors, "stream", sums={"cos": gathered["cos"]}
+        )

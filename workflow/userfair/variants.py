@@ -80,8 +80,8 @@ class RowSums:
     """What one row range ``start:stop`` of the streamed route gives for PUF with the
     scores (q, m) and one similarity: ``sums`` (q,) of s |S_u - S_v| over its pairs u < v
     (s raw), the raw minimum ``lo`` and maximum ``hi`` over the pairs it stores (+-inf when
-    none) and their number ``visited``. Ranges that tile 0:m :func:`combine` into the
-    whole; :func:`finish` turns the whole into PUF."""
+    none) and their number ``visited``; ``seconds``: the pass's wall time. Ranges that
+    tile 0:m :func:`combine` into the whole; :func:`finish` turns the whole into PUF."""
 
     start: int
     stop: int
@@ -89,12 +89,14 @@ class RowSums:
     lo: float
     hi: float
     visited: int
+    seconds: float = 0.0
 
     def record(self) -> dict:
         """A JSON-ready dict (+-inf as strings; :meth:`of_record` reads it back)."""
         return {
             "start": self.start, "stop": self.stop, "sums": list(self.sums),
             "lo": repr(self.lo), "hi": repr(self.hi), "visited": self.visited,
+            "seconds": self.seconds,
         }  # fmt: skip
 
     @classmethod
@@ -102,6 +104,7 @@ class RowSums:
         return cls(
             int(record["start"]), int(record["stop"]), tuple(float(x) for x in record["sums"]),
             float(record["lo"]), float(record["hi"]), int(record["visited"]),
+            float(record.get("seconds", 0.0)),
         )  # fmt: skip
 
 
@@ -123,7 +126,7 @@ def combine(parts: Sequence[RowSums]) -> RowSums:
     return RowSums(
         parts[0].start, parts[-1].stop, tuple(float(x) for x in sums),
         float(min(part.lo for part in parts)), float(max(part.hi for part in parts)),
-        sum(part.visited for part in parts),
+        sum(part.visited for part in parts), sum(part.seconds for part in parts),
     )  # fmt: skip
 
 
@@ -149,6 +152,7 @@ def row_sums(
     stop = m if stop is None else stop
     if not 0 <= start <= stop <= m:
         raise ValueError(f"row range {start}:{stop} outside 0:{m}")
+    clock = time.perf_counter()
     _kernels.use_job_cores()
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     rows_per_block = _rows_per_block(m, block_size)
@@ -184,7 +188,10 @@ def row_sums(
         sums += out[:, :q].sum(axis=0)
         lo, hi = min(lo, out[:, q].min()), max(hi, out[:, q + 1].max())
         visited += int(out[:, q + 2].sum())
-    return RowSums(start, stop, tuple(float(x) for x in sums), float(lo), float(hi), visited)
+    seconds = time.perf_counter() - clock
+    return RowSums(
+        start, stop, tuple(float(x) for x in sums), float(lo), float(hi), visited, seconds
+    )
 
 
 def finish(whole: RowSums, scores: np.ndarray) -> np.ndarray:
@@ -214,6 +221,41 @@ def streamed_puf(block, scores: np.ndarray, block_size: int = BLOCK_SIZE) -> np.
     return finish(row_sums(block, scores, 0, m, block_size), scores)
 
 
+def _scored(inputs, names: Sequence[str]) -> list[tuple[str, str, list[str]]]:
+    """(similarity name, label, scores) of each similarity the opt-in measures read."""
+    wanted = names_of(inputs, names)
+    out = []
+    for name in chosen(inputs, names):
+        label = similarities.REGISTRY[name].label
+        scores = [s for s in PUF_SCORES if puf_name(s, label) in wanted]
+        if scores:
+            out.append((name, label, scores))
+    return out
+
+
+def range_sums(
+    inputs,
+    k: int = 10,
+    names: Sequence[str] = (),
+    vectors: np.ndarray | None = None,
+    start: int = 0,
+    stop: int | None = None,
+    block_size: int = BLOCK_SIZE,
+) -> dict[str, RowSums]:
+    """The streamed route's :class:`RowSums` of the users ``start:stop`` for every
+    similarity the opt-in measures of (inputs, names) read, keyed by its registry name,
+    its scores in ``PUF_SCORES`` order: one part of a scattered pass, gathered with
+    :func:`combine` and given to :func:`evaluate_variants` as ``sums``."""
+    data = similarities.SimilarityData.of(inputs, vectors)
+    scores = per_user_scores(inputs, k)
+    out = {}
+    for name, _, chosen_scores in _scored(inputs, names):
+        block = similarities.block_function(name, data)
+        stacked = np.stack([scores[s] for s in chosen_scores])
+        out[name] = row_sums(block, stacked, start, stop, block_size)
+    return out
+
+
 def evaluate_variants(
     inputs,
     k: int = 10,
@@ -221,12 +263,15 @@ def evaluate_variants(
     vectors: np.ndarray | None = None,
     route: str = "dense",
     block_size: int = BLOCK_SIZE,
+    sums: dict[str, RowSums] | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """(values, seconds) of the opt-in measures :func:`names_of` (inputs, names) lists, on
     ``route`` (``dense`` or ``stream``). ``vectors``: (m, d) user vectors in canonical
     order (``similarities.read_user_vectors``), needed by ``vec``. ``seconds``: each
     measure's time, plus ``similarity-NAME`` per similarity (on the streamed route the
-    pass over its blocks, credited to its PUF measures as well)."""
+    pass over its blocks, credited to its PUF measures as well). ``sums``: on the streamed
+    route, the gathered :func:`range_sums` of every row (a scattered pass) instead of a
+    pass here; their seconds are the parts' summed."""
     if route not in ("dense", "stream"):
         raise ValueError(f"route must be 'dense' or 'stream', got {route!r}")
     wanted = names_of(inputs, names)
@@ -243,21 +288,27 @@ def evaluate_variants(
             clock = time.perf_counter()
             values[key] = function(scores["gNDCG"])
             seconds[key] = time.perf_counter() - clock
-    for name in chosen(inputs, names):
-        label = similarities.REGISTRY[name].label
-        wanted_scores = [s for s in PUF_SCORES if puf_name(s, label) in wanted]
-        if not wanted_scores:
-            continue
+    if sums is not None and route != "stream":
+        raise ValueError("gathered sums are the streamed route's: give route='stream'")
+    for name, label, wanted_scores in _scored(inputs, names):
         clock = time.perf_counter()
-        block = similarities.block_function(name, data)
         if route == "stream":
             stacked = np.stack([scores[s] for s in wanted_scores])
-            found = streamed_puf(block, stacked, block_size)
-            seconds[f"similarity-{name}"] = elapsed = time.perf_counter() - clock
+            if sums is None:
+                block = similarities.block_function(name, data)
+                whole = row_sums(block, stacked, 0, m, block_size)
+            elif name not in sums:
+                raise ValueError(f"the gathered sums lack the similarity {name!r}")
+            else:
+                whole = sums[name]
+            found = finish(whole, stacked)
+            elapsed = time.perf_counter() - clock + (0.0 if sums is None else whole.seconds)
+            seconds[f"similarity-{name}"] = elapsed
             for score, value in zip(wanted_scores, found):
                 values[puf_name(score, label)] = float(value)
                 seconds[puf_name(score, label)] = elapsed
             continue
+        block = similarities.block_function(name, data)
         sim = dense_similarity(block, m, block_size)
         seconds[f"similarity-{name}"] = time.perf_counter() - clock
         for score in wanted_scores:
