@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from userfair import _kernels, effectiveness, fairness, graded, similarities
 from userfair import _variant_kernels as kern
 from userfair._backend import blocks
-from userfair.measures import PUF_SCORES, optional_names, puf_name
+from userfair.measures import EFF_GRADED, FAIR_GRADED, PUF_SCORES, optional_names, puf_name
 from userfair.similarity import BLOCK_SIZE, min_max
 
 #: Entries of the largest (rows, m) similarity block the streamed route holds (256 MiB).
@@ -221,9 +221,10 @@ def streamed_puf(block, scores: np.ndarray, block_size: int = BLOCK_SIZE) -> np.
     return finish(row_sums(block, scores, 0, m, block_size), scores)
 
 
-def _scored(inputs, names: Sequence[str]) -> list[tuple[str, str, list[str]]]:
-    """(similarity name, label, scores) of each similarity the opt-in measures read."""
-    wanted = names_of(inputs, names)
+def _scored(inputs, names: Sequence[str], wanted=None) -> list[tuple[str, str, list[str]]]:
+    """(similarity name, label, scores) of each similarity the opt-in measures ``wanted``
+    (default: all of (inputs, names)) read."""
+    wanted = names_of(inputs, names) if wanted is None else wanted
     out = []
     for name in chosen(inputs, names):
         label = similarities.REGISTRY[name].label
@@ -264,6 +265,7 @@ def evaluate_variants(
     route: str = "dense",
     block_size: int = BLOCK_SIZE,
     sums: dict[str, RowSums] | None = None,
+    only: Sequence[str] | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """(values, seconds) of the opt-in measures :func:`names_of` (inputs, names) lists, on
     ``route`` (``dense`` or ``stream``). ``vectors``: (m, d) user vectors in canonical
@@ -271,17 +273,23 @@ def evaluate_variants(
     measure's time, plus ``similarity-NAME`` per similarity (on the streamed route the
     pass over its blocks, credited to its PUF measures as well). ``sums``: on the streamed
     route, the gathered :func:`range_sums` of every row (a scattered pass) instead of a
-    pass here; their seconds are the parts' summed."""
+    pass here; their seconds are the parts' summed. ``only``: compute only these of the
+    names (e.g. the metrics a RecBole config asks for); ValueError for one not among them."""
     if route not in ("dense", "stream"):
         raise ValueError(f"route must be 'dense' or 'stream', got {route!r}")
     wanted = names_of(inputs, names)
+    if only is not None:
+        unknown = [name for name in only if name not in wanted]
+        if unknown:
+            raise ValueError(f"{unknown} are not among the opt-in measures {list(wanted)}")
+        wanted = tuple(name for name in wanted if name in only)
     data = similarities.SimilarityData.of(inputs, vectors)
     m = len(inputs.users)
     values: dict[str, float] = {}
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
     scores = per_user_scores(inputs, k)
-    if inputs.grades is not None:
+    if inputs.grades is not None and set(EFF_GRADED + FAIR_GRADED) & set(wanted):
         seconds["gNDCG"] = time.perf_counter() - clock
         values["gNDCG"] = float(scores["gNDCG"].mean()) if m else math.nan
         for key, function in (("SD-gNDCG", fairness.sd), ("Gini-gNDCG", fairness.gini)):
@@ -290,7 +298,7 @@ def evaluate_variants(
             seconds[key] = time.perf_counter() - clock
     if sums is not None and route != "stream":
         raise ValueError("gathered sums are the streamed route's: give route='stream'")
-    for name, label, wanted_scores in _scored(inputs, names):
+    for name, label, wanted_scores in _scored(inputs, names, wanted):
         clock = time.perf_counter()
         if route == "stream":
             stacked = np.stack([scores[s] for s in wanted_scores])
