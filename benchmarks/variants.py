@@ -2,7 +2,7 @@
 the cosine; results go to docs/performance.md#other-similarities.
 
     python benchmarks/variants.py [--qk] [--sizes 5000 10000 20000] [--dims 64]
-        [--genres 20] [--repeat 3] [--json out.json]
+        [--genres 20] [--repeat 3] [--dense-max 20000] [--json out.json]
 
 Inputs: ``benchmarks/streaming.py``'s synthetic QK-video-like split (20,000 items,
 power-law popularity, about 19 train items per user, every user evaluated), plus a grade
@@ -14,7 +14,8 @@ one after the other:
 - the streamed route (one row pass per similarity, the three scores P, NDCG and gNDCG
   together): ``cos-pass-one`` (``streaming.pass_one``, the paper's route for Cos and
   Jacc), then ``cos``, ``rcos``, ``vec``, ``genre`` through ``variants.streamed_puf``;
-- the dense route (up to 20,000 users, the size the workflow streams above):
+- the dense route (up to ``--dense-max`` users, default 20,000, the size the workflow
+  streams above):
   ``dense-cos-paper`` (``similarity.compute("cos")``, the (m, m) normalised cosine the
   paper's measures read), then ``dense-cos``, ``dense-rcos``, ``dense-vec``,
   ``dense-genre`` (``variants.dense_similarity``, the same matrix of each).
@@ -74,7 +75,13 @@ QK_VIDEO = (4_656, 6_423, 51_379)
 
 
 def run(
-    m: int, dims: int, genres: int, items: int | None = None, mean: float = 20.0, repeat: int = 1
+    m: int,
+    dims: int,
+    genres: int,
+    items: int | None = None,
+    mean: float = 20.0,
+    repeat: int = 1,
+    dense_max: int = 20_000,
 ) -> dict:
     from userfair import similarities, similarity, streaming, variants
 
@@ -94,7 +101,7 @@ def run(
     record("cos-pass-one", streaming.pass_one, inputs.train_of_evaluated(), users=inputs.users)
     for name in ("cos", "rcos", "vec", "genre"):
         record(name, variants.streamed_puf, similarities.block_function(name, data), stacked)
-    if m <= 20_000:
+    if m <= dense_max:
         rows = inputs.train_of_evaluated()
         record("dense-cos-paper", similarity.compute, "cos", rows, inputs.users)
         for name in ("cos", "rcos", "vec", "genre"):
@@ -115,6 +122,9 @@ def main() -> int:
     parser.add_argument("--dims", type=int, default=64)
     parser.add_argument("--genres", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3, help="keep the fastest of N calls")
+    parser.add_argument(
+        "--dense-max", type=int, default=20_000, help="time the dense route up to N users"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     print(json.dumps(machine()))
@@ -123,11 +133,19 @@ def main() -> int:
     if args.qk:
         users, items, interactions = QK_VIDEO
         # the synthetic split holds about 1.25 train sizes per user, at least 5 + 1
-        result = run(users, args.dims, args.genres, items, interactions / users / 1.25, args.repeat)
+        result = run(
+            users,
+            args.dims,
+            args.genres,
+            items,
+            interactions / users / 1.25,
+            args.repeat,
+            args.dense_max,
+        )
         runs.append(result)
         print(json.dumps(result))
     for m in args.sizes:
-        result = run(m, args.dims, args.genres, repeat=args.repeat)
+        result = run(m, args.dims, args.genres, repeat=args.repeat, dense_max=args.dense_max)
         runs.append(result)
         print(json.dumps(result))
     if args.json is not None:

@@ -9,10 +9,14 @@
 
 :func:`register` adds ``SD_P``, ``SD_NDCG``, ``Gini_P``, ``Gini_NDCG``, ``ME``, ``MME``,
 ``PEU``, ``UF``, ``PUF_P_Cos``, ``PUF_P_Jacc``, ``PUF_NDCG_Cos`` and ``PUF_NDCG_Jacc``
-(:data:`METRICS`; case-insensitive, as RecBole's own names) to RecBole's metric registry,
-marks them lower-is-better (so ``valid_metric: PUF_P_Cos@10`` stops early and ranks
-``run_hyper`` trials on the smallest value) and applies the runtime fixes RecBole 1.2.1 needs
-(:mod:`userfair.recbole_patches`, the one place for them).
+(:data:`METRICS`; case-insensitive, as RecBole's own names), the group measures
+(:data:`GROUP_METRICS`) and the opt-in ones (:data:`OPT_IN_METRICS`: gNDCG, SD_gNDCG,
+Gini_gNDCG and the PUF variants such as PUF_gNDCG_RCos, computed with ``userfair_grade``,
+``userfair_user_vectors``, ``userfair_item_features``; docs/recbole.md#opt-in-measures) to
+RecBole's metric registry, marks the fairness ones lower-is-better (so ``valid_metric:
+PUF_P_Cos@10`` stops early and ranks ``run_hyper`` trials on the smallest value) and
+applies the runtime fixes RecBole 1.2.1 needs (:mod:`userfair.recbole_patches`, the one
+place for them).
 
 The values are those of :func:`userfair.evaluate.evaluate` with its defaults
 (docs/method.md): the evaluated users are the users of RecBole's full-sort evaluation (the
