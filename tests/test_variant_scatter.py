@@ -1,6 +1,7 @@
 """The streamed route of the opt-in measures scattered as the 18 are (docs/measures.md
 #in-the-workflow): the real steps of pairs_part, pairs, measure_sums (parts i-of-N) and
-measures, in-process on a random graded split, against the dense route's measures."""
+measures, in-process on a random graded split, against the dense route's measures; and
+once through the real rules on a copy of the tiny run."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.io import InputError, write_inter, write_json
+from userfair.inputs import load_inputs
+from userfair.io import InputError, read_json, write_inter, write_json
 from userfair.measures import NAMES, OPT_IN
+from userfair.variants import evaluate_variants
 from userfair.workflow.steps import measures as steps
 
+from conftest import copy_run, snakemake
 from measures_data import graded_split, write_item_file
 
 SETTINGS = {"k": 10, "block_size": 7, "device": "cpu"}
@@ -105,3 +109,37 @@ def test_a_part_without_the_opt_in_sums_is_named(split, tmp_path):
     write_json({"kind": "pass-two"}, part)
     with pytest.raises(InputError, match=f"{part}: no opt-in PUF sums.*measure_sums"):
         steps.gathered_variants([str(part)])
+
+
+@pytest.mark.slow
+def test_scattered_opt_in_measures_in_the_workflow(tiny_run, tmp_path):
+    """The real rules on a copy of the tiny run: streamed in two parts with the genre
+    similarity, each measure_sums part holds its rows' opt-in sums and the measures file
+    equals the dense route (the tiny run's 18, the opt-in ones computed here)."""
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
+    config = (
+        'measures={"similarities": ["cos", "jacc", "genre"], "device": "cpu", '
+        '"stream_above": 0, "scatter": 2}'
+    )
+    target = "results/ml-100k/measures/UserKNN.json"
+    snakemake(repo, "--directory", ".test", "--cores", "2", target, "--config", config)
+    results = test_dir / "results" / "ml-100k"
+    parts = sorted((results / "measures" / "UserKNN" / "sums").glob("*-of-2.json"))
+    assert len(parts) == 2
+    records = [json.loads(path.read_text())["variants"]["genre"] for path in parts]
+    assert records[0]["start"] == 0 and records[0]["stop"] == records[1]["start"]
+    written = read_json(results / "measures" / "UserKNN.json")
+    default = read_json(tiny_run.test_dir / "results" / "ml-100k" / "measures" / "UserKNN.json")
+    for name in NAMES:
+        if default[name] is not None:
+            assert written[name] == pytest.approx(default[name], rel=1e-9, abs=1e-12), name
+    data = results / "data"
+    inputs = load_inputs(
+        data / "ml-100k.train.inter", data / "ml-100k.test.inter",
+        results / "models" / "UserKNN" / "topk.parquet", valid=data / "ml-100k.valid.inter",
+        item_features=data / "ml-100k.item",
+    )  # fmt: skip
+    dense, _ = evaluate_variants(inputs, 10, ["genre"], route="dense")
+    assert list(dense) == ["PUF-P-Genre", "PUF-NDCG-Genre"]
+    for name, value in dense.items():
+        assert written[name] == pytest.approx(value, rel=1e-9, abs=1e-12), name
