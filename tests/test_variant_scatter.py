@@ -117,12 +117,14 @@ def test_scattered_opt_in_measures_in_the_workflow(tiny_run, tmp_path):
     similarity, each measure_sums part holds its rows' opt-in sums and the measures file
     equals the dense route (the tiny run's 18, the opt-in ones computed here)."""
     repo, test_dir = copy_run(tiny_run, tmp_path / "run")
-    config = (
-        'measures={"similarities": ["cos", "jacc", "genre"], "device": "cpu", '
-        '"stream_above": 0, "scatter": 2}'
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(
+        "measures:\n  similarities: [cos, jacc, genre]\n  device: cpu\n"
+        "  stream_above: 0\n  scatter: 2\n"
     )
     target = "results/ml-100k/measures/UserKNN.json"
-    snakemake(repo, "--directory", ".test", "--cores", "2", target, "--config", config)
+    configs = ("--configfile", str(overlay))
+    snakemake(repo, "--directory", ".test", "--cores", "2", target, *configs)
     results = test_dir / "results" / "ml-100k"
     parts = sorted((results / "measures" / "UserKNN" / "sums").glob("*-of-2.json"))
     assert len(parts) == 2
