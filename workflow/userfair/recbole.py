@@ -265,14 +265,15 @@ def collected_inputs(dataobject, k: int) -> Inputs:
 def compute(dataobject, topk: list[int], wanted: list[str], settings: dict) -> dict:
     """``{k: {measure: value}}`` of the ``wanted`` measures at every ``k`` of ``topk``."""
     results = {}
-    groups = None
+    groups = genres = None
     for k in topk:
         inputs = collected_inputs(dataobject, k)
         train = dataobject.get(NEED_TRAIN)
         if groups is None and set(wanted) & set(FAIR_GROUP):
             groups = recbole_groups(inputs, train, settings)
-        if settings.get("userfair_item_features"):
-            inputs = replace(inputs, genres=item_genres(settings, train))
+        if settings.get("userfair_item_features"):  # read once per evaluation
+            genres = item_genres(settings, train) if genres is None else genres
+            inputs = replace(inputs, genres=genres)
         results[k] = measures(
             inputs, k, wanted, settings, cache_key=train.serial, groups=groups,
             user_tokens=train.user_tokens,
