@@ -317,7 +317,7 @@ def test_row_ranges_combine_to_the_whole(tmp_path, name):
     scores = variants.per_user_scores(inputs, 10)
     stacked = np.stack([scores[s] for s in ("P", "NDCG", "gNDCG")])
     m = stacked.shape[1]
-    cuts = [0, 5, 6, 23, m]
+    cuts = [0, 5, 5, 6, 23, m]  # an empty range too (more parts than rows can give one)
     parts = [
         variants.RowSums.of_record(
             json.loads(json.dumps(variants.row_sums(block, stacked, a, b, 4).record()))
@@ -331,7 +331,7 @@ def test_row_ranges_combine_to_the_whole(tmp_path, name):
         assert value == pytest.approx(values[f"PUF-{score}-{label}"], rel=1e-9, abs=1e-12)
     np.testing.assert_allclose(got, variants.streamed_puf(block, stacked), rtol=1e-12)
     with pytest.raises(ValueError, match="do not follow"):
-        variants.combine([parts[0], parts[2]])
+        variants.combine([parts[0], parts[3]])
     with pytest.raises(ValueError, match="cover rows"):
         variants.finish(variants.combine(parts[:2]), stacked)
 

@@ -111,7 +111,7 @@ class RowSums:
 def combine(parts: Sequence[RowSums]) -> RowSums:
     """The :class:`RowSums` of consecutive row ranges together (in row order: the sums are
     added in that order); ValueError when they do not follow one another."""
-    parts = sorted(parts, key=lambda part: part.start)
+    parts = sorted(parts, key=lambda part: (part.start, part.stop))  # empty ones first
     if not parts:
         raise ValueError("no row range to combine")
     for before, after in zip(parts, parts[1:]):
