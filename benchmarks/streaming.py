@@ -51,21 +51,21 @@ def peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kB -> GiB (Linux)
 
 
-def synthetic(m: int, mean_train: float, seed: int = 0):
+def synthetic(m: int, mean_train: float, seed: int = 0, n_items: int = ITEMS):
     """``userfair.inputs.Inputs`` of ``m`` evaluated users (see the module docstring)."""
     from userfair.inputs import Inputs
 
     rng = np.random.default_rng(seed)
-    popularity = 1.0 / (np.arange(ITEMS) + 10.0) ** 0.9
+    popularity = 1.0 / (np.arange(n_items) + 10.0) ** 0.9
     popularity = rng.permutation(popularity / popularity.sum())
     sigma = 0.8
     train_size = np.maximum(5, rng.lognormal(np.log(mean_train) - sigma**2 / 2, sigma, m))
     test_size = np.maximum(1, np.round(0.25 * train_size))
     draws = (train_size + test_size).astype(np.int64)
     users = np.repeat(np.arange(m, dtype=np.int64), draws)
-    items = rng.choice(ITEMS, size=len(users), p=popularity)
-    keys, first = np.unique(users * ITEMS + items, return_index=True)  # duplicates once
-    users, items = keys // ITEMS, keys % ITEMS
+    items = rng.choice(n_items, size=len(users), p=popularity)
+    keys, first = np.unique(users * n_items + items, return_index=True)  # duplicates once
+    users, items = keys // n_items, keys % n_items
     # a random share of each user's distinct items goes to test, at least one
     order = np.lexsort((rng.random(len(users)), users))
     users, items = users[order], items[order]
@@ -73,20 +73,20 @@ def synthetic(m: int, mean_train: float, seed: int = 0):
     rank = np.arange(len(users)) - np.repeat(start, np.diff(np.r_[start, len(users)]))
     is_test = rank < test_size[users]
     train = sp.csr_matrix(
-        (np.ones((~is_test).sum()), (users[~is_test], items[~is_test])), shape=(m, ITEMS)
+        (np.ones((~is_test).sum()), (users[~is_test], items[~is_test])), shape=(m, n_items)
     )
     relevant = sp.csr_matrix(
-        (np.ones(is_test.sum()), (users[is_test], items[is_test])), shape=(m, ITEMS)
+        (np.ones(is_test.sum()), (users[is_test], items[is_test])), shape=(m, n_items)
     )
     train.sort_indices()
     relevant.sort_indices()
-    train_keys = np.sort(users[~is_test] * ITEMS + items[~is_test])
+    train_keys = np.sort(users[~is_test] * n_items + items[~is_test])
     # lists: the first K distinct candidates (drawn by popularity) outside the train items
     topk = np.empty((m, K), dtype=np.int64)
     for lo in range(0, m, 20_000):
         hi = min(lo + 20_000, m)
-        cand = rng.choice(ITEMS, size=(hi - lo, 6 * K), p=popularity)
-        row_keys = np.arange(lo, hi, dtype=np.int64)[:, None] * ITEMS + cand
+        cand = rng.choice(n_items, size=(hi - lo, 6 * K), p=popularity)
+        row_keys = np.arange(lo, hi, dtype=np.int64)[:, None] * n_items + cand
         found = np.searchsorted(train_keys, row_keys).clip(max=len(train_keys) - 1)
         valid = train_keys[found] != row_keys
         order = np.argsort(cand, axis=1, kind="stable")  # first occurrence of each item
@@ -97,8 +97,8 @@ def synthetic(m: int, mean_train: float, seed: int = 0):
         for row in range(hi - lo):
             chosen = cand[row][valid[row]][:K]
             while len(chosen) < K:  # rare: top up with a random unseen item
-                extra = rng.integers(ITEMS)
-                key = (lo + row) * ITEMS + extra
+                extra = rng.integers(n_items)
+                key = (lo + row) * n_items + extra
                 if (
                     extra not in chosen
                     and train_keys[min(np.searchsorted(train_keys, key), len(train_keys) - 1)]
@@ -109,7 +109,7 @@ def synthetic(m: int, mean_train: float, seed: int = 0):
     ids = np.char.add("u", np.char.zfill(np.arange(m).astype(str), 7))  # sorted = index order
     return Inputs(
         users=ids,
-        items=np.char.add("i", np.char.zfill(np.arange(ITEMS).astype(str), 6)),
+        items=np.char.add("i", np.char.zfill(np.arange(n_items).astype(str), 6)),
         train=train,
         train_rows=np.arange(m, dtype=np.int64),
         relevant=relevant,

@@ -1,19 +1,29 @@
 """Benchmark of the opt-in similarities (userfair.similarities, userfair.variants) against
 the cosine; results go to docs/performance.md#other-similarities.
 
-    python benchmarks/variants.py [--sizes 5000 10000 20000] [--dims 64] [--genres 20]
-        [--json out.json]
+    python benchmarks/variants.py [--qk] [--sizes 5000 10000 20000] [--dims 64]
+        [--genres 20] [--repeat 3] [--dense-max 20000] [--json out.json]
 
 Inputs: ``benchmarks/streaming.py``'s synthetic QK-video-like split (20,000 items,
 power-law popularity, about 19 train items per user, every user evaluated), plus a grade
 1..5 on every interaction, ``--dims`` random user vectors and ``--genres`` genres (each
-item 1-3 of them, by popularity). Timed per size, on the streamed route (one row pass per
-similarity, the three scores P, NDCG and gNDCG together): ``cos-pass-one`` (the naive
-reference of the same run: ``streaming.pass_one``, the paper's route for Cos and Jacc),
-``cos`` (the registry's Cos through the same generic pass as the new ones), ``rcos``,
-``vec``, ``genre``; the ratio of each to ``cos-pass-one`` and to ``cos``. Wall and CPU
-seconds (all threads): the machine may be shared. A warm-up on 500 users compiles the
-kernels first.
+item 1-3 of them, by popularity). ``--qk`` adds, first, one split of QK-video's size
+(4,656 users, 6,423 items, about 51,000 interactions). Timed per size, in the same process
+one after the other:
+
+- the streamed route (one row pass per similarity, the three scores P, NDCG and gNDCG
+  together): ``cos-pass-one`` (``streaming.pass_one``, the paper's route for Cos and
+  Jacc), then ``cos``, ``rcos``, ``vec``, ``genre`` through ``variants.streamed_puf``;
+- the dense route (up to ``--dense-max`` users, default 20,000, the size the workflow
+  streams above):
+  ``dense-cos-paper`` (``similarity.compute("cos")``, the (m, m) normalised cosine the
+  paper's measures read), then ``dense-cos``, ``dense-rcos``, ``dense-vec``,
+  ``dense-genre`` (``variants.dense_similarity``, the same matrix of each).
+
+Each time is the fastest of ``--repeat`` calls. Ratios: each streamed time to
+``cos-pass-one``, each dense one to ``dense-cos-paper``. Wall
+and CPU seconds (all threads): the machine may be shared. A warm-up on 500 users compiles
+the kernels first.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from streaming import K, machine, synthetic  # noqa: E402
+from streaming import ITEMS, K, machine, synthetic  # noqa: E402
 
 
 def with_extras(inputs, dims: int, genres: int, seed: int = 0):
@@ -60,38 +70,82 @@ def timed(function, *args, **kwargs):
     return value, time.perf_counter() - clock, time.process_time() - cpu
 
 
-def run(m: int, dims: int, genres: int) -> dict:
-    from userfair import similarities, streaming, variants
+#: QK-video after preprocessing (docs/data.md): users, items, interactions.
+QK_VIDEO = (4_656, 6_423, 51_379)
 
-    inputs, vectors = with_extras(synthetic(m, 20.0), dims, genres)
+
+def run(
+    m: int,
+    dims: int,
+    genres: int,
+    items: int | None = None,
+    mean: float = 20.0,
+    repeat: int = 1,
+    dense_max: int = 20_000,
+) -> dict:
+    from userfair import similarities, similarity, streaming, variants
+
+    inputs, vectors = with_extras(synthetic(m, mean, n_items=items or ITEMS), dims, genres)
     data = similarities.SimilarityData.of(inputs, vectors)
     scores = variants.per_user_scores(inputs, K)
     stacked = np.stack([scores["P"], scores["NDCG"], scores["gNDCG"]])
-    out = {"m": m, "train_nnz": int(inputs.train.nnz), "seconds": {}, "cpu": {}}
-    _, wall, cpu = timed(streaming.pass_one, inputs.train_of_evaluated(), users=inputs.users)
-    out["seconds"]["cos-pass-one"], out["cpu"]["cos-pass-one"] = wall, cpu
+    interactions = int(inputs.train.nnz + inputs.relevant.nnz)
+    out = {"m": m, "items": inputs.train.shape[1], "interactions": interactions}
+    out |= {"train_nnz": int(inputs.train.nnz), "seconds": {}, "cpu": {}}
+
+    def record(key, function, *args, **kwargs):  # the fastest of `repeat` calls
+        found = [timed(function, *args, **kwargs)[1:] for _ in range(repeat)]
+        out["seconds"][key] = min(wall for wall, _ in found)
+        out["cpu"][key] = min(cpu for _, cpu in found)
+
+    record("cos-pass-one", streaming.pass_one, inputs.train_of_evaluated(), users=inputs.users)
     for name in ("cos", "rcos", "vec", "genre"):
-        block = similarities.block_function(name, data)
-        _, wall, cpu = timed(variants.streamed_puf, block, stacked)
-        out["seconds"][name], out["cpu"][name] = wall, cpu
-    base, cos = out["seconds"]["cos-pass-one"], out["seconds"]["cos"]
-    out["ratio_to_pass_one"] = {k: v / base for k, v in out["seconds"].items()}
-    out["ratio_to_cos"] = {k: v / cos for k, v in out["seconds"].items()}
+        record(name, variants.streamed_puf, similarities.block_function(name, data), stacked)
+    if m <= dense_max:
+        rows = inputs.train_of_evaluated()
+        record("dense-cos-paper", similarity.compute, "cos", rows, inputs.users)
+        for name in ("cos", "rcos", "vec", "genre"):
+            block = similarities.block_function(name, data)
+            record(f"dense-{name}", variants.dense_similarity, block, m)
+    for clock in ("seconds", "cpu"):
+        times = out[clock]
+        bases = {key: times["dense-cos-paper" if key.startswith("dense") else "cos-pass-one"]
+                 for key in times}  # fmt: skip
+        out[f"ratio_{clock}"] = {key: times[key] / bases[key] for key in times}
     return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 10000, 20000])
+    parser.add_argument("--qk", action="store_true", help="first a split of QK-video's size")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[5000, 10000, 20000])
     parser.add_argument("--dims", type=int, default=64)
     parser.add_argument("--genres", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3, help="keep the fastest of N calls")
+    parser.add_argument(
+        "--dense-max", type=int, default=20_000, help="time the dense route up to N users"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     print(json.dumps(machine()))
     run(500, args.dims, args.genres)  # compile the kernels
     runs = []
+    if args.qk:
+        users, items, interactions = QK_VIDEO
+        # the synthetic split holds about 1.25 train sizes per user, at least 5 + 1
+        result = run(
+            users,
+            args.dims,
+            args.genres,
+            items,
+            interactions / users / 1.25,
+            args.repeat,
+            args.dense_max,
+        )
+        runs.append(result)
+        print(json.dumps(result))
     for m in args.sizes:
-        result = run(m, args.dims, args.genres)
+        result = run(m, args.dims, args.genres, repeat=args.repeat, dense_max=args.dense_max)
         runs.append(result)
         print(json.dumps(result))
     if args.json is not None:

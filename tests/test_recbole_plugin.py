@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from userfair import recbole as plugin
-from userfair.measures import FAIR, FAIR_GROUP
+from userfair.measures import FAIR, FAIR_GROUP, OPT_IN
 
 from conftest import REPO
 
@@ -70,13 +70,13 @@ def data_path(tiny_ml100k, tmp_path_factory) -> Path:
     return root
 
 
-def build(model: str, config_dict: dict):
+def build(model: str, config_dict: dict, dataset: str = DATASET):
     """Config, dataset, dataloaders and trainer of a fresh model."""
     from recbole.config import Config
     from recbole.data import create_dataset, data_preparation
     from recbole.utils import get_model, get_trainer, init_seed
 
-    config = Config(model=model, dataset=DATASET, config_dict=config_dict)
+    config = Config(model=model, dataset=dataset, config_dict=config_dict)
     init_seed(config["seed"], config["reproducibility"])
     dataset = create_dataset(config)
     train, valid, test = data_preparation(config, dataset)
@@ -154,13 +154,14 @@ def test_register_is_idempotent_and_adds_lower_is_better_metrics():
 
     first = plugin.register()
     classes = {name: registry.metrics_dict[name.lower()] for name in first}
-    assert plugin.register() == first == list(plugin.METRICS) + list(plugin.GROUP_METRICS)
-    names = {**plugin.METRICS, **plugin.GROUP_METRICS}
-    assert len(first) == 14 and [names[n] for n in first] == list(FAIR) + list(FAIR_GROUP)
+    assert plugin.register() == first == list(plugin.ALL_METRICS)
+    names = plugin.ALL_METRICS
+    assert [names[n] for n in first] == list(FAIR) + list(FAIR_GROUP) + list(OPT_IN)
     for name in first:
         lower = name.lower()
         assert registry.metrics_dict[lower] is classes[name]  # the same class, once
-        assert registry.smaller_metrics.count(lower) == 1
+        # every fairness measure lower-is-better; gNDCG (effectiveness) higher
+        assert registry.smaller_metrics.count(lower) == (0 if name == "gNDCG" else 1), name
         assert "rec.items" in registry.metric_information[lower]
     assert "ndcg" not in registry.smaller_metrics  # RecBole's own flags untouched
 

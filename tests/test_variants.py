@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 
 from userfair import similarities, similarity, variants
 from userfair.cli import main
@@ -264,4 +265,96 @@ def test_streamed_equals_dense_when_every_pair_shares_an_item():
         scores = np.stack([np.random.default_rng(1).random(m), np.arange(m) % 3 / 2.0])
         assert variants.streamed_puf(block, scores, block_size=4) == pytest.approx(
             [puf(s, sim) for s in scores], rel=1e-9
+        )
+
+
+def loop_puf(vectors, score):
+    """PUF of ``score`` with the min-max normalised cosine of ``vectors``, from the formula."""
+    raw = loop_cosine(vectors)
+    lo, hi = min(raw.values()), max(raw.values())
+    m = len(vectors)
+    if hi == lo:
+        return 0.0
+    total = sum((s - lo) / (hi - lo) * abs(score[u] - score[v]) for (u, v), s in raw.items())
+    return total / (m * (m - 1) / 2)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_fused_cosine_passes_over_many_tiles_match_the_loop(kind):
+    # more users than one tile of the dense kernel (32 x 512) and than one block: the
+    # compiled passes that make the cosine themselves (Vec/Genre dense, Cos/RCos sparse)
+    rng = np.random.default_rng(11)
+    m = 600
+    if kind == "dense":
+        vectors = rng.normal(size=(m, 5))
+        vectors[3] = 0.0  # a zero vector: cosine 0 with everyone
+        loop_rows = vectors.tolist()
+    else:
+        dense = rng.integers(1, 6, size=(m, 40)) * (rng.random((m, 40)) < 0.08)
+        vectors = sp.csr_matrix(dense.astype(np.float64))
+        loop_rows = [{i: float(x) for i, x in enumerate(row) if x} for row in dense]
+    block = similarities.CosineBlocks(vectors)
+    scores = np.stack([rng.random(m), rng.integers(0, 4, m) / 3.0])
+    streamed = variants.streamed_puf(block, scores, block_size=97)
+    sim = variants.dense_similarity(block, m)
+    for row, score in enumerate(scores):
+        assert streamed[row] == pytest.approx(puf(score, sim), rel=1e-9)
+    # the loop over the pairs, on a corner of the users (the loop is quadratic)
+    few = 120
+    small = similarities.CosineBlocks(vectors[:few])
+    expected = [loop_puf(loop_rows[:few], list(score[:few])) for score in scores]
+    got = variants.streamed_puf(small, np.ascontiguousarray(scores[:, :few]), block_size=13)
+    assert got == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["cos", "jacc", "rcos", "vec", "genre"])
+def test_row_ranges_combine_to_the_whole(tmp_path, name):
+    # the scattered streamed route: row ranges summed apart, written as JSON, read back and
+    # combined give the whole pass's PUF
+    inputs, vectors, values = expected(4, tmp_path, m=40)
+    data = similarities.SimilarityData.of(inputs, vectors)
+    block = similarities.block_function(name, data)
+    scores = variants.per_user_scores(inputs, 10)
+    stacked = np.stack([scores[s] for s in ("P", "NDCG", "gNDCG")])
+    m = stacked.shape[1]
+    cuts = [0, 5, 5, 6, 23, m]  # an empty range too (more parts than rows can give one)
+    parts = [
+        variants.RowSums.of_record(
+            json.loads(json.dumps(variants.row_sums(block, stacked, a, b, 4).record()))
+        )
+        for a, b in zip(cuts, cuts[1:])
+    ]
+    whole = variants.combine(parts[::-1])  # any order: combined in row order
+    label = similarities.entry(name).label
+    got = variants.finish(whole, stacked)
+    for score, value in zip(("P", "NDCG", "gNDCG"), got):
+        assert value == pytest.approx(values[f"PUF-{score}-{label}"], rel=1e-9, abs=1e-12)
+    np.testing.assert_allclose(got, variants.streamed_puf(block, stacked), rtol=1e-12)
+    with pytest.raises(ValueError, match="do not follow"):
+        variants.combine([parts[0], parts[3]])
+    with pytest.raises(ValueError, match="cover rows"):
+        variants.finish(variants.combine(parts[:2]), stacked)
+
+
+def test_scattered_sums_give_the_streamed_measures(tmp_path):
+    # range_sums over parts, gathered: evaluate_variants with them equals its own pass
+    inputs, vectors, values = expected(5, tmp_path, m=40)
+    names = ["vec", "genre"]
+    m = len(inputs.users)
+    cuts = [0, 9, 10, m]
+    parts = [
+        variants.range_sums(inputs, 10, names, vectors, a, b, block_size=5)
+        for a, b in zip(cuts, cuts[1:])
+    ]
+    gathered = {name: variants.combine([part[name] for part in parts]) for name in parts[0]}
+    assert set(gathered) == {"cos", "jacc", "rcos", "vec", "genre"}
+    got, seconds = variants.evaluate_variants(inputs, 10, names, vectors, "stream", sums=gathered)
+    own, _ = variants.evaluate_variants(inputs, 10, names, vectors, "stream")
+    for key in OPT_IN:
+        assert got[key] == pytest.approx(values[key], rel=1e-9, abs=1e-12), key
+        assert got[key] == pytest.approx(own[key], rel=1e-12, abs=1e-15), key
+    assert seconds["similarity-vec"] >= sum(part["vec"].seconds for part in parts)
+    with pytest.raises(ValueError, match="lack the similarity 'jacc'"):
+        variants.evaluate_variants(
+            inputs, 10, names, vectors, "stream", sums={"cos": gathered["cos"]}
         )

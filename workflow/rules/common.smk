@@ -642,6 +642,12 @@ def pair_stats_parts(wildcards):
     return scatter.measures(scatter_template(rules.pairs_part.output[0], wildcards))
 
 
+def streamed_item_genres(wildcards):
+    """The item genres the streamed route reads: UF's (gamma < 1) or the opt-in genre
+    similarity's, else nothing."""
+    return uf_item_genres(wildcards) or opt_in_item_genres(wildcards)
+
+
 def measure_inputs(wildcards):
     """Input function (use with unpack) of `measures`: the similarity files (cos, jacc,
     genre) on the dense route; on the streamed route pass one (pairs) and the parts of pass
@@ -658,7 +664,7 @@ def measure_inputs(wildcards):
         }
     named = {
         "pairs": expand(rules.pairs.output[0], dataset=wildcards.dataset)[0],
-        "item": uf_item_genres(wildcards) or opt_in_item_genres(wildcards),
+        "item": streamed_item_genres(wildcards),
         "vectors": opt_in_user_vectors(wildcards),
     }
     named["sums"] = scatter.measures(

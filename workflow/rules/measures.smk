@@ -84,7 +84,8 @@ rule measure_sums:
         test=rules.split.output.test,
         topk=rules.topk.output.topk,
         pairs=rules.pairs.output[0],
-        item=uf_item_genres,
+        item=streamed_item_genres,
+        vectors=opt_in_user_vectors,
     output:
         "results/{dataset}/measures/{model}/sums/{scatteritem}.json",
     log:
@@ -99,6 +100,7 @@ rule measure_sums:
         runtime=120,
     params:
         **measure_settings("epsilon", "envy_utility"),
+        **opt_in_params(),
     message:
         "Pass two of {wildcards.model} on {wildcards.dataset}, part {wildcards.scatteritem}"
     script:

@@ -15,6 +15,7 @@ with job_log(snakemake):
         list(snakemake.input.item),
         snakemake.output[0],
         scatteritem=snakemake.wildcards.scatteritem,
+        vectors=list(snakemake.input.vectors),
         **snakemake.params,
         **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
     )

@@ -161,14 +161,6 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(message)s",
         stream=sys.stderr,
     )
-    variant_options = args.grade or args.user_vectors or args.similarity
-    if variant_options and args.command == "compare":
-        print(
-            "userfair: error: --grade, --user-vectors and --similarity work with `userfair "
-            "evaluate` (with or without --resamples) and `userfair users`, not yet `compare`",
-            file=sys.stderr,
-        )
-        return 2
     if args.command == "compare":
         return _compare(args)
     if args.command == "users":

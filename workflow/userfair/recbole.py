@@ -9,10 +9,14 @@
 
 :func:`register` adds ``SD_P``, ``SD_NDCG``, ``Gini_P``, ``Gini_NDCG``, ``ME``, ``MME``,
 ``PEU``, ``UF``, ``PUF_P_Cos``, ``PUF_P_Jacc``, ``PUF_NDCG_Cos`` and ``PUF_NDCG_Jacc``
-(:data:`METRICS`; case-insensitive, as RecBole's own names) to RecBole's metric registry,
-marks them lower-is-better (so ``valid_metric: PUF_P_Cos@10`` stops early and ranks
-``run_hyper`` trials on the smallest value) and applies the runtime fixes RecBole 1.2.1 needs
-(:mod:`userfair.recbole_patches`, the one place for them).
+(:data:`METRICS`; case-insensitive, as RecBole's own names), the group measures
+(:data:`GROUP_METRICS`) and the opt-in ones (:data:`OPT_IN_METRICS`: gNDCG, SD_gNDCG,
+Gini_gNDCG and the PUF variants such as PUF_gNDCG_RCos, computed with ``userfair_grade``,
+``userfair_user_vectors``, ``userfair_item_features``; docs/recbole.md#opt-in-measures) to
+RecBole's metric registry, marks the fairness ones lower-is-better (so ``valid_metric:
+PUF_P_Cos@10`` stops early and ranks ``run_hyper`` trials on the smallest value) and
+applies the runtime fixes RecBole 1.2.1 needs (:mod:`userfair.recbole_patches`, the one
+place for them).
 
 The values are those of :func:`userfair.evaluate.evaluate` with its defaults
 (docs/method.md): the evaluated users are the users of RecBole's full-sort evaluation (the
@@ -47,19 +51,29 @@ require("recbole", NEEDS, __name__)
 import numpy as np  # noqa: E402  (after the check, which names the extra to install)
 import scipy.sparse as sp  # noqa: E402
 
-from userfair import effectiveness, fairness, recbole_patches, similarity, streaming  # noqa: E402
+from userfair import (  # noqa: E402
+    effectiveness,
+    fairness,
+    recbole_patches,
+    similarity,
+    streaming,
+    variants,
+)
 from userfair import groups as user_groups  # noqa: E402
 from userfair import route as route_  # noqa: E402
+from userfair import similarities as registry_  # noqa: E402
 from userfair._backend import binary_csr, blocks  # noqa: E402
-from userfair.inputs import Inputs  # noqa: E402
-from userfair.measures import FAIR_GROUP  # noqa: E402
+from userfair.inputs import Inputs, read_genre_matrix  # noqa: E402
+from userfair.measures import FAIR_GROUP, OPT_IN, higher_is_better  # noqa: E402
 from userfair.recbole_collector import (  # noqa: E402
+    NEED_GRADES,
     NEED_POSITIVE,
     NEED_TRAIN,
     NEED_USERS,
     TrainMatrix,
     patch_collector,
 )
+from userfair.similarities import read_user_vectors  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +97,13 @@ METRICS = {
 #: The group measures (``userfair.measures.FAIR_GROUP``) as RecBole metrics: registered
 #: with the 12, computed only with ``userfair_user_groups`` in the config.
 GROUP_METRICS = {key.replace("-", "_"): key for key in FAIR_GROUP}
+#: The opt-in measures (``userfair.measures.OPT_IN``: gNDCG, SD_gNDCG, Gini_gNDCG and the
+#: PUF variants, e.g. PUF_gNDCG_RCos) as RecBole metrics: registered with the 12, computed
+#: with what they need in the config (``userfair_grade``, ``userfair_user_vectors``,
+#: ``userfair_item_features``). gNDCG is higher-is-better, the others lower.
+OPT_IN_METRICS = {key.replace("-", "_"): key for key in OPT_IN}
+#: Every metric :func:`register` adds, RecBole name -> measure key.
+ALL_METRICS = {**METRICS, **GROUP_METRICS, **OPT_IN_METRICS}
 #: Settings read from the RecBole config, with the defaults of ``userfair evaluate``.
 SETTINGS = {
     "userfair_epsilon": 0.05,
@@ -91,6 +112,15 @@ SETTINGS = {
     "userfair_device": "auto",
     "userfair_route": "auto",
     "userfair_user_groups": None,
+    "userfair_grade": None,
+    "userfair_user_vectors": None,
+    "userfair_item_features": None,
+}
+#: What each kind of opt-in measure needs, the config key that gives it.
+OPT_IN_NEEDS = {
+    "grades": "userfair_grade",
+    "vectors": "userfair_user_vectors",
+    "genres": "userfair_item_features",
 }
 #: The user similarities of the last evaluated population are kept (the valid users are
 #: the same at every epoch) when both matrices take at most this many bytes.
@@ -117,13 +147,26 @@ def _settings(config) -> dict:
 
 def _wanted(config) -> list[str]:
     """The measure keys of the fairness metrics in ``config["metrics"]``."""
-    lower = {name.lower(): key for name, key in {**METRICS, **GROUP_METRICS}.items()}
+    lower = {name.lower(): key for name, key in ALL_METRICS.items()}
     return [lower[m.lower()] for m in config["metrics"] if m.lower() in lower]
 
 
 def _topk(config) -> list[int]:
     topk = config["topk"]
     return [topk] if isinstance(topk, int) else list(topk)
+
+
+def opt_in_needs(measure: str) -> list[str]:
+    """What an opt-in measure needs beyond the lists: ``grades`` (gNDCG and its spread,
+    PUF with gNDCG or RCos), ``vectors`` (Vec), ``genres`` (Genre)."""
+    needs = []
+    if "gNDCG" in measure or measure.endswith("-RCos"):
+        needs.append("grades")
+    if measure.startswith("PUF-"):
+        need = registry_.entry(measure.rsplit("-", 1)[1]).needs
+        if need not in (None, "grades"):
+            needs.append(need)
+    return needs
 
 
 class FairnessMetric:
@@ -145,6 +188,13 @@ class FairnessMetric:
                 f"{'/'.join(GROUP_METRICS)} need the config key userfair_user_groups "
                 "(activity:P, feature:NAME of the dataset's .user file, or a user-groups file)"
             )
+        for measure in set(self.wanted) & set(OPT_IN):
+            for need in opt_in_needs(measure):
+                if not self.settings[OPT_IN_NEEDS[need]]:
+                    raise ValueError(
+                        f"{measure.replace('-', '_')} needs {need}: set the config key "
+                        f"{OPT_IN_NEEDS[need]} (docs/recbole.md#opt-in-measures)"
+                    )
         self.settings["user_file"] = os.path.join(
             str(config["data_path"]), f"{config['dataset']}.user"
         )
@@ -186,6 +236,19 @@ def collected_inputs(dataobject, k: int) -> Inputs:
     relevant.sum_duplicates()
     relevant.data[:] = 1.0
     relevant.sort_indices()
+    train_grades = grades = None
+    if train.grades is not None:
+        if NEED_GRADES not in dataobject:
+            raise RuntimeError(
+                "the userfair metrics found no grades of the evaluated split: evaluate with "
+                "recbole's Trainer.evaluate after userfair.recbole.register()"
+            )
+        evaluated = dataobject[NEED_GRADES].matrix
+        rows, columns = relevant.nonzero()
+        values = np.asarray(evaluated[users[rows], columns]).ravel()
+        grades = sp.csr_matrix((values, (rows, columns)), shape=(m, n))
+        grades.sort_indices()
+        train_grades = train.grades
     return Inputs(
         users=users.astype(str),
         items=np.arange(n).astype(str),
@@ -194,20 +257,37 @@ def collected_inputs(dataobject, k: int) -> Inputs:
         relevant=relevant,
         topk=np.ascontiguousarray(items[:, :k]),
         genres=None,
+        train_grades=train_grades,
+        grades=grades,
     )
 
 
 def compute(dataobject, topk: list[int], wanted: list[str], settings: dict) -> dict:
     """``{k: {measure: value}}`` of the ``wanted`` measures at every ``k`` of ``topk``."""
     results = {}
-    groups = None
+    groups = genres = None
     for k in topk:
         inputs = collected_inputs(dataobject, k)
         train = dataobject.get(NEED_TRAIN)
         if groups is None and set(wanted) & set(FAIR_GROUP):
             groups = recbole_groups(inputs, train, settings)
-        results[k] = measures(inputs, k, wanted, settings, cache_key=train.serial, groups=groups)
+        if settings.get("userfair_item_features"):  # read once per evaluation
+            genres = item_genres(settings, train) if genres is None else genres
+            inputs = replace(inputs, genres=genres)
+        results[k] = measures(
+            inputs, k, wanted, settings, cache_key=train.serial, groups=groups,
+            user_tokens=train.user_tokens,
+        )  # fmt: skip
     return results
+
+
+def item_genres(settings: dict, train: TrainMatrix) -> sp.csr_matrix:
+    """(items, g) genres of RecBole's internal item ids from ``userfair_item_features`` (a
+    RecBole .item file of external ids; ``userfair.inputs.read_genre_matrix``)."""
+    tokens = train.item_tokens
+    order = np.argsort(tokens)  # the reader takes the ids sorted
+    genres = read_genre_matrix(settings["userfair_item_features"], tokens[order])
+    return genres[np.argsort(order)].tocsr()
 
 
 def recbole_groups(inputs: Inputs, train: TrainMatrix, settings: dict):
@@ -272,19 +352,44 @@ def measures(
     settings: dict | None = None,
     cache_key=None,
     groups=None,
+    user_tokens=None,
 ) -> dict:
-    """The fairness measures ``wanted`` (keys of ``userfair.measures.FAIR``) of ``inputs``
-    at ``k``, as :func:`userfair.evaluate.evaluate` computes them (gamma = 1), computing
-    only what they need. ``settings``: :data:`SETTINGS` (the defaults when None).
-    ``groups``: the :class:`userfair.groups.Groups` the group measures read."""
+    """The fairness measures ``wanted`` (keys of ``userfair.measures.FAIR``, the group and
+    the opt-in measures) of ``inputs`` at ``k``, as :func:`userfair.evaluate.evaluate`
+    computes them (gamma = 1), computing only what they need. ``settings``:
+    :data:`SETTINGS` (the defaults when None). ``groups``: the
+    :class:`userfair.groups.Groups` the group measures read. ``user_tokens``: the external
+    id of each internal user id (the user vectors file names them)."""
     options = {**SETTINGS, **(settings or {})}
+    wanted = list(wanted)
+    m = len(inputs.users)
+    route = route_.choose_route(m, 1.0, options["userfair_route"])
+    opt_in = [name for name in wanted if name in OPT_IN]
+    scores = _default_measures(inputs, k, [n for n in wanted if n not in OPT_IN], options, route,
+                               cache_key, groups)  # fmt: skip
+    if opt_in:
+        vectors = None
+        if options["userfair_user_vectors"]:
+            ids = inputs.users if user_tokens is None else user_tokens[inputs.train_rows]
+            vectors = read_user_vectors(options["userfair_user_vectors"], ids)
+        labels = {name.rsplit("-", 1)[1] for name in opt_in if name.startswith("PUF-")}
+        names = [registry_.entry(label).name for label in labels]
+        values, _ = variants.evaluate_variants(
+            inputs, k, names, vectors, route, int(options["userfair_block_size"]), only=opt_in
+        )
+        scores.update(values)
+    return {name: float(scores[name]) for name in wanted}
+
+
+def _default_measures(inputs, k, wanted, options, route, cache_key, groups) -> dict:
+    """The measures of :func:`measures` that are not opt-in."""
     epsilon = float(options["userfair_epsilon"])
     utility = options["userfair_envy_utility"]
     block_size = int(options["userfair_block_size"])
     device = options["userfair_device"]
-    wanted = list(wanted)
     m = len(inputs.users)
-    route = route_.choose_route(m, 1.0, options["userfair_route"])
+    if not wanted:
+        return {}
     if route == "stream":
         log.info("userfair metrics: streamed route for %d users", m)
         result = streaming.stream_evaluate(
@@ -339,15 +444,17 @@ def _metric_classes() -> dict[str, type]:
     from recbole.evaluator.base_metric import AbstractMetric
     from recbole.utils import EvaluatorType
 
-    for name, key in {**METRICS, **GROUP_METRICS}.items():
+    for name, key in ALL_METRICS.items():
+        better = "higher is better" if higher_is_better(key) else "lower is fairer"
         _classes[name] = type(
             name,
             (FairnessMetric, AbstractMetric),
             {
                 "measure": key,
                 "metric_type": EvaluatorType.RANKING,
+                "smaller": not higher_is_better(key),
                 "__module__": __name__,
-                "__doc__": f"{key} (docs/method.md) as a RecBole metric; lower is fairer.",
+                "__doc__": f"{key} (docs/method.md) as a RecBole metric; {better}.",
             },
         )
         globals()[name] = _classes[name]  # importable by name (pickling, ray workers)
@@ -383,7 +490,7 @@ def measure_values(result: dict, k: int) -> dict:
     metrics present in ``result``, in :data:`METRICS` order, then :data:`GROUP_METRICS`."""
     return {
         key: float(result[f"{name.lower()}@{k}"])
-        for name, key in {**METRICS, **GROUP_METRICS}.items()
+        for name, key in ALL_METRICS.items()
         if f"{name.lower()}@{k}" in result
     }
 
@@ -402,7 +509,7 @@ def check_version(version: str) -> None:
 
 
 def register() -> list[str]:
-    """Add the 12 metrics and the 2 group metrics (:data:`GROUP_METRICS`, computed when
+    """Add the 12 metrics, the 2 group metrics (:data:`GROUP_METRICS`, computed when
     the config sets ``userfair_user_groups``) to RecBole's registry (idempotent) and
     apply the runtime fixes; return the metric names. Call it before
     ``recbole.quick_start`` is imported (that import needs the fixes) and in every process
@@ -426,7 +533,7 @@ def register() -> list[str]:
         registry.metrics_dict[lower] = cls
         registry.metric_information[lower] = cls.metric_need
         registry.metric_types[lower] = cls.metric_type
-        if lower not in registry.smaller_metrics:
+        if cls.smaller and lower not in registry.smaller_metrics:
             registry.smaller_metrics.append(lower)
     patch_collector()
     return list(classes)

@@ -3,7 +3,9 @@
 positive items, nor the training matrix; :func:`patch_collector` wraps
 ``recbole.evaluator.Collector`` so that it also keeps those three, only when a fairness
 metric asks for them (:data:`NEED_USERS`, :data:`NEED_POSITIVE`, :data:`NEED_TRAIN`), and
-leaves everything RecBole's own metrics read untouched."""
+leaves everything RecBole's own metrics read untouched. With ``userfair_grade`` (the
+graded measures) it also keeps the grades of the training and of the evaluated split
+(:data:`NEED_GRADES`, set by the wrapped ``Trainer.evaluate``)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ import scipy.sparse as sp  # noqa: E402
 NEED_USERS = "userfair.users"
 NEED_POSITIVE = "userfair.positive"
 NEED_TRAIN = "userfair.train"
+#: With ``userfair_grade`` in the config: the grades of the evaluated split's interactions
+#: (kept per evaluation, beside the users and positive items).
+NEED_GRADES = "userfair.grades"
 
 _serial = itertools.count()
 
@@ -37,6 +42,8 @@ class TrainMatrix:
     matrix: sp.csr_matrix
     serial: int
     user_tokens: np.ndarray | None = None  # external user id of each internal one
+    item_tokens: np.ndarray | None = None  # external item id of each internal one
+    grades: sp.csr_matrix | None = None  # the grades (``userfair_grade``), else None
 
     def cpu(self):  # Collector.get_data_struct calls .cpu() on everything it holds
         return self
@@ -45,23 +52,69 @@ class TrainMatrix:
         return self
 
 
-def train_matrix(dataset) -> TrainMatrix:
+def train_matrix(dataset, grade: str | None = None) -> TrainMatrix:
     """The binarised training interactions of a RecBole dataset (rows: internal user ids,
-    columns: internal item ids, padding 0 included and empty)."""
+    columns: internal item ids, padding 0 included and empty); with ``grade`` (a numeric
+    field RecBole loaded) also their grades (:func:`grade_matrix`)."""
     matrix = dataset.inter_matrix(form="csr").astype(np.float64)
     matrix.sum_duplicates()
     matrix.data[:] = 1.0
     matrix.eliminate_zeros()
     matrix.sort_indices()
-    tokens = np.asarray(dataset.field2id_token[dataset.uid_field]).astype(str)
-    return TrainMatrix(matrix.tocsr(), next(_serial), tokens)
+    users = np.asarray(dataset.field2id_token[dataset.uid_field]).astype(str)
+    items = np.asarray(dataset.field2id_token[dataset.iid_field]).astype(str)
+    grades = None if grade is None else grade_matrix(dataset, grade)
+    return TrainMatrix(matrix.tocsr(), next(_serial), users, items, grades)
+
+
+def grade_matrix(dataset, grade: str) -> sp.csr_matrix:
+    """(users, items) CSR of the ``grade`` field of a RecBole dataset's interactions, in
+    internal ids, the pattern of its binarised interactions: a repeated (user, item) keeps
+    its largest grade, as ``userfair.inputs`` does. ValueError naming the config key when
+    the field is not loaded or a grade is not a finite number >= 0."""
+    feat = dataset.inter_feat
+    if grade not in feat.columns:
+        raise ValueError(
+            f"userfair_grade: {grade!r} is not a field RecBole loaded for {dataset.dataset_name} "
+            f"(fields: {list(feat.columns)}); add it to load_col's inter fields"
+        )
+    users = feat[dataset.uid_field].numpy().astype(np.int64)
+    items = feat[dataset.iid_field].numpy().astype(np.int64)
+    values = feat[grade].numpy().astype(np.float64)
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        raise ValueError(
+            f"userfair_grade: field {grade!r} of {dataset.dataset_name} has {values[bad][0]!r}; "
+            "a grade must be a finite number >= 0"
+        )
+    n = dataset.item_num
+    keys = users * n + items
+    order = np.lexsort((values, keys))  # by pair, each pair's largest grade last
+    keys, values = keys[order], values[order]
+    last = np.r_[keys[1:] != keys[:-1], True]
+    keys, values = keys[last], values[last]
+    return sp.csr_matrix((values, (keys // n, keys % n)), shape=(dataset.user_num, n))
+
+
+@dataclass(frozen=True, eq=False)
+class GradeMatrix:
+    """The grades of the evaluated split, internal ids, held like :class:`TrainMatrix`."""
+
+    matrix: sp.csr_matrix
+
+    def cpu(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
 
 def _data_collect(original):
     def data_collect(self, train_data):
         original(self, train_data)
         if self.register.need(NEED_TRAIN):
-            self.data_struct.set(NEED_TRAIN, train_matrix(train_data.dataset))
+            grade = self.config["userfair_grade"]
+            self.data_struct.set(NEED_TRAIN, train_matrix(train_data.dataset, grade))
 
     data_collect.userfair = True
     return data_collect
@@ -93,7 +146,7 @@ def _eval_batch_collect(original):
 def _get_data_struct(original):
     def get_data_struct(self):
         struct = original(self)
-        for key in (NEED_USERS, NEED_POSITIVE):  # per evaluation, as RecBole's rec.* keys
+        for key in (NEED_USERS, NEED_POSITIVE, NEED_GRADES):  # per evaluation, as rec.*
             if key in self.data_struct:
                 del self.data_struct[key]
         return struct
@@ -128,10 +181,29 @@ class _SharedTopkTorch(types.ModuleType):
         return result
 
 
+def _evaluate(original):
+    def evaluate(self, eval_data, *args, **kwargs):
+        collector = self.eval_collector
+        grade = self.config["userfair_grade"]
+        if grade is not None and eval_data and collector.register.need(NEED_USERS):
+            grades = grade_matrix(eval_data._dataset, grade)
+            collector.data_struct.set(NEED_GRADES, GradeMatrix(grades))
+        return original(self, eval_data, *args, **kwargs)
+
+    evaluate.userfair = True
+    return evaluate
+
+
 def patch_collector() -> None:
-    """Wrap RecBole's Collector so it also keeps what the fairness metrics need (idempotent)."""
+    """Wrap RecBole's Collector so it also keeps what the fairness metrics need, and
+    ``Trainer.evaluate`` so that, with ``userfair_grade``, the collector also keeps the
+    grades of the split it evaluates (idempotent)."""
     import recbole.evaluator.collector as collector
     from recbole.evaluator.collector import Collector
+    from recbole.trainer import Trainer
+
+    if not getattr(Trainer.evaluate, "userfair", False):
+        Trainer.evaluate = _evaluate(Trainer.evaluate)
 
     if not isinstance(collector.torch, _SharedTopkTorch):
         collector.torch = _SharedTopkTorch(collector.torch)

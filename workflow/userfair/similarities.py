@@ -120,19 +120,47 @@ def _overlap_blocks(train: sp.csr_matrix, formula) -> Block:
     return block
 
 
+class CosineBlocks:
+    """The block function of the cosine of the rows of ``vectors`` (sparse or dense): the
+    unit rows are made once (``unit``: CSR or a C-ordered float64 array) and every block
+    is their product. The streamed route reads ``unit`` itself (``userfair.variants``): it
+    folds the cosine into PUF's sums without building blocks, each pair u < v once."""
+
+    def __init__(self, vectors):
+        if sp.issparse(vectors):
+            vectors = sp.csr_matrix(vectors, dtype=np.float64)
+            vectors.sum_duplicates()
+            norms = np.sqrt(np.asarray(vectors.multiply(vectors).sum(axis=1)).ravel())
+            inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+            self.unit = (sp.diags(inverse) @ vectors).tocsr()
+            self.unit.sort_indices()
+            self._columns = None
+        else:
+            vectors = np.asarray(vectors, dtype=np.float64)
+            norms = np.linalg.norm(vectors, axis=1)
+            self.unit = np.ascontiguousarray(vectors / np.where(norms > 0, norms, 1.0)[:, None])
+
+    @property
+    def sparse(self) -> bool:
+        return sp.issparse(self.unit)
+
+    @property
+    def columns(self) -> sp.csr_matrix:
+        """The unit rows transposed (items x users, CSR: users ascending per item)."""
+        if self._columns is None:
+            self._columns = self.unit.T.tocsr()
+            self._columns.sort_indices()
+        return self._columns
+
+    def __call__(self, start: int, stop: int):
+        if self.sparse:
+            return (self.unit[start:stop] @ self.columns).tocsr()
+        return self.unit[start:stop] @ self.unit.T
+
+
 def _cosine_blocks(vectors) -> Block:
     """Blocks of the cosines of the rows of ``vectors`` (sparse or dense)."""
-    if sp.issparse(vectors):
-        vectors = sp.csr_matrix(vectors, dtype=np.float64)
-        norms = np.sqrt(np.asarray(vectors.multiply(vectors).sum(axis=1)).ravel())
-        unit = sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0))
-        unit = (unit @ vectors).tocsr()
-        columns = unit.T.tocsr()
-        return lambda start, stop: (unit[start:stop] @ columns).tocsr()
-    vectors = np.asarray(vectors, dtype=np.float64)
-    norms = np.linalg.norm(vectors, axis=1)
-    unit = vectors / np.where(norms > 0, norms, 1.0)[:, None]
-    return lambda start, stop: unit[start:stop] @ unit.T
+    return CosineBlocks(vectors)
 
 
 @register("cos", "Cos")

@@ -66,6 +66,9 @@ class Dataset:
     feedback_equals: str | float = "1"  # a row is an interaction when feedback_column equals it
     min_rating: float | None = None  # None: the config's preprocessing.min_rating
     genre_separator: str = " "  # between the genres of one item in the genre column
+    # A count per interaction (Last.fm's play counts) graded 1..5 within each user
+    # (userfair.workflow.preprocess.count_grades); read only for graded relevance.
+    count_column: str | None = None
     shape: Shape | None = None  # the size after preprocessing, where it is known (Table 1)
 
     @property
@@ -95,6 +98,7 @@ CATALOGUE: dict[str, Dataset] = {
         "lastfm",
         "recbole-archive",
         item_columns=("artist_id", "item_id"),
+        count_column="weight",  # the user's play count of the artist
         url=f"{RECBOLE_URL}/LastFM/lastfm.zip",
         # Table 1 of the paper; hetrec-2011 keeps each user's 50 most played artists
         shape=Shape(1859, 2823, 71355, 1836, 50),

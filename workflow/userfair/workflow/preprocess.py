@@ -8,8 +8,10 @@ file, which the temporal split relies on to break ties between equal timestamps.
 
 Graded relevance (config ``measures.relevance`` with ``graded``; docs/method.md#graded-relevance)
 keeps each kept interaction's grade in a ``rating`` column beside it (``grades=True``): the
-dataset's rating where it has one, else 1. Without it no step writes a ``rating`` column, so
-the binary outputs are the same bytes as before.
+dataset's rating where it has one; for a dataset with counts (Last.fm's play counts) the
+count's quintile among the user's kept interactions (:func:`count_grades`); else 1. Without
+it no step reads a count or writes a ``rating`` column, so the binary outputs are the same
+bytes as before.
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ def preprocess_file(
     step 1 has copied out the rows it keeps (the rule's route: a caller that holds the raw
     frame holds one more copy of the ratings through steps 2-3)."""
     return _ratings_and_core(
-        drop_duplicates_keep_latest(rawfiles.read_interactions(dataset, path)),
+        drop_duplicates_keep_latest(rawfiles.read_interactions(dataset, path, counts=grades)),
         min_rating,
         core,
         grades,
@@ -140,9 +142,33 @@ def _ratings_and_core(
         frame = keep_ratings_at_least(frame, min_rating, grades=grades)
         log.info("ratings >= %s: %d of %d rows kept", min_rating, len(frame), rows)
     frame = k_core(frame, core)
+    if "count" in frame:  # counts become grades (after the core: among the kept ones)
+        counts = frame["count"]
+        frame = frame.drop(columns="count")
+        if grades and "rating" not in frame:
+            frame = frame.assign(rating=count_grades(frame["user_id"], counts))
     if grades and "rating" not in frame:  # no rating column: every interaction has grade 1
         frame = frame.assign(rating=1.0)
     return frame
+
+
+#: The grades a count becomes: 1..GRADE_LEVELS.
+GRADE_LEVELS = 5
+
+
+def count_grades(users: pd.Series, counts: pd.Series) -> np.ndarray:
+    """Grades 1..5 of interaction counts (Last.fm's play counts), within each user: the
+    count's quintile among the user's interactions, ``ceil(5 r / n_u)`` with ``r`` the
+    count's rank in ascending order (ties share their average rank) and ``n_u`` the user's
+    interactions; so each user's top fifth has grade 5 whatever the user's activity, and
+    equal counts of a user have equal grades (docs/method.md#graded-relevance)."""
+    values = pd.to_numeric(counts, errors="raise").astype("float64")
+    if not np.isfinite(values.to_numpy()).all() or (values < 0).any():
+        raise ValueError("counts must be finite numbers >= 0")
+    groups = values.groupby(users.to_numpy(), sort=False)
+    share = groups.rank(method="average", pct=True).to_numpy()  # r / n_u in (0, 1]
+    grades = np.ceil(GRADE_LEVELS * share - 1e-9)
+    return np.clip(grades, 1, GRADE_LEVELS).astype("float64")
 
 
 # --- split (steps 4-5) ---------------------------------------------------------------

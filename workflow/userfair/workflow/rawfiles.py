@@ -228,12 +228,15 @@ def _to_number(column: pd.Series, label: str, field: str) -> pd.Series:
     return values.astype("float64", copy=False)
 
 
-def read_interactions(dataset: str | Dataset, path: str | os.PathLike) -> pd.DataFrame:
+def read_interactions(
+    dataset: str | Dataset, path: str | os.PathLike, counts: bool = False
+) -> pd.DataFrame:
     """The raw interactions of ``dataset`` (a catalogue name or a declared :class:`Dataset`)
     from ``path`` (a folder, zip or ``.inter`` file of RecBole atomic files, or a csv/tsv/
     parquet table), in file order with a 0-based RangeIndex: ``user_id``, ``item_id`` and,
-    where the dataset has them, ``rating`` and ``timestamp``. A feedback column keeps only
-    the rows where it equals the declared value."""
+    where the dataset has them, ``rating`` and ``timestamp``; with ``counts`` also
+    ``count`` where it has a count column (Last.fm's play counts). A feedback column keeps
+    only the rows where it equals the declared value."""
     dataset = dataset if isinstance(dataset, Dataset) else catalogue.get(dataset)
     table = _Table(dataset, path)
     fields = {
@@ -244,14 +247,16 @@ def read_interactions(dataset: str | Dataset, path: str | os.PathLike) -> pd.Dat
         (dataset.rating_column, "rating", "rating"),
         (dataset.timestamp_column, "timestamp", "timestamp"),
         (dataset.feedback_column, "feedback", "feedback.column"),
+        (dataset.count_column if counts else None, "count", "count"),
     ):
         if column:
             fields[table.column(column, key)] = ours
-    numeric = tuple(ours for ours in fields.values() if ours in ("rating", "timestamp"))
+    numeric = tuple(o for o in fields.values() if o in ("rating", "timestamp", "count"))
     frame = _keep_feedback(table.read(fields, numeric), dataset, table.label)
     for name, column in (
         ("rating", dataset.rating_column),
         ("timestamp", dataset.timestamp_column),
+        ("count", dataset.count_column),
     ):
         if name in frame:
             frame[name] = _to_number(frame[name], table.label, column)

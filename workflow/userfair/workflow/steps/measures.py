@@ -13,7 +13,7 @@ import pandas as pd
 from userfair import evaluate, pair_records, stream_rows, streaming, variants
 from userfair.agreement import EQUIVALENT, agreement_long
 from userfair.inputs import load_inputs, load_split_inputs
-from userfair.io import write_csv, write_json
+from userfair.io import InputError, read_json, write_csv, write_json
 from userfair.measures import NAMES
 from userfair.similarities import read_user_vectors
 from userfair.similarity import compute, load_dataset, save
@@ -79,11 +79,18 @@ def pairs(parts: Sequence[Path], out: Path) -> None:
 def measure_sums(
     train: Path, valid: Path, test: Path, topk: Path, pairs: Path, item: Path | None,
     out: Path, *, scatteritem: str, k: int, epsilon: float, envy_utility: str,
-    block_size: int, device: str,
+    block_size: int, device: str, graded: bool = False,
+    extra_similarities: Sequence[str] = (), vectors: Path | None = None,
 ) -> None:  # fmt: skip
     """Rule measure_sums: pass two of the streamed measures (userfair.streaming.pass_two)
-    of one dataset x model over one scattered row range (``1-of-1``: every row)."""
-    inputs = load_inputs(train, test, topk, k=k, item_features=only(item), valid=valid)
+    of one dataset x model over one scattered row range (``1-of-1``: every row). With the
+    opt-in measures (``graded``, ``extra_similarities``, as for ``measures``) the same
+    range's PUF sums of every similarity they read (userfair.variants.range_sums) go into
+    the file too, under ``variants``."""
+    inputs = load_inputs(
+        train, test, topk, k=k, item_features=only(item), valid=valid,
+        grade="rating" if graded else None,
+    )  # fmt: skip
     stats = pair_records.PairStats.load(pairs)
     rows = inputs.train_of_evaluated()
     start, stop = stream_rows.scatter_range(rows, scatteritem, stats.gamma)
@@ -92,8 +99,42 @@ def measure_sums(
         inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,
         block_size=block_size, device=device,
     )  # fmt: skip
-    sums.save(out)
+    record = sums.to_dict()
+    if graded or extra_similarities:
+        user_vectors = _user_vectors(extra_similarities, item, vectors, inputs.users)
+        parts = variants.range_sums(
+            inputs, k, extra_similarities, user_vectors, start, stop, block_size
+        )
+        record["variants"] = {name: part.record() for name, part in parts.items()}
+        log.info("opt-in PUF sums of %s over rows %d:%d", list(parts), start, stop)
+    write_json(record, out)
     log.info("%s: pairs %.3f s, envy %.3f s", out, sums.seconds_pairs, sums.seconds_envy)
+
+
+def _user_vectors(extra_similarities, item, vectors, users):
+    """The user vectors of ``vec`` (None without it), after checking that the opt-in
+    similarities' files were given."""
+    if "genre" in extra_similarities and not only(item):
+        raise ValueError("the genre similarity (measures.similarities) needs the item genres")
+    if "vec" in extra_similarities and not only(vectors):
+        raise ValueError("embedding:MODEL (measures.similarities) needs the user vectors file")
+    return read_user_vectors(only(vectors), users) if "vec" in extra_similarities else None
+
+
+def gathered_variants(sums: Sequence[Path]) -> dict[str, variants.RowSums]:
+    """The opt-in PUF sums of the measure_sums parts ``sums``, gathered per similarity
+    (userfair.variants.combine); a part without them is named, with what to rerun."""
+    parts: dict[str, list] = {}
+    for path in sums:
+        record = read_json(path).get("variants")
+        if record is None:
+            raise InputError(
+                f"{path}: no opt-in PUF sums ('variants'); rerun its measure_sums job "
+                "(snakemake --forcerun measure_sums)"
+            )
+        for name, part in record.items():
+            parts.setdefault(name, []).append(variants.RowSums.of_record(part))
+    return {name: variants.combine(found) for name, found in parts.items()}
 
 
 def measures(
@@ -116,24 +157,19 @@ def measures(
     ``extra_similarities`` (userfair.similarities names: rcos, genre, vec; genre reads the
     item genres ``item``, vec the user vectors file ``vectors``) add PUF over them. Dense
     route: userfair.evaluate.evaluate's opt-in; streamed route:
-    userfair.variants.evaluate_variants's row passes, in this job."""
+    userfair.variants.evaluate_variants on the row passes' sums the measure_sums parts
+    made (``variants`` in each part), gathered here."""
     streamed = route == "stream"
     needed = ("pairs", "sums") if streamed else ("cos", "jacc")
     given = {"cos": cos, "jacc": jacc, "pairs": pairs, "sums": sums}
     missing = [name for name in needed if not given[name]]
     if route not in ("dense", "stream") or missing:
         raise ValueError(f"route {route!r}: the rule gave no input {missing}")
-    if "genre" in extra_similarities and not only(item):
-        raise ValueError("the genre similarity (measures.similarities) needs the item genres")
-    if "vec" in extra_similarities and not only(vectors):
-        raise ValueError("embedding:MODEL (measures.similarities) needs the user vectors file")
     inputs = load_inputs(
         train, test, topk, k=k, valid=valid, grade="rating" if graded else None,
         item_features=only(item) if streamed or "genre" in extra_similarities else None,
     )  # fmt: skip
-    user_vectors = (
-        read_user_vectors(only(vectors), inputs.users) if "vec" in extra_similarities else None
-    )
+    user_vectors = _user_vectors(extra_similarities, item, vectors, inputs.users)
     if streamed:
         stats = pair_records.PairStats.load(pairs)
         if stats.gamma != gamma:
@@ -145,8 +181,9 @@ def measures(
         result = streaming.finish(inputs, stats, pair_sums)
         if graded or extra_similarities:
             values, seconds = variants.evaluate_variants(
-                inputs, k, extra_similarities, user_vectors, route="stream", block_size=block_size
-            )
+                inputs, k, extra_similarities, user_vectors, route="stream",
+                block_size=block_size, sums=gathered_variants(sums),
+            )  # fmt: skip
             result = {**result, **values, "seconds": {**result["seconds"], **seconds}}
     else:
         similarities = load_dataset(cos, jacc, genre or (), inputs.users)
