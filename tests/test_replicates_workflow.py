@@ -42,6 +42,8 @@ def test_replicate_seeds():
     assert replicate_seed(2**31 - 2, 1) == (2**31 - 2 + STRIDE) % (2**31 - 1)
     assert len({replicate_seed(s, r) for s in (2024, 2025) for r in range(5)}) == 10
     assert retrained(True, 1) and not retrained(True, 0) and not retrained(False, 2)
+    # a split redrawn per replicate (training.replicate_split) retrains the KNN models too
+    assert retrained(False, 1, redrawn=True) and not retrained(False, 0, redrawn=True)
     with pytest.raises(ValueError, match="replicate must be >= 0"):
         replicate_seed(1, -1)
 

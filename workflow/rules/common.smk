@@ -720,12 +720,107 @@ if REPLICATES > 1 and not config["uncertainty"]["resamples"]:
 # The models whose replicates are trained (a seed changes their lists); the others' are
 # replicate 0 (userfair.workflow.replication.retrained).
 TRAINED_REPLICATES = [m for m in MODELS if models.get(m).trainable]
+# training.replicate_split: the datasets whose split replicate r >= 1 redraws with its seed
+# (rule replicate_split): those split at random, when R > 1. There every model, the KNN
+# ones too, has its own replicates. A dataset split by time keeps its one split.
+REDRAWN = [
+    d
+    for d in DATASETS
+    if config["training"]["replicate_split"]
+    and REPLICATES > 1
+    and not dataset_entry(d).temporal
+]
+# The models that may have their own replicate jobs on some dataset (replicated_models).
+REPLICATED_MODELS = MODELS if REDRAWN else TRAINED_REPLICATES
+
+
+def say_fixed_splits():
+    """With training.replicate_split and R > 1, name the datasets split by time, whose split
+    stays fixed (only the seed is replicated), when a person runs Snakemake."""
+    if workflow.remote_exec or workflow.subprocess_exec:
+        return
+    fixed = [d for d in DATASETS if dataset_entry(d).temporal]
+    if config["training"]["replicate_split"] and REPLICATES > 1 and fixed:
+        logger.warning(
+            f"config training.replicate_split: {', '.join(fixed)} split by time, so their "
+            "split is not redrawn; their replicates redraw the seed only "
+            "(docs/training.md#replicates)"
+        )
+    if REDRAWN and EMBEDDING_MODEL is not None:
+        raise ValueError(
+            "config training.replicate_split: measures.similarities embedding:"
+            f"{EMBEDDING_MODEL} reads replicate 0's user vectors, which a redrawn split "
+            "does not share; drop one of the two"
+        )
+
+
+say_fixed_splits()
+
+
+def replicated_models(dataset):
+    """The models with their own replicates r >= 1 on ``dataset``: every model where the
+    split is redrawn (REDRAWN: the KNN lists change with the split), else the trainable
+    ones."""
+    return MODELS if dataset in REDRAWN else TRAINED_REPLICATES
+
+
+def replicate_split_seed(wildcards):
+    """The seed of replicate r's split (userfair.workflow.replication.replicate_seed)."""
+    return replication.replicate_seed(config["seed"], int(wildcards.replicate))
+
+
+def replicate_splits(wildcards):
+    """Input function (use with unpack): train, valid, test of replicate r of the job's
+    dataset: its own split (rule replicate_split) where the split is redrawn, else the
+    dataset's (rule split)."""
+    own = wildcards.dataset in REDRAWN
+    template = rules.replicate_split.output if own else rules.split.output
+    return {
+        name: getattr(template, name).format(**wildcards)
+        for name in ("train", "valid", "test")
+    }
+
+
+def replicate_data_dir(wildcards):
+    """The folder of replicate r's split files (RecBole's data_path)."""
+    return os.path.dirname(replicate_splits(wildcards)["train"])
+
+
+def replicate_similarities(wildcards):
+    """Input function (use with unpack): the dense similarity files (cos, jacc, and genre
+    when UF mixes it in) of replicate r's split: its own (rule replicate_similarity) where
+    the split is redrawn, else the dataset's."""
+    named = {
+        "cos": similarity_file("cos").format(dataset=wildcards.dataset),
+        "jacc": similarity_file("jacc").format(dataset=wildcards.dataset),
+        "genre": uf_genre_similarity(wildcards),
+    }
+    if wildcards.dataset not in REDRAWN:
+        return named
+    own = rules.replicate_similarity.output[0]
+    return {
+        kind: (
+            [own.format(kind=kind, **wildcards) for _ in files]
+            if isinstance(files, list)
+            else own.format(kind=kind, **wildcards)
+        )
+        for kind, files in named.items()
+    }
+
+
 # The drawing code of fig_replicates: the shared one and its own module.
 REPLICATE_DRAWING_CODE = DRAWING_CODE + [
     os.path.relpath(
         os.path.join(workflow.basedir, "workflow/userfair/workflow/replicate_figure.py")
     )
 ]
+
+
+def nested_param():
+    """Param of table_replicates: the datasets whose split is redrawn (REDRAWN), whose
+    inference is nested (docs/method.md#replicates); none without one, so that a run with a
+    fixed split gets no new param (no rerun)."""
+    return {"nested": REDRAWN} if REDRAWN else {}
 
 
 def replicate_resource(name):
@@ -754,7 +849,9 @@ def replicate_file(kind, dataset, model, replicate):
     uncertainty: the replicate's own (rules replicate, replicate_measures,
     replicate_uncertainty) when it is retrained, else replicate 0's (rules topk, measures,
     uncertainty)."""
-    own = replication.retrained(models.get(model).trainable, replicate)
+    own = replication.retrained(
+        models.get(model).trainable, replicate, redrawn=dataset in REDRAWN
+    )
     template = {
         "topk": (rules.replicate.output.topk, rules.topk.output.topk),
         "measures": (rules.replicate_measures.output[0], rules.measures.output[0]),
@@ -783,9 +880,18 @@ def per_replicate(kind, prefix=""):
 
 def replicate_measure_inputs(wildcards):
     """Input function (use with unpack) of `replicate_measures`: as `measure_inputs`, with
-    the parts of pass two of the replicate's own lists (`replicate_sums`) on the streamed
-    route."""
-    named = measure_inputs(wildcards)
+    replicate r's split (replicate_splits) and, where it is redrawn, its similarities
+    (replicate_similarities; the streamed route is refused there), and the parts of pass
+    two of the replicate's own lists (`replicate_sums`) on the streamed route."""
+    named = {**measure_inputs(wildcards), **replicate_splits(wildcards)}
+    if wildcards.dataset in REDRAWN:
+        if "sums" in named:
+            raise ValueError(
+                f"config training.replicate_split: {wildcards.dataset} has more evaluated "
+                "users than measures.stream_above, and a redrawn split's streamed measures "
+                "are not built yet; raise measures.stream_above or set replicate_split false"
+            )
+        named.update(replicate_similarities(wildcards))
     if "sums" in named:
         named["sums"] = scatter.measures(
             scatter_template(rules.replicate_sums.output[0], wildcards)
@@ -1035,6 +1141,6 @@ def plan_rows():
                 threads,
             )
             for dataset in DATASETS
-            for model in TRAINED_REPLICATES
+            for model in replicated_models(dataset)
         ]
     return [energy.with_energy(row, POWER) for row in rows]

@@ -5,9 +5,9 @@ Replicate 0 is the workflow's model as it has always been (the grid search's win
 config's seed); replicate r >= 1 retrains the winning grid point with
 ``replicate_seed(seed, r)``. A model without a seed (UserKNN, ItemKNN and RecBole's other
 non-trainable models, ``userfair.workflow.models.Model.trainable``) gives the same lists whatever
-the
-seed, so its replicates reuse replicate 0's lists and measures: nothing is trained or
-measured twice.
+the seed, so its replicates reuse replicate 0's lists and measures: nothing is trained or
+measured twice. With ``training.replicate_split`` a dataset split at random also redraws
+its split per replicate with the same seed; there every model is retrained.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ def replicate_seed(seed: int, replicate: int) -> int:
     return int((seed + STRIDE * replicate) % MODULUS)
 
 
-def retrained(trainable: bool, replicate: int) -> bool:
+def retrained(trainable: bool, replicate: int, redrawn: bool = False) -> bool:
     """Whether replicate ``replicate`` of a model has its own training job and lists: every
-    replicate >= 1 of a trainable model; never replicate 0 (today's model) nor a model
-    without a seed (its replicates are replicate 0)."""
-    return trainable and replicate >= 1
+    replicate >= 1 of a trainable model, and of every model where the split is redrawn per
+    replicate (``redrawn``, config ``training.replicate_split``: a model without a seed
+    still sees another split); never replicate 0 (today's model), nor a model without a
+    seed on a fixed split (its replicates are replicate 0)."""
+    return (trainable or redrawn) and replicate >= 1

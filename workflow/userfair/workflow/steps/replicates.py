@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -83,14 +83,16 @@ def conclusions(
 def table_replicates(
     measure_files: Mapping[str, Path], resample_files: Mapping[str, Path], datasets: list[str],
     models: list[str], replicates: int, *, level: float, seed: int,
-    values_csv: Path, variance_csv: Path, scores_csv: Path, significance_csv: Path,
-    agreement_csv: Path, conclusions_csv: Path,
+    nested: Sequence[str] = (), values_csv: Path, variance_csv: Path, scores_csv: Path,
+    significance_csv: Path, agreement_csv: Path, conclusions_csv: Path,
 ) -> dict:  # fmt: skip
     """Rule table_replicates: from every replicate's measures and bootstrap resamples (keyed
     ``D/M/r``; a model without a seed has replicate 0's files for every r): the values per
     replicate (replicates.csv), where a run's value varies (variance.csv), Table 2 with
     intervals over both sources, the paired comparisons with Holm and the tau intervals
-    (userfair.replicates), and the conclusions that survive (conclusions.csv)."""
+    (userfair.replicates), and the conclusions that survive (conclusions.csv). The datasets
+    of ``nested`` redraw their split per replicate (training.replicate_split): their
+    inference is ``nested`` (each replicate keeps its own users)."""
     values, shares, summaries, comparisons, taus, all_points = [], [], [], [], [], {}
     for dataset in datasets:
         resamples, points = {}, {}
@@ -104,11 +106,16 @@ def table_replicates(
             long = points[model].reset_index().melt(id_vars="replicate", var_name="measure")
             values.append(long.assign(dataset=dataset, model=model))
         all_points[dataset] = points
-        shares.append(inference.variance(resamples, points).assign(dataset=dataset))
-        summaries.append(inference.summary(resamples, points, level).assign(dataset=dataset))
-        comparisons.append(inference.significance(resamples, points, level).assign(dataset=dataset))
+        own = {"nested": dataset in nested}
+        shares.append(inference.variance(resamples, points, **own).assign(dataset=dataset))
+        summaries.append(inference.summary(resamples, points, level, **own).assign(dataset=dataset))
+        comparisons.append(
+            inference.significance(resamples, points, level, **own).assign(dataset=dataset)
+        )
         taus.append(
-            inference.tau_intervals(resamples, points, level, seed=seed).assign(dataset=dataset)
+            inference.tau_intervals(resamples, points, level, seed=seed, **own).assign(
+                dataset=dataset
+            )
         )
     compared = pd.concat(comparisons, ignore_index=True)
     out = {
