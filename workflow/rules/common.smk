@@ -1098,6 +1098,27 @@ def replicate_request(dataset, model):
     )
 
 
+def energy_inputs(wildcards):
+    """Input function (use with unpack) of `table_energy`: the output of every training and
+    export job of the run, named ``RULE:D/M/JOB`` (tune: the grid point's valid.json; topk:
+    the lists; replicate r: its valid.json), beside which the job wrote its energy record.
+    """
+    named = {}
+    for d in DATASETS:
+        for m in MODELS:
+            run = {"dataset": d, "model": m}
+            for p in job_points("tune", m):
+                named[f"tune:{d}/{m}/{p}"] = rules.tune.output.valid.format(
+                    point=p, **run
+                )
+            named[f"topk:{d}/{m}"] = rules.topk.output.topk.format(**run)
+            if m in replicated_models(d):
+                for r in range(1, REPLICATES):
+                    valid = rules.replicate.output.valid.format(replicate=r, **run)
+                    named[f"replicate:{d}/{m}/{r}"] = valid
+    return named
+
+
 # The power model of the plan's energy_kwh and co2e_kg (config energy, docs/cluster.md#energy).
 POWER = energy.PowerModel(**config["energy"])
 
