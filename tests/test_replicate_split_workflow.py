@@ -39,7 +39,7 @@ RANDOM_SPLIT = {
 def overlay(run, name, config):
     path = run.test_dir / "config" / name
     path.write_text(yaml.safe_dump(config))
-    return f"config/{name}"
+    return str(path)
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +113,14 @@ def test_the_tables_are_nested(split_run):
     pair = values[(values.model == row.model) & (values.measure == row.measure)].value
     assert row.var_training == pytest.approx(pair.var(ddof=1) / 2)
     assert math.isfinite(row.low) and row.low < row.value < row.high
+
+
+@pytest.mark.slow
+def test_replicate_jobs_record_their_energy(split_run):
+    """Each replicate job writes its energy record (docs/cluster.md#measured-energy):
+    estimated on a machine without counters, from the seconds it used."""
+    results = split_run[0].test_dir / "results/tiny/models"
+    for model in ("UserKNN", "BPR"):
+        record = json.loads((results / f"{model}/replicates/1/energy.json").read_text())
+        assert record["source"] in ("estimated", "mixed", "measured")
+        assert 0 < record["cpu"]["seconds"] and 0 < record["wall_seconds"]
