@@ -721,8 +721,8 @@ if REPLICATES > 1 and not config["uncertainty"]["resamples"]:
 # replicate 0 (userfair.workflow.replication.retrained).
 TRAINED_REPLICATES = [m for m in MODELS if models.get(m).trainable]
 # training.replicate_split: the datasets whose split replicate r >= 1 redraws with its seed
-# (rule replicate_split): those split at random, when R > 1. There every model, the KNN
-# ones too, has its own replicates. A dataset split by time keeps its one split.
+# (replicates.smk, replicate_split): those split at random, when R > 1. There every model,
+# the KNN ones too, has its own replicates. A dataset split by time keeps its one split.
 REDRAWN = [
     d
     for d in DATASETS
