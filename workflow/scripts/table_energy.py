@@ -6,5 +6,4 @@ from userfair.workflow.steps.plan import table_energy
 
 with job_log(snakemake):
     # named inputs "RULE:D/M/JOB" (common.smk, energy_inputs): the jobs' outputs
-    outputs = {name: str(path) for name, path in snakemake.input.items()}
-    table_energy(outputs, snakemake.output[0], **snakemake.params)
+    table_energy(dict(snakemake.input.items()), snakemake.output[0], **snakemake.params)
