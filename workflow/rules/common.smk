@@ -781,6 +781,17 @@ def replicate_splits(wildcards):
     }
 
 
+def replicate_item_genres(wildcards):
+    """The item genres of replicate r's split (rule replicate_genres), as a list."""
+    return [rules.replicate_genres.output[0].format(**wildcards)]
+
+
+def replicate_item_genres_of_kind(wildcards):
+    """Input of `replicate_similarity`: replicate r's item genres for the genre
+    similarity, else nothing (as item_genres_of_kind for the dataset's split)."""
+    return replicate_item_genres(wildcards) if wildcards.kind == "genre" else []
+
+
 def replicate_data_dir(wildcards):
     """The folder of replicate r's split files (RecBole's data_path)."""
     return os.path.dirname(replicate_splits(wildcards)["train"])
@@ -892,6 +903,8 @@ def replicate_measure_inputs(wildcards):
                 "are not built yet; raise measures.stream_above or set replicate_split false"
             )
         named.update(replicate_similarities(wildcards))
+        if named.get("item"):  # the opt-in genre similarity reads the split's genres
+            named["item"] = replicate_item_genres(wildcards)
     if "sums" in named:
         named["sums"] = scatter.measures(
             scatter_template(rules.replicate_sums.output[0], wildcards)

@@ -5,8 +5,9 @@
 # measures, uncertainty), and so is every replicate of a KNN model, whose lists do not
 # depend on a seed (common.smk, replicate_file). R = 1: no job, no file.
 # With training.replicate_split, replicate r of a dataset split at random (REDRAWN) also
-# redraws the split with its seed (replicate_split) and gets its own similarities
-# (replicate_similarity); every model, the KNN ones too, is retrained on it.
+# redraws the split with its seed (replicate_split) and gets its own item genres
+# (replicate_genres) and similarities (replicate_similarity); every model, the KNN ones
+# too, is retrained on it.
 
 
 rule replicate_split:
@@ -40,11 +41,36 @@ rule replicate_split:
         "../scripts/replicate_split.py"
 
 
+rule replicate_genres:
+    input:
+        raw_input,
+        splits=rules.replicate_split.output,
+    output:
+        "results/{dataset}/replicates/{replicate}/data/{dataset}.item",
+    log:
+        "results/logs/replicate_genres/{dataset}_{replicate}.log",
+    wildcard_constraints:
+        dataset=one_of([d for d in REDRAWN if d in GENRE_DATASETS]),
+        replicate=r"[1-9]\d*",
+    conda:
+        "../../envs/data.yaml"
+    resources:
+        mem_mb=dataset_mem_mb,
+        runtime=30,
+    params:
+        source=raw_source,
+        declaration=declaration,
+    message:
+        "Item genres of replicate {wildcards.replicate}'s split of {wildcards.dataset}"
+    script:
+        "../scripts/replicate_genres.py"
+
+
 rule replicate_similarity:
     input:
         train=rules.replicate_split.output.train,
         test=rules.replicate_split.output.test,
-        item=item_genres_of_kind,
+        item=replicate_item_genres_of_kind,
     output:
         "results/{dataset}/replicates/{replicate}/similarity/{kind}.npz",
     log:
