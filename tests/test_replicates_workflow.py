@@ -11,7 +11,13 @@ import yaml
 
 from userfair.measures import NAMES
 from userfair.workflow.models import label
-from userfair.workflow.replication import STRIDE, replicate_seed, retrained
+from userfair.workflow.replication import (
+    STRIDE,
+    redrawn_datasets,
+    replicate_seed,
+    replicate_split_problems,
+    retrained,
+)
 
 from conftest import make_workdir, snakemake
 
@@ -46,6 +52,21 @@ def test_replicate_seeds():
     assert retrained(False, 1, redrawn=True) and not retrained(False, 0, redrawn=True)
     with pytest.raises(ValueError, match="replicate must be >= 0"):
         replicate_seed(1, -1)
+
+
+def test_which_splits_are_redrawn():
+    temporal = {"ml-100k": True, "lastfm": False, "qk-video": False}
+    assert redrawn_datasets(temporal, True, 3) == ["lastfm", "qk-video"]
+    assert redrawn_datasets(temporal, True, 1) == []  # R = 1: nothing to redraw
+    assert redrawn_datasets(temporal, False, 3) == []
+    error, warning = replicate_split_problems(temporal, True, 3, None)
+    assert error is None and warning.startswith(
+        "config training.replicate_split: ml-100k split by time, so their split is not"
+    )
+    error, warning = replicate_split_problems(temporal, True, 3, "BPR")
+    assert error.startswith("config training.replicate_split: measures.similarities embedding")
+    assert replicate_split_problems(temporal, False, 3, "BPR") == (None, None)
+    assert replicate_split_problems({"ml-100k": True}, True, 3, "BPR")[0] is None
 
 
 def digest(path):

@@ -723,38 +723,31 @@ TRAINED_REPLICATES = [m for m in MODELS if models.get(m).trainable]
 # training.replicate_split: the datasets whose split replicate r >= 1 redraws with its seed
 # (replicates.smk, replicate_split): those split at random, when R > 1. There every model,
 # the KNN ones too, has its own replicates. A dataset split by time keeps its one split.
-REDRAWN = [
-    d
-    for d in DATASETS
-    if config["training"]["replicate_split"]
-    and REPLICATES > 1
-    and not dataset_entry(d).temporal
-]
+REDRAWN = replication.redrawn_datasets(
+    {d: dataset_entry(d).temporal for d in DATASETS},
+    config["training"]["replicate_split"],
+    REPLICATES,
+)
 # The models that may have their own replicate jobs on some dataset (replicated_models).
 REPLICATED_MODELS = MODELS if REDRAWN else TRAINED_REPLICATES
 
 
-def say_fixed_splits():
-    """With training.replicate_split and R > 1, name the datasets split by time, whose split
-    stays fixed (only the seed is replicated), when a person runs Snakemake."""
-    if workflow.remote_exec or workflow.subprocess_exec:
-        return
-    fixed = [d for d in DATASETS if dataset_entry(d).temporal]
-    if config["training"]["replicate_split"] and REPLICATES > 1 and fixed:
-        logger.warning(
-            f"config training.replicate_split: {', '.join(fixed)} split by time, so their "
-            "split is not redrawn; their replicates redraw the seed only "
-            "(docs/training.md#replicates)"
-        )
-    if REDRAWN and EMBEDDING_MODEL is not None:
-        raise ValueError(
-            "config training.replicate_split: measures.similarities embedding:"
-            f"{EMBEDDING_MODEL} reads replicate 0's user vectors, which a redrawn split "
-            "does not share; drop one of the two"
-        )
+def check_replicate_split():
+    """training.replicate_split (userfair.workflow.replication.replicate_split_problems):
+    its error stops the parse; its warning is said when a person runs Snakemake."""
+    error, warning = replication.replicate_split_problems(
+        {d: dataset_entry(d).temporal for d in DATASETS},
+        config["training"]["replicate_split"],
+        REPLICATES,
+        EMBEDDING_MODEL,
+    )
+    if error:
+        raise ValueError(error)
+    if warning and not (workflow.remote_exec or workflow.subprocess_exec):
+        logger.warning(warning)
 
 
-say_fixed_splits()
+check_replicate_split()
 
 
 def replicated_models(dataset):
