@@ -53,6 +53,46 @@ def test_variance_shares_hand_worked():
     )
 
 
+def test_nested_variance_shares_hand_worked():
+    # a split per replicate: the full-data values 0, 6, 3 spread with variance 9 (ddof 1),
+    # of which the users' part is the mean within-replicate variance 3: training 6, 2/3
+    resamples, points = replicates.stack(
+        [pd.DataFrame({"P": row}) for row in Y], [{"P": v} for v in (0.0, 6.0, 3.0)]
+    )
+    table = replicates.variance({"A": resamples}, {"A": points}, ["P"], nested=True).iloc[0]
+    assert (table.var_users, table.var_training, table.share_training) == pytest.approx(
+        (3.0, 6.0, 2 / 3)
+    )
+    # less spread than the users alone explain: no training share, not a negative one
+    resamples, points = replicates.stack(
+        [pd.DataFrame({"P": row}) for row in Y], [{"P": v} for v in FULL]
+    )
+    table = replicates.variance({"A": resamples}, {"A": points}, ["P"], nested=True).iloc[0]
+    assert (table.var_users, table.var_training, table.share_training) == (3.0, 0.0, 0.0)
+
+
+def test_nested_variance_against_a_direct_loop():
+    rng = np.random.default_rng(11)
+    r, b = 5, 30
+    y = rng.normal(size=(r, b)) * rng.uniform(0.5, 2.0, size=(r, 1)) + rng.normal(size=(r, 1))
+    full = y.mean(axis=1) + rng.normal(size=r)
+    resamples, points = replicates.stack(
+        [pd.DataFrame({"P": row}) for row in y], [{"P": v} for v in full]
+    )
+    table = replicates.variance({"A": resamples}, {"A": points}, ["P"], nested=True).iloc[0]
+    within = []
+    for row in y:
+        centre = sum(row) / b
+        within.append(sum((v - centre) ** 2 for v in row) / (b - 1))
+    var_users = sum(within) / r
+    centre = sum(full) / r
+    spread = sum((v - centre) ** 2 for v in full) / (r - 1)
+    var_training = max(0.0, spread - var_users)
+    assert table.var_users == pytest.approx(var_users, rel=1e-12)
+    assert table.var_training == pytest.approx(var_training, rel=1e-12)
+    assert table.share_training == pytest.approx(var_training / (var_training + var_users))
+
+
 @pytest.mark.parametrize("nested", [False, True])
 def test_closed_form_variance_is_the_variance_of_the_draws(nested):
     rng = np.random.default_rng(3)

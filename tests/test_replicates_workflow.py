@@ -13,7 +13,13 @@ import yaml
 
 from userfair.measures import NAMES
 from userfair.workflow.models import label
-from userfair.workflow.replication import STRIDE, replicate_seed, retrained
+from userfair.workflow.replication import (
+    STRIDE,
+    redrawn_datasets,
+    replicate_seed,
+    replicate_split_problems,
+    retrained,
+)
 
 from conftest import copy_run
 
@@ -47,8 +53,25 @@ def test_replicate_seeds():
     assert replicate_seed(2**31 - 2, 1) == (2**31 - 2 + STRIDE) % (2**31 - 1)
     assert len({replicate_seed(s, r) for s in (2024, 2025) for r in range(5)}) == 10
     assert retrained(True, 1) and not retrained(True, 0) and not retrained(False, 2)
+    # a split redrawn per replicate (training.replicate_split) retrains the KNN models too
+    assert retrained(False, 1, redrawn=True) and not retrained(False, 0, redrawn=True)
     with pytest.raises(ValueError, match="replicate must be >= 0"):
         replicate_seed(1, -1)
+
+
+def test_which_splits_are_redrawn():
+    temporal = {"ml-100k": True, "lastfm": False, "qk-video": False}
+    assert redrawn_datasets(temporal, True, 3) == ["lastfm", "qk-video"]
+    assert redrawn_datasets(temporal, True, 1) == []  # R = 1: nothing to redraw
+    assert redrawn_datasets(temporal, False, 3) == []
+    error, warning = replicate_split_problems(temporal, True, 3, None)
+    assert error is None and warning.startswith(
+        "config training.replicate_split: ml-100k split by time, so their split is not"
+    )
+    error, warning = replicate_split_problems(temporal, True, 3, "BPR")
+    assert error.startswith("config training.replicate_split: measures.similarities embedding")
+    assert replicate_split_problems(temporal, False, 3, "BPR") == (None, None)
+    assert replicate_split_problems({"ml-100k": True}, True, 3, "BPR")[0] is None
 
 
 def digest(path):

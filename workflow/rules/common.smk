@@ -726,12 +726,111 @@ if REPLICATES > 1 and not config["uncertainty"]["resamples"]:
 # The models whose replicates are trained (a seed changes their lists); the others' are
 # replicate 0 (userfair.workflow.replication.retrained).
 TRAINED_REPLICATES = [m for m in MODELS if models.get(m).trainable]
+# training.replicate_split: the datasets whose split replicate r >= 1 redraws with its seed
+# (replicates.smk, replicate_split): those split at random, when R > 1. There every model,
+# the KNN ones too, has its own replicates. A dataset split by time keeps its one split.
+REDRAWN = replication.redrawn_datasets(
+    {d: dataset_entry(d).temporal for d in DATASETS},
+    config["training"]["replicate_split"],
+    REPLICATES,
+)
+# The models that may have their own replicate jobs on some dataset (replicated_models).
+REPLICATED_MODELS = MODELS if REDRAWN else TRAINED_REPLICATES
+
+
+def check_replicate_split():
+    """training.replicate_split (userfair.workflow.replication.replicate_split_problems):
+    its error stops the parse; its warning is said when a person runs Snakemake."""
+    error, warning = replication.replicate_split_problems(
+        {d: dataset_entry(d).temporal for d in DATASETS},
+        config["training"]["replicate_split"],
+        REPLICATES,
+        EMBEDDING_MODEL,
+    )
+    if error:
+        raise ValueError(error)
+    if warning and not (workflow.remote_exec or workflow.subprocess_exec):
+        logger.warning(warning)
+
+
+check_replicate_split()
+
+
+def replicated_models(dataset):
+    """The models with their own replicates r >= 1 on ``dataset``: every model where the
+    split is redrawn (REDRAWN: the KNN lists change with the split), else the trainable
+    ones."""
+    return MODELS if dataset in REDRAWN else TRAINED_REPLICATES
+
+
+def replicate_split_seed(wildcards):
+    """The seed of replicate r's split (userfair.workflow.replication.replicate_seed)."""
+    return replication.replicate_seed(config["seed"], int(wildcards.replicate))
+
+
+def replicate_splits(wildcards):
+    """Input function (use with unpack): train, valid, test of replicate r of the job's
+    dataset: its own split (rule replicate_split) where the split is redrawn, else the
+    dataset's (rule split)."""
+    own = wildcards.dataset in REDRAWN
+    template = rules.replicate_split.output if own else rules.split.output
+    return {
+        name: getattr(template, name).format(**wildcards)
+        for name in ("train", "valid", "test")
+    }
+
+
+def replicate_item_genres(wildcards):
+    """The item genres of replicate r's split (rule replicate_genres), as a list."""
+    return [rules.replicate_genres.output[0].format(**wildcards)]
+
+
+def replicate_item_genres_of_kind(wildcards):
+    """Input of `replicate_similarity`: replicate r's item genres for the genre
+    similarity, else nothing (as item_genres_of_kind for the dataset's split)."""
+    return replicate_item_genres(wildcards) if wildcards.kind == "genre" else []
+
+
+def replicate_data_dir(wildcards):
+    """The folder of replicate r's split files (RecBole's data_path)."""
+    return os.path.dirname(replicate_splits(wildcards)["train"])
+
+
+def replicate_similarities(wildcards):
+    """Input function (use with unpack): the dense similarity files (cos, jacc, and genre
+    when UF mixes it in) of replicate r's split: its own (rule replicate_similarity) where
+    the split is redrawn, else the dataset's."""
+    named = {
+        "cos": similarity_file("cos").format(dataset=wildcards.dataset),
+        "jacc": similarity_file("jacc").format(dataset=wildcards.dataset),
+        "genre": uf_genre_similarity(wildcards),
+    }
+    if wildcards.dataset not in REDRAWN:
+        return named
+    own = rules.replicate_similarity.output[0]
+    return {
+        kind: (
+            [own.format(kind=kind, **wildcards) for _ in files]
+            if isinstance(files, list)
+            else own.format(kind=kind, **wildcards)
+        )
+        for kind, files in named.items()
+    }
+
+
 # The drawing code of fig_replicates: the shared one and its own module.
 REPLICATE_DRAWING_CODE = DRAWING_CODE + [
     os.path.relpath(
         os.path.join(workflow.basedir, "workflow/userfair/workflow/replicate_figure.py")
     )
 ]
+
+
+def nested_param():
+    """Param of table_replicates: the datasets whose split is redrawn (REDRAWN), whose
+    inference is nested (docs/method.md#replicates); none without one, so that a run with a
+    fixed split gets no new param (no rerun)."""
+    return {"nested": REDRAWN} if REDRAWN else {}
 
 
 def replicate_resource(name):
@@ -760,7 +859,9 @@ def replicate_file(kind, dataset, model, replicate):
     uncertainty, groups, group_resamples: the replicate's own (rules replicate,
     replicate_measures, replicate_uncertainty, replicate_groups) when it is retrained, else
     replicate 0's (rules topk, measures, uncertainty, groups)."""
-    own = replication.retrained(models.get(model).trainable, replicate)
+    own = replication.retrained(
+        models.get(model).trainable, replicate, redrawn=dataset in REDRAWN
+    )
     template = {
         "topk": (rules.replicate.output.topk, rules.topk.output.topk),
         "measures": (rules.replicate_measures.output[0], rules.measures.output[0]),
@@ -794,9 +895,20 @@ def per_replicate(kind, prefix=""):
 
 def replicate_measure_inputs(wildcards):
     """Input function (use with unpack) of `replicate_measures`: as `measure_inputs`, with
-    the parts of pass two of the replicate's own lists (`replicate_sums`) on the streamed
-    route."""
-    named = measure_inputs(wildcards)
+    replicate r's split (replicate_splits) and, where it is redrawn, its similarities
+    (replicate_similarities; the streamed route is refused there), and the parts of pass
+    two of the replicate's own lists (`replicate_sums`) on the streamed route."""
+    named = {**measure_inputs(wildcards), **replicate_splits(wildcards)}
+    if wildcards.dataset in REDRAWN:
+        if "sums" in named:
+            raise ValueError(
+                f"config training.replicate_split: {wildcards.dataset} has more evaluated "
+                "users than measures.stream_above, and a redrawn split's streamed measures "
+                "are not built yet; raise measures.stream_above or set replicate_split false"
+            )
+        named.update(replicate_similarities(wildcards))
+        if named.get("item"):  # the opt-in genre similarity reads the split's genres
+            named["item"] = replicate_item_genres(wildcards)
     if "sums" in named:
         named["sums"] = scatter.measures(
             scatter_template(rules.replicate_sums.output[0], wildcards)
@@ -1030,6 +1142,27 @@ def replicate_request(dataset, model):
     )
 
 
+def energy_inputs(wildcards):
+    """Input function (use with unpack) of `table_energy`: the output of every training and
+    export job of the run, named ``RULE:D/M/JOB`` (tune: the grid point's valid.json; topk:
+    the lists; replicate r: its valid.json), beside which the job wrote its energy record.
+    """
+    named = {}
+    for d in DATASETS:
+        for m in MODELS:
+            run = {"dataset": d, "model": m}
+            for p in job_points("tune", m):
+                named[f"tune:{d}/{m}/{p}"] = rules.tune.output.valid.format(
+                    point=p, **run
+                )
+            named[f"topk:{d}/{m}"] = rules.topk.output.topk.format(**run)
+            if m in replicated_models(d):
+                for r in range(1, REPLICATES):
+                    valid = rules.replicate.output.valid.format(replicate=r, **run)
+                    named[f"replicate:{d}/{m}/{r}"] = valid
+    return named
+
+
 # The power model of the plan's energy_kwh and co2e_kg (config energy, docs/cluster.md#energy).
 POWER = energy.PowerModel(**config["energy"])
 
@@ -1073,6 +1206,6 @@ def plan_rows():
                 threads,
             )
             for dataset in DATASETS
-            for model in TRAINED_REPLICATES
+            for model in replicated_models(dataset)
         ]
     return [energy.with_energy(row, POWER) for row in rows]

@@ -38,14 +38,13 @@ rule groups:
 
 
 # With training.replicates R > 1: the same files of replicate r = 1..R-1 of every trainable
-# model, on its own lists and replicate 0's resample weights (table_replicates reads them).
+# model (every model where training.replicate_split redraws the split), on its own lists and
+# split (replicate_splits) and replicate 0's resample seed (table_replicates reads them).
 
 
 rule replicate_groups:
     input:
-        train=rules.split.output.train,
-        valid=rules.split.output.valid,
-        test=rules.split.output.test,
+        unpack(replicate_splits),
         topk=rules.replicate.output.topk,
         raw=groups_raw,
     output:
@@ -55,7 +54,7 @@ rule replicate_groups:
         "results/logs/replicate_groups/{dataset}_{model}_{replicate}.log",
     wildcard_constraints:
         replicate=r"[1-9]\d*",
-        model=one_of(TRAINED_REPLICATES),
+        model=one_of(REPLICATED_MODELS),
     conda:
         "../../envs/measures.yaml"
     resources:

@@ -25,3 +25,30 @@ rule plan:
         "Plan the cluster requests of every training and export job"
     script:
         "../scripts/plan.py"
+
+
+# What every training and export job drew (docs/cluster.md#measured-energy): each tune,
+# topk and replicate job writes its energy record beside its output (userfair.workflow.meter),
+# measured where the hardware exposes a counter, else its seconds; this table adds the
+# power model. Asked for by name (`snakemake results/tables/energy.csv`), not by `all`.
+
+
+rule table_energy:
+    input:
+        unpack(energy_inputs),
+    output:
+        "results/tables/energy.csv",
+    log:
+        "results/logs/table_energy/table_energy.log",
+    conda:
+        "../../envs/data.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        energy=config["energy"],
+    message:
+        "What every training and export job drew: measured or estimated"
+    script:
+        "../scripts/table_energy.py"

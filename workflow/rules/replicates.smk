@@ -4,12 +4,98 @@
 # resamples are computed as replicate 0's are. Replicate 0 is today's model (rules topk,
 # measures, uncertainty), and so is every replicate of a KNN model, whose lists do not
 # depend on a seed (common.smk, replicate_file). R = 1: no job, no file.
+# With training.replicate_split, replicate r of a dataset split at random (REDRAWN) also
+# redraws the split with its seed (replicate_split) and gets its own item genres
+# (replicate_genres) and similarities (replicate_similarity); every model, the KNN ones
+# too, is retrained on it.
+
+
+rule replicate_split:
+    input:
+        rules.preprocess.output,
+    output:
+        train="results/{dataset}/replicates/{replicate}/data/{dataset}.train.inter",
+        valid="results/{dataset}/replicates/{replicate}/data/{dataset}.valid.inter",
+        test="results/{dataset}/replicates/{replicate}/data/{dataset}.test.inter",
+    log:
+        "results/logs/replicate_split/{dataset}_{replicate}.log",
+    wildcard_constraints:
+        dataset=one_of(REDRAWN),
+        replicate=r"[1-9]\d*",
+    conda:
+        "../../envs/data.yaml"
+    resources:
+        mem_mb=dataset_mem_mb,
+        runtime=60,
+    params:
+        temporal=False,
+        seed=replicate_split_seed,
+        valid_share=config["preprocessing"]["valid_share"],
+        test_share=config["preprocessing"]["test_share"],
+        min_train=config["preprocessing"]["min_train_interactions"],
+        protocol=config["preprocessing"]["protocol"],
+    message:
+        "Split {wildcards.dataset} again for replicate {wildcards.replicate} (seed "
+        "{params.seed}, {params.protocol} protocol, steps 4-5)"
+    script:
+        "../scripts/replicate_split.py"
+
+
+rule replicate_genres:
+    input:
+        raw_input,
+        splits=rules.replicate_split.output,
+    output:
+        "results/{dataset}/replicates/{replicate}/data/{dataset}.item",
+    log:
+        "results/logs/replicate_genres/{dataset}_{replicate}.log",
+    wildcard_constraints:
+        dataset=one_of([d for d in REDRAWN if d in GENRE_DATASETS]),
+        replicate=r"[1-9]\d*",
+    conda:
+        "../../envs/data.yaml"
+    resources:
+        mem_mb=dataset_mem_mb,
+        runtime=30,
+    params:
+        source=raw_source,
+        declaration=declaration,
+    message:
+        "Item genres of replicate {wildcards.replicate}'s split of {wildcards.dataset}"
+    script:
+        "../scripts/replicate_genres.py"
+
+
+rule replicate_similarity:
+    input:
+        train=rules.replicate_split.output.train,
+        test=rules.replicate_split.output.test,
+        item=replicate_item_genres_of_kind,
+    output:
+        "results/{dataset}/replicates/{replicate}/similarity/{kind}.npz",
+    log:
+        "results/logs/replicate_similarity/{dataset}_{replicate}_{kind}.log",
+    wildcard_constraints:
+        dataset=one_of(REDRAWN),
+        replicate=r"[1-9]\d*",
+        kind=one_of(SIMILARITY_KINDS),
+    conda:
+        "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    message:
+        "User similarity {wildcards.kind} of replicate {wildcards.replicate}'s split of "
+        "{wildcards.dataset}"
+    script:
+        "../scripts/replicate_similarity.py"
 
 
 rule replicate:
     input:
+        unpack(replicate_splits),
         best=rules.select.output.best,
-        splits=rules.split.output,
         shared=rules.recbole_dataset.output[0],
     output:
         topk="results/{dataset}/models/{model}/replicates/{replicate}/topk.parquet",
@@ -19,7 +105,7 @@ rule replicate:
         "results/logs/replicate/{dataset}/{model}/{replicate}.log",
     wildcard_constraints:
         replicate=r"[1-9]\d*",
-        model=one_of(TRAINED_REPLICATES),
+        model=one_of(REPLICATED_MODELS),
     conda:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]
@@ -30,7 +116,7 @@ rule replicate:
         slurm_partition=training_partition,
     params:
         training=training_settings(),
-        data_dir=split_folder,
+        data_dir=replicate_data_dir,
         workdir=replicate_folder,
     message:
         training_message(
@@ -59,7 +145,7 @@ rule replicate_sums:
         "results/logs/replicate_sums/{dataset}_{model}_{replicate}_{scatteritem}.log",
     wildcard_constraints:
         replicate=r"[1-9]\d*",
-        model=one_of(TRAINED_REPLICATES),
+        model=one_of(REPLICATED_MODELS),
         scatteritem=SCATTER_ITEM,
     conda:
         "../../envs/measures.yaml"
@@ -79,9 +165,6 @@ rule replicate_sums:
 rule replicate_measures:
     input:
         unpack(replicate_measure_inputs),
-        train=rules.split.output.train,
-        valid=rules.split.output.valid,
-        test=rules.split.output.test,
         topk=rules.replicate.output.topk,
         stats=rules.stats.output[0],
     output:
@@ -90,7 +173,7 @@ rule replicate_measures:
         "results/logs/replicate_measures/{dataset}_{model}_{replicate}.log",
     wildcard_constraints:
         replicate=r"[1-9]\d*",
-        model=one_of(TRAINED_REPLICATES),
+        model=one_of(REPLICATED_MODELS),
     conda:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
@@ -109,20 +192,16 @@ rule replicate_measures:
 
 rule replicate_uncertainty:
     input:
-        train=rules.split.output.train,
-        valid=rules.split.output.valid,
-        test=rules.split.output.test,
+        unpack(replicate_splits),
+        unpack(replicate_similarities),
         topk=rules.replicate.output.topk,
-        cos=similarity_file("cos"),
-        jacc=similarity_file("jacc"),
-        genre=uf_genre_similarity,
     output:
         "results/{dataset}/uncertainty/{model}/replicates/{replicate}.parquet",
     log:
         "results/logs/replicate_uncertainty/{dataset}_{model}_{replicate}.log",
     wildcard_constraints:
         replicate=r"[1-9]\d*",
-        model=one_of(TRAINED_REPLICATES),
+        model=one_of(REPLICATED_MODELS),
     conda:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
@@ -194,6 +273,7 @@ rule table_replicates:
         mem_mb=2000,
         runtime=30,
     params:
+        **nested_param(),
         datasets=DATASETS,
         models=MODELS,
         replicates=REPLICATES,

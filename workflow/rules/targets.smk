@@ -44,7 +44,8 @@ def uncertainty_targets():
 
 def replicate_targets():
     """With training.replicates R > 1: the lists, measures and bootstrap resamples of
-    replicates 1..R-1 of every trainable model, the tables over replicates and users and
+    replicates 1..R-1 of every trainable model (of every model on a dataset whose split is
+    redrawn: replicated_models), the tables over replicates and users and
     their figure; else nothing."""
     if REPLICATES == 1:
         return []
@@ -53,12 +54,16 @@ def replicate_targets():
         rules.replicate_measures.output[0],
         rules.replicate_uncertainty.output[0],
     ]
-    runs = expand(
-        outputs,
-        dataset=DATASETS,
-        model=TRAINED_REPLICATES,
-        replicate=range(1, REPLICATES),
-    )
+    runs = [
+        path
+        for dataset in DATASETS
+        for path in expand(
+            outputs,
+            dataset=dataset,
+            model=replicated_models(dataset),
+            replicate=range(1, REPLICATES),
+        )
+    ]
     return (
         runs + list(rules.table_replicates.output) + list(rules.fig_replicates.output)
     )

@@ -17,6 +17,7 @@ with job_log(snakemake):
         p.replicates,
         level=p.level,
         seed=p.seed,
+        nested=p.get("nested", []),  # the datasets whose split is redrawn per replicate
         values_csv=out.values,
         variance_csv=out.variance,
         scores_csv=out.scores,

@@ -327,13 +327,19 @@ def tau_intervals(
 
 
 def variance(
-    resamples: Mapping[str, pd.DataFrame], points: Mapping[str, pd.DataFrame], measures=NAMES
+    resamples: Mapping[str, pd.DataFrame],
+    points: Mapping[str, pd.DataFrame],
+    measures=NAMES,
+    nested: bool = False,
 ) -> pd.DataFrame:
     """Where one training run's value varies, per (model, measure): ``var_training``, the
     between-replicate variance (ddof 1, averaged over the user resamples), ``var_users``,
     the variance over the user resamples (averaged over the replicates), and
     ``share_training`` = var_training / (var_training + var_users) (NaN with one
-    replicate or no variance)."""
+    replicate or no variance). Nested (a split per replicate, whose resamples are not
+    paired across replicates): ``var_training`` is the variance of the full-data values
+    over the replicates (ddof 1) less ``var_users`` (the users' part of that spread), at
+    least 0: what the seed and the split add to one run's users-only variance."""
     rows = []
     for model in _check(resamples, points):
         for measure in measures:
@@ -342,6 +348,11 @@ def variance(
             ok = y.shape[1] >= 2
             var_u = float(np.var(y, axis=1, ddof=1).mean()) if ok else math.nan
             var_t = float(np.var(y, axis=0, ddof=1).mean()) if ok and len(y) > 1 else math.nan
+            if nested and ok and len(y) > 1:
+                full = points[model][measure].to_numpy(np.float64)
+                full = full[np.isfinite(full)]
+                spread = float(np.var(full, ddof=1)) if len(full) > 1 else math.nan
+                var_t = max(0.0, spread - var_u) if len(full) > 1 else math.nan
             if ok and len(y) > 1 and _identical(y):
                 var_t = 0.0
             total = var_t + var_u

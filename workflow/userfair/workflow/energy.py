@@ -15,6 +15,7 @@ upper bound of what the jobs draw at those powers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -58,4 +59,43 @@ def with_energy(row: dict, power: PowerModel) -> dict:
         "energy_kwh": round(kwh, 3),
         "co2e_kg": round(power.co2e_kg(kwh), 3),
         "energy_basis": "estimated",
+    }
+
+
+#: Joules per kWh.
+JOULES_PER_KWH = 3.6e6
+
+
+def job_kwh(record: dict, power: PowerModel) -> float:
+    """The energy of one job's record (userfair.workflow.meter.record), overhead in: each
+    part (cpu, gpu) its measured joules, or its seconds times the power model's watts
+    (``cpu_watts_per_core`` per CPU second, ``gpu_watts`` per GPU second), the sum times
+    ``pue``: comparable with the plan's ``energy_kwh``."""
+    joules = 0.0
+    for part, watts in (("cpu", power.cpu_watts_per_core), ("gpu", power.gpu_watts)):
+        entry = record[part]
+        joules += entry["joules"] if entry["basis"] == "measured" else entry["seconds"] * watts
+    return joules / JOULES_PER_KWH * power.pue
+
+
+def job_row(record: dict | None, power: PowerModel) -> dict:
+    """The energy columns of one job for the energy table: ``source`` (measured, mixed,
+    estimated; ``not recorded`` for a job run before jobs recorded their energy), the
+    bases of its parts, its seconds, ``energy_kwh`` and ``co2e_kg`` (NaN unrecorded)."""
+    if record is None:
+        return {
+            "source": "not recorded", "cpu_basis": "", "gpu_basis": "",
+            "wall_seconds": math.nan, "cpu_seconds": math.nan, "gpu_seconds": math.nan,
+            "energy_kwh": math.nan, "co2e_kg": math.nan,
+        }  # fmt: skip
+    kwh = job_kwh(record, power)
+    return {
+        "source": record["source"],
+        "cpu_basis": record["cpu"]["basis"],
+        "gpu_basis": record["gpu"]["basis"] if record["gpu"]["seconds"] else "",
+        "wall_seconds": record["wall_seconds"],
+        "cpu_seconds": record["cpu"]["seconds"],
+        "gpu_seconds": record["gpu"]["seconds"],
+        "energy_kwh": kwh,
+        "co2e_kg": power.co2e_kg(kwh),
     }

@@ -25,6 +25,7 @@ PRODUCERS = {
     "results/{dataset}/models/{model}/topk.parquet": "topk",
     "results/{dataset}/models/{model}/recbole_test.json": "topk",
     "results/{dataset}/similarity/{kind}.npz": "similarity",
+    "results/{dataset}/replicates/{replicate}/similarity/{kind}.npz": "replicate_similarity",
     "results/{dataset}/similarity/pairs/{scatteritem}.json": "pairs_part",
     "results/{dataset}/similarity/pairs.json": "pairs",
     "results/{dataset}/measures/{model}/sums/{scatteritem}.json": "measure_sums",

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from userfair import bounds
 from userfair.io import check_fields, read_inter, read_json, write_csv, write_json, write_parquet
 from userfair.workflow import embeddings, recbole_setup, recommenders, shared_dataset, tuning
+from userfair.workflow.meter import JobMeter, energy_file
 from userfair.workflow.replication import replicate_seed
 from userfair.workflow.steps import Path
 
@@ -44,10 +45,11 @@ def tune(
     on SIGTERM (userfair.workflow.resume); its record (params, valid metrics, curve) -> valid.json,
     its best checkpoint -> model.pth in ``workdir``."""
     settings = recbole_setup.Training(**{**training, "threads": threads})
-    record = recommenders.train_point(
-        model, grid_params, data_dir, dataset, workdir, settings, shared=shared,
-        checkpoint_every=checkpoint_every,
-    )  # fmt: skip
+    with JobMeter(energy_file("tune", out)):  # what it drew (docs/cluster.md#measured-energy)
+        record = recommenders.train_point(
+            model, grid_params, data_dir, dataset, workdir, settings, shared=shared,
+            checkpoint_every=checkpoint_every,
+        )  # fmt: skip
     record["point"] = int(point)
     write_json(record, out)
     log.info("valid %s", record["valid"])
@@ -85,10 +87,11 @@ def topk(
     (their equality with the RecBole plugin's is tested: tests/test_recbole_plugin.py)."""
     winner = check_fields(read_json(best), best, {"params": dict, "checkpoint": str}, "best.json")
     settings = recbole_setup.Training(**{**training, "threads": threads})
-    lists, test = recommenders.export_topk(
-        model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings,
-        shared=shared,
-    )  # fmt: skip
+    with JobMeter(energy_file("topk", topk_out)):
+        lists, test = recommenders.export_topk(
+            model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings,
+            shared=shared,
+        )  # fmt: skip
     recommenders.write_topk(lists, topk_out)
     write_json({key: test[key] for key in recbole_setup.METRICS.values()}, test_out)
     log.info("%d users, RecBole test metrics %s", lists["user_id"].nunique(), test)
@@ -124,14 +127,15 @@ def replicate(
     winner = read_json(best)
     seed = replicate_seed(training["seed"], int(replicate))
     settings = recbole_setup.Training(**{**training, "threads": threads, "seed": seed})
-    record = recommenders.train_point(
-        model, winner["params"], data_dir, dataset, workdir, settings, shared=shared,
-        checkpoint_every=checkpoint_every,
-    )  # fmt: skip
-    lists, test = recommenders.export_topk(
-        model, winner["params"], os.path.join(workdir, recbole_setup.CHECKPOINT), data_dir, dataset,
-        os.path.join(workdir, "export"), settings, shared=shared,
-    )  # fmt: skip
+    with JobMeter(energy_file("replicate", valid_out)):
+        record = recommenders.train_point(
+            model, winner["params"], data_dir, dataset, workdir, settings, shared=shared,
+            checkpoint_every=checkpoint_every,
+        )  # fmt: skip
+        lists, test = recommenders.export_topk(
+            model, winner["params"], os.path.join(workdir, recbole_setup.CHECKPOINT), data_dir,
+            dataset, os.path.join(workdir, "export"), settings, shared=shared,
+        )  # fmt: skip
     recommenders.write_topk(lists, topk_out)
     record.update(replicate=int(replicate), seed=seed, point=winner["point"])
     write_json(record, valid_out)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -91,8 +91,9 @@ def conclusions(
 def table_replicates(
     measure_files: Mapping[str, Path], resample_files: Mapping[str, Path], datasets: list[str],
     models: list[str], replicates: int, *, level: float, seed: int,
-    values_csv: Path, variance_csv: Path, scores_csv: Path, significance_csv: Path,
-    agreement_csv: Path, conclusions_csv: Path, group_files: Mapping[str, Path] | None = None,
+    nested: Sequence[str] = (), values_csv: Path, variance_csv: Path, scores_csv: Path,
+    significance_csv: Path, agreement_csv: Path, conclusions_csv: Path,
+    group_files: Mapping[str, Path] | None = None,
     group_resamples: Mapping[str, Path] | None = None,
 ) -> dict:  # fmt: skip
     """Rule table_replicates: from every replicate's measures and bootstrap resamples (keyed
@@ -103,7 +104,9 @@ def table_replicates(
     group stage on, ``group_files`` and ``group_resamples`` (rule groups' JSON and parquet
     of every replicate, keyed ``D/M/r``) add every grouping's group measures and group
     means (named ``UserMAD-P (activity:0.05)``, ``P[active] (activity:0.05)``) to every
-    table but the tau intervals, and its group measures to the conclusions."""
+    table but the tau intervals, and its group measures to the conclusions. The datasets
+    of ``nested`` redraw their split per replicate (training.replicate_split): their
+    inference is ``nested`` (each replicate keeps its own users)."""
     values, shares, summaries, comparisons, taus, all_points = [], [], [], [], [], {}
     grouped = []
     for dataset in datasets:
@@ -117,13 +120,18 @@ def table_replicates(
             long = points[model].reset_index().melt(id_vars="replicate", var_name="measure")
             values.append(long.assign(dataset=dataset, model=model))
         all_points[dataset] = points
-        shares.append(inference.variance(resamples, points, names).assign(dataset=dataset))
-        summaries.append(inference.summary(resamples, points, level, names).assign(dataset=dataset))
+        own = {"nested": dataset in nested}
+        shares.append(inference.variance(resamples, points, names, **own).assign(dataset=dataset))
+        summaries.append(
+            inference.summary(resamples, points, level, names, **own).assign(dataset=dataset)
+        )
         comparisons.append(
-            inference.significance(resamples, points, level, names).assign(dataset=dataset)
+            inference.significance(resamples, points, level, names, **own).assign(dataset=dataset)
         )
         taus.append(
-            inference.tau_intervals(resamples, points, level, seed=seed).assign(dataset=dataset)
+            inference.tau_intervals(resamples, points, level, seed=seed, **own).assign(
+                dataset=dataset
+            )
         )
     compared = pd.concat(comparisons, ignore_index=True)
     out = {
