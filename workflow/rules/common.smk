@@ -851,6 +851,19 @@ def experiment_model_topk(wildcards):
     )[0]
 
 
+# --- variants stage (variants.smk): the analysis of the opt-in PUF variants ----------
+
+# On with any opt-in measure (measures.relevance graded, measures.similarities beyond cos
+# and jacc); off by default: no job, every other output as without it.
+VARIANTS = GRADED or bool(EXTRA_SIMILARITIES)
+# The drawing code of fig_variants (see DRAWING_CODE).
+VARIANT_DRAWING_CODE = DRAWING_CODE + [
+    os.path.relpath(
+        os.path.join(workflow.basedir, "workflow/userfair/workflow/variant_figures.py")
+    )
+]
+
+
 # --- reproduction stage (reproduction.smk): the paper's printed numbers ---------------
 
 

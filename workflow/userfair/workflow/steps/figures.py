@@ -10,7 +10,14 @@ import pandas as pd
 
 from userfair.io import read_stacked_parquet
 from userfair.measures import FAIR
-from userfair.workflow import analysis_figures, figure_style, plots, replicate_figure, tables
+from userfair.workflow import (
+    analysis_figures,
+    figure_style,
+    plots,
+    replicate_figure,
+    tables,
+    variant_figures,
+)
 from userfair.workflow import models as models_registry
 from userfair.workflow.steps import Path, only, read_optional_csv
 
@@ -144,3 +151,22 @@ def fig_groups(
     )
     figure_style.save(fig, pdf, png, look)
     _written(pdf, png)
+
+
+def fig_variants(
+    tau: Path, similarity: Sequence[Path], observed: Sequence[Path], extreme: Sequence[Path],
+    tau_pdf: Path, tau_png: Path, similarity_pdf: Path, similarity_png: Path,
+    extreme_pdf: Path, extreme_png: Path, *, style: dict,
+) -> None:  # fmt: skip
+    """Rule fig_variants (opt-in measures on): the Kendall tau heatmap between the PUF
+    variants (``variants_tau.csv``), Fig. 3 with each similarity (``similarity.parquet``'s
+    synthetic curves, ``similarity_variants.parquet``'s observed values) and Fig. 4 with
+    each similarity (``extreme_variants.parquet``), userfair.workflow.variant_figures."""
+    look = figure_style.Style(**style)
+    variant_figures.tau_figure(pd.read_csv(tau), look, tau_pdf, tau_png)
+    variant_figures.similarity_figure(
+        read_stacked_parquet(similarity), read_stacked_parquet(observed), look, similarity_pdf,
+        similarity_png,
+    )  # fmt: skip
+    variant_figures.extreme_figure(read_stacked_parquet(extreme), look, extreme_pdf, extreme_png)
+    _written(tau_pdf, tau_png, similarity_pdf, similarity_png, extreme_pdf, extreme_png)

@@ -1,0 +1,236 @@
+"""The analysis of the opt-in PUF variants (docs/analyses.md#variants): how the model
+orderings of PUF change with the user similarity and with graded relevance, and Figs. 3
+and 4 repeated with each configured similarity.
+
+- :func:`variant_tau`: Kendall's tau-b between the model orderings of every pair of PUF
+  variants ``PUF-{S}-{SIM}`` per dataset (``userfair.inference.tau_intervals``: on the
+  full data, with the percentile interval over the uncertainty stage's resamples, the
+  same resamples for every model), each pair labelled by what differs between its two
+  variants (:func:`change`); :func:`tau_summary` per dataset and kind of change.
+- :func:`observed_similarity` and :func:`experiment_rows`: the observed rows of Fig. 3
+  (``userfair.workflow.experiments.similarity_measures``) and Fig. 4
+  (``userfair.workflow.experiments.run_extreme`` with the similarity's own pair values in
+  place of the Weibull(2) sample) for every similarity of the registry the run asks for.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import skew
+
+from userfair import effectiveness, similarities
+from userfair.agreement import EQUIVALENT, agreement_matrix
+from userfair.inference import tau_intervals
+from userfair.measures import PUF_SCORES, PUF_SIMILARITIES
+from userfair.similarity import BLOCK_SIZE, min_max
+from userfair.workflow import experiments
+
+log = logging.getLogger(__name__)
+
+#: The columns of the variants' tau table (results/tables/variants_tau.csv).
+TAU_COLUMNS = (
+    "dataset", "measure_a", "measure_b", "score_a", "similarity_a", "score_b",
+    "similarity_b", "change", "tau", "low", "high", "excludes_zero",
+)  # fmt: skip
+#: What differs between two PUF variants, in the order of the summary.
+CHANGES = ("similarity", "graded", "score", "both", "none")
+
+
+def parts(name: str) -> tuple[str, str]:
+    """(score, similarity label) of ``PUF-{S}-{SIM}``; ValueError for another name."""
+    pieces = name.split("-")
+    if len(pieces) != 3 or pieces[0] != "PUF" or pieces[1] not in PUF_SCORES:
+        raise ValueError(f"{name!r} is not a PUF variant PUF-{{S}}-{{SIM}}")
+    if pieces[2] not in PUF_SIMILARITIES:
+        raise ValueError(f"{name!r}: unknown similarity {pieces[2]!r}")
+    return pieces[1], pieces[2]
+
+
+def puf_variants(names: Sequence[str]) -> list[str]:
+    """The PUF variants among ``names``, score outer (P, NDCG, gNDCG) and similarity inner
+    (Cos, Jacc, RCos, Vec, Genre): the variants that differ only in the similarity sit
+    together."""
+    found = {name: parts(name) for name in names if name.startswith("PUF-")}
+    order = {
+        (score, label): i
+        for i, (score, label) in enumerate((s, sim) for s in PUF_SCORES for sim in PUF_SIMILARITIES)
+    }
+    return sorted(found, key=lambda name: order[found[name]])
+
+
+def change(a: str, b: str) -> str:
+    """What differs between the PUF variants ``a`` and ``b``: ``none`` (the same),
+    ``similarity`` (the same score), ``graded`` (the same similarity, NDCG against gNDCG),
+    ``score`` (the same similarity, another pair of scores), ``both``."""
+    (score_a, sim_a), (score_b, sim_b) = parts(a), parts(b)
+    if (score_a, sim_a) == (score_b, sim_b):
+        return "none"
+    if score_a == score_b:
+        return "similarity"
+    if sim_a != sim_b:
+        return "both"
+    return "graded" if {score_a, score_b} == {"NDCG", "gNDCG"} else "score"
+
+
+def variant_tau(
+    records: Mapping[tuple[str, str], Mapping[str, float]],
+    resamples: Mapping[tuple[str, str], pd.DataFrame] | None,
+    datasets: Sequence[str],
+    models: Sequence[str],
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Per dataset, Kendall's tau-b between the model orderings (lower is fairer, as Fig. 1)
+    of every ordered pair of the PUF variants the measure files ``records`` ((dataset,
+    model) -> measures) hold, on the full data (``tau``). With ``resamples`` ((dataset,
+    model) -> the uncertainty stage's frame) the percentile interval ``low``, ``high`` of
+    the resampled tau and ``excludes_zero`` (``userfair.inference.tau_intervals``); without
+    (``uncertainty.resamples: 0``) those columns are NaN and False. Columns
+    :data:`TAU_COLUMNS`."""
+    names = puf_variants(next(iter(records.values())).keys())
+    frames = []
+    for dataset in datasets:
+        points = {m: records[(dataset, m)] for m in models}
+        if resamples is not None:
+            per_model = {m: resamples[(dataset, m)] for m in models}
+            frame = tau_intervals(per_model, points, level, names)
+        else:
+            scores = pd.DataFrame(
+                {n: [_number(points[m][n]) for m in models] for n in names}, index=list(models)
+            )
+            matrix = agreement_matrix(scores, names)
+            frame = (
+                matrix.rename_axis(index="measure_a", columns="measure_b")
+                .stack(future_stack=True)
+                .rename("tau")
+                .reset_index()
+                .assign(low=math.nan, high=math.nan, excludes_zero=False)
+            )
+        frame.insert(0, "dataset", dataset)
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True)
+    split = [parts(n) for n in table["measure_a"]], [parts(n) for n in table["measure_b"]]
+    table["score_a"], table["similarity_a"] = zip(*split[0])
+    table["score_b"], table["similarity_b"] = zip(*split[1])
+    table["change"] = [change(a, b) for a, b in zip(table["measure_a"], table["measure_b"])]
+    return table[list(TAU_COLUMNS)]
+
+
+def _number(value) -> float:
+    return math.nan if value is None else float(value)
+
+
+def tau_summary(tau: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset and kind of :func:`change` (``none`` left out) over the unordered pairs
+    of variants: ``pairs``, ``defined`` (pairs with a finite tau), ``mean_tau``,
+    ``equivalent`` (pairs with |tau| >= 0.9, the agreement's threshold), ``excluding_zero``
+    (pairs whose interval excludes 0), and the least agreeing pair (``lowest_a``,
+    ``lowest_b``, ``lowest_tau``, its interval ``lowest_low``, ``lowest_high``)."""
+    rows = []
+    order = {name: i for i, name in enumerate(dict.fromkeys(tau["measure_a"]))}
+    upper = tau[[order[a] < order[b] for a, b in zip(tau["measure_a"], tau["measure_b"])]]
+    for dataset in dict.fromkeys(tau["dataset"]):
+        for kind in CHANGES[:-1]:
+            part = upper[(upper["dataset"] == dataset) & (upper["change"] == kind)]
+            if part.empty:
+                continue
+            finite = part[np.isfinite(part["tau"])]
+            lowest = finite.loc[finite["tau"].idxmin()] if len(finite) else None
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "change": kind,
+                    "pairs": len(part),
+                    "defined": len(finite),
+                    "mean_tau": float(finite["tau"].mean()) if len(finite) else math.nan,
+                    "equivalent": int((finite["tau"].abs() >= EQUIVALENT).sum()),
+                    "excluding_zero": int(part["excludes_zero"].sum()),
+                    "lowest_a": None if lowest is None else lowest["measure_a"],
+                    "lowest_b": None if lowest is None else lowest["measure_b"],
+                    "lowest_tau": math.nan if lowest is None else float(lowest["tau"]),
+                    "lowest_low": math.nan if lowest is None else float(lowest["low"]),
+                    "lowest_high": math.nan if lowest is None else float(lowest["high"]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# --- Figs. 3 and 4 with each similarity ------------------------------------------------
+
+
+def raw_similarity(
+    name: str, data: similarities.SimilarityData, block_size: int = BLOCK_SIZE
+) -> np.ndarray:
+    """The (m, m) raw similarity ``name`` of the registry (diagonal 0), from its row
+    blocks; dense, so only where the dense similarity files are built (the experiments)."""
+    block = similarities.block_function(name, data)
+    m = data.m
+    out = np.zeros((m, m), dtype=np.float64)
+    for start in range(0, m, block_size):
+        stop = min(start + block_size, m)
+        rows = block(start, stop)
+        out[start:stop] = rows.toarray() if hasattr(rows, "toarray") else rows
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def experiment_similarities(inputs, names: Sequence[str] = ()) -> tuple[str, ...]:
+    """The similarities Figs. 3 and 4 are repeated with: the paper's cos and jacc, the
+    similarities of ``names`` (registry names: rcos, genre, vec) and rcos when ``inputs``
+    carry grades, in registry order (``userfair.variants.chosen`` plus cos and jacc)."""
+    wanted = {"cos", "jacc"} | {similarities.entry(n).name for n in names}
+    if inputs.grades is not None:
+        wanted.add("rcos")
+    return tuple(name for name in similarities.REGISTRY if name in wanted)
+
+
+def experiment_rows(
+    inputs,
+    split,
+    names: Sequence[str],
+    settings: experiments.Settings,
+    seed: int,
+    vectors: np.ndarray | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figs. 3 and 4 with each similarity of :func:`experiment_similarities`:
+
+    - Fig. 3's observed rows (columns similarity, distribution ``observed``, shape NaN,
+      skewness, measure, value) on the model's lists ``inputs.topk``: the measures of
+      ``experiments.similarity_measures`` with PUF on the min-max normalised similarity
+      and UF on its raw values (for jacc: the rows of Fig. 3 itself);
+    - Fig. 4 (columns similarity, share, assignment, score, measure, value):
+      ``experiments.run_extreme`` on the lists of Fig. 2 of ``split``
+      (``load_split_inputs``, as Fig. 4) with the similarity's own normalised pair values,
+      sorted and assigned by |S(u) - S(v)|, in place of the Weibull(2) sample.
+
+    ``inputs`` and ``split`` hold the same evaluated users in the same order."""
+    if not np.array_equal(inputs.users, split.users):
+        raise ValueError("the lists' inputs and the split's inputs name different users")
+    data = similarities.SimilarityData.of(inputs, vectors)
+    scores = effectiveness.per_user(inputs.topk, inputs.relevant, settings.k)
+    observed, extreme = [], []
+    for name in experiment_similarities(inputs, names):
+        label = similarities.REGISTRY[name].label
+        log.info("Figs. 3 and 4 with %s", label)
+        raw = raw_similarity(name, data, settings.block_size)
+        sim = min_max(raw, settings.block_size)
+        pairs = experiments.matrix_to_pairs(sim)
+        skewness = float(skew(pairs)) if np.ptp(pairs) > 0 else 0.0
+        measures = experiments.similarity_measures(
+            inputs.topk, inputs, sim, scores, settings, sim_uf=raw
+        )
+        observed += [
+            (label, "observed", math.nan, skewness, measure, float(value))
+            for measure, value in measures.items()
+        ]
+        frame = experiments.run_extreme(split, settings, seed, pair_sims=pairs)
+        extreme.append(frame.assign(similarity=label))
+    fig3 = pd.DataFrame(
+        observed, columns=["similarity", "distribution", "shape", "skewness", "measure", "value"]
+    )
+    fig4 = pd.concat(extreme, ignore_index=True)
+    return fig3, fig4[["similarity"] + [c for c in fig4.columns if c != "similarity"]]
