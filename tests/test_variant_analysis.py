@@ -139,9 +139,32 @@ def test_tau_summary_against_a_loop():
         assert row["mean_tau"] == pytest.approx(np.mean(finite))
         assert row["equivalent"] == sum(abs(t) >= 0.9 for t in finite)
         assert row["lowest_tau"] == pytest.approx(min(finite))
-        assert indexed.loc[(row["lowest_a"], row["lowest_b"]), "tau"] == min(finite)
+        lowest = [p for p in pairs if indexed.loc[p, "tau"] == min(finite)]
+        least = min(lowest, key=lambda p: indexed.loc[p, "low"])  # ties: the lower interval
+        assert (row["lowest_a"], row["lowest_b"]) == least
+        assert row["lowest_low"] == indexed.loc[least, "low"]
         assert row["excluding_zero"] == sum(bool(indexed.loc[p, "excludes_zero"]) for p in pairs)
     assert set(summary["change"]) == {"similarity", "graded", "score", "both"}
+
+
+def test_reading_says_the_summary_in_words():
+    records = {
+        ("d", m): {"PUF-P-Cos": c, "PUF-P-Genre": g, "PUF-NDCG-Cos": n}
+        for m, (c, g, n) in {
+            "A": (0.1, 0.1, 0.3),
+            "B": (0.2, 0.3, 0.2),
+            "C": (0.3, 0.2, 0.1),
+        }.items()
+    }
+    summary = va.tau_summary(va.variant_tau(records, None, ["d"], ["A", "B", "C"]))
+    lines = va.reading(summary)
+    # P-Cos / P-Genre 1/3 (one discordant pair of 3); P-Cos / NDCG-Cos -1 (reversed)
+    assert lines[0] == (
+        "d, another similarity: mean tau 0.33 over 1 pairs (0 with abs(tau) >= 0.9); "
+        "least agreeing PUF-P-Cos / PUF-P-Genre 0.33"
+    )
+    assert lines[1].startswith("d, another score: mean tau -1.00 over 1 pairs (1 with")
+    assert len(lines) == 3 and lines[2].startswith("d, score and similarity: mean tau -0.33")
 
 
 # --- Figs. 3 and 4 with each similarity -------------------------------------------------

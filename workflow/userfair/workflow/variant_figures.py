@@ -25,7 +25,12 @@ from userfair.workflow.figure_style import (  # noqa: E402
     model_colours,
     save,
 )
-from userfair.workflow.variant_analysis import puf_variants  # noqa: E402
+from userfair.workflow.variant_analysis import (  # noqa: E402
+    TAU_COLUMNS,
+    puf_variants,
+    reading,
+    tau_summary,
+)
 
 #: Fig. 3's measures that read the similarity (SD does not).
 SIMILARITY_PANELS = ("PUF-P", "PUF-NDCG", "UF")
@@ -35,11 +40,16 @@ MARKERS = "osD^vP*"
 def tau_figure(tau: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
     """Kendall's tau-b between the model orderings of the PUF variants (``variants_tau.csv``),
     one heatmap per dataset; cells with the bootstrap interval and a star when it excludes 0
-    when the table has intervals (``uncertainty.resamples`` > 0)."""
-    check_columns(tau, ["dataset", "measure_a", "measure_b", "tau", "low"], "variants tau")
+    when the table has intervals (``uncertainty.resamples`` > 0); under the panels the
+    run's reading (:func:`userfair.workflow.variant_analysis.reading`), one line per dataset
+    and kind of change."""
+    check_columns(tau, list(TAU_COLUMNS), "variants tau")
     names = puf_variants(list(dict.fromkeys(tau["measure_a"])))
     intervals = tau if np.isfinite(tau["low"]).any() else None
-    plots.agreement_figure(tau, style, pdf_path, png_path, measures=names, intervals=intervals)
+    fig = plots.agreement_axes(tau, style, names, intervals)
+    # the run's reading, from its numbers (variant_analysis.reading), under the panels
+    fig.supxlabel("\n".join(reading(tau_summary(tau))), fontsize=7, ha="left", x=0.02)
+    save(fig, pdf_path, png_path, style)
 
 
 def similarity_figure(
