@@ -183,9 +183,11 @@ def graded(tmp_path_factory):
 def test_fig3_rows_of_each_similarity(graded):
     inputs, split, (train, test, topk, item_genres) = graded
     settings = experiments.Settings(k=10, block_size=5, device="cpu")
-    fig3, fig4 = va.experiment_rows(inputs, split, ["genre"], settings, seed=2)
-    assert list(dict.fromkeys(fig3["similarity"])) == ["Cos", "Jacc", "RCos", "Genre"]
-    assert list(dict.fromkeys(fig4["similarity"])) == ["Cos", "Jacc", "RCos", "Genre"]
+    vectors = np.random.default_rng(4).normal(size=(len(inputs.users), 3))
+    fig3, fig4 = va.experiment_rows(inputs, split, ["genre", "vec"], settings, 2, vectors)
+    order = ["Cos", "Jacc", "RCos", "Vec", "Genre"]  # the registry's
+    assert list(dict.fromkeys(fig3["similarity"])) == order
+    assert list(dict.fromkeys(fig4["similarity"])) == order
     # Jacc: the observed rows of Fig. 3 itself (run_similarity on the stored Jaccard)
     jacc = compute("jacc", inputs.train_of_evaluated(), inputs.users, None, 5)
     base = experiments.run_similarity(inputs, jacc, [2.0], settings, seed=2)
