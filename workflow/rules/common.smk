@@ -3,8 +3,9 @@
 #   - the checks of the config that the schema cannot express, run at parse time,
 #   - the grid of every model (validated at parse time),
 #   - then, one section per stage in the order the data flows (data, models, measures,
-#     uncertainty, replicates, who, experiments, reproduction, plan), the resource, parameter and
-#     input functions of that stage's rules; what several stages share comes first.
+#     uncertainty, replicates, who, experiments, variants, reproduction, plan), the
+#     resource, parameter and input functions of that stage's rules; what several stages
+#     share comes first.
 # Each stage's target list, which `rule all` (Snakefile) asks for, is in targets.smk,
 # included after every stage.
 # A stage file reads only the names defined here and other stages' files through
