@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from userfair.io import read_stacked_parquet
-from userfair.measures import FAIR
+from userfair.measures import FAIR, OPT_IN, higher_is_better
 from userfair.workflow import (
     analysis_figures,
     figure_style,
@@ -82,9 +82,13 @@ def fig_gamma(
 
 def fig_intervals(intervals: Path, pdf: Path, png: Path, *, style: dict, models: list[str]) -> None:
     """Rule fig_intervals: every Fair measure per model with its bootstrap interval
-    (userfair.workflow.analysis_figures.intervals_figure)."""
+    (userfair.workflow.analysis_figures.intervals_figure); the opt-in Fair measures too
+    when ``intervals.csv`` holds them (measures.relevance, measures.similarities)."""
+    frame = pd.read_csv(intervals)
+    held = set(frame["measure"])
+    opt_in = tuple(m for m in OPT_IN if m in held and not higher_is_better(m))
     analysis_figures.intervals_figure(
-        pd.read_csv(intervals), FAIR, models, figure_style.Style(**style), pdf, png
+        frame, FAIR + opt_in, models, figure_style.Style(**style), pdf, png
     )
     _written(pdf, png)
 
