@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
+from types import SimpleNamespace
 
+import jinja2
 import numpy as np
 import pandas as pd
 import pytest
+from docutils.core import publish_parts
 from scipy.stats import kendalltau, skew
 
 from userfair import effectiveness
@@ -25,6 +29,7 @@ from userfair.workflow import variant_analysis as va
 import reference as ref
 from measures_data import graded_split, python_views, write_item_file
 
+REPO = Path(__file__).resolve().parents[1]
 MODELS = ["UserKNN", "ItemKNN", "BPR", "NCL", "MultiVAE"]
 VARIANTS = [n for n in NAMES + optional_names(True, ("RCos", "Genre")) if n.startswith("PUF-")]
 
@@ -272,3 +277,69 @@ def test_table2_with_intervals_holds_the_opt_in_rows_after_their_groups():
     again, _, _ = tables.table_scores_ci(_summary(NAMES), ["d"], ["UserKNN", "BPR"], None, GROUPS)
     pd.testing.assert_frame_equal(plain, again)
     assert list(plain.index) == list(NAMES)
+
+
+# --- the figures' readings, included by the report's captions ------------------------------
+
+
+def test_fig3_and_fig4_readings_by_hand():
+    sampled = pd.DataFrame(
+        {
+            "dataset": "d", "distribution": ["weibull", "weibull", "observed"],
+            "skewness": [0.0, 2.0, 1.0], "measure": "PUF-P", "value": [0.2, 0.1, 0.3],
+        }
+    )  # fmt: skip
+    observed = pd.DataFrame(
+        {
+            "dataset": "d", "model": "NCL", "similarity": ["Cos", "Genre", "Jacc"],
+            "skewness": [1.0, 1.5, -1.0], "measure": "PUF-P", "value": [0.2, 0.1, 0.5],
+        }
+    )  # fmt: skip
+    (line,) = va.similarity_reading(observed, sampled)
+    # the curve (the observed row of Fig. 3 left out) is 0.15 at 1.0 and 0.125 at 1.5
+    assert line == (
+        "d (NCL's lists), PUF-P: Cos 0.200 at skewness 1.00 (above the curve's 0.150); "
+        "Genre 0.100 at skewness 1.50 (below the curve's 0.125); "
+        "Jacc 0.500 at skewness -1.00 (outside the curve's range)"
+    )
+    rows = [
+        ("d", sim, 0.5, assignment, "P", measure, value)
+        for sim, values in (("Cos", (0.1, 0.3, 0.60, 0.61)), ("Jacc", (0.05, 0.2, 0.5, 0.47)))
+        for (assignment, measure), value in zip(
+            [("MostFair", "PUF"), ("MostUnfair", "PUF"), ("MostFair", "UF"), ("MostUnfair", "UF")],
+            values,
+        )
+    ]
+    extreme = pd.DataFrame(
+        rows, columns=["dataset", "similarity", "share", "assignment", "score", "measure", "value"]
+    )
+    extreme = pd.concat([extreme, extreme.assign(share=0.0, value=9.0)])  # another step
+    assert va.extreme_reading(extreme) == [
+        "d, P, 50 % switched: PUF from MostFair to MostUnfair Cos 0.100 to 0.300; Jacc 0.050 "
+        "to 0.200; UF moves by at most 0.030"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("caption", "key"),
+    [
+        ("fig_variants_tau.rst", "tau_reading"),
+        ("fig_similarity_variants.rst", "similarity_reading"),
+        ("fig_extreme_variants.rst", "extreme_reading"),
+    ],
+)
+def test_each_caption_includes_its_reading(tmp_path, monkeypatch, caption, key):
+    """As snakemake --report renders a caption: jinja2 with the job, then docutils in the
+    working directory, where the include resolves."""
+    path = f"results/figures/{key}.rst"
+    va.write_reading(["d, one: 1.00 [0.33, 1.00]", "d, two: 0.5"], tmp_path / path, "Seen")
+    monkeypatch.chdir(tmp_path)
+    params = SimpleNamespace(
+        similarities=["cos", "jacc", "genre"], relevance=["binary"], resamples=30, level=0.95
+    )
+    job = SimpleNamespace(params=params, output=SimpleNamespace(**{key: path}))
+    text = (REPO / "workflow" / "report" / caption).read_text()
+    rendered = jinja2.Environment().from_string(text).render(snakemake=job)
+    html = publish_parts(rendered, writer="html")["body"]
+    assert "cos, jacc, genre" in html and "System Message" not in html
+    assert "<strong>Seen</strong>" in html and "d, one: 1.00 [0.33, 1.00]" in html

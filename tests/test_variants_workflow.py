@@ -94,3 +94,14 @@ def test_variants_end_to_end(tiny_run, tmp_path):
     assert len(puf) == 4 * 11 * 2 and (puf["MostFair"] <= puf["MostUnfair"] + 1e-12).all()
     for name in ("variants_tau", "similarity_variants", "extreme_variants"):
         assert (results / "figures" / f"{name}.png").stat().st_size > 10_000
+    # each figure's reading, which its caption includes, says this run's numbers
+    reading = (results / "figures" / "variants_tau.rst").read_text()
+    lowest = summary.set_index("change").loc["similarity"]
+    assert f"least agreeing {lowest['lowest_a']} / {lowest['lowest_b']}" in reading
+    assert "mean tau 1.00 over 18 pairs" in reading  # 4 similarities x 3 scores: 3 x 6 pairs
+    fig3_reading = (results / "figures" / "similarity_variants.rst").read_text()
+    cos = observed[(observed["similarity"] == "Cos") & (observed["measure"] == "PUF-P")]
+    assert (
+        f"Cos {cos['value'].iloc[0]:.3f} at skewness {cos['skewness'].iloc[0]:.2f}" in fig3_reading
+    )
+    assert "50 % switched" in (results / "figures" / "extreme_variants.rst").read_text()

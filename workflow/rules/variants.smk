@@ -114,6 +114,10 @@ rule fig_variants:
             category="Figures",
             labels={"figure": "Fig. 4 with each similarity", "format": "PNG"},
         ),
+        # each figure's reading of this run's numbers, included by its caption
+        tau_reading="results/figures/variants_tau.rst",
+        similarity_reading="results/figures/similarity_variants.rst",
+        extreme_reading="results/figures/extreme_variants.rst",
     log:
         "results/logs/fig_variants/fig_variants.log",
     conda:

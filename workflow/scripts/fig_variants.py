@@ -17,5 +17,8 @@ with job_log(snakemake):
         out.similarity_png,
         out.extreme_pdf,
         out.extreme_png,
+        out.tau_reading,
+        out.similarity_reading,
+        out.extreme_reading,
         style=snakemake.params.style,
     )

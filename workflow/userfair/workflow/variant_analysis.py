@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from scipy.stats import skew
 from userfair import effectiveness, similarities
 from userfair.agreement import EQUIVALENT, agreement_matrix
 from userfair.inference import tau_intervals
+from userfair.io import atomic_path
 from userfair.measures import PUF_SCORES, PUF_SIMILARITIES
 from userfair.similarity import BLOCK_SIZE, min_max
 from userfair.workflow import experiments
@@ -192,6 +194,65 @@ def reading(summary: pd.DataFrame) -> list[str]:
             f"{row['lowest_tau']:.2f}{interval}"
         )
     return lines
+
+
+def similarity_reading(observed: pd.DataFrame, sampled: pd.DataFrame) -> list[str]:
+    """Fig. 3 with each similarity in words, one line per dataset: each similarity's
+    observed PUF-P at its skewness, and whether it lies above or below the synthetic curve
+    there (the curve of ``sampled``'s Weibull and normal rows, linearly interpolated;
+    "outside the curve's range" beyond its skewnesses). ``observed``:
+    ``similarity_variants.parquet``; ``sampled``: ``similarity.parquet``."""
+    lines = []
+    for dataset in dict.fromkeys(observed["dataset"]):
+        mine = observed[(observed["dataset"] == dataset) & (observed["measure"] == "PUF-P")]
+        base = sampled[
+            (sampled["dataset"] == dataset)
+            & (sampled["distribution"] != "observed")
+            & (sampled["measure"] == "PUF-P")
+        ].sort_values("skewness")
+        parts = []
+        for row in mine.itertuples():
+            where = "outside the curve's range"
+            if len(base) and base["skewness"].min() <= row.skewness <= base["skewness"].max():
+                curve = float(np.interp(row.skewness, base["skewness"], base["value"]))
+                where = f"{'below' if row.value < curve else 'above'} the curve's {curve:.3f}"
+            parts.append(
+                f"{row.similarity} {row.value:.3f} at skewness {row.skewness:.2f} ({where})"
+            )
+        model = mine["model"].iloc[0] if "model" in mine and len(mine) else "the lists"
+        lines.append(f"{dataset} ({model}'s lists), PUF-P: " + "; ".join(parts))
+    return lines
+
+
+def extreme_reading(extreme: pd.DataFrame, share: float = 0.5) -> list[str]:
+    """Fig. 4 with each similarity in words, one line per dataset and score: at ``share``
+    of users switched, each similarity's PUF from MostFair to MostUnfair, and UF's largest
+    move between the two assignments. ``extreme``: ``extreme_variants.parquet``."""
+    lines = []
+    at = extreme[np.isclose(extreme["share"], share)]
+    for (dataset, score), part in at.groupby(["dataset", "score"], sort=False):
+        wide = part.pivot_table(
+            index="similarity", columns=["measure", "assignment"], values="value", sort=False
+        )
+        ranges = "; ".join(
+            f"{label} {wide.loc[label, ('PUF', 'MostFair')]:.3f} to "
+            f"{wide.loc[label, ('PUF', 'MostUnfair')]:.3f}"
+            for label in wide.index
+        )
+        moved = float((wide[("UF", "MostUnfair")] - wide[("UF", "MostFair")]).abs().max())
+        lines.append(
+            f"{dataset}, {score}, {100 * share:g} % switched: PUF from MostFair to MostUnfair "
+            f"{ranges}; UF moves by at most {moved:.3f}"
+        )
+    return lines
+
+
+def write_reading(lines: Sequence[str], path, title: str) -> None:
+    """The report's reading of a figure: reStructuredText, a bold ``title`` and one bullet
+    per line (the caption includes it: ``.. include::``), written atomically."""
+    text = f"**{title}**\n\n" + "".join(f"- {line}\n" for line in lines)
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(text)
 
 
 # --- Figs. 3 and 4 with each similarity ------------------------------------------------

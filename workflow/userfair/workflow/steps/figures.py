@@ -16,6 +16,7 @@ from userfair.workflow import (
     plots,
     replicate_figure,
     tables,
+    variant_analysis,
     variant_figures,
 )
 from userfair.workflow import models as models_registry
@@ -160,17 +161,34 @@ def fig_groups(
 def fig_variants(
     tau: Path, similarity: Sequence[Path], observed: Sequence[Path], extreme: Sequence[Path],
     tau_pdf: Path, tau_png: Path, similarity_pdf: Path, similarity_png: Path,
-    extreme_pdf: Path, extreme_png: Path, *, style: dict,
+    extreme_pdf: Path, extreme_png: Path, tau_reading: Path, similarity_reading: Path,
+    extreme_reading: Path, *, style: dict,
 ) -> None:  # fmt: skip
     """Rule fig_variants (opt-in measures on): the Kendall tau heatmap between the PUF
     variants (``variants_tau.csv``), Fig. 3 with each similarity (``similarity.parquet``'s
     synthetic curves, ``similarity_variants.parquet``'s observed values) and Fig. 4 with
-    each similarity (``extreme_variants.parquet``), userfair.workflow.variant_figures."""
+    each similarity (``extreme_variants.parquet``), userfair.workflow.variant_figures; and
+    each figure's reading of the run's numbers as reStructuredText, which its report
+    caption includes (userfair.workflow.variant_analysis: reading, similarity_reading,
+    extreme_reading)."""
     look = figure_style.Style(**style)
-    variant_figures.tau_figure(pd.read_csv(tau), look, tau_pdf, tau_png)
-    variant_figures.similarity_figure(
-        read_stacked_parquet(similarity), read_stacked_parquet(observed), look, similarity_pdf,
-        similarity_png,
-    )  # fmt: skip
-    variant_figures.extreme_figure(read_stacked_parquet(extreme), look, extreme_pdf, extreme_png)
+    table = pd.read_csv(tau)
+    sampled, observed = read_stacked_parquet(similarity), read_stacked_parquet(observed)
+    extremes = read_stacked_parquet(extreme)
+    variant_figures.tau_figure(table, look, tau_pdf, tau_png)
+    variant_figures.similarity_figure(sampled, observed, look, similarity_pdf, similarity_png)
+    variant_figures.extreme_figure(extremes, look, extreme_pdf, extreme_png)
+    variant_analysis.write_reading(
+        variant_analysis.reading(variant_analysis.tau_summary(table)),
+        tau_reading,
+        "What this run shows",
+    )
+    variant_analysis.write_reading(
+        variant_analysis.similarity_reading(observed, sampled),
+        similarity_reading,
+        "What this run shows",
+    )
+    variant_analysis.write_reading(
+        variant_analysis.extreme_reading(extremes), extreme_reading, "What this run shows"
+    )
     _written(tau_pdf, tau_png, similarity_pdf, similarity_png, extreme_pdf, extreme_png)
