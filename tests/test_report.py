@@ -127,3 +127,11 @@ def test_one_model_label_in_every_table():
     assert all(
         models.label(m) == m or models.label(m) not in models.names() for m in models.names()
     )
+
+
+def test_the_front_page_names_the_opt_in_variants_only_when_on():
+    assert "PUF variants" not in front_page()
+    on = flat(front_page(measures__similarities=["cos", "jacc", "genre"]))
+    assert "opt-in PUF variants are on (relevance binary; similarities cos, jacc, genre)" in on
+    graded = flat(front_page(measures__relevance=["binary", "graded"]))
+    assert "relevance binary, graded; similarities cos, jacc)" in graded

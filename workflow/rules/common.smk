@@ -3,8 +3,9 @@
 #   - the checks of the config that the schema cannot express, run at parse time,
 #   - the grid of every model (validated at parse time),
 #   - then, one section per stage in the order the data flows (data, models, measures,
-#     uncertainty, replicates, who, experiments, reproduction, plan), the resource, parameter and
-#     input functions of that stage's rules; what several stages share comes first.
+#     uncertainty, replicates, who, experiments, variants, reproduction, plan), the
+#     resource, parameter and input functions of that stage's rules; what several stages
+#     share comes first.
 # Each stage's target list, which `rule all` (Snakefile) asks for, is in targets.smk,
 # included after every stage.
 # A stage file reads only the names defined here and other stages' files through
@@ -999,6 +1000,19 @@ def experiment_model_topk(wildcards):
     return expand(
         rules.topk.output.topk, dataset=wildcards.dataset, model=EXPERIMENT_MODEL
     )[0]
+
+
+# --- variants stage (variants.smk): the analysis of the opt-in PUF variants ----------
+
+# On with any opt-in measure (measures.relevance graded, measures.similarities beyond cos
+# and jacc); off by default: no job, every other output as without it.
+VARIANTS = GRADED or bool(EXTRA_SIMILARITIES)
+# The drawing code of fig_variants (see DRAWING_CODE).
+VARIANT_DRAWING_CODE = DRAWING_CODE + [
+    os.path.relpath(
+        os.path.join(workflow.basedir, "workflow/userfair/workflow/variant_figures.py")
+    )
+]
 
 
 # --- reproduction stage (reproduction.smk): the paper's printed numbers ---------------

@@ -116,6 +116,19 @@ def figure_targets():
     return figures + (list(rules.fig_gamma.output) if GENRE_DATASETS else [])
 
 
+def variant_targets():
+    """With opt-in measures (measures.relevance graded or measures.similarities beyond cos
+    and jacc): the PUF variants' tau table and summary, Figs. 3 and 4 with each similarity
+    and their figures; else nothing."""
+    if not VARIANTS:
+        return []
+    return [
+        *rules.table_variants.output,
+        *expand(rules.exp_variants.output, dataset=DATASETS),
+        *rules.fig_variants.output,
+    ]
+
+
 def reproduction_targets():
     """The paper's numbers beside the run's: the gap table and its companions, the figure."""
     return list(rules.paper_gap.output)
@@ -133,5 +146,6 @@ def all_targets():
         *group_targets(),
         *experiment_targets(),
         *figure_targets(),
+        *variant_targets(),
         *reproduction_targets(),
     ]

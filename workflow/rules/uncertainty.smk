@@ -13,6 +13,8 @@ rule uncertainty:
         cos=similarity_file("cos"),
         jacc=similarity_file("jacc"),
         genre=uf_genre_similarity,
+        item=opt_in_item_genres,
+        vectors=opt_in_user_vectors,
     output:
         "results/{dataset}/uncertainty/{model}.parquet",
     log:
@@ -25,6 +27,7 @@ rule uncertainty:
         runtime=120,
     params:
         **uncertainty_settings(),
+        **opt_in_params(),
     message:
         "Bootstrap resamples of every measure of {wildcards.model} on {wildcards.dataset}"
     script:

@@ -274,17 +274,26 @@ def assign_by_difference(pair_sims: np.ndarray, scores: np.ndarray, most_fair: b
 
 
 def run_extreme(
-    inputs: Inputs, settings: Settings, seed: int, weibull_shape: float = 2.0
+    inputs: Inputs,
+    settings: Settings,
+    seed: int,
+    weibull_shape: float = 2.0,
+    pair_sims: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Fig. 4: columns share, assignment (MostFair/MostUnfair), score (P/NDCG), measure
-    (PUF/UF), value. The lists of each step are those of Fig. 2 (same seed)."""
+    (PUF/UF), value. The lists of each step are those of Fig. 2 (same seed). The pair
+    values assigned are a Weibull(``weibull_shape``) sample, or ``pair_sims`` when given
+    (m (m - 1) / 2 values, e.g. a dataset's own normalised similarity)."""
     m = len(inputs.users)
     lists = relevance_lists(
         inputs.relevant, inputs.train_of_evaluated(), settings.k, np.random.default_rng(seed)
     )
-    pair_sims = sample_similarities(
-        "weibull", weibull_shape, pair_count(m), np.random.default_rng([seed, 4])
-    )
+    if pair_sims is None:
+        pair_sims = sample_similarities(
+            "weibull", weibull_shape, pair_count(m), np.random.default_rng([seed, 4])
+        )
+    elif len(pair_sims) != pair_count(m):
+        raise ValueError(f"{len(pair_sims)} pair values for {m} users; expected {pair_count(m)}")
     rows = []
     for share in STEPS:
         log.info("extreme: %.0f%% of users with non-relevant lists", 100 * share)

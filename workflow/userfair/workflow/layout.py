@@ -37,6 +37,8 @@ PRODUCERS = {
     "results/{dataset}/experiments/extreme.parquet": "exp_extreme",
     "results/{dataset}/experiments/gamma_models.parquet": "exp_gamma",
     "results/{dataset}/experiments/gamma_relevance.parquet": "exp_gamma",
+    "results/{dataset}/experiments/similarity_variants.parquet": "exp_variants",
+    "results/{dataset}/experiments/extreme_variants.parquet": "exp_variants",
     "results/{dataset}/groups/{model}.json": "groups",
     "results/{dataset}/groups/{model}.parquet": "groups",
     "results/{dataset}/models/{model}/replicates/{replicate}/topk.parquet": "replicate",

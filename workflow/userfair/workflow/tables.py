@@ -292,11 +292,14 @@ def table_scores_ci(
     datasets: list[str],
     models: list[str],
     groups: pd.DataFrame | None = None,
+    measure_groups: dict[str, tuple[str, ...]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Table 2 with bootstrap intervals, from ``inference.summary`` frames stacked with a
     ``dataset`` column. Returns (the CSV frame: per model its value, low and high; the
     LaTeX frame: per model 'value [low, high]'; the bold mask of the LaTeX frame, best
-    value per row as in Table 2).
+    value per row as in Table 2). ``measure_groups``: the groups of rows
+    (:func:`table_groups` of the measure files: with opt-in measures their groups too);
+    default ``userfair.measures.GROUPS``.
 
     With ``groups`` (``groups.csv``: dataset, by, model, measure, value, low, high) each
     dataset's rows end with its group measures (UserMAD-P, UserMAD-NDCG) per grouping, in
@@ -312,7 +315,7 @@ def table_scores_ci(
     for dataset in datasets:
         rows = [
             (group, measure, measure, (dataset, measure))
-            for group, measures in GROUPS.items()
+            for group, measures in (measure_groups or GROUPS).items()
             for measure in measures
         ]
         if grouped is not None and dataset in grouped.index.get_level_values("dataset"):
@@ -368,10 +371,12 @@ def write_scores_ci(
     level: float,
     resamples: int,
     groups: pd.DataFrame | None = None,
+    measure_groups: dict[str, tuple[str, ...]] | None = None,
 ) -> pd.DataFrame:
     """Table 2 with intervals as CSV (value, low, high per model) and booktabs LaTeX; with
-    ``groups`` (``groups.csv``) the group measures per grouping after the individual ones."""
-    csv_frame, tex_frame, bold = table_scores_ci(summary, datasets, models, groups)
+    ``groups`` (``groups.csv``) the group measures per grouping after the individual ones;
+    ``measure_groups`` as in :func:`table_scores_ci`."""
+    csv_frame, tex_frame, bold = table_scores_ci(summary, datasets, models, groups, measure_groups)
     with atomic_path(csv_path) as tmp:
         csv_frame.to_csv(tmp)
     caption = (

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from userfair.io import atomic_path, read_stacked_parquet
-from userfair.measures import FAIR
+from userfair.measures import FAIR, OPT_IN, higher_is_better
 from userfair.workflow import (
     analysis_figures,
     figure_style,
@@ -17,6 +17,8 @@ from userfair.workflow import (
     plots,
     replicate_figure,
     tables,
+    variant_analysis,
+    variant_figures,
 )
 from userfair.workflow import models as models_registry
 from userfair.workflow.steps import Path, only, read_optional_csv
@@ -82,9 +84,13 @@ def fig_gamma(
 
 def fig_intervals(intervals: Path, pdf: Path, png: Path, *, style: dict, models: list[str]) -> None:
     """Rule fig_intervals: every Fair measure per model with its bootstrap interval
-    (userfair.workflow.analysis_figures.intervals_figure)."""
+    (userfair.workflow.analysis_figures.intervals_figure); the opt-in Fair measures too
+    when ``intervals.csv`` holds them (measures.relevance, measures.similarities)."""
+    frame = pd.read_csv(intervals)
+    held = set(frame["measure"])
+    opt_in = tuple(m for m in OPT_IN if m in held and not higher_is_better(m))
     analysis_figures.intervals_figure(
-        pd.read_csv(intervals), FAIR, models, figure_style.Style(**style), pdf, png
+        frame, FAIR + opt_in, models, figure_style.Style(**style), pdf, png
     )
     _written(pdf, png)
 
@@ -187,3 +193,39 @@ def _write_reading(
     )  # fmt: skip
     with atomic_path(path) as tmp:
         tmp.write_text(text)
+
+
+def fig_variants(
+    tau: Path, similarity: Sequence[Path], observed: Sequence[Path], extreme: Sequence[Path],
+    tau_pdf: Path, tau_png: Path, similarity_pdf: Path, similarity_png: Path,
+    extreme_pdf: Path, extreme_png: Path, tau_reading: Path, similarity_reading: Path,
+    extreme_reading: Path, *, style: dict,
+) -> None:  # fmt: skip
+    """Rule fig_variants (opt-in measures on): the Kendall tau heatmap between the PUF
+    variants (``variants_tau.csv``), Fig. 3 with each similarity (``similarity.parquet``'s
+    synthetic curves, ``similarity_variants.parquet``'s observed values) and Fig. 4 with
+    each similarity (``extreme_variants.parquet``), userfair.workflow.variant_figures; and
+    each figure's reading of the run's numbers as reStructuredText, which its report
+    caption includes (userfair.workflow.variant_analysis: reading, similarity_reading,
+    extreme_reading)."""
+    look = figure_style.Style(**style)
+    table = pd.read_csv(tau)
+    sampled, observed = read_stacked_parquet(similarity), read_stacked_parquet(observed)
+    extremes = read_stacked_parquet(extreme)
+    variant_figures.tau_figure(table, look, tau_pdf, tau_png)
+    variant_figures.similarity_figure(sampled, observed, look, similarity_pdf, similarity_png)
+    variant_figures.extreme_figure(extremes, look, extreme_pdf, extreme_png)
+    variant_analysis.write_reading(
+        variant_analysis.reading(variant_analysis.tau_summary(table)),
+        tau_reading,
+        "What this run shows",
+    )
+    variant_analysis.write_reading(
+        variant_analysis.similarity_reading(observed, sampled),
+        similarity_reading,
+        "What this run shows",
+    )
+    variant_analysis.write_reading(
+        variant_analysis.extreme_reading(extremes), extreme_reading, "What this run shows"
+    )
+    _written(tau_pdf, tau_png, similarity_pdf, similarity_png, extreme_pdf, extreme_png)

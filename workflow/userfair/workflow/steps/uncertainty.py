@@ -10,9 +10,12 @@ import pandas as pd
 
 from userfair.inference import significance, summary, tau_intervals
 from userfair.inputs import load_inputs
-from userfair.io import read_parquet, write_csv, write_parquet
+from userfair.io import InputError, read_parquet, write_csv, write_parquet
+from userfair.measures import NAMES
+from userfair.similarities import read_user_vectors
 from userfair.similarity import load_dataset
 from userfair.uncertainty import bootstrap, resample_weights
+from userfair.variant_uncertainty import bootstrap_variants
 from userfair.workflow import tables
 from userfair.workflow.steps import Path, only, read_optional_csv
 
@@ -23,11 +26,22 @@ def uncertainty(
     train: Path, valid: Path, test: Path, topk: Path, cos: Path, jacc: Path,
     genre: Sequence[Path], out: Path, *, k: int, epsilon: float, envy_utility: str,
     gamma: float, block_size: int, device: str, resamples: int, seed: int,
+    graded: bool = False, extra_similarities: Sequence[str] = (), item: Path | None = None,
+    vectors: Path | None = None,
 ) -> pd.DataFrame:  # fmt: skip
     """Rule uncertainty: every measure of one dataset x model on ``resamples`` bootstrap
     resamples of the evaluated users (userfair.uncertainty.bootstrap); the same seed for
-    every model of a dataset, so the resampled users are the same (paired)."""
-    inputs = load_inputs(train, test, topk, k=k, valid=valid)
+    every model of a dataset, so the resampled users are the same (paired).
+
+    Opt-in, as the measures rule (config measures.relevance, measures.similarities):
+    ``graded`` and ``extra_similarities`` add the columns of the opt-in measures on the same
+    weights (userfair.variant_uncertainty.bootstrap_variants), after the 18; ``item`` (the
+    genre similarity's item genres) and ``vectors`` (embedding:MODEL's user vectors) as
+    there. Without them the frame is the 18 columns alone."""
+    inputs = load_inputs(
+        train, test, topk, k=k, valid=valid, grade="rating" if graded else None,
+        item_features=only(item) if "genre" in extra_similarities else None,
+    )  # fmt: skip
     similarities = load_dataset(cos, jacc, genre or (), inputs.users)
     weights = resample_weights(len(inputs.users), resamples, seed)
     log.info("%d resamples of %d users (seed %d)", resamples, len(inputs.users), seed)
@@ -35,8 +49,31 @@ def uncertainty(
         inputs, weights, similarities=similarities, k=k, epsilon=epsilon, gamma=gamma,
         envy_utility=envy_utility, block_size=block_size, device=device,
     )  # fmt: skip
+    if graded or extra_similarities:
+        user_vectors = (
+            read_user_vectors(only(vectors), inputs.users) if "vec" in extra_similarities else None
+        )
+        opt_in = bootstrap_variants(
+            inputs, weights, k, extra_similarities, user_vectors, block_size=block_size
+        )
+        frame = pd.concat([frame, opt_in], axis=1)
+        log.info("opt-in measures resampled: %s", list(opt_in.columns))
     write_parquet(frame, out)
     log.info("%s: %d resamples", out, len(frame))
+    return frame
+
+
+def read_resamples(path: Path, measures: Sequence[str]) -> pd.DataFrame:
+    """The bootstrap frame of one model (rule uncertainty) with the columns ``measures``;
+    an InputError naming the file and the missing columns when it lacks some (a file
+    written before measures.relevance or measures.similarities changed)."""
+    frame = read_parquet(path)
+    missing = [name for name in measures if name not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{path}: no resampled column {missing}: rerun its uncertainty rule with the "
+            "measures.relevance and measures.similarities of the measures files"
+        )
     return frame
 
 
@@ -52,19 +89,24 @@ def table_uncertainty(
     both mappings are keyed ``D/M``. With the group stage on, ``groups`` is its
     ``groups.csv``: Table 2 then ends each dataset with the group measures per grouping."""
     records = tables.read_measure_files(measure_files, datasets, models)
+    # Table 2's groups: the 18 and the opt-in measures the files hold (none by default)
+    measure_groups = tables.table_groups(records)
+    measures = [name for names in measure_groups.values() for name in names]
     summaries, comparisons, taus = [], [], []
     for dataset in datasets:
-        frames = {m: read_parquet(resample_files[f"{dataset}/{m}"]) for m in models}
+        frames = {m: read_resamples(resample_files[f"{dataset}/{m}"], measures) for m in models}
         points = {m: records[(dataset, m)] for m in models}
-        summaries.append(summary(frames, points, level).assign(dataset=dataset))
-        comparisons.append(significance(frames, points, level).assign(dataset=dataset))
-        taus.append(tau_intervals(frames, points, level).assign(dataset=dataset))
+        summaries.append(summary(frames, points, level, measures).assign(dataset=dataset))
+        comparisons.append(significance(frames, points, level, measures).assign(dataset=dataset))
+        # Fig. 1's tau intervals: the 18 (the opt-in ones: table_variants)
+        taus.append(tau_intervals(frames, points, level, NAMES).assign(dataset=dataset))
     table = pd.concat(summaries, ignore_index=True)
     conventions = tables.shared_conventions(records)
     group_table = read_optional_csv(only(groups))
     tables.write_scores_ci(
-        table, datasets, models, csv, tex, conventions, level, resamples, group_table
-    )
+        table, datasets, models, csv, tex, conventions, level, resamples, group_table,
+        measure_groups,
+    )  # fmt: skip
     compared = pd.concat(comparisons, ignore_index=True)
     for frame, path in (
         (table, intervals_csv),

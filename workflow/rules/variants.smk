@@ -1,0 +1,137 @@
+# The analysis of the opt-in PUF variants (docs/analyses.md#variants; config
+# measures.relevance and measures.similarities): how the model orderings of PUF change with
+# the user similarity and with graded relevance (Kendall tau between the variants, with
+# intervals over the uncertainty stage's resamples), and Figs. 3 and 4 repeated with each
+# similarity. Scheduled only with opt-in measures (variant_targets, targets.smk).
+
+
+rule table_variants:
+    input:
+        unpack(per_run(rules.measures.output[0], prefix="measures:")),
+        unpack(uncertainty_runs),
+    output:
+        tau=report(
+            "results/tables/variants_tau.csv",
+            caption="../report/variants_tau.rst",
+            category="Tables",
+            labels={"table": "Kendall tau between the PUF variants", "format": "CSV"},
+        ),
+        summary=report(
+            "results/tables/variants_summary.csv",
+            caption="../report/variants_summary.rst",
+            category="Tables",
+            labels={"table": "PUF variants: tau by kind of change", "format": "CSV"},
+        ),
+    log:
+        "results/logs/table_variants/table_variants.log",
+    conda:
+        "../../envs/measures.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        datasets=DATASETS,
+        models=MODELS,
+        level=config["uncertainty"]["level"],
+        resamples=RESAMPLES,
+    message:
+        "Kendall tau-b between the model orderings of the PUF variants"
+    script:
+        "../scripts/table_variants.py"
+
+
+rule exp_variants:
+    input:
+        train=rules.split.output.train,
+        valid=rules.split.output.valid,
+        test=rules.split.output.test,
+        topk=experiment_model_topk,
+        item=opt_in_item_genres,
+        vectors=opt_in_user_vectors,
+    output:
+        similarity="results/{dataset}/experiments/similarity_variants.parquet",
+        extreme="results/{dataset}/experiments/extreme_variants.parquet",
+    log:
+        "results/logs/exp_variants/{dataset}.log",
+    conda:
+        "../../envs/measures.yaml"
+    threads: config["measures"]["threads"]
+    resources:
+        mem_mb=8000,
+        runtime=240,
+    params:
+        **measure_settings("epsilon"),
+        **opt_in_params(),
+        seed=config["seed"],
+        model=EXPERIMENT_MODEL,
+    message:
+        "Figs. 3 and 4 on {wildcards.dataset} with each configured similarity"
+    script:
+        "../scripts/exp_variants.py"
+
+
+rule fig_variants:
+    input:
+        tau=rules.table_variants.output.tau,
+        similarity=expand(rules.exp_similarity.output[0], dataset=DATASETS),
+        observed=expand(rules.exp_variants.output.similarity, dataset=DATASETS),
+        extreme=expand(rules.exp_variants.output.extreme, dataset=DATASETS),
+        code=VARIANT_DRAWING_CODE,
+    output:
+        tau_pdf=report(
+            "results/figures/variants_tau.pdf",
+            caption="../report/fig_variants_tau.rst",
+            category="Figures",
+            labels={"figure": "PUF variants: Kendall tau", "format": "PDF"},
+        ),
+        tau_png=report(
+            "results/figures/variants_tau.png",
+            caption="../report/fig_variants_tau.rst",
+            category="Figures",
+            labels={"figure": "PUF variants: Kendall tau", "format": "PNG"},
+        ),
+        similarity_pdf=report(
+            "results/figures/similarity_variants.pdf",
+            caption="../report/fig_similarity_variants.rst",
+            category="Figures",
+            labels={"figure": "Fig. 3 with each similarity", "format": "PDF"},
+        ),
+        similarity_png=report(
+            "results/figures/similarity_variants.png",
+            caption="../report/fig_similarity_variants.rst",
+            category="Figures",
+            labels={"figure": "Fig. 3 with each similarity", "format": "PNG"},
+        ),
+        extreme_pdf=report(
+            "results/figures/extreme_variants.pdf",
+            caption="../report/fig_extreme_variants.rst",
+            category="Figures",
+            labels={"figure": "Fig. 4 with each similarity", "format": "PDF"},
+        ),
+        extreme_png=report(
+            "results/figures/extreme_variants.png",
+            caption="../report/fig_extreme_variants.rst",
+            category="Figures",
+            labels={"figure": "Fig. 4 with each similarity", "format": "PNG"},
+        ),
+        # each figure's reading of this run's numbers, included by its caption
+        tau_reading="results/figures/variants_tau.rst",
+        similarity_reading="results/figures/similarity_variants.rst",
+        extreme_reading="results/figures/extreme_variants.rst",
+    log:
+        "results/logs/fig_variants/fig_variants.log",
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=config["plots"],
+        similarities=config["measures"]["similarities"],
+        relevance=config["measures"]["relevance"],
+        resamples=RESAMPLES,
+        level=config["uncertainty"]["level"],
+    message:
+        "The PUF variants: Kendall tau heatmap, Figs. 3 and 4 with each similarity"
+    script:
+        "../scripts/fig_variants.py"
