@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "workflow"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from userfair import recbole as plugin  # noqa: E402
+from userfair import recbole_measures  # noqa: E402
 
 OWN = ["Hit", "MRR", "NDCG", "Precision", "Recall", "MAP"]
 
@@ -91,7 +92,7 @@ def timed(trainer, loader, clear: bool) -> tuple[float, dict]:
     """Wall seconds of one evaluation (and its result); CPU seconds of this process are
     appended to CPU (steadier than wall time when other work shares the cores)."""
     if clear:
-        plugin._cache.clear()
+        recbole_measures.clear_cache()
     start, cpu = time.perf_counter(), time.process_time()
     result = trainer.evaluate(loader, load_best_model=False)
     CPU.append(time.process_time() - cpu)

@@ -322,9 +322,8 @@ def test_check_config_names_the_input(tmp_path, config, message):
 
 # One dry run per kind of error (a Snakemake process: the workflow stage): one of ours (a
 # duplicate key: the Snakefile hands the --configfile files to check_config) and one of
-# Snakemake's own (a YAML tag in a
-# --configfile: Snakemake reads the file before the workflow and refuses it with its own
-# message, naming no file; no code runs).
+# Snakemake's own (a YAML tag in a --configfile: Snakemake reads the file before the
+# workflow and refuses it with its own message, naming no file; no code runs).
 @pytest.mark.parametrize(
     "config, message",
     [

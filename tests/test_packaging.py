@@ -252,11 +252,12 @@ def extras_modules() -> list[str]:
 
 def base_imports() -> str:
     """Code that imports every top-level module but the subpackage userfair.workflow,
-    userfair.recbole, userfair.recbole_collector and userfair.recbole_patches (the recbole
-    extra) and
-    userfair._streaming_torch (the gpu extra, imported lazily by userfair._backend), and
-    prints those that failed as JSON, with their error."""
-    aside = {"recbole", "recbole_collector", "recbole_patches", "_streaming_torch"}
+    userfair.recbole, userfair.recbole_measures, userfair.recbole_collector and
+    userfair.recbole_patches (the recbole extra) and userfair._streaming_torch (the gpu
+    extra, imported lazily by userfair._backend), and prints those that failed as JSON,
+    with their error."""
+    aside = {"recbole", "recbole_measures", "recbole_collector", "recbole_patches"}
+    aside.add("_streaming_torch")
     modules = ["userfair"] + [
         f"userfair.{p.stem}"
         for p in sorted(LIBRARY.glob("*.py"))
@@ -293,6 +294,7 @@ WORKFLOW_MODULES = {
     "plots": (["matplotlib", "seaborn"], "figures"),
     "figure_style": (["matplotlib", "seaborn"], "figures"),
     "analysis_figures": (["matplotlib", "seaborn"], "figures"),
+    "variant_figures": (["matplotlib", "seaborn"], "figures"),
     "embeddings": (["torch", "recbole"], None),
     "recbole_fast": (["torch", "recbole"], "models"),
     "recbole_setup": (["torch", "recbole"], "models"),
