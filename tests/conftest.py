@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from filelock import FileLock
 
 from userfair.io import read_inter, write_inter
 from userfair.workflow.testdata import write_tiny_ml100k
@@ -108,12 +109,6 @@ class TinyRun(NamedTuple):
         return snakemake(self.repo, "--directory", ".test", *args, **kwargs)
 
 
-# Seconds the session's tiny run took, printed at the end (docs/performance.md#test-suite):
-# its wall time and its CPU time (this process and every process it waited for).
-_TINY_RUN_SECONDS: list[float] = []
-_TINY_RUN_CPU: list[float] = []
-
-
 def cpu_seconds() -> float:
     """User and system CPU seconds of this process and of every finished child process
     (Snakemake, its jobs, pip): unlike wall time, hardly moved by other load on the cores."""
@@ -122,12 +117,26 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+# The tiny run's wall and CPU seconds, once this process has built it: reported with the
+# next test's teardown, so that the summary (in the controlling process when the suite runs
+# on several workers) prints it beside the suite's time (docs/performance.md#test-suite).
+_TINY_RUN_BUILT: list[tuple[float, float]] = []
+
+
+def session_dir(tmp_path_factory) -> Path:
+    """The folder every worker of this session shares: pytest's base temporary folder (of
+    the controlling process when pytest-xdist runs the suite on several workers)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory) -> TinyRun:
     """The tiny run exactly as config/README.md tells a person: the tiny data from
     `python -m userfair.workflow.testdata .test/resources/tiny-ml-100k`, then
-    `snakemake --directory .test --cores 2`, in a repository copy. Shared read-only: a test
-    that changes anything in it works on ``copy_run(tiny_run, tmp_path)``.
+    `snakemake --directory .test --cores 2`, in a repository copy. Built once per session,
+    by the first worker that needs it (the others wait for it: a file lock). Shared
+    read-only: a test that changes anything in it works on ``copy_run(tiny_run, tmp_path)``.
 
     In the inner loop, ``USERFAIR_TINY_RUN=DIR`` reuses a finished run made by an earlier
     session (DIR is its repository copy, the folder holding ``.test``), as is: its
@@ -139,21 +148,30 @@ def tiny_run(tmp_path_factory) -> TinyRun:
         if not (repo / ".test" / "results" / "tables" / "scores.csv").is_file():
             raise pytest.UsageError(f"USERFAIR_TINY_RUN={reuse}: no finished .test/ run there")
         return TinyRun(repo, repo / ".test")
-    start, cpu = time.perf_counter(), cpu_seconds()
-    repo = tmp_path_factory.mktemp("tiny-run")
-    shutil.copytree(
-        REPO / "workflow", repo / "workflow", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    make_workdir(repo)
-    shutil.copytree(REPO / ".test" / "config", repo / ".test" / "config")
-    subprocess.run(
-        [sys.executable, "-m", "userfair.workflow.testdata", ".test/resources/tiny-ml-100k"],
-        cwd=repo,
-        check=True,
-    )
-    snakemake(repo, "--directory", ".test", "--cores", "2")
-    _TINY_RUN_SECONDS.append(time.perf_counter() - start)
-    _TINY_RUN_CPU.append(cpu_seconds() - cpu)
+    shared = session_dir(tmp_path_factory)
+    repo, done = shared / "tiny-run", shared / "tiny-run.done"
+    with FileLock(str(shared / "tiny-run.lock")):
+        if not done.exists():
+            start, cpu = time.perf_counter(), cpu_seconds()
+            shutil.rmtree(repo, ignore_errors=True)  # a build that failed in another worker
+            shutil.copytree(
+                REPO / "workflow", repo / "workflow", ignore=shutil.ignore_patterns("__pycache__")
+            )
+            make_workdir(repo)
+            shutil.copytree(REPO / ".test" / "config", repo / ".test" / "config")
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "userfair.workflow.testdata",
+                    ".test/resources/tiny-ml-100k",
+                ],
+                cwd=repo,
+                check=True,
+            )
+            snakemake(repo, "--directory", ".test", "--cores", "2")
+            _TINY_RUN_BUILT.append((time.perf_counter() - start, cpu_seconds() - cpu))
+            done.touch()
     return TinyRun(repo, repo / ".test")
 
 
@@ -179,8 +197,6 @@ def tiny_split(tiny_ml100k, tmp_path_factory) -> Path:
 #: stage follows from its markers (:func:`stage_of`).
 STAGES = ("lint", "unit", "workflow", "packaging", "slurm")
 _STAGE_SECONDS: dict[str, float] = {}
-_STAGE_CPU: dict[str, float] = {}
-_TEST_CPU: dict[str, float] = {}
 
 
 def stage_of(markers) -> str:
@@ -199,41 +215,60 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: rank[stage_of({m.name for m in item.iter_markers()})])
 
 
+_CPU_AT_SETUP = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item.stash[_CPU_AT_SETUP] = cpu_seconds()
+
+
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    """CPU seconds of each test, setup and teardown included (a session fixture's build is
-    counted where it is first used)."""
-    start = cpu_seconds()
-    yield
-    used = cpu_seconds() - start
-    _TEST_CPU[item.nodeid] = used
-    stage = stage_of({m.name for m in item.iter_markers()})
-    _STAGE_CPU[stage] = _STAGE_CPU.get(stage, 0.0) + used
+def pytest_runtest_makereport(item, call):
+    """The teardown report carries the test's CPU seconds (setup and teardown included; a
+    session fixture's build is counted where it is first used) and, once, the tiny run's
+    time: a worker's reports reach the controlling process, which sums them."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when == "teardown" and _CPU_AT_SETUP in item.stash:
+        report.user_properties.append(("cpu_seconds", cpu_seconds() - item.stash[_CPU_AT_SETUP]))
+        if _TINY_RUN_BUILT:
+            report.user_properties.append(("tiny_run", _TINY_RUN_BUILT.pop()))
+
+
+_TEST_CPU: dict[str, float] = {}
+_STAGE_CPU: dict[str, float] = {}
+_TINY_RUN: list[tuple[float, float]] = []
 
 
 def pytest_runtest_logreport(report):
     stage = stage_of(set(report.keywords))
     _STAGE_SECONDS[stage] = _STAGE_SECONDS.get(stage, 0.0) + report.duration
+    for name, value in report.user_properties:
+        if name == "cpu_seconds":
+            _TEST_CPU[report.nodeid] = value
+            _STAGE_CPU[stage] = _STAGE_CPU.get(stage, 0.0) + value
+        elif name == "tiny_run":
+            _TINY_RUN.append(tuple(value))
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Each stage's time, and the session's tiny run time beside the suite's: the suite's
-    yardstick."""
+    """Each stage's time, the costliest tests by CPU seconds, and the session's tiny run
+    beside them: the suite's yardstick."""
+    write = terminalreporter.write_line
     if _STAGE_SECONDS:
-        terminalreporter.write_line(
-            "seconds per stage (setup, call and teardown): "
+        write(
+            "seconds per stage (setup, call and teardown, summed over workers): "
             + ", ".join(f"{s} {_STAGE_SECONDS[s]:.0f}" for s in STAGES if s in _STAGE_SECONDS)
         )
     if _STAGE_CPU:
-        terminalreporter.write_line(
-            "CPU seconds per stage (this process and its children): "
+        write(
+            "CPU seconds per stage (the tests' processes and their children): "
             + ", ".join(f"{s} {_STAGE_CPU[s]:.0f}" for s in STAGES if s in _STAGE_CPU)
         )
-        terminalreporter.write_line("the tests that took the most CPU seconds:")
+        write("the tests that took the most CPU seconds:")
         for nodeid, cpu in sorted(_TEST_CPU.items(), key=lambda kv: -kv[1])[:15]:
-            terminalreporter.write_line(f"  {cpu:6.1f}  {nodeid}")
-    if _TINY_RUN_SECONDS:
-        terminalreporter.write_line(
-            f"tiny .test/ workflow run (fixture tiny_run): {_TINY_RUN_SECONDS[0]:.0f} s, "
-            f"{_TINY_RUN_CPU[0]:.0f} CPU s"
-        )
+            write(f"  {cpu:6.1f}  {nodeid}")
+    if _TINY_RUN:
+        seconds, cpu = _TINY_RUN[0]
+        write(f"tiny .test/ workflow run (fixture tiny_run): {seconds:.0f} s, {cpu:.0f} CPU s")
