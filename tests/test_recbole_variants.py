@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from test_recbole_plugin import RECBOLE_METRICS, build, ranked_lists
+from test_recbole_plugin import RECBOLE_METRICS, build, ranked_lists, settings
 from userfair import recbole as plugin
 from userfair import variants
 from userfair.inputs import load_inputs
@@ -43,29 +43,17 @@ def files(tiny_ml100k, tmp_path_factory) -> dict:
 
 
 def config_dict(files, workdir, **extra) -> dict:
-    return {
-        "data_path": str(files["root"]),
-        "checkpoint_dir": str(workdir),
+    """test_recbole_plugin's settings with the ratings loaded, every default and opt-in
+    metric at TOPK and the files the opt-in ones read."""
+    wanted = {
         "load_col": {"inter": ["user_id", "item_id", "rating"]},
         "metrics": RECBOLE_METRICS + list(plugin.METRICS) + list(plugin.OPT_IN_METRICS),
         "topk": TOPK,
-        "valid_metric": "NDCG@10",
-        "metric_decimal_place": 12,
-        "epochs": 1,
-        "train_batch_size": 512,
-        "eval_batch_size": 20_000,
-        "seed": 7,
-        "reproducibility": True,
-        "show_progress": False,
-        "save_dataset": False,
-        "save_dataloaders": False,
-        "log_wandb": False,
-        "worker": 0,
         "userfair_grade": "rating",
         "userfair_user_vectors": str(files["vectors"]),
         "userfair_item_features": str(files["item"]),
-        **extra,
     }
+    return settings(files["root"], workdir, **{**wanted, **extra})
 
 
 def graded_frame(config, data) -> pd.DataFrame:
