@@ -210,13 +210,19 @@ def test_speed_only_settings_rerun_nothing(tiny_run, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module", ["workflow/plots.py", "workflow/steps/figures.py"])
-def test_drawing_code_change_reruns_only_figures(tiny_run, module, tmp_path):
+# The figures are rebuilt once (after an edit of plots.py): an edit of the figures' step
+# schedules the same jobs, which the dry run shows.
+@pytest.mark.parametrize(
+    "module, build", [("workflow/plots.py", True), ("workflow/steps/figures.py", False)]
+)
+def test_drawing_code_change_reruns_only_figures(tiny_run, module, build, tmp_path):
     repo, _ = copy_run(tiny_run, tmp_path / "run")
     drawing_code = repo / "workflow" / "userfair" / module
     drawing_code.write_text(drawing_code.read_text() + "\n# edited by the rerun test\n")
     jobs = _scheduled_jobs(_run(repo, "-n").stdout)
     assert set(jobs) - {"all", "run_config"} == FIGURE_RULES, jobs
+    if not build:
+        return
     per_dataset = [f"results/figures/groups/ml-100k.{ext}" for ext in ("pdf", "png")]
     _run(repo, *sorted(FIGURE_RULES - {"fig_groups"}), *per_dataset, "--cores", "2")
     assert "Nothing to be done" in _run(repo, "-n").stdout
