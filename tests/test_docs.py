@@ -192,6 +192,7 @@ def check_command(command: str) -> list[str]:
     return problems
 
 
+@pytest.mark.slow  # a Snakemake process (snakemake --list-target-rules): not the fast lane
 def test_the_checker_tells_targets_from_wildcard_rules():
     assert check_command("snakemake --cores 2 table_scores") == []
     assert check_command("snakemake results/ml-100k/models/NCL/topk.parquet") == []
@@ -215,6 +216,7 @@ def test_the_rule_files_declare_exactly_snakemakes_rules():
 
 
 @pytest.mark.parametrize("doc", [p.relative_to(REPO) for p in DOCS], ids=str)
+@pytest.mark.slow  # a Snakemake process (snakemake --list-target-rules): not the fast lane
 def test_every_target_a_doc_names_exists(doc):
     problems = []
     for source, kind, item, line in _doc_items():

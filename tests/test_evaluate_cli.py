@@ -177,6 +177,7 @@ def test_cli_envy_utility_ideal(split_files, capsys):
         main(cli_args(path, path / "topk.tsv", "--envy-utility", "recall"))
 
 
+@pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
 def test_cli_table_and_entry_point(split_files):
     path, _, _, _ = split_files
     proc = subprocess.run(

@@ -161,6 +161,7 @@ print(json.dumps({"bare": bare, "help": help_, "measures": measures}), file=sys.
 """
 
 
+@pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
 def test_import_footprint():
     """`import userfair` and `userfair evaluate --help` load no numpy/pandas; the measures'
     modules load none of the workflow's packages (even where they are installed)."""
@@ -196,6 +197,7 @@ print(json.dumps({"same": all(auto[k] == cpu[k] or auto[k] != auto[k] for k in c
 """
 
 
+@pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
 def test_auto_device_falls_back_to_numpy_without_torch():
     out = json.loads(run_python(NO_TORCH % str(REPO / "tests")).strip().splitlines()[-1])
     assert out["same"]
@@ -278,6 +280,7 @@ def base_imports() -> str:
     )
 
 
+@pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
 def test_the_base_install_imports_cleanly():
     """Every top-level module (but those of base_imports' docstring) imports with only the
     base dependencies: the extras' packages refused (and, slow, in a fresh environment
@@ -321,6 +324,7 @@ def test_every_workflow_module_that_imports_an_extras_package_checks_it():
 
 
 @pytest.mark.parametrize("module", sorted(WORKFLOW_MODULES))
+@pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
 def test_a_workflow_module_names_its_extra_and_what_is_missing(module):
     needs, step = WORKFLOW_MODULES[module]
     for absent in needs:
@@ -334,6 +338,7 @@ def test_a_workflow_module_names_its_extra_and_what_is_missing(module):
             assert said.endswith(f"(missing: {absent})") and 'pip install "userfair[' in said
 
 
+@pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
 def test_each_stage_imports_without_the_others_packages():
     """The subpackage itself and the steps of the measures and who stages import without
     torch, RecBole and matplotlib (their conda envs do not have them); the figures' steps
@@ -348,6 +353,7 @@ def test_each_stage_imports_without_the_others_packages():
 
 @pytest.mark.parametrize("module", ["userfair.recbole", "userfair.recbole_patches"])
 @pytest.mark.parametrize("absent", ["torch", "recbole"])
+@pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
 def test_recbole_modules_name_the_recbole_extra(module, absent):
     message = import_error(module, [absent])
     assert 'pip install "userfair[recbole]"' in message, message

@@ -109,6 +109,7 @@ def test_apply_is_idempotent():
     assert trainer.torch is proxy
 
 
+@pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
 def test_training_never_imports_ray_or_quick_start():
     """recbole.quick_start imports ray (not installed); the project does not use it."""
     code = (

@@ -27,6 +27,7 @@ print(json.dumps({"first": result["seconds"], "wall": wall, "again": again["seco
 
 
 @pytest.mark.parametrize("route", ["dense", "stream"])
+@pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
 def test_a_fresh_process_times_the_computation_not_the_kernel_load(route):
     # one numba thread: the bound is about what is timed, not about a loaded machine's
     # thread pool (with 2 threads on a busy 2-core machine a 30-user UF waits ~0.2 s)
