@@ -210,7 +210,9 @@ def stage_of(markers) -> str:
 
 def pytest_collection_modifyitems(items):
     """Run the stages in order, each test's order within its stage kept: a lint error or a
-    fast test's failure shows before the minutes of the workflow tests."""
+    fast test's failure shows before the minutes of the workflow tests. On several workers
+    (--dist loadscope) a module's tests travel together, so the stages overlap; .ci/run's
+    lint and unit stages, each a run of its own, still answer first."""
     rank = {stage: i for i, stage in enumerate(STAGES)}
     items.sort(key=lambda item: rank[stage_of({m.name for m in item.iter_markers()})])
 
