@@ -28,6 +28,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -40,6 +41,33 @@ from userfair.workflow.testdata import write_tiny_ml100k
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+
+# Snakemake's SLURM executor plugin runs `scontrol show config` whenever Snakemake starts
+# (for the help text of its status-command setting). Where SLURM's client is installed but
+# no controller answers (this machine once the SLURM test has stopped its cluster), that
+# call waits 9 s before it gives up: 9 s of every Snakemake process, dry runs included.
+# The tests that need no cluster (all but tests/test_slurm.py, which restores
+# SLURM_CONF_BEFORE) see a configuration whose controller port is closed and whose message
+# timeout is 1 s, which scontrol gives up on at once (the plugin then offers no default
+# status command, which only a SLURM run reads). The value before the session is kept for
+# pytest-xdist's workers, which inherit the override.
+os.environ.setdefault("USERFAIR_TESTS_SLURM_CONF", os.environ.get("SLURM_CONF", ""))
+SLURM_CONF_BEFORE = os.environ["USERFAIR_TESTS_SLURM_CONF"] or None
+NO_SLURM_CONF = Path(tempfile.gettempdir()) / f"userfair-tests-no-slurm-{os.getuid()}.conf"
+_NO_SLURM = (
+    "ClusterName=none\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=9\nMessageTimeout=1\n"
+)
+
+
+def _without_slurm() -> None:
+    if not NO_SLURM_CONF.exists() or NO_SLURM_CONF.read_text() != _NO_SLURM:
+        partial = NO_SLURM_CONF.with_name(f"{NO_SLURM_CONF.name}.{os.getpid()}")
+        partial.write_text(_NO_SLURM)
+        os.replace(partial, NO_SLURM_CONF)
+    os.environ["SLURM_CONF"] = str(NO_SLURM_CONF)
+
+
+_without_slurm()
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import BIN, REPO, make_workdir
+from conftest import BIN, REPO, SLURM_CONF_BEFORE, make_workdir
 
 pytestmark = [pytest.mark.slurm]
 
@@ -68,6 +68,19 @@ SUBMITTED = re.compile(
     r"submitted with SLURM jobid (\d+) \(log: \S*/slurm_logs/rule_(\w+)/(?:([^/]+)/)?\d+\.log\)"
 )
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def slurm_conf():
+    """This module's processes see the machine's SLURM configuration, not the suite's
+    cluster-less one (conftest.py, NO_SLURM_CONF); the other modules get it back after."""
+    suite = os.environ["SLURM_CONF"]
+    if SLURM_CONF_BEFORE is None:
+        del os.environ["SLURM_CONF"]
+    else:
+        os.environ["SLURM_CONF"] = SLURM_CONF_BEFORE
+    yield
+    os.environ["SLURM_CONF"] = suite
 
 
 def cluster(command: str) -> subprocess.CompletedProcess:

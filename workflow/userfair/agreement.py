@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
 
 from userfair.measures import NAMES, higher_is_better
 
@@ -31,6 +30,10 @@ def kendall_tau_b(a, b) -> float:
     a, b = a[keep], b[keep]
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
+    # imported here: scipy.stats costs about a second, and every Snakemake start imports
+    # this module (through userfair.inference) without computing a tau
+    from scipy.stats import kendalltau
+
     return float(kendalltau(a, b, variant="b").statistic)
 
 

@@ -11,7 +11,6 @@ import math
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.stats import rankdata
 
 from userfair import fairness
 from userfair.inputs import Inputs
@@ -45,6 +44,8 @@ def gini_parts(scores):
     m, total = x.size, x.sum()
     if m == 0 or total == 0:
         return (np.full(m, math.nan),) * 3
+    from scipy.stats import rankdata  # here: scipy.stats costs a second to import
+
     ranks = rankdata(x, method="average")
     share = (2.0 * ranks - m - 1) * x / (m * total)
     ordered = np.sort(x)
