@@ -1,6 +1,7 @@
 """The log of one workflow job (userfair.workflow.joblog)."""
 
 import logging
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -19,6 +20,23 @@ def test_messages_go_to_the_log_without_colour_codes(tmp_path):
         logging.getLogger("recbole").info("\x1b[1;36mepoch 1\x1b[0m done")
     text = (tmp_path / "job.log").read_text()
     assert "epoch 1 done" in text and "\x1b" not in text
+
+
+def test_a_finished_job_ends_its_log_with_its_cost(tmp_path):
+    from userfair.workflow.joblog import cpu_seconds
+
+    before = cpu_seconds()
+    with job_log(job(tmp_path)):
+        sum(i * i for i in range(2_000_000))  # some CPU seconds inside the step
+    last = (tmp_path / "job.log").read_text().splitlines()[-1]
+    match = re.search(
+        r"rule split \{'dataset': 'ml-100k'\} done in ([0-9.]+) s wall, ([0-9.]+) CPU s "
+        r"\(([0-9.]+) before the step: interpreter and imports\)$",
+        last,
+    )
+    assert match, last
+    wall, cpu, start = map(float, match.groups())
+    assert start == pytest.approx(before, abs=0.15) and cpu > start and wall > 0
 
 
 def test_a_failure_is_logged_with_rule_and_wildcards_then_raised(tmp_path):

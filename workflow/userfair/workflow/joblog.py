@@ -3,7 +3,9 @@ the rule's log file, and a failure is logged before it propagates: an expected f
 :class:`~userfair.io.InputError` or ValueError, bad input that the message names) as one
 line, any other with its traceback. A bad file of a rule is named with that rule and the
 command that rebuilds it (:func:`userfair.workflow.layout.explain`). ``USERFAIR_DEBUG=1`` in
-the environment logs the traceback of every failure."""
+the environment logs the traceback of every failure. A job that succeeds ends its log with
+one line of its cost: wall and CPU seconds since its process started, and how many of the
+CPU seconds went before the step (the interpreter and its imports)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,11 @@ import contextlib
 import logging
 import os
 import re
+import resource
+import time
 from typing import Iterator
+
+import psutil
 
 from userfair.io import InputError
 from userfair.workflow import layout
@@ -22,6 +28,23 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 EXPECTED = (InputError, ValueError)
 #: The environment variable that brings the traceback back for every failure.
 DEBUG = "USERFAIR_DEBUG"
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def cost_line(started: float, cpu_before: float) -> str:
+    """The last line of a job's log: ``done in W s wall, C CPU s (B before the step)``;
+    ``started`` is the process's start (epoch seconds), ``cpu_before`` its CPU seconds
+    when the step began."""
+    return (
+        f"done in {time.time() - started:.1f} s wall, {cpu_seconds():.1f} CPU s "
+        f"({cpu_before:.1f} before the step: interpreter and imports)"
+    )
 
 
 def debugging() -> bool:
@@ -45,6 +68,7 @@ def job_log(job) -> Iterator[None]:
     handler = logging.FileHandler(job.log[0])
     handler.setFormatter(PlainFormatter(FORMAT))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    cpu_before = cpu_seconds()
     try:
         yield
     except EXPECTED as error:
@@ -62,3 +86,7 @@ def job_log(job) -> Iterator[None]:
     except Exception:
         logging.exception("rule %s %s failed", job.rule, dict(job.wildcards))
         raise
+    logging.getLogger("userfair.job").info(
+        "rule %s %s %s",
+        job.rule, dict(job.wildcards), cost_line(psutil.Process().create_time(), cpu_before),
+    )  # fmt: skip
