@@ -23,9 +23,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -236,13 +239,65 @@ def stage_of(markers) -> str:
     return "workflow" if "slow" in markers else "unit"
 
 
-def pytest_collection_modifyitems(items):
-    """Run the stages in order, each test's order within its stage kept: a lint error or a
-    fast test's failure shows before the minutes of the workflow tests. On several workers
-    (--dist loadscope) a module's tests travel together, so the stages overlap; .ci/run's
-    lint and unit stages, each a run of its own, still answer first."""
+#: Seconds each module keeps a worker busy (its CPU seconds, the tiny run's build left out;
+#: wall seconds for the SLURM module, which mostly waits on its daemons), from a measured
+#: run: the order in which the modules go to the workers. `USERFAIR_MODULE_SECONDS=write`
+#: rewrites it from the session's own numbers (a module missing from it counts as the median).
+MODULE_SECONDS = Path(__file__).with_name("module_seconds.json")
+
+
+def module_of(nodeid: str) -> str:
+    return nodeid.split("::")[0]
+
+
+def slurm_opted_in(config: pytest.Config) -> bool:
+    """Whether this run asked for the SLURM cluster (tests/test_slurm.py's docstring)."""
+    selected = re.search(r"(?<!not )\bslurm\b", config.option.markexpr or "")
+    return bool(selected) or "1" in (
+        os.environ.get("USERFAIR_SLURM"),
+        os.environ.get("USERFAIR_REQUIRE_SLURM"),
+    )
+
+
+def pytest_xdist_auto_num_workers(config):
+    """One worker per core, and one more when the SLURM tests run: they wait on the
+    cluster's daemons for minutes, which would leave a core idle."""
+    return (os.cpu_count() or 1) + (1 if slurm_opted_in(config) else 0)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The order in which the modules reach the workers (each test's order within its module
+    kept). In one process (``-n 0``): the stages in order, lint first, so that a lint error
+    or a fast test's failure shows before the minutes of the workflow tests. On several
+    workers, for the shortest wall time: lint first; then the first module that needs the
+    tiny run, so that one worker builds it at once; the SLURM module (it mostly waits); the
+    modules that do not need the tiny run, the longest first, which keep the other workers
+    busy meanwhile; then the modules that read or copy it, the longest first, so that no long
+    module starts last (:data:`MODULE_SECONDS`). .ci/run's lint and unit stages still run
+    first, each on its own."""
     rank = {stage: i for i, stage in enumerate(STAGES)}
-    items.sort(key=lambda item: rank[stage_of({m.name for m in item.iter_markers()})])
+    stage = {item.nodeid: stage_of({m.name for m in item.iter_markers()}) for item in items}
+    if not getattr(config.option, "numprocesses", None) or config.option.dist != "loadscope":
+        items.sort(key=lambda item: rank[stage[item.nodeid]])
+        return
+    known = json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.is_file() else {}
+    default = statistics.median(known.values()) if known else 1.0
+    needs_run = {module_of(i.nodeid) for i in items if "tiny_run" in i.fixturenames}
+    first = max(needs_run, key=lambda m: known.get(m, default), default=None)
+
+    def order(item):
+        module = module_of(item.nodeid)
+        if stage[item.nodeid] == "lint":
+            group = 0
+        elif module == first:
+            group = 1
+        elif stage[item.nodeid] == "slurm":
+            group = 2
+        else:
+            group = 4 if module in needs_run else 3
+        return (group, -known.get(module, default), module)
+
+    items.sort(key=order)  # kept by xdist: --no-loadscope-reorder (pyproject.toml)
 
 
 _CPU_AT_SETUP = pytest.StashKey[float]()

@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import BIN, REPO, SLURM_CONF_BEFORE, make_workdir
+from conftest import BIN, REPO, SLURM_CONF_BEFORE, make_workdir, slurm_opted_in
 
 pytestmark = [pytest.mark.slurm]
 
@@ -89,20 +89,11 @@ def cluster(command: str) -> subprocess.CompletedProcess:
     )
 
 
-def opted_in(config: pytest.Config) -> bool:
-    """Whether this run asked for the SLURM cluster (see the module's docstring)."""
-    selected = re.search(r"(?<!not )\bslurm\b", config.option.markexpr or "")
-    return bool(selected) or "1" in (
-        os.environ.get("USERFAIR_SLURM"),
-        os.environ.get("USERFAIR_REQUIRE_SLURM"),
-    )
-
-
 @pytest.fixture(scope="session")
 def slurm_cluster(request):
     """The local cluster, brought up for this session (and stopped after it, if this
     session started it); skipped unless the run opted in."""
-    if not opted_in(request.config):
+    if not slurm_opted_in(request.config):
         pytest.skip(
             "the SLURM tests install and start system daemons: opt in with "
             "USERFAIR_SLURM=1 or `pytest -m slurm` (docs/cluster.md#the-slurm-test)"
@@ -289,7 +280,7 @@ def test_the_cluster_is_opt_in(markexpr, env, expected, monkeypatch, pytestconfi
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(pytestconfig.option, "markexpr", markexpr)
-    assert opted_in(pytestconfig) is expected
+    assert slurm_opted_in(pytestconfig) is expected
 
 
 def test_cluster_script_says_why_a_machine_cannot_host_slurm():
