@@ -210,8 +210,10 @@ def test_speed_only_settings_rerun_nothing(tiny_run, tmp_path):
 
 
 @pytest.mark.slow
-# The figures are rebuilt once (after an edit of plots.py): an edit of the figures' step
-# schedules the same jobs, which the dry run shows.
+# After an edit of plots.py one figure is rebuilt: a rebuilt job is settled (the next dry run
+# no longer schedules it) while the others still wait for theirs. Snakemake records the new
+# code with each job, so one job shows what rebuilding all ten would (a tenth of the cost).
+# An edit of the figures' step schedules the same jobs, which the dry run shows.
 @pytest.mark.parametrize(
     "module, build", [("workflow/plots.py", True), ("workflow/steps/figures.py", False)]
 )
@@ -223,9 +225,9 @@ def test_drawing_code_change_reruns_only_figures(tiny_run, module, build, tmp_pa
     assert set(jobs) - {"all", "run_config"} == FIGURE_RULES, jobs
     if not build:
         return
-    per_dataset = [f"results/figures/groups/ml-100k.{ext}" for ext in ("pdf", "png")]
-    _run(repo, *sorted(FIGURE_RULES - {"fig_groups"}), *per_dataset, "--cores", "2")
-    assert "Nothing to be done" in _run(repo, "-n").stdout
+    _run(repo, "fig_extreme", "--cores", "2")
+    jobs = _scheduled_jobs(_run(repo, "-n").stdout)
+    assert set(jobs) - {"all", "run_config"} == FIGURE_RULES - {"fig_extreme"}, jobs
 
 
 @pytest.mark.slow

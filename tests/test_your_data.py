@@ -1,6 +1,6 @@
 """docs/your-data.md through the real workflow on tiny data: a dataset declared from a CSV
 with its own column names, a ';' separator and a rating threshold, split per user, with
-LightGCN (not a paper model) next to the paper's, run to Table 2 and a figure; and the
+LightGCN (not a paper model) next to a paper model, run to Table 2 and a figure; and the
 mistakes of that page as clear errors, at parse time where the config can tell."""
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def workdir(tmp_path: Path, **overrides) -> Path:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    work = workdir(tmp_path_factory.mktemp("your-data"))
+    # LightGCN beside one paper model: what the page shows, at half the training of all four
+    work = workdir(tmp_path_factory.mktemp("your-data"), models=["UserKNN", "LightGCN"])
     targets = [
         "results/tables/scores.csv",
         "results/figures/agreement.pdf",
@@ -100,7 +101,7 @@ def test_the_declared_csv_runs_to_table_2_and_a_figure(run):
     assert table1["split protocol"].tolist() == ["per-user"]
     assert (data / "shop.item").is_file()  # a genres column gives D.item
     scores = pd.read_csv(run / "results" / "tables" / "scores.csv")
-    assert {"U-KNN", "I-KNN", "BPR", "LightGCN"} <= set(scores.columns)
+    assert {"U-KNN", "LightGCN"} <= set(scores.columns)
     assert (run / "results" / "figures" / "agreement.pdf").stat().st_size > 0
     lists = pd.read_parquet(run / "results" / "shop" / "models" / "LightGCN" / "topk.parquet")
     assert lists["user_id"].astype(str).str.startswith("c").all()
