@@ -326,15 +326,32 @@ _STAGE_CPU: dict[str, float] = {}
 _TINY_RUN: list[tuple[float, float]] = []
 
 
+_MODULE_BUSY: dict[str, float] = {}
+
+
 def pytest_runtest_logreport(report):
     stage = stage_of(set(report.keywords))
     _STAGE_SECONDS[stage] = _STAGE_SECONDS.get(stage, 0.0) + report.duration
+    module = module_of(report.nodeid)
+    if stage == "slurm":  # it waits on the cluster: its wall seconds keep a worker
+        _MODULE_BUSY[module] = _MODULE_BUSY.get(module, 0.0) + report.duration
     for name, value in report.user_properties:
         if name == "cpu_seconds":
             _TEST_CPU[report.nodeid] = value
             _STAGE_CPU[stage] = _STAGE_CPU.get(stage, 0.0) + value
+            if stage != "slurm":
+                _MODULE_BUSY[module] = _MODULE_BUSY.get(module, 0.0) + value
         elif name == "tiny_run":
             _TINY_RUN.append(tuple(value))
+            _MODULE_BUSY[module] = _MODULE_BUSY.get(module, 0.0) - value[1]
+
+
+def write_module_seconds() -> None:
+    """:data:`MODULE_SECONDS` from this session, the modules it did not run kept."""
+    known = json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.is_file() else {}
+    known.update({m: round(max(v, 0.0), 1) for m, v in _MODULE_BUSY.items()})
+    ordered = dict(sorted(known.items(), key=lambda kv: -kv[1]))
+    MODULE_SECONDS.write_text(json.dumps(ordered, indent=1) + "\n")
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -357,3 +374,6 @@ def pytest_terminal_summary(terminalreporter):
     if _TINY_RUN:
         seconds, cpu = _TINY_RUN[0]
         write(f"tiny .test/ workflow run (fixture tiny_run): {seconds:.0f} s, {cpu:.0f} CPU s")
+    if os.environ.get("USERFAIR_MODULE_SECONDS") == "write" and _MODULE_BUSY:
+        write_module_seconds()
+        write(f"wrote {MODULE_SECONDS} ({len(_MODULE_BUSY)} modules of this session)")
