@@ -28,13 +28,19 @@ EXTRA = ["rcos", "vec", "genre"]
 
 @pytest.fixture(scope="module")
 def split(tmp_path_factory):
-    """Split files, a top-k list, item genres and user vectors of a random graded split."""
+    """Binary split files, the grades file beside them (as rule grades writes it: user_id,
+    item_id, grade of every interaction), a top-k list, item genres and user vectors of a
+    random graded split."""
     root = tmp_path_factory.mktemp("split")
     train, test, topk, item_genres = graded_split(21, m=40)
     paths = {name: root / f"d.{name}.inter" for name in ("train", "valid", "test")}
-    write_inter(train, paths["train"])
-    write_inter(test, paths["test"])
-    write_inter(test.sample(frac=0.3, random_state=0), paths["valid"])
+    write_inter(train.drop(columns="rating"), paths["train"])
+    write_inter(test.drop(columns="rating"), paths["test"])
+    write_inter(test.drop(columns="rating").sample(frac=0.3, random_state=0), paths["valid"])
+    paths["grades"] = root / "grades.parquet"
+    pd.concat([train, test]).drop_duplicates(["user_id", "item_id"])[
+        ["user_id", "item_id", "rating"]
+    ].rename(columns={"rating": "grade"}).to_parquet(paths["grades"])
     paths["topk"] = root / "topk.parquet"
     topk.assign(score=0.0).to_parquet(paths["topk"])
     paths["item"] = root / "d.item"
@@ -64,12 +70,13 @@ def streamed(split, tmp, parts: int) -> dict:
         steps.measure_sums(
             split["train"], split["valid"], split["test"], split["topk"], str(tmp / "pairs.json"),
             item, out, scatteritem=name, graded=True, extra_similarities=EXTRA,
-            vectors=vectors, **SETTINGS, **ENVY,
+            vectors=vectors, grades=[split["grades"]], **SETTINGS, **ENVY,
         )  # fmt: skip
     return steps.measures(
         split["train"], split["valid"], split["test"], split["topk"], str(tmp / "m.json"),
         route="stream", gamma=1.0, pairs=str(tmp / "pairs.json"), sums=sums, item=item,
-        graded=True, extra_similarities=EXTRA, vectors=vectors, **SETTINGS, **ENVY,
+        graded=True, extra_similarities=EXTRA, vectors=vectors, grades=split["grades"],
+        **SETTINGS, **ENVY,
     )  # fmt: skip
 
 
@@ -83,7 +90,7 @@ def test_scattered_opt_in_measures_equal_the_dense_route(split, tmp_path):
     dense = steps.measures(
         split["train"], split["valid"], split["test"], split["topk"], str(tmp_path / "d.json"),
         route="dense", gamma=1.0, item=[split["item"]], graded=True, extra_similarities=EXTRA,
-        vectors=[split["vectors"]], **sims, **SETTINGS, **ENVY,
+        vectors=[split["vectors"]], grades=[split["grades"]], **sims, **SETTINGS, **ENVY,
     )  # fmt: skip
     one = streamed(split, tmp_path / "one", 1)
     three = streamed(split, tmp_path / "three", 3)
