@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 import pandas as pd
+import yaml
+from snakemake.utils import validate
 
 from userfair.inputs import Inputs, load_inputs
 from userfair.io import read_inter
@@ -52,3 +54,12 @@ def previous_design_inputs(results: Path, raw_dir: Path, model: str) -> Inputs:
         valid=data_dir / "ml-100k.valid.inter", grade="rating",
         item_features=data_dir / "ml-100k.item",
     )  # fmt: skip
+
+
+def run_config(repo: Path, test_dir: Path) -> dict:
+    """The config a .test run ran with: its config/config.yaml (the Snakefile's configfile,
+    relative to --directory .test) with the schema's defaults filled in, as the Snakefile
+    does (snakemake.utils.validate)."""
+    config = yaml.safe_load((test_dir / "config" / "config.yaml").read_text())
+    validate(config, str(repo / "config" / "config.schema.yaml"))
+    return config

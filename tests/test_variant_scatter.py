@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.inputs import load_inputs
 from userfair.io import InputError, read_json, write_inter, write_json
 from userfair.measures import NAMES, OPT_IN
 from userfair.variants import evaluate_variants
 from userfair.workflow.steps import measures as steps
 
 from conftest import copy_run, snakemake
+from graded_run import NO_RERUN, job_counts, previous_design_inputs
 from measures_data import graded_split, write_item_file
 
 SETTINGS = {"k": 10, "block_size": 7, "device": "cpu"}
@@ -120,18 +120,22 @@ def test_a_part_without_the_opt_in_sums_is_named(split, tmp_path):
 
 @pytest.mark.slow
 def test_scattered_opt_in_measures_in_the_workflow(tiny_run, tmp_path):
-    """The real rules on a copy of the tiny run: streamed in two parts with the genre
-    similarity, each measure_sums part holds its rows' opt-in sums and the measures file
-    equals the dense route (the tiny run's 18, the opt-in ones computed here)."""
+    """The real rules on a copy of the tiny run: streamed in two parts with graded relevance
+    and the genre similarity, each measure_sums part holds its rows' opt-in sums (the grades
+    joined from rule grades) and the measures file equals the dense route (the tiny run's
+    18, the opt-in ones computed here with the grades in the split, the design before rule
+    grades); no model retrained."""
     repo, test_dir = copy_run(tiny_run, tmp_path / "run")
     overlay = tmp_path / "overlay.yaml"
     overlay.write_text(
-        "measures:\n  similarities: [cos, jacc, genre]\n  device: cpu\n"
-        "  stream_above: 0\n  scatter: 2\n"
+        "measures:\n  relevance: [binary, graded]\n  similarities: [cos, jacc, genre]\n"
+        "  device: cpu\n  stream_above: 0\n  scatter: 2\n"
     )
     target = "results/ml-100k/measures/UserKNN.json"
     configs = ("--configfile", str(overlay))
-    snakemake(repo, "--directory", ".test", "--cores", "2", target, *configs)
+    run = snakemake(repo, "--directory", ".test", "--cores", "2", target, *configs)
+    jobs = job_counts(run)
+    assert jobs["grades"] == 1 and jobs["measure_sums"] == 2 and not NO_RERUN & set(jobs), jobs
     results = test_dir / "results" / "ml-100k"
     parts = sorted((results / "measures" / "UserKNN" / "sums").glob("*-of-2.json"))
     assert len(parts) == 2
@@ -142,13 +146,8 @@ def test_scattered_opt_in_measures_in_the_workflow(tiny_run, tmp_path):
     for name in NAMES:
         if default[name] is not None:
             assert written[name] == pytest.approx(default[name], rel=1e-9, abs=1e-12), name
-    data = results / "data"
-    inputs = load_inputs(
-        data / "ml-100k.train.inter", data / "ml-100k.test.inter",
-        results / "models" / "UserKNN" / "topk.parquet", valid=data / "ml-100k.valid.inter",
-        item_features=data / "ml-100k.item",
-    )  # fmt: skip
+    inputs = previous_design_inputs(results, test_dir / "resources" / "tiny-ml-100k", "UserKNN")
     dense, _ = evaluate_variants(inputs, 10, ["genre"], route="dense")
-    assert list(dense) == ["PUF-P-Genre", "PUF-NDCG-Genre"]
+    assert {"gNDCG", "PUF-gNDCG-Genre", "PUF-P-Genre"} <= set(dense)
     for name, value in dense.items():
         assert written[name] == pytest.approx(value, rel=1e-9, abs=1e-12), name

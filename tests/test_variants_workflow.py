@@ -13,10 +13,12 @@ import pytest
 
 from userfair.io import read_json
 from userfair.measures import NAMES, optional_names
+from userfair.uncertainty import resample_weights
+from userfair.variant_uncertainty import bootstrap_variants
 from userfair.variants import evaluate_variants
 
 from conftest import copy_run, snakemake
-from graded_run import NO_RERUN, job_counts, previous_design_inputs
+from graded_run import NO_RERUN, job_counts, previous_design_inputs, run_config
 
 OVERLAY = """\
 measures:
@@ -60,6 +62,14 @@ def test_variants_end_to_end(tiny_run, tmp_path):
         expected, _ = evaluate_variants(inputs, 10, ["rcos", "genre"], route="dense")
         for name in OPT_IN:
             assert written[name] == pytest.approx(expected[name], rel=0, abs=1e-12), name
+    # and so are their bootstrap resamples (the run's resamples and seed, its same weights)
+    inputs = previous_design_inputs(results / "ml-100k", raw, "UserKNN")
+    config = run_config(repo, test_dir)
+    resamples = config["uncertainty"]["resamples"]
+    weights = resample_weights(len(inputs.users), resamples, config["seed"])
+    expected = bootstrap_variants(inputs, weights, 10, ["rcos", "genre"])
+    frame = pd.read_parquet(results / "ml-100k" / "uncertainty" / "UserKNN.parquet")
+    np.testing.assert_allclose(frame[list(OPT_IN)], expected[list(OPT_IN)], rtol=0, atol=1e-12)
 
     # the bootstrap: the 18 columns as in the default run (the same weights), then the opt-in
     for model in ("UserKNN", "ItemKNN", "BPR"):
