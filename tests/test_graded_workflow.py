@@ -117,6 +117,10 @@ def test_a_split_interaction_without_a_grade_is_named(graded_data, tmp_path):
     message = str(error.value)
     assert message.startswith(f"{lacking}: no grade for user {user!r} item {item!r} of ")
     assert str(graded_data["test"]) in message and "\n" not in message
+    assert message.endswith(f"rebuild it: snakemake --force {lacking}")
+    pd.concat([grades, grades.iloc[[0]]]).to_parquet(lacking)
+    with pytest.raises(InputError, match="a \\(user_id, item_id\\) appears twice"):
+        graded_splits(graded_data["train"], graded_data["test"], str(lacking), True)
     grades.drop(columns=GRADE).to_parquet(lacking)
     with pytest.raises(InputError, match=f"{lacking}: no column \\['grade'\\]"):
         graded_splits(graded_data["train"], graded_data["test"], str(lacking), True)

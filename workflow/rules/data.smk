@@ -1,6 +1,7 @@
 # Data stage (docs/data.md, docs/method.md#data): download -> preprocess -> split
-# (+ genres) -> stats -> table_stats; with graded relevance also preprocess's grades beside
-# it (rule grades), which only the measure jobs read. Reads only names of common.smk.
+# (+ genres) -> stats -> table_stats; with graded relevance also rule grades (each kept
+# interaction's grade, beside the split), which only the measure jobs read. Reads only names
+# of common.smk.
 
 
 rule download:

@@ -107,14 +107,14 @@ def _with_grades(split: Path, table: pd.DataFrame, grades: Path) -> pd.DataFrame
         joined = frame.merge(table, on=["user_id", "item_id"], how="left", validate="m:1")
     except pd.errors.MergeError:
         raise InputError(
-            f"{grades}: a (user_id, item_id) appears twice; rerun rule grades"
+            f"{grades}: a (user_id, item_id) appears twice; rebuild it: snakemake --force {grades}"
         ) from None
     lacking = joined[GRADE].isna().to_numpy()
     if lacking.any():
         user, item = joined.loc[lacking, ["user_id", "item_id"]].iloc[0]
         raise InputError(
             f"{grades}: no grade for user {user!r} item {item!r} of {split} "
-            f"({int(lacking.sum())} interactions of it lack one); rerun rule grades "
-            "(snakemake --forcerun grades) on the data of this split"
+            f"({int(lacking.sum())} interactions of it lack one): both must come from the same "
+            f"data; rebuild it: snakemake --force {grades}"
         )
     return joined
