@@ -96,10 +96,21 @@ def test_lastfm_grades_leave_the_binary_results_unchanged(tmp_path):
         assert a.read_bytes() == b.read_bytes()
 
 
-def test_preprocess_step_writes_lastfm_grades(tmp_path):
+def test_grades_step_writes_lastfm_count_grades_beside_the_binary_preprocess(tmp_path):
     folder = lastfm_folder(tmp_path / "raw")
-    out = tmp_path / "preprocessed.parquet"
-    data_steps.preprocess("lastfm", None, str(folder), str(out), min_rating=3, core=5, grades=True)
-    written = pd.read_parquet(out)
-    assert written.columns.tolist() == ["user_id", "item_id", "rating"]
-    assert sorted(written["rating"].unique()) == [1.0, 2.0, 3.0, 4.0, 5.0]
+    pre, out = tmp_path / "preprocessed.parquet", tmp_path / "grades.parquet"
+    options = {"min_rating": 3, "core": 5}
+    data_steps.preprocess("lastfm", None, str(folder), str(pre), **options)
+    data_steps.grades("lastfm", None, str(folder), str(out), **options)
+    binary, written = pd.read_parquet(pre), pd.read_parquet(out)
+    assert binary.columns.tolist() == ["user_id", "item_id"]  # no count, no grade
+    assert written.columns.tolist() == ["user_id", "item_id", "grade"]
+    pd.testing.assert_frame_equal(written[["user_id", "item_id"]], binary)
+    # the count grades as preprocessing gave them (the rule of count_grades, by loop)
+    graded = data.preprocess_file("lastfm", folder, grades=True, **options)
+    assert written["grade"].tolist() == graded["rating"].tolist()
+    raw = rawfiles.read_interactions("lastfm", folder, counts=True)
+    count = raw.set_index(["user_id", "item_id"])["count"]
+    kept = count.loc[list(zip(written.user_id, written.item_id))].tolist()
+    assert written["grade"].tolist() == loop_grades(written.user_id.tolist(), kept)
+    assert sorted(written["grade"].unique()) == [1.0, 2.0, 3.0, 4.0, 5.0]

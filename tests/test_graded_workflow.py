@@ -4,25 +4,23 @@ measures.similarities, and the measures job that adds the opt-in measures."""
 
 from __future__ import annotations
 
-import json
-import math
 import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.inputs import load_inputs
-from userfair.io import read_inter, read_json, write_inter
+from userfair.io import InputError, read_inter, read_json
 from userfair.measures import GROUPS, NAMES, conventions, optional_names
 from userfair.variants import evaluate_variants
 from userfair.workflow import preprocess as data
 from userfair.workflow import tables
 from userfair.workflow.schema import variant_errors
+from userfair.workflow.steps import GRADE, graded_splits
 from userfair.workflow.steps import data as data_steps
-from userfair.workflow.steps import measures as measure_steps
 
 from conftest import copy_run, snakemake
+from graded_run import NO_RERUN, job_counts, latest_ratings, previous_design_inputs
 
 
 def _frame(with_rating: bool = True) -> pd.DataFrame:
@@ -58,43 +56,74 @@ def test_a_dataset_without_ratings_gets_grade_one():
     assert graded["rating"].tolist() == [1.0] * len(graded) and len(graded) == 5
 
 
-@pytest.mark.parametrize("protocol", ["global", "per-user"])
-def test_graded_split_carries_the_grades_and_keeps_the_binary_bytes(
-    tiny_ml100k, tmp_path, protocol
-):
-    outs = {}
-    for grades in (False, True):
-        pre = tmp_path / f"pre-{grades}.parquet"
-        data_steps.preprocess("ml-100k", {}, tiny_ml100k, pre, min_rating=3, core=5, grades=grades)
-        parts = {name: tmp_path / f"{grades}.{name}.inter" for name in data.SPLITS}
-        data_steps.split(
-            pre, parts, temporal=True, seed=1, valid_share=0.1, test_share=0.2, min_train=5,
-            protocol=protocol,
-        )  # fmt: skip
-        outs[grades] = parts
-    raw = pd.read_csv(
-        tiny_ml100k / "ml-100k.inter", sep="\t", header=0,
-        names=["user_id", "item_id", "rating", "timestamp"], dtype={0: str, 1: str},
+@pytest.fixture(scope="module")
+def graded_data(tiny_ml100k, tmp_path_factory):
+    """The real preprocess, grades and split steps on the tiny ml-100k: their files."""
+    root = tmp_path_factory.mktemp("graded")
+    files = {"pre": root / "preprocessed.parquet", "grades": root / "grades.parquet"}
+    options = {"min_rating": 3, "core": 5}
+    data_steps.preprocess("ml-100k", {}, tiny_ml100k, files["pre"], **options)
+    data_steps.grades("ml-100k", {}, tiny_ml100k, files["grades"], **options)
+    files.update({name: root / f"ml-100k.{name}.inter" for name in data.SPLITS})
+    data_steps.split(
+        files["pre"], {name: files[name] for name in data.SPLITS}, temporal=True, seed=1,
+        valid_share=0.1, test_share=0.2, min_train=5, protocol="global",
     )  # fmt: skip
-    latest = raw.drop_duplicates(["user_id", "item_id"], keep="last").set_index(
-        ["user_id", "item_id"]
-    )["rating"]
-    for name in data.SPLITS:
-        binary_path, graded_path = outs[False][name], outs[True][name]
-        assert (
-            binary_path.read_text().splitlines()[0]
-            == "user_id:token\titem_id:token\ttimestamp:float"
-        )
-        graded = read_inter(graded_path)
-        assert graded_path.read_text().splitlines()[0].split("\t")[2] == "rating:float"
-        # the binary file is the graded one without its grades, byte for byte
-        again = tmp_path / f"again.{name}.inter"
-        write_inter(graded.drop(columns="rating").astype({"timestamp": "int64"}), again)
-        assert again.read_bytes() == binary_path.read_bytes()
-        # each grade is the raw rating of that (user, item), all >= min_rating
-        expected = latest.loc[list(zip(graded["user_id"], graded["item_id"]))].to_numpy()
-        np.testing.assert_array_equal(graded["rating"].to_numpy(), expected)
-        assert graded["rating"].min() >= 3
+    return files
+
+
+def test_grades_cover_exactly_the_preprocessed_rows(graded_data, tiny_ml100k):
+    pre = pd.read_parquet(graded_data["pre"])
+    grades = pd.read_parquet(graded_data["grades"])
+    assert list(pre.columns) == ["user_id", "item_id", "timestamp"]  # binary: no grade
+    assert list(grades.columns) == ["user_id", "item_id", GRADE]
+    assert grades[GRADE].dtype == np.float64
+    pd.testing.assert_frame_equal(grades[["user_id", "item_id"]], pre[["user_id", "item_id"]])
+    # each grade is the raw rating of that (user, item), all >= min_rating
+    latest = latest_ratings(tiny_ml100k)
+    expected = latest.loc[list(zip(grades["user_id"], grades["item_id"]))].to_numpy()
+    np.testing.assert_array_equal(grades[GRADE].to_numpy(), expected)
+    assert grades[GRADE].min() >= 3
+
+
+def test_graded_splits_join_each_split_interaction_its_grade(graded_data, tiny_ml100k):
+    latest = latest_ratings(tiny_ml100k)
+    for name in data.SPLITS:  # the split files are binary, whatever measures.relevance says
+        header = graded_data[name].read_text().splitlines()[0]
+        assert header == "user_id:token\titem_id:token\ttimestamp:float"
+    train, test, grade = graded_splits(
+        graded_data["train"], graded_data["test"], [str(graded_data["grades"])], True
+    )
+    assert grade == GRADE
+    for frame, name in ((train, "train"), (test, "test")):
+        split = read_inter(graded_data[name])
+        pd.testing.assert_frame_equal(frame[["user_id", "item_id"]], split[["user_id", "item_id"]])
+        expected = latest.loc[list(zip(split["user_id"], split["item_id"]))].to_numpy()
+        np.testing.assert_array_equal(frame[GRADE].to_numpy(), expected)
+    # binary: the paths as they are, no grades read
+    assert graded_splits("a", "b", [], False) == ("a", "b", None)
+    with pytest.raises(ValueError, match="no grades file"):
+        graded_splits("a", "b", [], True)
+
+
+def test_a_split_interaction_without_a_grade_is_named(graded_data, tmp_path):
+    grades = pd.read_parquet(graded_data["grades"])
+    test = read_inter(graded_data["test"])
+    user, item = test["user_id"].iloc[3], test["item_id"].iloc[3]
+    lacking = tmp_path / "grades.parquet"
+    grades[(grades.user_id != user) | (grades.item_id != item)].to_parquet(lacking)
+    with pytest.raises(InputError) as error:
+        graded_splits(graded_data["train"], graded_data["test"], str(lacking), True)
+    message = str(error.value)
+    assert message.startswith(f"{lacking}: no grade for user {user!r} item {item!r} of ")
+    assert str(graded_data["test"]) in message and "\n" not in message
+    assert message.endswith(f"rebuild it: snakemake --force {lacking}")
+    pd.concat([grades, grades.iloc[[0]]]).to_parquet(lacking)
+    with pytest.raises(InputError, match="a \\(user_id, item_id\\) appears twice"):
+        graded_splits(graded_data["train"], graded_data["test"], str(lacking), True)
+    grades.drop(columns=GRADE).to_parquet(lacking)
+    with pytest.raises(InputError, match=f"{lacking}: no column \\['grade'\\]"):
+        graded_splits(graded_data["train"], graded_data["test"], str(lacking), True)
 
 
 @pytest.mark.parametrize(
@@ -125,52 +154,42 @@ OPT_IN_CONFIG = (
 
 
 @pytest.mark.slow
-def test_graded_workflow_split_and_measures(tiny_run, tmp_path):
-    """With measures.relevance [binary, graded] the real preprocess and split rules write the
-    grades, and nothing else changes in the split; the measures step adds the opt-in
-    measures, the 18 unchanged, the dense ones equal to the streamed row passes."""
+def test_graded_workflow_retrains_nothing_and_keeps_the_graded_measures(tiny_run, tmp_path):
+    """With measures.relevance [binary, graded] on a copy of the shared run, only rule grades
+    and the measures job run: no preprocess, split, tune, select or topk job (the models
+    and their lists are the default run's), the split files byte for byte the default's; the
+    18 measures unchanged and the graded ones equal to those of the previous design (the
+    grades carried in the split's rating column), computed here, to 1e-12."""
     repo, test_dir = copy_run(tiny_run, tmp_path / "run")
-    data_dir = test_dir / "results" / "ml-100k" / "data"
-    before = {name: (data_dir / f"ml-100k.{name}.inter").read_bytes() for name in data.SPLITS}
-    targets = [f"results/ml-100k/data/ml-100k.{name}.inter" for name in data.SPLITS]
-    snakemake(repo, "--directory", ".test", "--cores", "1", *targets, "--config", OPT_IN_CONFIG)
-    for name in data.SPLITS:
-        graded = read_inter(data_dir / f"ml-100k.{name}.inter")
-        assert list(graded.columns) == ["user_id", "item_id", "rating", "timestamp"]
-        assert graded["rating"].min() >= 1 and graded["rating"].max() <= 5
-        again = tmp_path / f"again.{name}.inter"
-        write_inter(graded.drop(columns="rating").astype({"timestamp": "int64"}), again)
-        assert again.read_bytes() == before[name]
+    results = test_dir / "results" / "ml-100k"
+    files = [*(results / "data").glob("ml-100k.*.inter"), *results.glob("models/*/topk.parquet")]
+    before = {path: path.read_bytes() for path in files}
+    target = "results/ml-100k/measures/UserKNN.json"
+    dry = snakemake(repo, "--directory", ".test", "-n", target, "--config", OPT_IN_CONFIG)
+    jobs = job_counts(dry)
+    assert jobs["grades"] == 1 and jobs["measures"] == 1, jobs
+    assert not NO_RERUN & set(jobs), jobs
+    snakemake(repo, "--directory", ".test", "--cores", "1", target, "--config", OPT_IN_CONFIG)
+    assert {path: path.read_bytes() for path in files} == before
+    grades = pd.read_parquet(results / "data" / "grades.parquet")
+    pre = pd.read_parquet(results / "data" / "preprocessed.parquet")
+    pd.testing.assert_frame_equal(grades[["user_id", "item_id"]], pre[["user_id", "item_id"]])
 
-    results = tiny_run.test_dir / "results" / "ml-100k"
-    paths = {name: str(data_dir / f"ml-100k.{name}.inter") for name in data.SPLITS}
-    out = tmp_path / "UserKNN.json"
-    result = measure_steps.measures(
-        paths["train"], paths["valid"], paths["test"],
-        str(results / "models" / "UserKNN" / "topk.parquet"), out, route="dense", k=10,
-        epsilon=0.05, envy_utility="precision", gamma=1.0, block_size=64, device="cpu",
-        cos=str(results / "similarity" / "cos.npz"), jacc=str(results / "similarity" / "jacc.npz"),
-        item=[str(results / "data" / "ml-100k.item")], graded=True,
-        extra_similarities=["rcos", "genre"],
-    )  # fmt: skip
-    default = read_json(results / "measures" / "UserKNN.json")
-    written = json.loads(out.read_text())
+    written = read_json(results / "measures" / "UserKNN.json")
+    default = read_json(tiny_run.test_dir / "results" / "ml-100k" / "measures" / "UserKNN.json")
     for name in NAMES:
-        assert written[name] == default[name] or (
-            math.isnan(written[name]) and default[name] is None
-        )
+        assert written[name] == default[name], name
     opt_in = optional_names(True, ("RCos", "Genre"))
     assert [key for key in written if key not in NAMES][: len(opt_in)] == list(opt_in)
-    assert all(0 <= written[name] for name in opt_in)
     assert 0 < written["gNDCG"] <= 1
-    # the same opt-in measures by the streamed route's row passes (never m x m)
-    inputs = load_inputs(
-        paths["train"], paths["test"], results / "models" / "UserKNN" / "topk.parquet", k=10,
-        valid=paths["valid"], grade="rating", item_features=results / "data" / "ml-100k.item",
-    )  # fmt: skip
+    inputs = previous_design_inputs(results, test_dir / "resources" / "tiny-ml-100k", "UserKNN")
+    expected, _ = evaluate_variants(inputs, 10, ["rcos", "genre"], route="dense")
+    for name in opt_in:
+        assert written[name] == pytest.approx(expected[name], rel=0, abs=1e-12), name
+    # the streamed route's row passes (never m x m) give them too
     streamed, _ = evaluate_variants(inputs, 10, ["rcos", "genre"], route="stream", block_size=16)
     for name in opt_in:
-        assert streamed[name] == pytest.approx(result[name], rel=1e-9, abs=1e-12), name
+        assert streamed[name] == pytest.approx(written[name], rel=1e-9, abs=1e-12), name
 
 
 @pytest.mark.slow

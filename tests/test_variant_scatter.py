@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.inputs import load_inputs
 from userfair.io import InputError, read_json, write_inter, write_json
 from userfair.measures import NAMES, OPT_IN
 from userfair.variants import evaluate_variants
 from userfair.workflow.steps import measures as steps
 
 from conftest import copy_run, snakemake
+from graded_run import NO_RERUN, job_counts, previous_design_inputs
 from measures_data import graded_split, write_item_file
 
 SETTINGS = {"k": 10, "block_size": 7, "device": "cpu"}
@@ -28,13 +28,19 @@ EXTRA = ["rcos", "vec", "genre"]
 
 @pytest.fixture(scope="module")
 def split(tmp_path_factory):
-    """Split files, a top-k list, item genres and user vectors of a random graded split."""
+    """Binary split files, the grades file beside them (as rule grades writes it: user_id,
+    item_id, grade of every interaction), a top-k list, item genres and user vectors of a
+    random graded split."""
     root = tmp_path_factory.mktemp("split")
     train, test, topk, item_genres = graded_split(21, m=40)
     paths = {name: root / f"d.{name}.inter" for name in ("train", "valid", "test")}
-    write_inter(train, paths["train"])
-    write_inter(test, paths["test"])
-    write_inter(test.sample(frac=0.3, random_state=0), paths["valid"])
+    write_inter(train.drop(columns="rating"), paths["train"])
+    write_inter(test.drop(columns="rating"), paths["test"])
+    write_inter(test.drop(columns="rating").sample(frac=0.3, random_state=0), paths["valid"])
+    paths["grades"] = root / "grades.parquet"
+    pd.concat([train, test]).drop_duplicates(["user_id", "item_id"])[
+        ["user_id", "item_id", "rating"]
+    ].rename(columns={"rating": "grade"}).to_parquet(paths["grades"])
     paths["topk"] = root / "topk.parquet"
     topk.assign(score=0.0).to_parquet(paths["topk"])
     paths["item"] = root / "d.item"
@@ -64,12 +70,13 @@ def streamed(split, tmp, parts: int) -> dict:
         steps.measure_sums(
             split["train"], split["valid"], split["test"], split["topk"], str(tmp / "pairs.json"),
             item, out, scatteritem=name, graded=True, extra_similarities=EXTRA,
-            vectors=vectors, **SETTINGS, **ENVY,
+            vectors=vectors, grades=[split["grades"]], **SETTINGS, **ENVY,
         )  # fmt: skip
     return steps.measures(
         split["train"], split["valid"], split["test"], split["topk"], str(tmp / "m.json"),
         route="stream", gamma=1.0, pairs=str(tmp / "pairs.json"), sums=sums, item=item,
-        graded=True, extra_similarities=EXTRA, vectors=vectors, **SETTINGS, **ENVY,
+        graded=True, extra_similarities=EXTRA, vectors=vectors, grades=split["grades"],
+        **SETTINGS, **ENVY,
     )  # fmt: skip
 
 
@@ -83,7 +90,7 @@ def test_scattered_opt_in_measures_equal_the_dense_route(split, tmp_path):
     dense = steps.measures(
         split["train"], split["valid"], split["test"], split["topk"], str(tmp_path / "d.json"),
         route="dense", gamma=1.0, item=[split["item"]], graded=True, extra_similarities=EXTRA,
-        vectors=[split["vectors"]], **sims, **SETTINGS, **ENVY,
+        vectors=[split["vectors"]], grades=[split["grades"]], **sims, **SETTINGS, **ENVY,
     )  # fmt: skip
     one = streamed(split, tmp_path / "one", 1)
     three = streamed(split, tmp_path / "three", 3)
@@ -113,18 +120,22 @@ def test_a_part_without_the_opt_in_sums_is_named(split, tmp_path):
 
 @pytest.mark.slow
 def test_scattered_opt_in_measures_in_the_workflow(tiny_run, tmp_path):
-    """The real rules on a copy of the tiny run: streamed in two parts with the genre
-    similarity, each measure_sums part holds its rows' opt-in sums and the measures file
-    equals the dense route (the tiny run's 18, the opt-in ones computed here)."""
+    """The real rules on a copy of the tiny run: streamed in two parts with graded relevance
+    and the genre similarity, each measure_sums part holds its rows' opt-in sums (the grades
+    joined from rule grades) and the measures file equals the dense route (the tiny run's
+    18, the opt-in ones computed here with the grades in the split, the design before rule
+    grades); no model retrained."""
     repo, test_dir = copy_run(tiny_run, tmp_path / "run")
     overlay = tmp_path / "overlay.yaml"
     overlay.write_text(
-        "measures:\n  similarities: [cos, jacc, genre]\n  device: cpu\n"
-        "  stream_above: 0\n  scatter: 2\n"
+        "measures:\n  relevance: [binary, graded]\n  similarities: [cos, jacc, genre]\n"
+        "  device: cpu\n  stream_above: 0\n  scatter: 2\n"
     )
     target = "results/ml-100k/measures/UserKNN.json"
     configs = ("--configfile", str(overlay))
-    snakemake(repo, "--directory", ".test", "--cores", "2", target, *configs)
+    run = snakemake(repo, "--directory", ".test", "--cores", "2", target, *configs)
+    jobs = job_counts(run)
+    assert jobs["grades"] == 1 and jobs["measure_sums"] == 2 and not NO_RERUN & set(jobs), jobs
     results = test_dir / "results" / "ml-100k"
     parts = sorted((results / "measures" / "UserKNN" / "sums").glob("*-of-2.json"))
     assert len(parts) == 2
@@ -135,13 +146,8 @@ def test_scattered_opt_in_measures_in_the_workflow(tiny_run, tmp_path):
     for name in NAMES:
         if default[name] is not None:
             assert written[name] == pytest.approx(default[name], rel=1e-9, abs=1e-12), name
-    data = results / "data"
-    inputs = load_inputs(
-        data / "ml-100k.train.inter", data / "ml-100k.test.inter",
-        results / "models" / "UserKNN" / "topk.parquet", valid=data / "ml-100k.valid.inter",
-        item_features=data / "ml-100k.item",
-    )  # fmt: skip
+    inputs = previous_design_inputs(results, test_dir / "resources" / "tiny-ml-100k", "UserKNN")
     dense, _ = evaluate_variants(inputs, 10, ["genre"], route="dense")
-    assert list(dense) == ["PUF-P-Genre", "PUF-NDCG-Genre"]
+    assert {"gNDCG", "PUF-gNDCG-Genre", "PUF-P-Genre"} <= set(dense)
     for name, value in dense.items():
         assert written[name] == pytest.approx(value, rel=1e-9, abs=1e-12), name

@@ -1,7 +1,8 @@
 """The analysis of the PUF variants in the real workflow (docs/analyses.md#variants): on a
 copy of the shared tiny run with graded relevance and the RCos and Genre similarities
 switched on, the bootstrap, Table 2 with intervals, the variants' tau table and Figs. 3
-and 4 with each similarity; without them, the run as it was. The functions themselves:
+and 4 with each similarity, with no model retrained (the grades beside the split); without
+them, the run as it was. The functions themselves:
 tests/test_variant_analysis.py."""
 
 from __future__ import annotations
@@ -10,9 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from userfair.io import read_json
 from userfair.measures import NAMES, optional_names
+from userfair.uncertainty import resample_weights
+from userfair.variant_uncertainty import bootstrap_variants
+from userfair.variants import evaluate_variants
 
 from conftest import copy_run, snakemake
+from graded_run import NO_RERUN, job_counts, previous_design_inputs, run_config
 
 OVERLAY = """\
 measures:
@@ -38,11 +44,32 @@ def test_variants_end_to_end(tiny_run, tmp_path):
     repo, test_dir = copy_run(tiny_run, tmp_path / "run")
     (test_dir / "overlay.yaml").write_text(OVERLAY)
     tiny_run_results = tiny_run.test_dir / "results"
-    snakemake(
+    run = snakemake(
         repo, "--directory", ".test", "--cores", "2", "table_uncertainty", "table_variants",
         "fig_variants", "--configfile", str(test_dir / "overlay.yaml"),
     )  # fmt: skip
     results = test_dir / "results"
+
+    # graded relevance retrains nothing: its grades beside the split, read by the measure jobs
+    jobs = job_counts(run)
+    assert jobs["grades"] == 1 and jobs["measures"] == 3 and jobs["uncertainty"] == 3, jobs
+    assert not NO_RERUN & set(jobs), jobs
+    # the graded measures as the previous design (grades in the split) gave them, to 1e-12
+    raw = test_dir / "resources" / "tiny-ml-100k"
+    for model in ("UserKNN", "ItemKNN", "BPR"):
+        written = read_json(results / "ml-100k" / "measures" / f"{model}.json")
+        inputs = previous_design_inputs(results / "ml-100k", raw, model)
+        expected, _ = evaluate_variants(inputs, 10, ["rcos", "genre"], route="dense")
+        for name in OPT_IN:
+            assert written[name] == pytest.approx(expected[name], rel=0, abs=1e-12), name
+    # and so are their bootstrap resamples (the run's resamples and seed, its same weights)
+    inputs = previous_design_inputs(results / "ml-100k", raw, "UserKNN")
+    config = run_config(repo, test_dir)
+    resamples = config["uncertainty"]["resamples"]
+    weights = resample_weights(len(inputs.users), resamples, config["seed"])
+    expected = bootstrap_variants(inputs, weights, 10, ["rcos", "genre"])
+    frame = pd.read_parquet(results / "ml-100k" / "uncertainty" / "UserKNN.parquet")
+    np.testing.assert_allclose(frame[list(OPT_IN)], expected[list(OPT_IN)], rtol=0, atol=1e-12)
 
     # the bootstrap: the 18 columns as in the default run (the same weights), then the opt-in
     for model in ("UserKNN", "ItemKNN", "BPR"):

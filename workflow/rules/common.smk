@@ -55,9 +55,11 @@ SIMILARITY_KINDS = ["cos", "jacc", "genre"]
 # similarity and the gamma experiment).
 GENRE_DATASETS = [d for d in DATASETS if dataset_entry(d).has_genres]
 # The opt-in measures (config measures.relevance, measures.similarities;
-# docs/measures.md#opt-in-measures): GRADED keeps the grades in the split and adds the graded
-# measures; EXTRA_SIMILARITIES (registry names of userfair.similarities beyond the paper's
-# cos and jacc) add PUF over them. Both off by default: every output as without them.
+# docs/measures.md#opt-in-measures): GRADED adds rule grades (each kept interaction's grade,
+# results/D/data/grades.parquet, beside the binary split: no model is retrained) and the
+# graded measures, which only the measure jobs compute (their input grades, opt_in_grades);
+# EXTRA_SIMILARITIES (registry names of userfair.similarities beyond the paper's cos and
+# jacc) add PUF over them. Both off by default: every output as without them.
 # embedding:MODEL is the registry's vec on the user vectors of MODEL (rule user_vectors).
 GRADED = "graded" in config["measures"]["relevance"]
 EMBEDDING_MODEL = next(
@@ -72,11 +74,10 @@ EXTRA_SIMILARITIES = [
 
 def opt_in_params(*keys):
     """Params of the opt-in measures, only when configured (graded, extra_similarities;
-    ``keys`` picks among them and grades, the preprocess rule's name for graded): with the
-    defaults a rule gets no new param, so no finished job reruns for them."""
+    ``keys`` picks among them): with the defaults a rule gets no new param, so no finished
+    job reruns for them."""
     chosen = {
         "graded": GRADED,
-        "grades": GRADED,
         "extra_similarities": EXTRA_SIMILARITIES,
     }
     keys = keys or ("graded", "extra_similarities")
@@ -624,6 +625,16 @@ def opt_in_item_genres(wildcards):
     (measures.similarities), else nothing."""
     if "genre" in EXTRA_SIMILARITIES:
         return expand(rules.genres.output[0], dataset=wildcards.dataset)
+    return []
+
+
+def opt_in_grades(wildcards):
+    """The dataset's grades (rule grades) when graded relevance is configured
+    (measures.relevance), else nothing: the input grades of every job that computes the
+    graded measures, which joins them onto its split
+    (userfair.workflow.steps.graded_splits)."""
+    if GRADED:
+        return expand(rules.grades.output[0], dataset=wildcards.dataset)
     return []
 
 

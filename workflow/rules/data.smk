@@ -1,5 +1,7 @@
 # Data stage (docs/data.md, docs/method.md#data): download -> preprocess -> split
-# (+ genres) -> stats -> table_stats. Reads only names of common.smk.
+# (+ genres) -> stats -> table_stats; with graded relevance also rule grades (each kept
+# interaction's grade, beside the split), which only the measure jobs read. Reads only names
+# of common.smk.
 
 
 rule download:
@@ -40,7 +42,6 @@ rule preprocess:
         mem_mb=dataset_mem_mb,
         runtime=60,
     params:
-        **opt_in_params("grades"),
         source=raw_source,
         declaration=declaration,
         min_rating=min_rating,
@@ -49,6 +50,31 @@ rule preprocess:
         "Deduplicate, binarise and 5-core {wildcards.dataset} (steps 1-3)"
     script:
         "../scripts/preprocess.py"
+
+
+# Only with graded relevance (GRADED; asked for by opt_in_grades): the grade of every
+# interaction preprocess keeps, beside the binary split, so turning graded on retrains nothing.
+rule grades:
+    input:
+        raw_input,
+    output:
+        "results/{dataset}/data/grades.parquet",
+    log:
+        "results/logs/grades/{dataset}.log",
+    conda:
+        "../../envs/data.yaml"
+    resources:
+        mem_mb=dataset_mem_mb,
+        runtime=60,
+    params:
+        source=raw_source,
+        declaration=declaration,
+        min_rating=min_rating,
+        core=config["preprocessing"]["core"],
+    message:
+        "Grades of the kept interactions of {wildcards.dataset} (graded relevance)"
+    script:
+        "../scripts/grades.py"
 
 
 rule split:

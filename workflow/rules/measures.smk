@@ -86,6 +86,7 @@ rule measure_sums:
         pairs=rules.pairs.output[0],
         item=streamed_item_genres,
         vectors=opt_in_user_vectors,
+        grades=opt_in_grades,
     output:
         "results/{dataset}/measures/{model}/sums/{scatteritem}.json",
     log:
@@ -115,6 +116,7 @@ rule measures:
         test=rules.split.output.test,
         topk=rules.topk.output.topk,
         stats=rules.stats.output[0],
+        grades=opt_in_grades,
     output:
         "results/{dataset}/measures/{model}.json",
     log:

@@ -15,6 +15,7 @@ rule uncertainty:
         genre=uf_genre_similarity,
         item=opt_in_item_genres,
         vectors=opt_in_user_vectors,
+        grades=opt_in_grades,
     output:
         "results/{dataset}/uncertainty/{model}.parquet",
     log:

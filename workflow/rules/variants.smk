@@ -48,6 +48,7 @@ rule exp_variants:
         topk=experiment_model_topk,
         item=opt_in_item_genres,
         vectors=opt_in_user_vectors,
+        grades=opt_in_grades,
     output:
         similarity="results/{dataset}/experiments/similarity_variants.parquet",
         extreme="results/{dataset}/experiments/extreme_variants.parquet",

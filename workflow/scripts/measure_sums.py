@@ -16,6 +16,7 @@ with job_log(snakemake):
         snakemake.output[0],
         scatteritem=snakemake.wildcards.scatteritem,
         vectors=list(snakemake.input.vectors),
+        grades=list(snakemake.input.grades),
         **snakemake.params,
         **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
     )

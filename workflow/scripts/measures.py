@@ -16,6 +16,7 @@ with job_log(snakemake):
         **snakemake.params,
         **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
         **steps.named(
-            snakemake.input, keys=("cos", "jacc", "genre", "pairs", "sums", "item", "vectors")
+            snakemake.input,
+            keys=("cos", "jacc", "genre", "pairs", "sums", "item", "vectors", "grades"),
         ),
     )

@@ -12,5 +12,4 @@ with job_log(snakemake):
         snakemake.output[0],
         min_rating=p.min_rating,
         core=p.core,
-        grades=p.get("grades", False),  # only when measures.relevance has graded
     )

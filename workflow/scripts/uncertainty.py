@@ -16,5 +16,5 @@ with job_log(snakemake):
         snakemake.output[0],
         **snakemake.params,
         **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
-        **steps.named(snakemake.input, keys=("item", "vectors")),
+        **steps.named(snakemake.input, keys=("item", "vectors", "grades")),
     )

@@ -17,6 +17,7 @@ from userfair.io import FileError
 # The rule that writes each file passed between rules, by its path template.
 PRODUCERS = {
     "results/{dataset}/data/preprocessed.parquet": "preprocess",
+    "results/{dataset}/data/grades.parquet": "grades",
     "results/{dataset}/data/stats.json": "stats",
     "results/{dataset}/models/dataset.pth": "recbole_dataset",
     "results/{dataset}/models/{model}/grid/{point}/valid.json": "tune",

@@ -15,7 +15,13 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from userfair.io import InputError, read_inter, read_parquet
+
 Path = str | os.PathLike
+
+#: The field of the split frames that holds each interaction's grade once :func:`graded_splits`
+#: has joined the grades file (rule grades) onto them: ``load_inputs(grade=GRADE)``.
+GRADE = "grade"
 
 #: The ``measures:`` settings that change how fast a job runs, never what it writes. They are
 #: never rule params (a changed param reruns the job and everything after it): each rule
@@ -66,3 +72,49 @@ def named(
         for name, value in inputs.items()
         if name in keys
     }
+
+
+def graded_splits(
+    train: Path, test: Path, grades: Sequence[Path] | Path | None, graded: bool
+) -> tuple[object, object, str | None]:
+    """The train and test splits as the library reads them, with graded relevance
+    (config measures.relevance has graded, ``graded``): each split's (user_id, item_id)
+    frame with the grade of its interaction from ``grades`` (rule grades'
+    results/D/data/grades.parquet: user_id, item_id, grade for every kept interaction) in
+    column :data:`GRADE`, and that column's name; without it the paths as given and None.
+    An interaction the grades file lacks is an InputError naming both files."""
+    grades = only(grades)
+    if not graded:
+        return train, test, None
+    if grades is None:
+        raise ValueError(
+            "measures.relevance has graded but the rule gave no grades file "
+            "(results/D/data/grades.parquet, rule grades)"
+        )
+    table = read_parquet(grades)
+    missing = [c for c in ("user_id", "item_id", GRADE) if c not in table.columns]
+    if missing:
+        raise InputError(f"{grades}: no column {missing} (expected user_id, item_id, {GRADE})")
+    table = table[["user_id", "item_id", GRADE]].astype({"user_id": str, "item_id": str})
+    return _with_grades(train, table, grades), _with_grades(test, table, grades), GRADE
+
+
+def _with_grades(split: Path, table: pd.DataFrame, grades: Path) -> pd.DataFrame:
+    """The (user_id, item_id) interactions of the split file ``split`` with their grades
+    from ``table`` (the grades file ``grades``), in the split's order."""
+    frame = read_inter(split)[["user_id", "item_id"]]
+    try:
+        joined = frame.merge(table, on=["user_id", "item_id"], how="left", validate="m:1")
+    except pd.errors.MergeError:
+        raise InputError(
+            f"{grades}: a (user_id, item_id) appears twice; rebuild it: snakemake --force {grades}"
+        ) from None
+    lacking = joined[GRADE].isna().to_numpy()
+    if lacking.any():
+        user, item = joined.loc[lacking, ["user_id", "item_id"]].iloc[0]
+        raise InputError(
+            f"{grades}: no grade for user {user!r} item {item!r} of {split} "
+            f"({int(lacking.sum())} interactions of it lack one): both must come from the same "
+            f"data; rebuild it: snakemake --force {grades}"
+        )
+    return joined

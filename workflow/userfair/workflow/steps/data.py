@@ -1,5 +1,5 @@
-"""Steps of the data stage (workflow/rules/data.smk): download, preprocess, split, genres,
-stats, table_stats."""
+"""Steps of the data stage (workflow/rules/data.smk): download, preprocess, grades, split,
+genres, stats, table_stats."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from userfair.io import write_table as write_csv_and_tex
 from userfair.workflow import catalogue, rawfiles, tables
 from userfair.workflow import preprocess as data
 from userfair.workflow.download import fetch
-from userfair.workflow.steps import Path
+from userfair.workflow.steps import GRADE, Path
 
 log = logging.getLogger(__name__)
 
@@ -51,17 +51,41 @@ def download(
 
 
 def preprocess(
-    dataset: str, declaration: dict, source: Path, out: Path, *, min_rating, core,
-    grades: bool = False,
-) -> None:  # fmt: skip
+    dataset: str, declaration: dict, source: Path, out: Path, *, min_rating, core
+) -> None:
     """Rule preprocess: steps 1-3 of docs/method.md#data
     (userfair.workflow.preprocess.preprocess_file) on
     the raw interactions of one dataset, resolved by userfair.workflow.catalogue.resolve;
-    ``grades`` (config measures.relevance has graded): keep each interaction's grade as
-    ``rating``, which the split then carries into the .inter files."""
+    binary: no grade is kept (rule grades keeps them beside it)."""
     entry = catalogue.resolve(dataset, declaration)
-    frame = data.preprocess_file(entry, source, min_rating=min_rating, core=core, grades=grades)
+    frame = data.preprocess_file(entry, source, min_rating=min_rating, core=core)
     write_parquet(data.as_written(frame), out, index=False)
+
+
+def grades(
+    dataset: str, declaration: dict, source: Path, out: Path, *, min_rating, core
+) -> pd.DataFrame:
+    """Rule grades (only with graded relevance, config measures.relevance): the grade of
+    every interaction that rule preprocess keeps, as user_id, item_id, grade (float): the
+    same steps 1-3 with ``grades=True`` (userfair.workflow.preprocess.preprocess_file: the
+    rating, a count's quintile among its user's counts, else 1). It covers every kept
+    interaction, so any split of them (also a replicate's) looks its grades up by
+    (user_id, item_id) (userfair.workflow.steps.graded_splits); the split, and so the models,
+    stay those of the binary run."""
+    entry = catalogue.resolve(dataset, declaration)
+    frame = data.as_written(
+        data.preprocess_file(entry, source, min_rating=min_rating, core=core, grades=True)
+    )
+    table = pd.DataFrame(
+        {
+            "user_id": frame["user_id"],
+            "item_id": frame["item_id"],
+            GRADE: frame["rating"].to_numpy(dtype="float64"),
+        }
+    )
+    write_parquet(table, out, index=False)
+    log.info("%s: grades of %d interactions", out, len(table))
+    return table
 
 
 def split(

@@ -18,7 +18,7 @@ from userfair.measures import NAMES
 from userfair.similarities import read_user_vectors
 from userfair.similarity import compute, load_dataset, save
 from userfair.workflow import tables
-from userfair.workflow.steps import Path, only
+from userfair.workflow.steps import Path, graded_splits, only
 
 log = logging.getLogger(__name__)
 
@@ -81,16 +81,18 @@ def measure_sums(
     out: Path, *, scatteritem: str, k: int, epsilon: float, envy_utility: str,
     block_size: int, device: str, graded: bool = False,
     extra_similarities: Sequence[str] = (), vectors: Path | None = None,
+    grades: Path | None = None,
 ) -> None:  # fmt: skip
     """Rule measure_sums: pass two of the streamed measures (userfair.streaming.pass_two)
     of one dataset x model over one scattered row range (``1-of-1``: every row). With the
     opt-in measures (``graded``, ``extra_similarities``, as for ``measures``) the same
     range's PUF sums of every similarity they read (userfair.variants.range_sums) go into
-    the file too, under ``variants``."""
+    the file too, under ``variants``; ``graded`` reads the grades file ``grades``
+    (userfair.workflow.steps.graded_splits)."""
+    train_split, test_split, grade = graded_splits(train, test, grades, graded)
     inputs = load_inputs(
-        train, test, topk, k=k, item_features=only(item), valid=valid,
-        grade="rating" if graded else None,
-    )  # fmt: skip
+        train_split, test_split, topk, k=k, item_features=only(item), valid=valid, grade=grade
+    )
     stats = pair_records.PairStats.load(pairs)
     rows = inputs.train_of_evaluated()
     start, stop = stream_rows.scatter_range(rows, scatteritem, stats.gamma)
@@ -143,6 +145,7 @@ def measures(
     cos: Path | None = None, jacc: Path | None = None, genre: Sequence[Path] = (),
     pairs: Path | None = None, sums: Sequence[Path] = (), item: Path | None = None,
     graded: bool = False, extra_similarities: Sequence[str] = (), vectors: Path | None = None,
+    grades: Path | None = None,
 ) -> dict:  # fmt: skip
     """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on
     the ``route`` the workflow chose (common.smk, measure_route).
@@ -152,8 +155,9 @@ def measures(
     (``sums``), then userfair.streaming.finish; the same measures as the dense route.
 
     Opt-in (docs/measures.md#opt-in-measures; config measures.relevance and
-    measures.similarities): ``graded`` reads each interaction's grade (the split's
-    ``rating`` column) and adds gNDCG, SD-gNDCG, Gini-gNDCG and PUF with gNDCG;
+    measures.similarities): ``graded`` reads each interaction's grade from the grades file
+    ``grades`` (rule grades; userfair.workflow.steps.graded_splits) and adds gNDCG,
+    SD-gNDCG, Gini-gNDCG and PUF with gNDCG;
     ``extra_similarities`` (userfair.similarities names: rcos, genre, vec; genre reads the
     item genres ``item``, vec the user vectors file ``vectors``) add PUF over them. Dense
     route: userfair.evaluate.evaluate's opt-in; streamed route:
@@ -165,8 +169,9 @@ def measures(
     missing = [name for name in needed if not given[name]]
     if route not in ("dense", "stream") or missing:
         raise ValueError(f"route {route!r}: the rule gave no input {missing}")
+    train_split, test_split, grade = graded_splits(train, test, grades, graded)
     inputs = load_inputs(
-        train, test, topk, k=k, valid=valid, grade="rating" if graded else None,
+        train_split, test_split, topk, k=k, valid=valid, grade=grade,
         item_features=only(item) if streamed or "genre" in extra_similarities else None,
     )  # fmt: skip
     user_vectors = _user_vectors(extra_similarities, item, vectors, inputs.users)

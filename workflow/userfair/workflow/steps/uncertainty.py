@@ -17,7 +17,7 @@ from userfair.similarity import load_dataset
 from userfair.uncertainty import bootstrap, resample_weights
 from userfair.variant_uncertainty import bootstrap_variants
 from userfair.workflow import tables
-from userfair.workflow.steps import Path, only, read_optional_csv
+from userfair.workflow.steps import Path, graded_splits, only, read_optional_csv
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ def uncertainty(
     genre: Sequence[Path], out: Path, *, k: int, epsilon: float, envy_utility: str,
     gamma: float, block_size: int, device: str, resamples: int, seed: int,
     graded: bool = False, extra_similarities: Sequence[str] = (), item: Path | None = None,
-    vectors: Path | None = None,
+    vectors: Path | None = None, grades: Path | None = None,
 ) -> pd.DataFrame:  # fmt: skip
     """Rule uncertainty: every measure of one dataset x model on ``resamples`` bootstrap
     resamples of the evaluated users (userfair.uncertainty.bootstrap); the same seed for
@@ -36,10 +36,11 @@ def uncertainty(
     Opt-in, as the measures rule (config measures.relevance, measures.similarities):
     ``graded`` and ``extra_similarities`` add the columns of the opt-in measures on the same
     weights (userfair.variant_uncertainty.bootstrap_variants), after the 18; ``item`` (the
-    genre similarity's item genres) and ``vectors`` (embedding:MODEL's user vectors) as
-    there. Without them the frame is the 18 columns alone."""
+    genre similarity's item genres), ``vectors`` (embedding:MODEL's user vectors) and
+    ``grades`` (rule grades) as there. Without them the frame is the 18 columns alone."""
+    train_split, test_split, grade = graded_splits(train, test, grades, graded)
     inputs = load_inputs(
-        train, test, topk, k=k, valid=valid, grade="rating" if graded else None,
+        train_split, test_split, topk, k=k, valid=valid, grade=grade,
         item_features=only(item) if "genre" in extra_similarities else None,
     )  # fmt: skip
     similarities = load_dataset(cos, jacc, genre or (), inputs.users)

@@ -12,7 +12,7 @@ from userfair.inputs import load_inputs, load_split_inputs
 from userfair.io import write_csv, write_dataset_parquet
 from userfair.similarities import read_user_vectors
 from userfair.workflow import experiments, tables, variant_analysis
-from userfair.workflow.steps import Path, only
+from userfair.workflow.steps import Path, graded_splits, only
 from userfair.workflow.steps.uncertainty import read_resamples
 
 log = logging.getLogger(__name__)
@@ -50,13 +50,15 @@ def exp_variants(
     dataset: str, train: Path, valid: Path, test: Path, topk: Path, similarity_out: Path,
     extreme_out: Path, *, model: str, k: int, epsilon: float, block_size: int, device: str,
     seed: int, graded: bool = False, extra_similarities: Sequence[str] = (),
-    item: Path | None = None, vectors: Path | None = None,
+    item: Path | None = None, vectors: Path | None = None, grades: Path | None = None,
 ) -> None:  # fmt: skip
     """Rule exp_variants: Fig. 3's observed rows and Fig. 4 with each similarity the run
     asks for (userfair.workflow.variant_analysis.experiment_rows): the lists of ``model``
-    (experiments.model) for Fig. 3, those of Fig. 2 for Fig. 4, as the default figures."""
+    (experiments.model) for Fig. 3, those of Fig. 2 for Fig. 4, as the default figures;
+    ``graded`` reads the grades file ``grades`` (userfair.workflow.steps.graded_splits)."""
+    train_split, test_split, grade = graded_splits(train, test, grades, graded)
     inputs = load_inputs(
-        train, test, topk, k=k, valid=valid, grade="rating" if graded else None,
+        train_split, test_split, topk, k=k, valid=valid, grade=grade,
         item_features=only(item) if "genre" in extra_similarities else None,
     )  # fmt: skip
     split = load_split_inputs(train, test)
