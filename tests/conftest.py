@@ -277,7 +277,7 @@ def pytest_collection_modifyitems(config, items):
     first, each on its own."""
     rank = {stage: i for i, stage in enumerate(STAGES)}
     stage = {item.nodeid: stage_of({m.name for m in item.iter_markers()}) for item in items}
-    if not getattr(config.option, "numprocesses", None) or config.option.dist != "loadscope":
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process (the workers collect)
         items.sort(key=lambda item: rank[stage[item.nodeid]])
         return
     known = json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.is_file() else {}
