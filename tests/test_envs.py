@@ -7,6 +7,7 @@ and `ruff format --check` clean; every profile key commented."""
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import re
 import subprocess
@@ -215,7 +216,8 @@ def package_of(path: Path) -> str:
     return ".".join(parts if parts[-1] == "__init__" else parts[:-1]).removesuffix(".__init__")
 
 
-def imports_of(path: Path) -> set[str]:
+@functools.cache  # every rule's closure visits the same files: each parsed once
+def imports_of(path: Path) -> frozenset[str]:
     """Module names a Python file imports when it is imported (or run): top-level names of
     other packages, full names of userfair's modules (a relative import resolved), and the
     modules a userfair module checks for with ``NEEDS = (...)`` (userfair._extras.require:
@@ -244,7 +246,7 @@ def imports_of(path: Path) -> set[str]:
             and isinstance(node.value, ast.Tuple)
         ):
             names |= {element.value for element in node.value.elts}
-    return names
+    return frozenset(names)
 
 
 def userfair_closure(paths: list[Path]) -> tuple[set[Path], set[str]]:

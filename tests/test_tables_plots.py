@@ -154,13 +154,13 @@ def _relevance_frame(datasets=("ml-100k",)):
 
 
 def test_agreement_figure(tmp_path, drawn):
-    long = agreement_long(tables.scores_frame(_records(("a", "b", "c"))))
+    long = agreement_long(tables.scores_frame(_records(("a", "b"))))
     plots.agreement_figure(long, STYLE, tmp_path / "a.pdf", tmp_path / "a.png")
     _assert_figure_files(tmp_path / "a.pdf", tmp_path / "a.png")
     (fig,) = drawn
     panels = [ax for ax in _panels(fig) if ax.get_title()]
-    assert [ax.get_title().split(" ")[0] for ax in panels] == ["a", "b", "c"]
-    for ax, dataset in zip(panels, "abc"):
+    assert [ax.get_title().split(" ")[0] for ax in panels] == ["a", "b"]
+    for ax, dataset in zip(panels, "ab"):
         assert [t.get_text() for t in ax.get_xticklabels()] == list(NAMES)
         assert [t.get_text() for t in ax.get_yticklabels()] == list(NAMES)
         part = long[long["dataset"] == dataset].set_index(["measure_a", "measure_b"])["tau"]
@@ -401,7 +401,8 @@ def test_the_same_figure_gives_the_same_pdf_bytes(tmp_path):
     """No creation date in the PDF: a rerun reproduces the file byte for byte."""
     out = []
     for run in ("a", "b"):
-        analysis_figures.intervals_figure(_summary(), FAIR, MODELS, STYLE, tmp_path / f"{run}.pdf",
-                               tmp_path / f"{run}.png")  # fmt: skip
+        # two panels of two models: what makes the bytes the same does not depend on the size
+        analysis_figures.intervals_figure(_summary(MODELS[:2]), FAIR[:2], MODELS[:2], STYLE,
+                               tmp_path / f"{run}.pdf", tmp_path / f"{run}.png")  # fmt: skip
         out.append((tmp_path / f"{run}.pdf").read_bytes())
     assert b"CreationDate" not in out[0] and out[0] == out[1]
