@@ -70,22 +70,36 @@ SUBMITTED = re.compile(
 FINISHED = re.compile(r"Finished jobid: \d+ \(Rule: (\w+)\)")
 
 
+def machine_env() -> dict[str, str]:
+    """The environment with the machine's SLURM configuration, not the suite's cluster-less
+    one (conftest.py, NO_SLURM_CONF): for the cluster's daemons and every SLURM command."""
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
+    if SLURM_CONF_BEFORE is not None:
+        env["SLURM_CONF"] = SLURM_CONF_BEFORE
+    return env
+
+
 @pytest.fixture(scope="module", autouse=True)
 def slurm_conf():
-    """This module's processes see the machine's SLURM configuration, not the suite's
-    cluster-less one (conftest.py, NO_SLURM_CONF); the other modules get it back after."""
-    suite = os.environ["SLURM_CONF"]
-    if SLURM_CONF_BEFORE is None:
-        del os.environ["SLURM_CONF"]
-    else:
+    """This module's tests see the machine's SLURM configuration (:func:`machine_env`); the
+    other modules get the cluster-less one back after. The session's cluster fixture is set
+    up before this one, so it passes :func:`machine_env` itself."""
+    suite = os.environ.pop("SLURM_CONF", None)
+    if SLURM_CONF_BEFORE is not None:
         os.environ["SLURM_CONF"] = SLURM_CONF_BEFORE
     yield
-    os.environ["SLURM_CONF"] = suite
+    os.environ.pop("SLURM_CONF", None)
+    if suite is not None:
+        os.environ["SLURM_CONF"] = suite
 
 
 def cluster(command: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["bash", str(CLUSTER_SCRIPT), command], capture_output=True, text=True, timeout=600
+        ["bash", str(CLUSTER_SCRIPT), command],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=machine_env(),
     )
 
 
