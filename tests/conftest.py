@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -40,6 +39,7 @@ import pytest
 from filelock import FileLock
 
 from userfair.io import read_inter, write_inter
+from userfair.workflow.meter import cpu_seconds  # of every finished child too (Snakemake, pip)
 from userfair.workflow.testdata import write_tiny_ml100k
 
 REPO = Path(__file__).resolve().parents[1]
@@ -140,14 +140,6 @@ class TinyRun(NamedTuple):
         return snakemake(self.repo, "--directory", ".test", *args, **kwargs)
 
 
-def cpu_seconds() -> float:
-    """User and system CPU seconds of this process and of every finished child process
-    (Snakemake, its jobs, pip): unlike wall time, hardly moved by other load on the cores."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
 # The tiny run's wall and CPU seconds, once this process has built it: reported with the
 # next test's teardown, so that the summary (in the controlling process when the suite runs
 # on several workers) prints it beside the suite's time (docs/performance.md#test-suite).
@@ -246,6 +238,11 @@ def stage_of(markers) -> str:
 MODULE_SECONDS = Path(__file__).with_name("module_seconds.json")
 
 
+def read_module_seconds() -> dict[str, float]:
+    """:data:`MODULE_SECONDS` as a dict (empty without the file)."""
+    return json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.is_file() else {}
+
+
 def module_of(nodeid: str) -> str:
     return nodeid.split("::")[0]
 
@@ -280,7 +277,7 @@ def pytest_collection_modifyitems(config, items):
     if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process (the workers collect)
         items.sort(key=lambda item: rank[stage[item.nodeid]])
         return
-    known = json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.is_file() else {}
+    known = read_module_seconds()
     default = statistics.median(known.values()) if known else 1.0
     needs_run = {module_of(i.nodeid) for i in items if "tiny_run" in i.fixturenames}
     first = max(needs_run, key=lambda m: known.get(m, default), default=None)
@@ -348,7 +345,7 @@ def pytest_runtest_logreport(report):
 
 def write_module_seconds() -> None:
     """:data:`MODULE_SECONDS` from this session, the modules it did not run kept."""
-    known = json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.is_file() else {}
+    known = read_module_seconds()
     known.update({m: round(max(v, 0.0), 1) for m, v in _MODULE_BUSY.items()})
     ordered = dict(sorted(known.items(), key=lambda kv: -kv[1]))
     MODULE_SECONDS.write_text(json.dumps(ordered, indent=1) + "\n")

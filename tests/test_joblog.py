@@ -23,7 +23,7 @@ def test_messages_go_to_the_log_without_colour_codes(tmp_path):
 
 
 def test_a_finished_job_ends_its_log_with_its_cost(tmp_path):
-    from userfair.workflow.joblog import cpu_seconds
+    from userfair.workflow.meter import cpu_seconds
 
     before = cpu_seconds()
     with job_log(job(tmp_path)):

@@ -84,13 +84,12 @@ def slurm_conf():
     """This module's tests see the machine's SLURM configuration (:func:`machine_env`); the
     other modules get the cluster-less one back after. The session's cluster fixture is set
     up before this one, so it passes :func:`machine_env` itself."""
-    suite = os.environ.pop("SLURM_CONF", None)
-    if SLURM_CONF_BEFORE is not None:
-        os.environ["SLURM_CONF"] = SLURM_CONF_BEFORE
-    yield
-    os.environ.pop("SLURM_CONF", None)
-    if suite is not None:
-        os.environ["SLURM_CONF"] = suite
+    with pytest.MonkeyPatch.context() as patch:
+        if SLURM_CONF_BEFORE is None:
+            patch.delenv("SLURM_CONF", raising=False)
+        else:
+            patch.setenv("SLURM_CONF", SLURM_CONF_BEFORE)
+        yield
 
 
 def cluster(command: str) -> subprocess.CompletedProcess:

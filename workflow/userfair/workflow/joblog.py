@@ -13,7 +13,6 @@ import contextlib
 import logging
 import os
 import re
-import resource
 import time
 from typing import Iterator
 
@@ -21,6 +20,7 @@ import psutil
 
 from userfair.io import InputError
 from userfair.workflow import layout
+from userfair.workflow.meter import cpu_seconds
 
 ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -28,13 +28,6 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 EXPECTED = (InputError, ValueError)
 #: The environment variable that brings the traceback back for every failure.
 DEBUG = "USERFAIR_DEBUG"
-
-
-def cpu_seconds() -> float:
-    """User and system CPU seconds of this process and its finished children."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def cost_line(started: float, cpu_before: float) -> str:
