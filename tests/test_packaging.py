@@ -229,11 +229,37 @@ def without_extras(absent: list[str], code: str, refuse: bool = False, **environ
     return run_python(f"import sys\nABSENT = {absent!r}\n{block}{code}", env=env).strip()
 
 
+#: Imports each of MODULES in turn and prints their ImportError messages as JSON ("" where
+#: the import succeeds). Between two imports every userfair module is dropped from
+#: sys.modules, so that each import runs the package's own code again, as in a fresh
+#: interpreter: what the others loaded before it are third-party modules, which an import
+#: of userfair finds or refuses the same way whoever loaded them.
+IMPORT_EACH = """
+import importlib, json
+said = {}
+for module in MODULES:
+    try:
+        importlib.import_module(module)
+        said[module] = ""
+    except ImportError as error:
+        said[module] = str(error)
+    for name in [n for n in sys.modules if n == "userfair" or n.startswith("userfair.")]:
+        del sys.modules[name]
+print(json.dumps(said))
+"""
+
+
+def import_errors(modules: list[str], absent: list[str], refuse: bool = False) -> dict[str, str]:
+    """The ImportError message of importing each of ``modules`` without the modules
+    ``absent`` ("" where the import succeeds), from one fresh interpreter (IMPORT_EACH)."""
+    code = f"MODULES = {modules!r}\n{IMPORT_EACH}"
+    return json.loads(without_extras(absent, code, refuse=refuse).splitlines()[-1])
+
+
 def import_error(module: str, absent: list[str], refuse: bool = False) -> str:
     """The ImportError message of importing ``module`` without the modules ``absent``;
     "" when the import succeeds."""
-    code = f"try:\n    import {module}\nexcept ImportError as error:\n    print(error)\n"
-    return without_extras(absent, code, refuse=refuse)
+    return import_errors([module], absent, refuse=refuse)[module]
 
 
 def extras_modules() -> list[str]:
@@ -323,39 +349,72 @@ def test_every_workflow_module_that_imports_an_extras_package_checks_it():
         assert third <= set(needs), f"{path.name} imports {third}, checks only {needs}"
 
 
+#: The modules whose import is checked without each extra's package.
+RECBOLE_MODULES = ["userfair.recbole", "userfair.recbole_patches"]
+
+
+@pytest.fixture(scope="module")
+def said_without():
+    """absent package -> module -> the ImportError message of importing that module without
+    it: one fresh interpreter per package (not one per module and package) for the modules
+    of WORKFLOW_MODULES that need it, their rules' steps and, without torch or RecBole,
+    RECBOLE_MODULES. Only modules that stop at the package are imported (a module that
+    imports fine would load torch, RecBole and matplotlib for nothing)."""
+    said = {}
+    for name in sorted({name for needs, _ in WORKFLOW_MODULES.values() for name in needs}):
+        users = [(m, step) for m, (needs, step) in WORKFLOW_MODULES.items() if name in needs]
+        modules = [f"userfair.workflow.{m}" for m, _ in users]
+        modules += sorted({f"userfair.workflow.steps.{step}" for _, step in users if step})
+        modules += RECBOLE_MODULES if name in ("torch", "recbole") else []
+        # refused by a finder: sys.modules[name] = None would break scipy on the way (REFUSE)
+        said[name] = import_errors(modules, [name], refuse=True)
+    return said
+
+
 @pytest.mark.parametrize("module", sorted(WORKFLOW_MODULES))
 @pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
-def test_a_workflow_module_names_its_extra_and_what_is_missing(module):
+def test_a_workflow_module_names_its_extra_and_what_is_missing(module, said_without):
     needs, step = WORKFLOW_MODULES[module]
     for absent in needs:
-        message = import_error(f"userfair.workflow.{module}", [absent])
+        message = said_without[absent][f"userfair.workflow.{module}"]
         assert message == (
             f'userfair.workflow.{module} needs the "workflow" extra: '
             f'pip install "userfair[workflow]" (missing: {absent})'
         ), message
         if step:  # a rule's step that imports it names an extra and what is missing
-            said = import_error(f"userfair.workflow.steps.{step}", [absent])
+            said = said_without[absent][f"userfair.workflow.steps.{step}"]
             assert said.endswith(f"(missing: {absent})") and 'pip install "userfair[' in said
+
+
+@pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
+def test_one_interpreter_per_absence_says_what_a_fresh_one_says(said_without):
+    """said_without imports many modules in one interpreter, the package refused by a
+    finder: for one module and one step a fresh interpreter of their own, the package
+    blocked in sys.modules instead, gives the same message."""
+    for module in ("userfair.workflow.recommenders", "userfair.workflow.steps.models"):
+        assert import_error(module, ["recbole"]) == said_without["recbole"][module], module
 
 
 @pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
 def test_each_stage_imports_without_the_others_packages():
     """The subpackage itself and the steps of the measures and who stages import without
     torch, RecBole and matplotlib (their conda envs do not have them); the figures' steps
-    without torch."""
+    without torch; the models stage's select (steps.selection), whose job reads JSON
+    records only, without torch and RecBole either."""
     training = ["torch", "recbole", "matplotlib", "seaborn", "requests", "tqdm"]
-    stages = ("measures", "who", "uncertainty")
-    for module in ["userfair.workflow"] + [f"userfair.workflow.steps.{s}" for s in stages]:
-        assert import_error(module, training, refuse=True) == "", module
+    stages = ("measures", "who", "uncertainty", "selection")
+    modules = ["userfair.workflow"] + [f"userfair.workflow.steps.{s}" for s in stages]
+    said = import_errors(modules, training, refuse=True)
+    assert said == {module: "" for module in modules}, said
     figures = import_error("userfair.workflow.steps.figures", ["torch", "recbole"], refuse=True)
     assert figures == ""
 
 
-@pytest.mark.parametrize("module", ["userfair.recbole", "userfair.recbole_patches"])
+@pytest.mark.parametrize("module", RECBOLE_MODULES)
 @pytest.mark.parametrize("absent", ["torch", "recbole"])
 @pytest.mark.slow  # a fresh Python process (the fast lane stays in-process)
-def test_recbole_modules_name_the_recbole_extra(module, absent):
-    message = import_error(module, [absent])
+def test_recbole_modules_name_the_recbole_extra(module, absent, said_without):
+    message = said_without[absent][module]
     assert 'pip install "userfair[recbole]"' in message, message
     assert f"missing: {absent}" in message and module in message, message
 

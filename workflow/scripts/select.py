@@ -1,7 +1,7 @@
 """Rule select: every grid point's valid metrics -> tuning.tsv; the best valid NDCG -> best.json."""
 
 from userfair.workflow.joblog import job_log
-from userfair.workflow.steps.models import select
+from userfair.workflow.steps.selection import select
 
 with job_log(snakemake):
     select(

@@ -1,16 +1,17 @@
-"""Steps of the models stage (workflow/rules/models.smk): recbole_dataset, tune, select,
-topk; and the training of a replicate (rule replicate of workflow/rules/replicates.smk),
-which runs in the same environment."""
+"""Steps of the models stage (workflow/rules/models.smk): recbole_dataset, tune, topk,
+user_vectors; and the training of a replicate (rule replicate of
+workflow/rules/replicates.smk), which runs in the same environment. The stage's ``select``
+reads JSON records only and lives in :mod:`userfair.workflow.steps.selection`, so that its
+job does not import torch and RecBole (about 2 CPU seconds a job)."""
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
 
 from userfair import bounds
-from userfair.io import check_fields, read_inter, read_json, write_csv, write_json, write_parquet
-from userfair.workflow import embeddings, recbole_setup, recommenders, shared_dataset, tuning
+from userfair.io import check_fields, read_inter, read_json, write_json, write_parquet
+from userfair.workflow import embeddings, recbole_setup, recommenders, shared_dataset
 from userfair.workflow.meter import JobMeter, energy_file
 from userfair.workflow.replication import replicate_seed
 from userfair.workflow.steps import Path
@@ -54,27 +55,6 @@ def tune(
     write_json(record, out)
     log.info("valid %s", record["valid"])
     return record
-
-
-def select(
-    valid: Sequence[Path], checkpoints: Sequence[Path], tuning_out: Path, best_out: Path,
-    *, model: str,
-) -> dict:  # fmt: skip
-    """Rule select: every grid point's valid metrics -> the tuning table (TSV); the best
-    valid NDCG (userfair.workflow.tuning.select_best) -> best.json with its checkpoint's
-    path."""
-    records = [
-        check_fields(read_json(path), path, {"params": dict, "valid": dict}, "valid.json")
-        for path in valid
-    ]
-    table, best = tuning.select_best(records, label=model)
-    best["checkpoint"] = str(checkpoints[best["point"]])
-    write_csv(table, tuning_out, sep="\t")
-    write_json(best, best_out)
-    log.info(
-        "best point %d: %s (valid NDCG %.6f)", best["point"], best["params"], best["valid"]["NDCG"]
-    )
-    return best
 
 
 def topk(
