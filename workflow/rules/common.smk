@@ -24,11 +24,11 @@ from pathlib import Path
 from snakemake.logging import logger
 
 from userfair import bounds, route
+from userfair.groups import specs_of
 from userfair.workflow import catalogue, costs, energy, grids, models, replication
 from userfair.workflow import plan as plan_report
 from userfair.workflow import reproduction, steps
 from userfair.workflow.steps.targets import other_config
-from userfair.workflow.steps.groups import specs_of
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -961,7 +961,7 @@ GROUP_FIGURE_CODE = DRAWING_CODE + [
 
 
 def group_specs():
-    """The groupings of the run (userfair.workflow.steps.groups.specs_of)."""
+    """The groupings of the run (userfair.groups.specs_of)."""
     return specs_of(config["measures"]["groups"], config["who"]["features"])
 
 

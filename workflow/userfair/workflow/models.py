@@ -16,9 +16,8 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from userfair.io import InputError
+from userfair.workflow import yamlfile
 
 # Training settings a grid may vary for every trainable model.
 TRAINING_KEYS = ("learning_rate", "weight_decay", "train_batch_size")
@@ -119,7 +118,7 @@ def _recbole_keys(root: Path, name: str) -> tuple[str, ...]:
     path = root / "properties" / "model" / f"{name}.yaml"
     if not path.is_file():
         return ()
-    return tuple(yaml.safe_load(path.read_text()) or {})
+    return tuple(yamlfile.trusted(path) or {})
 
 
 @functools.cache

@@ -25,7 +25,6 @@ NEEDS = ("jsonschema",)
 require("workflow", NEEDS, __name__)
 
 import jsonschema  # noqa: E402  (after the check, which names the extra to install)
-import yaml  # noqa: E402
 
 from userfair import bounds  # noqa: E402
 from userfair.io import InputError  # noqa: E402
@@ -264,7 +263,7 @@ def check_config(
     """Raise InputError listing every violation of the schema at ``schema_path``, each
     naming its key, and every duplicate key of the config ``files`` Snakemake loaded;
     nothing when the config is valid."""
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    schema = yamlfile.trusted(schema_path)
     errors = duplicate_key_errors(files) + config_errors(config, schema)
     if errors:
         raise InputError(
