@@ -1,7 +1,8 @@
 """docs/your-data.md through the real workflow on tiny data: a dataset declared from a CSV
 with its own column names, a ';' separator and a rating threshold, split per user, with
 LightGCN (not a paper model) next to a paper model, run to Table 2 and a figure; and the
-mistakes of that page as clear errors, at parse time where the config can tell."""
+mistakes of that page as clear errors, at parse time where the config can tell (one by a
+real dry run, two by the Snakefile's own checks in-process)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from snakemake.utils import update_config
 
+from userfair.io import InputError
+from userfair.workflow import grids
+from userfair.workflow.schema import check_config
 from userfair.workflow.testdata import write_tiny_ml100k
 
-from conftest import make_workdir, snakemake
-
-pytestmark = pytest.mark.slow
+from conftest import REPO, make_workdir, snakemake
 
 GRID = {
     "UserKNN": {"k": [50], "shrink": [0.0]},
@@ -56,11 +59,9 @@ def write_shop_csv(path: Path, folder: Path) -> Path:
     return path
 
 
-def workdir(tmp_path: Path, **overrides) -> Path:
-    work = make_workdir(tmp_path / "run")
-    write_shop_csv(work / "shop.csv", write_tiny_ml100k(tmp_path / "tiny"))
-    (work / "grid.yaml").write_text(yaml.safe_dump(GRID))
-    config = {
+def run_config(**overrides) -> dict:
+    """The run.yaml of the page's example (its keys replaced by ``overrides``)."""
+    return {
         "datasets": ["shop"],
         "custom_datasets": {"shop": DECLARATION},
         "models": list(GRID),
@@ -70,7 +71,13 @@ def workdir(tmp_path: Path, **overrides) -> Path:
         "measures": {"device": "cpu"},
         **overrides,
     }
-    (work / "run.yaml").write_text(yaml.safe_dump(config))
+
+
+def workdir(tmp_path: Path, **overrides) -> Path:
+    work = make_workdir(tmp_path / "run")
+    write_shop_csv(work / "shop.csv", write_tiny_ml100k(tmp_path / "tiny"))
+    (work / "grid.yaml").write_text(yaml.safe_dump(GRID))
+    (work / "run.yaml").write_text(yaml.safe_dump(run_config(**overrides)))
     return work
 
 
@@ -89,6 +96,7 @@ def run(tmp_path_factory):
     return work
 
 
+@pytest.mark.slow
 def test_the_declared_csv_runs_to_table_2_and_a_figure(run):
     data = run / "results" / "shop" / "data"
     pre = pd.read_parquet(data / "preprocessed.parquet")
@@ -108,6 +116,7 @@ def test_the_declared_csv_runs_to_table_2_and_a_figure(run):
 
 
 def _fails_at_parse_time(tmp_path, message, **overrides):
+    """A real dry run stops before any job, naming the key."""
     work = workdir(tmp_path, **overrides)
     proc = snakemake(work, "-n", "--configfile", "run.yaml", check=False)
     output = proc.stdout + proc.stderr
@@ -115,6 +124,24 @@ def _fails_at_parse_time(tmp_path, message, **overrides):
     assert not (work / "results").exists()
 
 
+def _refused_by_the_snakefiles_checks(tmp_path, message, **overrides):
+    """The checks the Snakefile makes before any job, in-process on the config Snakemake
+    would merge (config/config.yaml, then run.yaml): the schema and names
+    (schema.check_config), then the grid (grids.load_points, as common.smk calls it). One
+    real dry run per kind of error is enough: the one below, tests/test_contract.py and
+    tests/test_training_grids.py."""
+    grid = tmp_path / "grid.yaml"
+    if not grid.exists():
+        grid.write_text(yaml.safe_dump(GRID))
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    update_config(config, run_config(**{"grid": str(grid), **overrides}))
+    with pytest.raises(InputError) as error:
+        check_config(config, REPO / "config" / "config.schema.yaml")
+        grids.load_points(config["grid"], config["models"])
+    assert message in str(error.value)
+
+
+@pytest.mark.slow
 def test_a_model_recbole_lacks_is_a_parse_time_error(tmp_path):
     _fails_at_parse_time(
         tmp_path,
@@ -126,18 +153,21 @@ def test_a_model_recbole_lacks_is_a_parse_time_error(tmp_path):
 def test_a_grid_key_the_model_does_not_take_is_a_parse_time_error(tmp_path):
     grid = tmp_path / "bad-grid.yaml"
     grid.write_text(yaml.safe_dump({**GRID, "LightGCN": {"layers": [2]}}))
-    _fails_at_parse_time(tmp_path, "model 'LightGCN': unknown grid key 'layers'", grid=str(grid))
+    _refused_by_the_snakefiles_checks(
+        tmp_path, "model 'LightGCN': unknown grid key 'layers'", grid=str(grid)
+    )
 
 
 def test_a_declaration_without_user_column_is_a_parse_time_error(tmp_path):
     columns = {k: v for k, v in DECLARATION["columns"].items() if k != "user"}
-    _fails_at_parse_time(
+    _refused_by_the_snakefiles_checks(
         tmp_path,
         "config custom_datasets.shop.columns.user: required",
         custom_datasets={"shop": {**DECLARATION, "columns": columns}},
     )
 
 
+@pytest.mark.slow
 def test_a_wrong_separator_fails_in_preprocess_naming_the_key(tmp_path):
     work = workdir(tmp_path, custom_datasets={"shop": {**DECLARATION, "separator": ","}})
     target = "results/shop/data/preprocessed.parquet"
