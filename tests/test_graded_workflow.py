@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.io import InputError, read_inter, read_json
+from userfair.io import InputError, read_inter, read_json, write_inter
 from userfair.measures import GROUPS, NAMES, conventions, optional_names
 from userfair.variants import evaluate_variants
 from userfair.workflow import preprocess as data
@@ -104,6 +104,35 @@ def test_graded_splits_join_each_split_interaction_its_grade(graded_data, tiny_m
     assert graded_splits("a", "b", [], False) == ("a", "b", None)
     with pytest.raises(ValueError, match="no grades file"):
         graded_splits("a", "b", [], True)
+
+
+@pytest.mark.parametrize("integer_ids", [False, True])
+def test_graded_splits_equal_a_lookup_loop_on_random_ids(tmp_path, integer_ids):
+    """The keyed lookup (steps.GradeLookup) against a dict of (user, item) -> grade, looked
+    up row by row, on random ids (text, or integers in the grades file: read as text),
+    splits in random order that share users and items."""
+    rng = np.random.default_rng(11)
+    pairs = {(int(u), int(i)) for u, i in rng.integers(0, 60, size=(900, 2))}
+    table = pd.DataFrame(sorted(pairs), columns=["user_id", "item_id"]).sample(
+        frac=1.0, random_state=3
+    )
+    table[GRADE] = rng.uniform(1, 5, len(table)).round(1)
+    if not integer_ids:
+        text = {"user_id": "u" + table.user_id.astype(str), "item_id": table.item_id.astype(str)}
+        table = table.assign(**text)
+    table.to_parquet(tmp_path / "grades.parquet", index=False)
+    grade_of = {(str(u), str(i)): g for u, i, g in table.itertuples(index=False)}
+    rows = table[["user_id", "item_id"]].astype(str).sample(frac=1.0, random_state=5)
+    parts = {"train": rows.iloc[: len(rows) // 2], "test": rows.iloc[len(rows) // 2 :]}
+    for name, part in parts.items():
+        write_inter(part, tmp_path / f"d.{name}.inter")
+    train, test, _ = graded_splits(
+        tmp_path / "d.train.inter", tmp_path / "d.test.inter", tmp_path / "grades.parquet", True
+    )
+    for frame, part in ((train, parts["train"]), (test, parts["test"])):
+        assert frame[["user_id", "item_id"]].values.tolist() == part.values.tolist()
+        expected = [grade_of[(u, i)] for u, i in zip(frame.user_id, frame.item_id)]
+        assert frame[GRADE].tolist() == expected and frame[GRADE].dtype == np.float64
 
 
 def test_a_split_interaction_without_a_grade_is_named(graded_data, tmp_path):

@@ -84,3 +84,18 @@ def test_tiny_run_writes_the_schema_and_reuses_the_split(tmp_path):
     assert knn["shape"] == shape
     assert knn["stages"]["topk"]["users_listed"] == shape["evaluated_users"]
     assert knn["stages"]["train_epoch"]["extrapolated"] is False
+
+
+@pytest.mark.slow  # three fresh processes
+def test_the_graded_join_benchmark_compares_the_routes_on_the_same_grades(tmp_path):
+    """benchmarks/graded_join.py at a tiny size: the keyed lookup and the naive merge give
+    the same grades (it stops otherwise), and the report has both ratios."""
+    import graded_join
+
+    report = graded_join.main(["--rows", "3000", "--out", str(tmp_path)])
+    routes = report["routes"]
+    assert routes["keyed"]["grade_sums"] == routes["naive"]["grade_sums"]
+    assert routes["keyed"]["rows"] == routes["plain"]["rows"] == routes["naive"]["rows"]
+    assert routes["plain"]["grade_sums"] == [None, None]
+    assert set(report["keyed_vs_naive"]) == {"time", "memory"}
+    assert json.loads((tmp_path / "graded_join.json").read_text())["pairs"] == report["pairs"]
