@@ -38,9 +38,21 @@ from typing import NamedTuple
 import pytest
 from filelock import FileLock
 
-from userfair.io import read_inter, write_inter
-from userfair.workflow.meter import cpu_seconds  # of every finished child too (Snakemake, pip)
-from userfair.workflow.testdata import write_tiny_ml100k
+# Each worker of a parallel run (pytest-xdist) is a one-core job, as a Snakemake job is one of
+# `threads` cores: the thread pools of BLAS, OpenMP and torch (sized to every core when
+# their library loads, hence before the first numpy import below) and numba's parallel
+# loops (userfair._kernels.job_threads follows OMP_NUM_THREADS) get one thread each. With
+# every worker's pools sized to all cores, the fast lane spent a third of its CPU seconds
+# in threads competing for the same cores (docs/performance.md#test-suite). A value the
+# caller set is kept; Snakemake sets each job's own.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_threads, "1")
+
+# (after the thread settings: these load numpy)
+from userfair.io import read_inter, write_inter  # noqa: E402
+from userfair.workflow.meter import cpu_seconds  # noqa: E402  (of finished children too)
+from userfair.workflow.testdata import write_tiny_ml100k  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
