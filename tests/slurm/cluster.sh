@@ -73,7 +73,10 @@ install_packages() {
 write_configs() {
     local host cpus mem
     host=$(hostname -s)
-    cpus=$(nproc)
+    # The cores this machine offers (its CPU affinity). nproc also obeys OMP_NUM_THREADS,
+    # which a parallel test run sets to 1 in each worker (tests/conftest.py): a node of one
+    # CPU would leave every job of more threads pending for ever.
+    cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
     # RealMemory must not exceed what slurmd detects; keep 512 MB for the daemons.
     mem=$(slurmd -C | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
     mem=$((mem > 1024 ? mem - 512 : mem))
