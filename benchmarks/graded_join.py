@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-USERS, ITEMS = 138_493, 26_744  # ML-20M's users and rated movies
+from data_rehearsal import ITEMS, USERS  # ML-20M's users and rated movies
+from streaming import machine
 
 ROUTE = r"""
 import json, sys, time
@@ -76,15 +74,6 @@ def write_data(rows: int, folder: Path, seed: int = 0) -> int:
     write_inter(frame.loc[part < 0.6, ["user_id", "item_id"]], folder / "d.train.inter")
     write_inter(frame.loc[part >= 0.8, ["user_id", "item_id"]], folder / "d.test.inter")
     return len(frame)
-
-
-def machine() -> dict:
-    model = next(
-        (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if "model name" in line),
-        platform.processor(),
-    )
-    return {"nproc": os.cpu_count(), "cpu": model, "load": os.getloadavg(),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> dict:
