@@ -131,8 +131,7 @@ def _refused_by_the_snakefiles_checks(tmp_path, message, **overrides):
     real dry run per kind of error is enough: the one below, tests/test_contract.py and
     tests/test_training_grids.py."""
     grid = tmp_path / "grid.yaml"
-    if not grid.exists():
-        grid.write_text(yaml.safe_dump(GRID))
+    grid.write_text(yaml.safe_dump(GRID))
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     update_config(config, run_config(**{"grid": str(grid), **overrides}))
     with pytest.raises(InputError) as error:
