@@ -54,8 +54,17 @@ from userfair.io import read_inter, write_inter  # noqa: E402
 from userfair.workflow.meter import cpu_seconds  # noqa: E402  (of finished children too)
 from userfair.workflow.testdata import write_tiny_ml100k  # noqa: E402
 
+import warm_snakemake  # noqa: E402  (tests/)
+
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+
+
+def suite_cpu_seconds() -> float:
+    """CPU seconds of this test process and its finished children, with the Snakemake
+    commands the warm server ran for it (its children, not this process's)."""
+    return cpu_seconds() + warm_snakemake.CPU[0]
+
 
 # Snakemake's SLURM executor plugin runs `scontrol show config` whenever Snakemake starts
 # (for the help text of its status-command setting). Where SLURM's client is installed but
@@ -122,15 +131,21 @@ def make_workdir(path: Path) -> Path:
 def snakemake(
     workdir: Path, *args: str, check: bool = True, timeout: float = 1800, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    """Run the real `snakemake` of this environment in ``workdir``; output is captured."""
-    proc = subprocess.run(
-        [str(BIN / "snakemake"), *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+    """Run the real `snakemake` of this environment in ``workdir``; output is captured.
+    The command line starts warm (tests/warm_snakemake.py) unless ``env`` sets what an
+    interpreter reads as it starts or ``USERFAIR_WARM_SNAKEMAKE=0``."""
+    full_env = {**os.environ, **(env or {})}
+    if warm_snakemake.wanted(env):
+        proc = warm_snakemake.run(list(args), workdir, full_env, BIN, timeout)
+    else:
+        proc = subprocess.run(
+            [str(BIN / "snakemake"), *args],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=full_env,
+        )
     if check and proc.returncode != 0:
         raise AssertionError(
             f"snakemake {' '.join(args)} failed ({proc.returncode})\n"
@@ -187,7 +202,7 @@ def tiny_run(tmp_path_factory) -> TinyRun:
     repo, done = shared / "tiny-run", shared / "tiny-run.done"
     with FileLock(str(shared / "tiny-run.lock")):
         if not done.exists():
-            start, cpu = time.perf_counter(), cpu_seconds()
+            start, cpu = time.perf_counter(), suite_cpu_seconds()
             shutil.rmtree(repo, ignore_errors=True)  # a build that failed in another worker
             shutil.copytree(
                 REPO / "workflow", repo / "workflow", ignore=shutil.ignore_patterns("__pycache__")
@@ -205,7 +220,7 @@ def tiny_run(tmp_path_factory) -> TinyRun:
                 check=True,
             )
             snakemake(repo, "--directory", ".test", "--cores", "2")
-            _TINY_RUN_BUILT.append((time.perf_counter() - start, cpu_seconds() - cpu))
+            _TINY_RUN_BUILT.append((time.perf_counter() - start, suite_cpu_seconds() - cpu))
             done.touch()
     return TinyRun(repo, repo / ".test")
 
@@ -312,9 +327,14 @@ def pytest_collection_modifyitems(config, items):
 _CPU_AT_SETUP = pytest.StashKey[float]()
 
 
+def pytest_sessionfinish(session):
+    """The warm Snakemake server ends with its test process, having reaped its children."""
+    warm_snakemake.stop()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    item.stash[_CPU_AT_SETUP] = cpu_seconds()
+    item.stash[_CPU_AT_SETUP] = suite_cpu_seconds()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -325,7 +345,9 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if call.when == "teardown" and _CPU_AT_SETUP in item.stash:
-        report.user_properties.append(("cpu_seconds", cpu_seconds() - item.stash[_CPU_AT_SETUP]))
+        report.user_properties.append(
+            ("cpu_seconds", suite_cpu_seconds() - item.stash[_CPU_AT_SETUP])
+        )
         if _TINY_RUN_BUILT:
             report.user_properties.append(("tiny_run", _TINY_RUN_BUILT.pop()))
 

@@ -1,0 +1,193 @@
+"""A warm start for the suite's Snakemake processes (conftest.snakemake): one server per test
+process that has imported Snakemake's own modules and the packages the Snakefile's parse
+loads (pandas, numpy, pyarrow, ...) once, and forks a child per command. The child is the
+real command line, ``snakemake.cli.main`` with the given arguments, working folder and
+environment, as the ``snakemake`` script of the environment runs it; it only skips the
+second or so of imports every fresh interpreter pays (tests/README.md, "Snakemake
+processes").
+
+Nothing of the workflow is imported here: ``userfair`` and the Snakefile are read fresh by
+every child, so a test that edits the code of a run's copy sees its edit. Neither is
+Snakemake's SLURM plugin: it asks the cluster's tools for its defaults when it loads.
+
+Protocol (one JSON object per line): a request on stdin, ``{"args", "cwd", "env", "out",
+"err"}``; the replies on stdout, ``{"pid"}`` when the child has started (it leads a process
+group of its own, so that a timeout can stop it and its jobs), then ``{"rc", "cpu"}`` when
+it has ended: its exit status and the CPU seconds of it and its jobs."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+
+#: What the parse of the Snakefile and a run load besides the workflow's own code.
+PRELOAD = (
+    "snakemake.cli",
+    "snakemake.api",
+    "snakemake.workflow",
+    "snakemake.dag",
+    "snakemake.persistence",
+    "snakemake.scheduling.job_scheduler",
+    "snakemake.scheduling.milp",
+    "snakemake.executors.local",
+    "snakemake.script",
+    "snakemake.utils",
+    "pulp",
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "pyarrow.parquet",
+    "scipy.stats",
+    "sqlmodel",
+    "jsonschema",
+    "yaml",
+    "psutil",
+)
+
+
+def _child(request: dict) -> None:
+    """The command line of the request, in this forked process: exits with its status."""
+    os.setpgid(0, 0)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    for fd, path in ((1, request["out"]), (2, request["err"])):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(target, fd)
+        os.close(target)
+    os.close(null)
+    # as the `snakemake` script starts: its folder first on the path, its name in argv
+    sys.path[0] = request["bin"]
+    sys.argv = [os.path.join(request["bin"], "snakemake"), *request["args"]]
+    from snakemake.cli import main
+    from snakemake.workflow import Workflow
+
+    # the one thing Snakemake reads from the working folder as it loads (the run folder of
+    # its banner): read again in this one
+    Workflow._rundir = str(os.path.abspath(os.getcwd()))
+    main()  # exits: SystemExit runs up to the interpreter, which finishes as usual
+
+
+def serve() -> None:
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # the child imports what it needs by itself
+            pass
+    for line in sys.stdin:
+        request = json.loads(line)
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(request)
+            os._exit(1)  # not reached: main() exits
+        print(json.dumps({"pid": pid}), flush=True)
+        _, status, usage = os.wait4(pid, 0)
+        cpu = usage.ru_utime + usage.ru_stime
+        print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "cpu": cpu}), flush=True)
+
+
+if __name__ == "__main__":
+    serve()
+
+
+# The client side, in the test process (conftest.snakemake).
+
+import atexit  # noqa: E402
+import select  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+#: ``USERFAIR_WARM_SNAKEMAKE=0`` starts every Snakemake process fresh instead.
+SWITCH = "USERFAIR_WARM_SNAKEMAKE"
+#: CPU seconds of the warm server's children (the commands and their jobs) so far: they are
+#: children of the server, not of the test process, so the suite's CPU counts add them.
+CPU = [0.0]
+_SERVER: list[subprocess.Popen] = []
+
+
+def wanted(env: dict | None) -> bool:
+    """Whether a command with these extra environment variables can start warm: not when
+    switched off, nor when they change what an interpreter or the SLURM plugin reads as it
+    loads (``PYTHON*``, ``SLURM*``)."""
+    if os.environ.get(SWITCH, "1") == "0":
+        return False
+    return not any(key.startswith(("PYTHON", "SLURM")) for key in env or {})
+
+
+def _server() -> subprocess.Popen:
+    if not _SERVER or _SERVER[0].poll() is not None:
+        _SERVER[:] = [
+            subprocess.Popen(
+                [sys.executable, __file__],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                bufsize=0,
+            )
+        ]
+    return _SERVER[0]
+
+
+def stop() -> None:
+    """Stop the server (at the end of the test process): it reaps nothing more."""
+    for server in _SERVER:
+        if server.poll() is None:
+            server.stdin.close()
+            server.wait(timeout=60)
+    _SERVER.clear()
+
+
+atexit.register(stop)
+
+
+def _reply(server: subprocess.Popen, deadline: float | None) -> dict | None:
+    """The server's next reply, or None once ``deadline`` (time.monotonic) has passed."""
+    line = b""
+    while not line.endswith(b"\n"):
+        wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+        ready, _, _ = select.select([server.stdout], [], [], wait)
+        if not ready:
+            return None
+        chunk = os.read(server.stdout.fileno(), 1)
+        if not chunk:
+            raise RuntimeError(f"the warm Snakemake server stopped ({server.wait()})")
+        line += chunk
+    return json.loads(line)
+
+
+def run(
+    args: list[str], cwd: Path, env: dict, bin_dir: Path, timeout: float | None
+) -> subprocess.CompletedProcess:
+    """``snakemake ARGS`` in ``cwd`` with environment ``env``, forked from the warm server:
+    what subprocess.run(..., capture_output=True, text=True) returns for the real script."""
+    server = _server()
+    with tempfile.TemporaryDirectory(prefix="warm-snakemake-") as folder:
+        out, err = Path(folder, "stdout"), Path(folder, "stderr")
+        request = {
+            "args": list(args), "cwd": str(cwd), "env": env, "bin": str(bin_dir),
+            "out": str(out), "err": str(err),
+        }  # fmt: skip
+        server.stdin.write((json.dumps(request) + "\n").encode())
+        pid = _reply(server, None)["pid"]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        done = _reply(server, deadline)
+        timed_out = done is None
+        if timed_out:  # too long: stop it and its jobs, as subprocess.run would
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:  # it ended meanwhile
+                pass
+            done = _reply(server, None)
+        CPU[0] += done["cpu"]
+        command = [str(bin_dir / "snakemake"), *args]
+        stdout, stderr = out.read_text(errors="replace"), err.read_text(errors="replace")
+        if timed_out:
+            raise subprocess.TimeoutExpired(command, timeout, stdout, stderr)
+        return subprocess.CompletedProcess(command, done["rc"], stdout, stderr)
