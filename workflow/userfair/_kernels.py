@@ -31,6 +31,17 @@ def use_job_cores() -> None:
     numba.set_num_threads(min(job_threads(), numba.config.NUMBA_NUM_THREADS))
 
 
+@numba.njit(cache=True)
+def in_order(values: np.ndarray) -> float:
+    """values[0] + values[1] + ... in that order. Inside a ``parallel=True`` function numba
+    turns ``values.sum()`` into a reduction over the threads, whose grouping follows their
+    number; a call of this (serial) function keeps the order fixed."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total
+
+
 @numba.njit(cache=True, parallel=True)
 def pair_threshold(sim: np.ndarray) -> float:
     """mean + SD (ddof = 0) of ``sim`` over the unordered pairs u < v (two passes; per-row
@@ -41,12 +52,12 @@ def pair_threshold(sim: np.ndarray) -> float:
     for u in numba.prange(m):
         for v in range(u + 1, m):
             row_sums[u] += sim[u, v]
-    mean = row_sums.sum() / pairs
+    mean = in_order(row_sums) / pairs
     for u in numba.prange(m):
         row_sums[u] = 0.0
         for v in range(u + 1, m):
             row_sums[u] += (sim[u, v] - mean) ** 2
-    return mean + np.sqrt(row_sums.sum() / pairs)
+    return mean + np.sqrt(in_order(row_sums) / pairs)
 
 
 @numba.njit(cache=True, parallel=True)
@@ -129,4 +140,4 @@ def similar_pairs_distance(
         if m - 1 - step != step:
             total += _row_distance(sim, threshold, lists, cosines, k, m - 1 - step)
         per_step[step] = total
-    return per_step.sum()  # fixed order: the same value on every run
+    return in_order(per_step)  # fixed order: the same value on any number of threads

@@ -5,8 +5,9 @@ a train item with ``u`` (or every ``v > u`` when the genre similarity is mixed i
 unordered pair is seen exactly once and nothing of size m x m is ever held: a thread keeps
 a few arrays of length m (the intersection counts of one row and the partners touched) and
 one of length r (UF's item-cosine row sums). Rows are dealt to threads round-robin
-(``u = start + t, start + t + T, ...``), and every thread's partial results are added in a
-fixed order, so a result depends only on the range and the number of threads.
+(``u = start + t, start + t + T, ...``), and each row's results are written to a row of
+the output of its own, which the caller adds in row order (:func:`merge_rows` for the
+moments): a result depends on the range only, not on the number of threads.
 
 Formulas (docs/method.md): cos = inter / sqrt(d_u d_v), jacc = inter / (d_u + d_v - inter),
 1 - JS with base-2 logarithms clipped to [0, 1], k^2 d_L(u, v) = k^2 - sum_{i in L_u, j in L_v}
@@ -20,10 +21,10 @@ import math
 import numba
 import numpy as np
 
-#: Columns of :func:`pass_one_rows`'s per-thread output.
+#: Columns of :func:`pass_one_rows`'s per-row output.
 ONE_SHARING, ONE_COS_MIN, ONE_COS_MAX, ONE_JACC_MIN, ONE_JACC_MAX = 0, 1, 2, 3, 4
 ONE_UF_N, ONE_UF_MEAN, ONE_UF_M2 = 5, 6, 7
-#: Columns of :func:`pass_two_rows`'s per-thread output.
+#: Columns of :func:`pass_two_rows`'s per-row output.
 TWO_P_COS, TWO_P_JACC, TWO_NDCG_COS, TWO_NDCG_JACC, TWO_UF, TWO_UF_PAIRS = 0, 1, 2, 3, 4, 5
 
 
@@ -74,25 +75,27 @@ def _merge(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
 def pass_one_rows(
     row_ptr, row_items, col_ptr, col_users, degrees, start, stop, gamma, dist, own, threads
 ):
-    """Per thread: the number of pairs u < v (u in start:stop) sharing an item, the min and
-    max of their raw cosine and Jaccard (+-inf when none), and the count, mean and sum of
-    squared deviations of sim_UF = gamma * jacc + (1 - gamma) * (1 - JS) over every pair
-    u < v of the rows (pairs sharing no item included, with jacc = 0)."""
+    """Per row u of start:stop (one output row each): the number of pairs u < v sharing an
+    item, the min and max of their raw cosine and Jaccard (+-inf when none), and the count,
+    mean and sum of squared deviations of sim_UF = gamma * jacc + (1 - gamma) * (1 - JS)
+    over every pair u < v (pairs sharing no item included, with jacc = 0)."""
     m = degrees.shape[0]
-    out = np.zeros((threads, 8))
+    out = np.zeros((stop - start, 8))
     for t in numba.prange(threads):
         counts = np.zeros(m, np.int32)
         touched = np.empty(m, np.int32)
         values = np.empty(m)
-        sharing = 0
-        cos_min, cos_max, jacc_min, jacc_max = np.inf, -np.inf, np.inf, -np.inf
-        n_all, mean_all, m2_all = 0.0, 0.0, 0.0
         for u in range(start + t, stop, threads):
+            row = u - start
+            cos_min, cos_max, jacc_min, jacc_max = np.inf, -np.inf, np.inf, -np.inf
             pairs = m - 1 - u
             if pairs <= 0:
+                out[row, ONE_COS_MIN] = cos_min
+                out[row, ONE_COS_MAX] = cos_max
+                out[row, ONE_JACC_MIN] = jacc_min
+                out[row, ONE_JACC_MAX] = jacc_max
                 continue
             n = _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
-            sharing += n
             du = degrees[u]
             row_sum = 0.0
             for a in range(n):
@@ -126,18 +129,27 @@ def pass_one_rows(
                 row_m2 = 0.0
                 for a in range(pairs):
                     row_m2 += (values[a] - row_mean) ** 2
-            n_all, mean_all, m2_all = _merge(
-                n_all, mean_all, m2_all, float(pairs), row_mean, row_m2
-            )
-        out[t, ONE_SHARING] = sharing
-        out[t, ONE_COS_MIN] = cos_min
-        out[t, ONE_COS_MAX] = cos_max
-        out[t, ONE_JACC_MIN] = jacc_min
-        out[t, ONE_JACC_MAX] = jacc_max
-        out[t, ONE_UF_N] = n_all
-        out[t, ONE_UF_MEAN] = mean_all
-        out[t, ONE_UF_M2] = m2_all
+            out[row, ONE_SHARING] = n
+            out[row, ONE_COS_MIN] = cos_min
+            out[row, ONE_COS_MAX] = cos_max
+            out[row, ONE_JACC_MIN] = jacc_min
+            out[row, ONE_JACC_MAX] = jacc_max
+            out[row, ONE_UF_N] = pairs
+            out[row, ONE_UF_MEAN] = row_mean
+            out[row, ONE_UF_M2] = row_m2
     return out
+
+
+@numba.njit(cache=True)
+def merge_rows(out, n, mean, m2):
+    """(count, mean, M2) of the group (n, mean, m2) and then the groups of the rows of
+    ``out`` (columns ONE_UF_N, ONE_UF_MEAN, ONE_UF_M2), merged one after the other in row
+    order (Chan et al.)."""
+    for row in range(out.shape[0]):
+        n, mean, m2 = _merge(
+            n, mean, m2, out[row, ONE_UF_N], out[row, ONE_UF_MEAN], out[row, ONE_UF_M2]
+        )
+    return n, mean, m2
 
 
 @numba.njit(cache=True, inline="always")
@@ -203,20 +215,19 @@ def pass_two_rows(
     precision, ndcg, cos_lo, jacc_lo, threshold,
     lists, k, dense, cosines, c_ptr, c_items, c_values, r, threads,
 ):  # fmt: skip
-    """Per thread, over the pairs u < v with u in start:stop: the PUF sums
+    """Per row u of start:stop (one output row each), over the pairs u < v: the PUF sums
     sum (s - lo) |S(u) - S(v)| over the pairs sharing an item (s the raw cosine or Jaccard,
     lo its minimum over all pairs: a pair sharing no item has s = 0 = lo whenever one
     exists), for S = P and NDCG; UF's sum of sim_UF * k^2 d_L over the pairs with
     sim_UF >= threshold, and their number."""
     m = degrees.shape[0]
-    out = np.zeros((threads, 6))
+    out = np.zeros((stop - start, 6))
     for t in numba.prange(threads):
         counts = np.zeros(m, np.int32)
         touched = np.empty(m, np.int32)
         partners = np.empty(m, np.int32)
         weights = np.empty(m)
         to_items = np.zeros(r)
-        p_cos, p_jacc, n_cos, n_jacc, uf_sum, uf_pairs = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         for u in range(start + t, stop, threads):
             if u >= m - 1:
                 continue
@@ -239,12 +250,13 @@ def pass_two_rows(
                     partners[similar] = v
                     weights[similar] = jacc
                     similar += 1
-            # row sums first, then the thread's: rounding grows with rows + row length,
-            # not with the number of pairs
-            p_cos += row_p_cos
-            p_jacc += row_p_jacc
-            n_cos += row_n_cos
-            n_jacc += row_n_jacc
+            # row sums, then the rows' (the caller's): rounding grows with rows + row
+            # length, not with the number of pairs
+            row = u - start
+            out[row, TWO_P_COS] = row_p_cos
+            out[row, TWO_P_JACC] = row_p_jacc
+            out[row, TWO_NDCG_COS] = row_n_cos
+            out[row, TWO_NDCG_JACC] = row_n_jacc
             if gamma == 1.0:
                 for a in range(n):
                     counts[touched[a]] = 0
@@ -258,35 +270,28 @@ def pass_two_rows(
                         weights[similar] = value
                         similar += 1
                     counts[v] = 0
-            uf_sum += list_distance(
+            out[row, TWO_UF] = list_distance(
                 u, partners, weights, similar, lists, k, dense, cosines, c_ptr, c_items,
                 c_values, to_items,
             )  # fmt: skip
-            uf_pairs += similar
-        out[t, TWO_P_COS] = p_cos
-        out[t, TWO_P_JACC] = p_jacc
-        out[t, TWO_NDCG_COS] = n_cos
-        out[t, TWO_NDCG_JACC] = n_jacc
-        out[t, TWO_UF] = uf_sum
-        out[t, TWO_UF_PAIRS] = uf_pairs
+            out[row, TWO_UF_PAIRS] = similar
     return out
 
 
 @numba.njit(cache=True, parallel=True)
 def envy_rows(rel_ptr, rel_items, list_ptr, list_users, own, denominator, start, stop,
               epsilon, threads):  # fmt: skip
-    """Per thread, over u in start:stop: the sum of envy(u, v) over v != u, the sum of
-    each u's max envy and the number of u whose max envy exceeds ``epsilon``.
+    """Per row u of start:stop (one output row each): the sum of envy(u, v) over v != u,
+    u's max envy and whether it exceeds ``epsilon`` (1.0 or 0.0).
 
     ``rel_items``: u's relevant items among the recommended ones (CSR by user);
     ``list_users``: the users whose list holds each recommended item (CSR by item). Only a
     nonzero count |L_v & R_u| can give a positive envy, so only those v are visited."""
     m = own.shape[0]
-    out = np.zeros((threads, 3))
+    out = np.zeros((stop - start, 3))
     for t in numba.prange(threads):
         counts = np.zeros(m, np.int32)
         touched = np.empty(m, np.int32)
-        total, max_sum, envious = 0.0, 0.0, 0.0
         for u in range(start + t, stop, threads):
             n = 0
             for p in range(rel_ptr[u], rel_ptr[u + 1]):
@@ -306,13 +311,9 @@ def envy_rows(rel_ptr, rel_items, list_ptr, list_users, own, denominator, start,
                         row_total += gain
                         worst = max(worst, gain)
                 counts[v] = 0
-            total += row_total
-            max_sum += worst
-            if worst > epsilon:
-                envious += 1.0
-        out[t, 0] = total
-        out[t, 1] = max_sum
-        out[t, 2] = envious
+            out[u - start, 0] = row_total
+            out[u - start, 1] = worst
+            out[u - start, 2] = 1.0 if worst > epsilon else 0.0
     return out
 
 

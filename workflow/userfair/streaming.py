@@ -49,7 +49,6 @@ from userfair.pair_records import (
     PairSums,
     check_stats,
     json_number,
-    merge_moments,
     users_digest,
 )
 from userfair.similarity import BLOCK_SIZE
@@ -117,7 +116,7 @@ def pass_one(
         block_of = train.pass_one_rows
         block_size = _streaming_torch.block_rows(block_size, train.row_bytes(), target)
     sharing, extremes = 0, [np.inf, -np.inf, np.inf, -np.inf]
-    moments = (0, 0.0, 0.0)
+    moments = (0.0, 0.0, 0.0)
     for a, b in blocks(stop - start, block_size):
         out = block_of(start + a, start + b)
         sharing += int(out[:, kern.ONE_SHARING].sum())
@@ -127,10 +126,7 @@ def pass_one(
             min(extremes[2], out[:, kern.ONE_JACC_MIN].min()),
             max(extremes[3], out[:, kern.ONE_JACC_MAX].max()),
         ]
-        for row in out:
-            moments = merge_moments(
-                moments, (int(row[kern.ONE_UF_N]), row[kern.ONE_UF_MEAN], row[kern.ONE_UF_M2])
-            )
+        moments = kern.merge_rows(np.asarray(out, dtype=np.float64), *map(float, moments))
         log.debug("pass one: rows %d:%d of %d", start + a, start + b, data.m)
     return PairStats(
         m=data.m,
