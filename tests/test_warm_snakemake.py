@@ -7,6 +7,7 @@ the project's, keeps each command under a second."""
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -90,8 +91,18 @@ def test_a_dry_run_prints_what_the_script_prints_and_a_failure_its_status(projec
     assert failed.returncode == 1 and "SyntaxError" in failed.stderr
 
 
+def left_in(project) -> list:
+    """The processes that work in the project's folder: the command and its jobs."""
+    left = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if process.cwd() == str(project):
+                left.append(process.cmdline())
+    return left
+
+
 @pytest.mark.slow
-def test_a_timeout_stops_the_command_and_its_jobs_and_cpu_is_counted(project):
+def test_a_timeout_or_ctrl_c_stops_the_command_and_its_jobs_and_cpu_is_counted(project):
     before = warm_snakemake.CPU[0]
     assert run(project, "busy.txt").returncode == 0
     assert warm_snakemake.CPU[0] - before >= 0.3  # the job's CPU seconds, a grandchild's
@@ -99,12 +110,20 @@ def test_a_timeout_stops_the_command_and_its_jobs_and_cpu_is_counted(project):
     with pytest.raises(subprocess.TimeoutExpired):
         run(project, "slow.txt", timeout=3)
     assert time.monotonic() - start < 30
-    left = []  # the command and its jobs work in the project's folder
-    for process in psutil.process_iter():
-        with contextlib.suppress(psutil.Error):
-            if process.cwd() == str(project):
-                left.append(process.cmdline())
-    assert left == []
+    assert left_in(project) == []
+
+    def ctrl_c(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, ctrl_c)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 3.0)
+        with pytest.raises(KeyboardInterrupt):
+            run(project, "slow.txt", "--rerun-incomplete", "--nolock")  # after the kill
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert left_in(project) == []
 
 
 def test_an_environment_read_at_start_goes_cold():

@@ -13,14 +13,23 @@ Snakemake's SLURM plugin: it asks the cluster's tools for its defaults when it l
 Protocol (one JSON object per line): a request on stdin, ``{"args", "cwd", "env", "out",
 "err"}``; the replies on stdout, ``{"pid"}`` when the child has started (it leads a process
 group of its own, so that a timeout can stop it and its jobs), then ``{"rc", "cpu"}`` when
-it has ended: its exit status and the CPU seconds of it and its jobs."""
+it has ended: its exit status and the CPU seconds of it and its jobs. Ctrl-C in the test
+process is passed on to the command's group (SIGINT, then SIGKILL after 30 s), since the
+terminal sends it to the test process's group only."""
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import os
+import select
+import signal
+import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
 
 #: What the parse of the Snakefile and a run load besides the workflow's own code.
 PRELOAD = (
@@ -91,19 +100,7 @@ def serve() -> None:
         print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "cpu": cpu}), flush=True)
 
 
-if __name__ == "__main__":
-    serve()
-
-
 # The client side, in the test process (conftest.snakemake).
-
-import atexit  # noqa: E402
-import select  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 #: ``USERFAIR_WARM_SNAKEMAKE=0`` starts every Snakemake process fresh instead.
 SWITCH = "USERFAIR_WARM_SNAKEMAKE"
@@ -162,6 +159,14 @@ def _reply(server: subprocess.Popen, deadline: float | None) -> dict | None:
     return json.loads(line)
 
 
+def _signal(pid: int, number: int) -> None:
+    """Send ``number`` to the command's process group: the command and its jobs."""
+    try:
+        os.killpg(pid, number)
+    except ProcessLookupError:  # it ended meanwhile
+        pass
+
+
 def run(
     args: list[str], cwd: Path, env: dict, bin_dir: Path, timeout: float | None
 ) -> subprocess.CompletedProcess:
@@ -177,13 +182,17 @@ def run(
         server.stdin.write((json.dumps(request) + "\n").encode())
         pid = _reply(server, None)["pid"]
         deadline = None if timeout is None else time.monotonic() + timeout
-        done = _reply(server, deadline)
+        try:
+            done = _reply(server, deadline)
+        except KeyboardInterrupt:  # Ctrl-C reaches the test process only: pass it on
+            _signal(pid, signal.SIGINT)
+            if _reply(server, time.monotonic() + 30) is None:
+                _signal(pid, signal.SIGKILL)
+                _reply(server, None)
+            raise
         timed_out = done is None
-        if timed_out:  # too long: stop it and its jobs, as subprocess.run would
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:  # it ended meanwhile
-                pass
+        if timed_out:  # too long: stop it and its jobs
+            _signal(pid, signal.SIGKILL)
             done = _reply(server, None)
         CPU[0] += done["cpu"]
         command = [str(bin_dir / "snakemake"), *args]
@@ -191,3 +200,7 @@ def run(
         if timed_out:
             raise subprocess.TimeoutExpired(command, timeout, stdout, stderr)
         return subprocess.CompletedProcess(command, done["rc"], stdout, stderr)
+
+
+if __name__ == "__main__":
+    serve()
