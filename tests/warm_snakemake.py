@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -108,6 +109,8 @@ SWITCH = "USERFAIR_WARM_SNAKEMAKE"
 #: children of the server, not of the test process, so the suite's CPU counts add them.
 CPU = [0.0]
 _SERVER: list[subprocess.Popen] = []
+#: One command at a time per server: its pipe carries one request and its replies.
+_ONE_AT_A_TIME = threading.Lock()
 
 
 def wanted(env: dict | None) -> bool:
@@ -172,8 +175,8 @@ def run(
 ) -> subprocess.CompletedProcess:
     """``snakemake ARGS`` in ``cwd`` with environment ``env``, forked from the warm server:
     what subprocess.run(..., capture_output=True, text=True) returns for the real script."""
-    server = _server()
-    with tempfile.TemporaryDirectory(prefix="warm-snakemake-") as folder:
+    with _ONE_AT_A_TIME, tempfile.TemporaryDirectory(prefix="warm-snakemake-") as folder:
+        server = _server()
         out, err = Path(folder, "stdout"), Path(folder, "stderr")
         request = {
             "args": list(args), "cwd": str(cwd), "env": env, "bin": str(bin_dir),
