@@ -27,7 +27,8 @@ sum over sharing pairs of (s - lo) |S_u - S_v| divided by (hi - lo), exactly (no
 cancellation when lo > 0). UF's similar pairs (sim_UF >= mean + SD) at gamma = 1 carry
 weight jacc, which is 0 for non-sharing pairs, so only sharing pairs contribute. With
 gamma < 1 the genre similarity is dense: every pair is visited (O(m^2 g) time, memory still
-O(m) per thread). Each unordered pair is visited once, from its smaller row index.
+O(m) per thread). Each unordered pair is visited once, from its smaller row index. Each row's
+results are added in row order, so the numbers do not depend on the number of threads.
 """
 
 from __future__ import annotations
