@@ -81,20 +81,20 @@ def pass_one_rows(
     over every pair u < v (pairs sharing no item included, with jacc = 0)."""
     m = degrees.shape[0]
     out = np.zeros((stop - start, 8))
+    out[:, ONE_COS_MIN] = np.inf  # a row without pairs (the last one) keeps these
+    out[:, ONE_COS_MAX] = -np.inf
+    out[:, ONE_JACC_MIN] = np.inf
+    out[:, ONE_JACC_MAX] = -np.inf
     for t in numba.prange(threads):
         counts = np.zeros(m, np.int32)
         touched = np.empty(m, np.int32)
         values = np.empty(m)
         for u in range(start + t, stop, threads):
-            row = u - start
-            cos_min, cos_max, jacc_min, jacc_max = np.inf, -np.inf, np.inf, -np.inf
             pairs = m - 1 - u
             if pairs <= 0:
-                out[row, ONE_COS_MIN] = cos_min
-                out[row, ONE_COS_MAX] = cos_max
-                out[row, ONE_JACC_MIN] = jacc_min
-                out[row, ONE_JACC_MAX] = jacc_max
                 continue
+            row = u - start
+            cos_min, cos_max, jacc_min, jacc_max = np.inf, -np.inf, np.inf, -np.inf
             n = _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
             du = degrees[u]
             row_sum = 0.0

@@ -127,7 +127,7 @@ def pass_one(
             min(extremes[2], out[:, kern.ONE_JACC_MIN].min()),
             max(extremes[3], out[:, kern.ONE_JACC_MAX].max()),
         ]
-        moments = kern.merge_rows(np.asarray(out, dtype=np.float64), *map(float, moments))
+        moments = kern.merge_rows(out, *moments)
         log.debug("pass one: rows %d:%d of %d", start + a, start + b, data.m)
     return PairStats(
         m=data.m,

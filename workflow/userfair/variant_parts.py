@@ -34,7 +34,6 @@ def _csr(rows) -> tuple:
 def raw_range(block, m: int, block_size: int = BLOCK_SIZE) -> tuple[float, float, bool]:
     """(lo, hi, gaps) of a similarity's raw values over the pairs u < v; ``gaps``: whether
     a sparse block leaves a pair out (its value 0 then joins the range)."""
-    _kernels.use_job_cores()
     none = np.zeros((0, m))
     lo, hi, visited = math.inf, -math.inf, 0
     for start, stop in blocks(m, max(1, min(block_size, variants.BLOCK_ENTRIES // max(m, 1)))):
