@@ -71,6 +71,12 @@ EXTRA_SIMILARITIES = [
     if s not in ("cos", "jacc")
 ]
 
+# Plugin measures (docs/plugins.md): loaded and checked here, before any job starts (a bad
+# plugin stops the run in one line naming it); every job loads them again
+# (userfair.workflow.joblog.job_log). PLUGINS ("NAME=module:Class", load order) is a param
+# of the jobs that compute measures, so adding or removing one reruns exactly those.
+PLUGINS = steps.load_plugins(config)
+
 
 def opt_in_params(*keys):
     """Params of the opt-in measures, only when configured (graded, extra_similarities;
@@ -79,8 +85,9 @@ def opt_in_params(*keys):
     chosen = {
         "graded": GRADED,
         "extra_similarities": EXTRA_SIMILARITIES,
+        "plugins": PLUGINS,
     }
-    keys = keys or ("graded", "extra_similarities")
+    keys = keys or ("graded", "extra_similarities", "plugins")
     return {key: chosen[key] for key in keys if chosen[key]}
 
 

@@ -20,6 +20,7 @@ rule exp_relevance:
         runtime=240,
     params:
         **measure_settings("epsilon"),
+        **opt_in_params("plugins"),
         seed=config["seed"],
         envy_utility=config["measures"]["envy_utility"],
         gamma=config["measures"]["gamma"],

@@ -101,7 +101,7 @@ rule measure_sums:
         runtime=120,
     params:
         **measure_settings("epsilon", "envy_utility"),
-        **opt_in_params(),
+        **opt_in_params("graded", "extra_similarities"),
     message:
         "Pass two of {wildcards.model} on {wildcards.dataset}, part {wildcards.scatteritem}"
     script:

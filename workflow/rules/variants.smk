@@ -62,7 +62,7 @@ rule exp_variants:
         runtime=240,
     params:
         **measure_settings("epsilon"),
-        **opt_in_params(),
+        **opt_in_params("graded", "extra_similarities"),
         seed=config["seed"],
         model=EXPERIMENT_MODEL,
     message:

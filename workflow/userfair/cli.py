@@ -110,9 +110,9 @@ def _groups(args, inputs, features=None):
 def _measure_keys(result: dict) -> list[str]:
     """The measures of ``result``: the 18 defaults, then the opt-in measures (graded, PUF
     variants) and the group measures when given."""
-    from userfair.measures import FAIR_GROUP, NAMES, OPT_IN
+    from userfair.measures import FAIR_GROUP, NAMES, OPT_IN, plugin_names
 
-    return list(NAMES) + [key for key in OPT_IN + FAIR_GROUP if key in result]
+    return list(NAMES) + [key for key in OPT_IN + FAIR_GROUP + plugin_names() if key in result]
 
 
 def _group_lines(result: dict) -> list[str]:
@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(name)s %(message)s",
         stream=sys.stderr,
     )
+    if getattr(args, "measure", None) is not None and _load_plugins(args):
+        return 2
     if args.command == "compare":
         return _compare(args)
     if args.command == "users":
@@ -192,6 +194,19 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(format_table(result))
     return 0
+
+
+def _load_plugins(args) -> bool:
+    """Load the plugin measures of ``--measure`` and the entry points (docs/plugins.md);
+    True after printing the one-line error of a bad plugin."""
+    from userfair.plugins import PluginError, load
+
+    try:
+        load(args.measure, entry_points=not args.no_entry_points)
+    except PluginError as error:
+        print(f"userfair: error: {error}", file=sys.stderr)
+        return True
+    return False
 
 
 def _variant_options(args, inputs) -> tuple:

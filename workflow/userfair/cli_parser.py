@@ -92,6 +92,15 @@ def parser() -> argparse.ArgumentParser:
         help="RecBole .user file (user_id and feature columns): feature:NAME reads it; "
         "`userfair users` joins it to the frame",
     )  # fmt: skip
+    run.add_argument(
+        "--measure", action="append", default=[], metavar="MODULE:CLASS",
+        help="a plugin measure or user similarity (docs/plugins.md), repeatable; installed "
+        "packages' entry points (group userfair.measures) are loaded too",
+    )  # fmt: skip
+    run.add_argument(
+        "--no-entry-points", action="store_true",
+        help="load only the --measure plugins, not the installed entry points",
+    )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     run.add_argument(

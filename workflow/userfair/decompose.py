@@ -41,6 +41,7 @@ from userfair.decompose_columns import ATTRIBUTES, COLUMNS, attributes, check_op
 from userfair.decompose_stream import stream_decompose
 from userfair.inputs import Inputs
 from userfair.io import InputError, atomic_path
+from userfair.measures import plugin_names, unserved
 
 log = logging.getLogger(__name__)
 
@@ -245,6 +246,8 @@ def decompose(
     routes give the same shares (to <= 1e-9, tested).
     """
     check_options(gamma, envy_utility)
+    # plugin measures have no per-user shares yet: each says so once (docs/plugins.md)
+    unserved("decompose", plugin_names(), "not in the per-user frame")
     route = "dense" if similarities and route == "auto" else route
     if route_.choose_route(len(inputs.users), gamma, route, purpose="decompose") == "stream":
         frame = stream_decompose(

@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import time
 
-from userfair import effectiveness, fairness, similarity, streaming, variants, warmup
+from userfair import effectiveness, fairness, plugin_routes, similarity, streaming, variants, warmup
 from userfair import groups as user_groups
 from userfair import route as route_
 from userfair._backend import resolve
 from userfair.inputs import Inputs
-from userfair.measures import EFF, FAIR_GROUP, NAMES, OPT_IN, conventions
+from userfair.measures import EFF, FAIR_GROUP, NAMES, OPT_IN, conventions, plugin_names
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,9 @@ def evaluate(
     ``userfair.similarities``: ``rcos``, ``vec``, ``genre``) add PUF-{P,NDCG[,gNDCG]}-SIM;
     ``user_vectors``: the (m, d) vectors ``vec`` reads.
 
+    Plugins (``userfair.plugins``, docs/plugins.md): every plugin measure loaded in this
+    process follows, on the same route (``userfair.plugin_routes``).
+
     ``groups``: a :class:`userfair.groups.Groups` of ``inputs.users`` adds the group
     measures ``UserMAD-P`` and ``UserMAD-NDCG`` (``userfair.measures.FAIR_GROUP``) and the
     record ``groups`` (``userfair.groups.record``: each group's size and mean P, NDCG), on
@@ -98,6 +101,7 @@ def evaluate(
             block_size=block_size, device=device,
         )  # fmt: skip
         result = _with_variants(result, inputs, k, "stream", block_size, **extra)
+        result = with_plugins(result, inputs, k, "stream", block_size, user_vectors)
         return add_groups(result, inputs, k, groups)
     if route not in route_.ROUTES:
         raise ValueError(f"route must be one of {route_.ROUTES}, got {route!r}")
@@ -169,7 +173,19 @@ def evaluate(
         "conventions": conventions(envy_utility, epsilon, gamma),
     }
     result = _with_variants(result, inputs, k, "dense", block_size, **extra)
+    result = with_plugins(result, inputs, k, "dense", block_size, user_vectors, per_user)
     return add_groups(result, inputs, k, groups, per_user)
+
+
+def with_plugins(result, inputs, k, route, block_size, vectors=None, per_user=None) -> dict:
+    """``result`` with the plugin measures loaded in this process (``userfair.plugins``)
+    after the built-ins, each with its seconds (none loaded: ``result`` as it is)."""
+    if not plugin_names():
+        return result
+    values, seconds = plugin_routes.evaluate_plugins(
+        inputs, k, per_user=per_user, route=route, block_size=block_size, vectors=vectors
+    )
+    return {**result, **values, "seconds": {**result["seconds"], **seconds}}
 
 
 def _with_variants(result, inputs, k, route, block_size, names, vectors) -> dict:
@@ -219,7 +235,11 @@ def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, inplace, block_size, dev
 def as_json(result: dict) -> dict:
     """``result`` with NaN kept as float NaN (written as NaN by userfair.io.write_json)."""
     out = {
-        **{key: float(result[key]) for key in NAMES + OPT_IN + FAIR_GROUP if key in result},
+        **{
+            key: float(result[key])
+            for key in NAMES + OPT_IN + FAIR_GROUP + plugin_names()
+            if key in result
+        },
         "seconds": {name: float(value) for name, value in result["seconds"].items()},
         "conventions": dict(result["conventions"]),
     }

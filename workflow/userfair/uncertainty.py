@@ -27,11 +27,19 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from userfair import _backend, _bootstrap_kernels, _kernels, effectiveness, fairness, similarity
+from userfair import (
+    _backend,
+    _bootstrap_kernels,
+    _kernels,
+    effectiveness,
+    fairness,
+    plugin_routes,
+    similarity,
+)
 from userfair import groups as user_groups
 from userfair.effectiveness import hits, validate_lists
 from userfair.inputs import Inputs
-from userfair.measures import EFF, NAMES, conventions
+from userfair.measures import EFF, NAMES, conventions, plugin_names
 from userfair.similarity import BLOCK_SIZE
 
 #: Entries of one (rows, m) block of a pair matrix in the matrix products (32 MiB float64).
@@ -186,6 +194,10 @@ def bootstrap(
     if groups is not None:
         frame = frame.join(user_groups.bootstrap(per_user, groups, weights))
         lap("group measures")
+    if plugin_names():  # the plugin measures loaded in this process (docs/plugins.md)
+        values = plugin_routes.bootstrap_plugins(inputs, weights, k, block_size=block_size)
+        frame = frame.assign(**values)
+        lap("plugin measures")
     frame.attrs["seconds"] = seconds  # wall seconds of each step, for the benchmark
     frame.attrs["conventions"] = conventions(envy_utility, epsilon, gamma)
     return frame

@@ -16,7 +16,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import skew
 
-from userfair import effectiveness, fairness, similarity
+from userfair import effectiveness, fairness, measures, plugin_routes, similarity
 from userfair.inputs import Inputs
 
 log = logging.getLogger(__name__)
@@ -124,6 +124,27 @@ def relevance_measures(
         out[f"PUF-{name}-Jacc"] = fairness.puf(
             scores[name], sim_jacc, settings.block_size, settings.device
         )
+    out.update(plugin_measures(scores, sim_jacc))
+    return out
+
+
+def plugin_measures(scores: dict[str, np.ndarray], sim: np.ndarray) -> dict[str, float]:
+    """The plugin measures (docs/plugins.md) the experiments serve, on the per-user
+    ``scores`` and the normalised similarity ``sim`` (the dataset's Jaccard in Fig. 2): a
+    UserMeasure of a score the experiment has, a PairMeasure reading Jacc; the others are
+    said once (userfair.measures.unserved)."""
+    names = measures.plugin_names()
+    measures.unserved("experiments", names, "left out of Figs. 2-4")
+    out = {}
+    for name in measures.served("experiments", names):
+        declaration = measures.get(name)
+        if declaration.effectiveness not in scores:
+            continue
+        score = scores[declaration.effectiveness]
+        if declaration.kind == "pair":
+            out[name] = plugin_routes.pair_values(name, score, sim)
+        else:
+            out[name] = plugin_routes.statistic_value(name, score)
     return out
 
 

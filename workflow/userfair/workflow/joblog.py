@@ -21,6 +21,7 @@ import psutil
 from userfair.io import InputError
 from userfair.workflow import layout
 from userfair.workflow.meter import cpu_seconds
+from userfair.workflow.steps import load_plugins
 
 ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -63,6 +64,9 @@ def job_log(job) -> Iterator[None]:
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
     cpu_before = cpu_seconds()
     try:
+        config = getattr(job, "config", None)
+        if config:  # the plugin measures of the run (docs/plugins.md), as at the parse
+            load_plugins(config)
         yield
     except EXPECTED as error:
         if layout.explain(error) != str(error):  # what Snakemake prints says it too

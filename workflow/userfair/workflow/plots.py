@@ -49,6 +49,14 @@ RELEVANCE_PANELS = {
 SIMILARITY_MEASURES = ["SD-P", "SD-NDCG", "UF", "PUF-P", "PUF-NDCG"]
 
 
+def relevance_panels(relevance: pd.DataFrame) -> dict[str, list[str]]:
+    """Fig. 2's panels: :data:`RELEVANCE_PANELS` and, when the experiment holds plugin
+    measures (docs/plugins.md), one more panel of them (at most 7)."""
+    drawn = {name for names in RELEVANCE_PANELS.values() for name in names}
+    extra = [name for name in dict.fromkeys(relevance["measure"]) if name not in drawn]
+    return {**RELEVANCE_PANELS, **({"Plugins": extra[:7]} if extra else {})}
+
+
 # --- Fig. 1 ----------------------------------------------------------------------------
 
 
@@ -223,7 +231,8 @@ def relevance_axes(relevance: pd.DataFrame, style: Style) -> plt.Figure:
     check_columns(relevance, ["dataset", "share", "measure", "value"], "relevance")
     style.apply()
     datasets = list(dict.fromkeys(relevance["dataset"]))
-    ncols = len(RELEVANCE_PANELS)
+    panels = relevance_panels(relevance)
+    ncols = len(panels)
     fig, axes = plt.subplots(
         len(datasets),
         ncols,
@@ -236,9 +245,9 @@ def relevance_axes(relevance: pd.DataFrame, style: Style) -> plt.Figure:
         part = relevance[relevance["dataset"] == dataset].assign(
             percent=lambda f: percent(f["share"])
         )
-        for col, (group, measures) in enumerate(RELEVANCE_PANELS.items()):
+        for col, (group, measures) in enumerate(panels.items()):
             ax = axes[row, col]
-            for measure, marker in zip(measures, "os^"):
+            for measure, marker in zip(measures, "os^Dv<>"):
                 series = part[part["measure"] == measure].sort_values("percent")
                 ax.plot(
                     series["percent"],

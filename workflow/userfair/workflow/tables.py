@@ -24,8 +24,12 @@ from userfair.measures import (
     NAMES,
     OPT_IN,
     OPT_IN_GROUPS,
+    PLUGIN_GROUPS,
     SIMILARITY_TIMES,
+    get,
     higher_is_better,
+    is_known,
+    plugin_names,
 )
 from userfair.workflow import models
 
@@ -98,7 +102,7 @@ def check_measures(record: dict, source: str | os.PathLike) -> dict:
             f"{source}: field 'conventions' must be an object with keys {list(CONVENTION_KEYS)} "
             "(a file of an older version: rerun its measures rule)"
         )
-    for measure in NAMES + tuple(name for name in OPT_IN if name in record):
+    for measure in NAMES + tuple(name for name in OPT_IN + plugin_names() if name in record):
         value = record[measure]
         if value is not None and not isinstance(value, (int, float)):
             raise InputError(f"{source}: field {measure!r} must be a number, got {value!r}")
@@ -151,6 +155,7 @@ def table_groups(records: dict[tuple[str, str], dict]) -> dict[str, tuple[str, .
             "the measures rule of every run with the same measures.relevance and "
             "measures.similarities"
         )
+    plugins = held_plugins(records)
     groups: dict[str, tuple[str, ...]] = {}
     for group, measures in GROUPS.items():
         groups[group] = measures
@@ -159,7 +164,38 @@ def table_groups(records: dict[tuple[str, str], dict]) -> dict[str, tuple[str, .
                 chosen = tuple(name for name in names if name in held)
                 if chosen:
                     groups[extra] = chosen
+    for group in PLUGIN_GROUPS:
+        chosen = tuple(name for name in plugins if get(name).group == group)
+        if chosen:
+            groups[group] = chosen
     return groups
+
+
+def held_plugins(records: dict[tuple[str, str], dict]) -> tuple[str, ...]:
+    """The plugin measures (docs/plugins.md) the measure files hold, in load order.
+    ValueError when some files hold a plugin and others do not, or a file holds a measure
+    that neither the registry nor this run's plugins know (a plugin since removed)."""
+    known = {"seconds", "conventions", "groups"}
+    for source, record in records.items():
+        stray = [key for key in record if key not in known and not is_known(key)]
+        if stray:
+            raise ValueError(
+                f"the measures file of {'/'.join(source)} holds {stray}, which no loaded "
+                "plugin declares: rerun its measures rule (the plugins changed)"
+            )
+    held = [name for name in plugin_names() if any(name in r for r in records.values())]
+    uneven = [name for name in held if not all(name in r for r in records.values())]
+    if uneven:
+        raise ValueError(
+            f"some measure files hold the plugin measures {uneven} and others do not: rerun "
+            "the measures rule of every run with the same measures.plugins"
+        )
+    return tuple(held)
+
+
+def agreement_names(records: dict[tuple[str, str], dict]) -> tuple[str, ...]:
+    """The measures of Fig. 1's agreement: the 18 and the plugin measures the files hold."""
+    return NAMES + held_plugins(records)
 
 
 def table_scores(
@@ -197,8 +233,10 @@ def table_scores(
 
 def table_timing(records: dict[tuple[str, str], dict], datasets: list[str]) -> pd.DataFrame:
     """Table 3: mean seconds over models of each fairness measure per dataset, and the
-    once-per-dataset similarity times (rows), datasets as columns."""
-    rows = list(FAIR + SIMILARITY_TIMES)
+    once-per-dataset similarity times (rows), datasets as columns; the plugin measures the
+    files hold (docs/plugins.md) after the 12, each its own seconds (the similarity range
+    it reads included)."""
+    rows = list(FAIR + held_plugins(records) + SIMILARITY_TIMES)
     table = pd.DataFrame(index=pd.Index(rows, name="Measure"), columns=datasets, dtype=float)
     for dataset in datasets:
         runs = [r for (d, _), r in records.items() if d == dataset]

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from userfair import plugins
 from userfair.io import InputError, read_inter, read_parquet
 
 Path = str | os.PathLike
@@ -34,6 +35,18 @@ SPEED_KEYS = ("block_size", "device")
 def speed(config: Mapping) -> dict:
     """The speed-only settings (:data:`SPEED_KEYS`) of the workflow's config."""
     return {key: config["measures"][key] for key in SPEED_KEYS}
+
+
+def load_plugins(config: Mapping) -> list[str]:
+    """Load and check the plugin measures of ``config`` (``measures.plugins`` and, unless
+    ``measures.entry_points`` is false, the installed entry points; userfair.plugins.load)
+    in this process; ``NAME=module:Class`` of each, in load order. A bad plugin raises
+    userfair.plugins.PluginError, one line naming it."""
+    settings = config.get("measures", {}) if isinstance(config, Mapping) else {}
+    declared = plugins.load(
+        list(settings.get("plugins", [])), entry_points=bool(settings.get("entry_points", True))
+    )
+    return [f"{measure.name}={measure.source}" for measure in declared]
 
 
 def read_optional_csv(path: Path | None) -> pd.DataFrame | None:

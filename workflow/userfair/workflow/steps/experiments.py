@@ -20,11 +20,12 @@ log = logging.getLogger(__name__)
 def exp_relevance(
     dataset: str, train: Path, test: Path, jacc: Path, genre: Sequence[Path], out: Path, *,
     k: int, epsilon: float, envy_utility: str, gamma: float, block_size: int, device: str,
-    seed: int,
+    seed: int, plugins: Sequence[str] = (),
 ) -> pd.DataFrame:  # fmt: skip
     """Rule exp_relevance: the Fig. 2 experiment (userfair.workflow.experiments.run_relevance) of
     one dataset: PUF with the normalised Jaccard, UF with the raw sim_UF (the genre
-    similarity mixed in when gamma < 1)."""
+    similarity mixed in when gamma < 1), and the plugin measures the job loaded
+    (``plugins``, a param so that a change reruns it; docs/plugins.md)."""
     inputs = load_split_inputs(train, test)
     jaccard = load(jacc, inputs.users)
     genre_path = only(genre)

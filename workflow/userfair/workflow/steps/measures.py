@@ -14,7 +14,7 @@ from userfair import evaluate, pair_records, stream_rows, streaming, variants
 from userfair.agreement import EQUIVALENT, agreement_long
 from userfair.inputs import load_inputs, load_split_inputs
 from userfair.io import InputError, read_json, write_csv, write_json
-from userfair.measures import NAMES
+from userfair.measures import NAMES, plugin_names
 from userfair.similarities import read_user_vectors
 from userfair.similarity import compute, load_dataset, save
 from userfair.workflow import tables
@@ -146,6 +146,7 @@ def measures(
     pairs: Path | None = None, sums: Sequence[Path] = (), item: Path | None = None,
     graded: bool = False, extra_similarities: Sequence[str] = (), vectors: Path | None = None,
     grades: Path | None = None,
+    plugins: Sequence[str] = (),
 ) -> dict:  # fmt: skip
     """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on
     the ``route`` the workflow chose (common.smk, measure_route).
@@ -162,7 +163,11 @@ def measures(
     item genres ``item``, vec the user vectors file ``vectors``) add PUF over them. Dense
     route: userfair.evaluate.evaluate's opt-in; streamed route:
     userfair.variants.evaluate_variants on the row passes' sums the measure_sums parts
-    made (``variants`` in each part), gathered here."""
+    made (``variants`` in each part), gathered here.
+
+    ``plugins``: the plugin measures the job computes (``NAME=module:Class``, loaded by
+    userfair.workflow.joblog.job_log; a param, so a change reruns the job), after the
+    built-ins on the same route (userfair.plugin_routes)."""
     streamed = route == "stream"
     needed = ("pairs", "sums") if streamed else ("cos", "jacc")
     given = {"cos": cos, "jacc": jacc, "pairs": pairs, "sums": sums}
@@ -190,6 +195,8 @@ def measures(
                 block_size=block_size, sums=gathered_variants(sums),
             )  # fmt: skip
             result = {**result, **values, "seconds": {**result["seconds"], **seconds}}
+        # the plugin measures (docs/plugins.md) in row blocks, never m x m
+        result = evaluate.with_plugins(result, inputs, k, "stream", block_size, user_vectors)
     else:
         similarities = load_dataset(cos, jacc, genre or (), inputs.users)
         result = evaluate.evaluate(
@@ -198,7 +205,7 @@ def measures(
             extra_similarities=extra_similarities, user_vectors=user_vectors,
         )  # fmt: skip
     write_json(evaluate.as_json(result), out)
-    log.info("%s: %s", out, {key: result[key] for key in NAMES})
+    log.info("%s: %s", out, {key: result[key] for key in NAMES + plugin_names() if key in result})
     return result
 
 
@@ -234,7 +241,8 @@ def agreement(
     records = tables.read_measure_files(measure_files, datasets, models)
     if len(models) < 3:
         log.warning("only %d models: Kendall tau over so few orderings says little", len(models))
-    frame = agreement_long(tables.scores_frame(records))
+    names = tables.agreement_names(records)
+    frame = agreement_long(tables.scores_frame(records, names), names)
     write_csv(frame, out)
     log.info(
         "equivalent pairs (|tau| >= %s):\n%s",

@@ -11,7 +11,6 @@ import pandas as pd
 from userfair.inference import significance, summary, tau_intervals
 from userfair.inputs import load_inputs
 from userfair.io import InputError, read_parquet, write_csv, write_parquet
-from userfair.measures import NAMES
 from userfair.similarities import read_user_vectors
 from userfair.similarity import load_dataset
 from userfair.uncertainty import bootstrap, resample_weights
@@ -28,6 +27,7 @@ def uncertainty(
     gamma: float, block_size: int, device: str, resamples: int, seed: int,
     graded: bool = False, extra_similarities: Sequence[str] = (), item: Path | None = None,
     vectors: Path | None = None, grades: Path | None = None,
+    plugins: Sequence[str] = (),
 ) -> pd.DataFrame:  # fmt: skip
     """Rule uncertainty: every measure of one dataset x model on ``resamples`` bootstrap
     resamples of the evaluated users (userfair.uncertainty.bootstrap); the same seed for
@@ -37,7 +37,9 @@ def uncertainty(
     ``graded`` and ``extra_similarities`` add the columns of the opt-in measures on the same
     weights (userfair.variant_uncertainty.bootstrap_variants), after the 18; ``item`` (the
     genre similarity's item genres), ``vectors`` (embedding:MODEL's user vectors) and
-    ``grades`` (rule grades) as there. Without them the frame is the 18 columns alone."""
+    ``grades`` (rule grades) as there. Without them the frame is the 18 columns alone.
+    The plugin measures loaded by the job (``plugins``, a param as for ``measures``) follow
+    (userfair.uncertainty.bootstrap)."""
     train_split, test_split, grade = graded_splits(train, test, grades, graded)
     inputs = load_inputs(
         train_split, test_split, topk, k=k, valid=valid, grade=grade,
@@ -93,14 +95,15 @@ def table_uncertainty(
     # Table 2's groups: the 18 and the opt-in measures the files hold (none by default)
     measure_groups = tables.table_groups(records)
     measures = [name for names in measure_groups.values() for name in names]
+    tau_names = tables.agreement_names(records)  # Fig. 1's: the 18 and the plugins
     summaries, comparisons, taus = [], [], []
     for dataset in datasets:
         frames = {m: read_resamples(resample_files[f"{dataset}/{m}"], measures) for m in models}
         points = {m: records[(dataset, m)] for m in models}
         summaries.append(summary(frames, points, level, measures).assign(dataset=dataset))
         comparisons.append(significance(frames, points, level, measures).assign(dataset=dataset))
-        # Fig. 1's tau intervals: the 18 (the opt-in ones: table_variants)
-        taus.append(tau_intervals(frames, points, level, NAMES).assign(dataset=dataset))
+        # Fig. 1's tau intervals: the 18 and the plugins (the opt-in ones: table_variants)
+        taus.append(tau_intervals(frames, points, level, tau_names).assign(dataset=dataset))
     table = pd.concat(summaries, ignore_index=True)
     conventions = tables.shared_conventions(records)
     group_table = read_optional_csv(only(groups))

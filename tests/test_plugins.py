@@ -1,0 +1,381 @@
+"""Plugin measures (userfair.plugins, userfair.plugin_routes; docs/plugins.md): values
+against direct loops from their formulas and hand-worked cases, every route equal, the
+bootstrap against the materialised resample, and every bad plugin stopped in one line."""
+
+from __future__ import annotations
+
+import math
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from userfair import cli, measures, plugin_routes, plugins
+from userfair.evaluate import evaluate
+from userfair.uncertainty import bootstrap, resample_weights
+from userfair.warmup import tiny_inputs
+
+import reference
+
+
+class Spread(plugins.UserMeasure):
+    """Mean absolute deviation from the weighted mean."""
+
+    name = "MAD-NDCG"
+    effectiveness = "NDCG"
+    better = "lower"
+    bounds = (0.0, 1.0)
+
+    def compute(self, scores, weights):
+        mean = (weights * scores).sum() / weights.sum()
+        return float((weights * np.abs(scores - mean)).sum() / weights.sum())
+
+
+class Squared(plugins.PairMeasure):
+    """The mean over pairs of sim^2 |S_u - S_v|."""
+
+    name = "PUF2-P-Jacc"
+    effectiveness = "P"
+    similarity = "Jacc"
+    better = "lower"
+    bounds = (0.0, 1.0)
+
+    def terms(self, s_u, s_v, sim):
+        return sim**2 * np.abs(s_u - s_v)
+
+
+class Shifted(Squared):
+    """A term that is not 0 where the similarity is: every pair is visited."""
+
+    name = "Shift-P-Jacc"
+
+    def terms(self, s_u, s_v, sim):
+        return (sim + 0.5) * np.abs(s_u - s_v) / 1.5
+
+
+class Overlap(plugins.UserSimilarity):
+    """Raw similarity: the number of shared train items."""
+
+    name = "overlap"
+    label = "Overlap"
+
+    def block(self, data, start, stop):
+        rows = data.train
+        return (rows[start:stop] @ rows.T).tocsr()
+
+
+class OverlapPUF(Squared):
+    name = "PUF-P-Overlap"
+    similarity = "Overlap"
+
+    def terms(self, s_u, s_v, sim):
+        return sim * np.abs(s_u - s_v)
+
+
+@pytest.fixture
+def registered():
+    """The plugins of this module loaded; forgotten afterwards."""
+    module = sys.modules[__name__].__name__
+    specs = [f"{module}:{name}" for name in ("Spread", "Squared", "Shifted", "Overlap",
+                                              "OverlapPUF")]  # fmt: skip
+    yield plugins.load(specs, entry_points=False)
+    plugins.clear()
+    from userfair import similarities
+
+    similarities.REGISTRY.pop("overlap", None)
+
+
+def _sets(matrix):
+    return [set(np.nonzero(row)[0]) for row in matrix.toarray()]
+
+
+def _loop_pair(scores, sim, term):
+    m = len(scores)
+    total = sum(term(scores[u], scores[v], s) for (u, v), s in sim.items())
+    return 2 * total / (m * (m - 1))
+
+
+def _overlap_min_max(train_sets):
+    raw = {
+        (u, v): float(len(train_sets[u] & train_sets[v]))
+        for u in range(len(train_sets))
+        for v in range(u + 1, len(train_sets))
+    }
+    return reference._min_max(raw)
+
+
+def _sparse(inputs, density=0.06):
+    """``inputs`` with a sparse train matrix: some pairs share no item (min Jaccard 0)."""
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    m, n = inputs.train.shape
+    rng = np.random.default_rng(m)
+    train = rng.random((m, n)) < density
+    train[np.arange(m), np.arange(m) % n] = True
+    return dataclasses.replace(inputs, train=sp.csr_matrix(train, dtype=np.float64))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_plugin_values_equal_direct_loops_on_both_routes(registered, seed):
+    inputs = tiny_inputs(m=25, n=30, k=4, seed=seed)
+    inputs = _sparse(inputs) if seed == 2 else inputs  # the sparse pass (min Jaccard 0)
+    lists = [list(row) for row in inputs.topk]
+    relevant = _sets(inputs.relevant)
+    train = _sets(inputs.train_of_evaluated())
+    eff = reference.effectiveness(lists, relevant, 4)
+    ndcg, p = np.array(eff["NDCG"]), eff["P"]
+    jacc = reference.jaccard(train)
+    expected = {
+        "MAD-NDCG": float(np.abs(ndcg - ndcg.mean()).mean()),
+        "PUF2-P-Jacc": _loop_pair(p, jacc, lambda a, b, s: s * s * abs(a - b)),
+        "Shift-P-Jacc": _loop_pair(p, jacc, lambda a, b, s: (s + 0.5) * abs(a - b) / 1.5),
+        "PUF-P-Overlap": _loop_pair(p, _overlap_min_max(train), lambda a, b, s: s * abs(a - b)),
+    }
+    for route in ("dense", "stream"):
+        result = evaluate(inputs, k=4, route=route)
+        for name, value in expected.items():
+            assert result[name] == pytest.approx(value, rel=1e-12, abs=1e-15), (route, name)
+            assert result["seconds"][name] >= 0
+        # the built-ins are untouched by the plugins
+        plain = reference.puf(p, jacc)
+        assert result["PUF-P-Jacc"] == pytest.approx(plain, rel=1e-9)
+
+
+def test_hand_worked_pair_and_user_measures(registered):
+    # three users; P = (0, 0.5, 1); Jaccard: u0,u1 share 1 of 3 items, u1,u2 1 of 2, u0,u2 0
+    import scipy.sparse as sp
+
+    from userfair.inputs import Inputs
+
+    train = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 0]], float))
+    relevant = sp.csr_matrix(np.array([[0, 0, 0, 1], [1, 0, 0, 1], [1, 1, 0, 1]], float))
+    topk = np.array([[2, 0], [0, 2], [0, 1]])  # hits: 0, 1, 2 of k = 2
+    inputs = Inputs(
+        users=np.array(["a", "b", "c"]), items=np.array(["i0", "i1", "i2", "i3"]),
+        train=train, train_rows=np.arange(3), relevant=relevant, topk=topk, genres=None,
+    )  # fmt: skip
+    # raw Jaccard: (a,b) 1/3, (a,c) 0, (b,c) 1/2 -> min-max: 2/3, 0, 1
+    # PUF2 = mean of (4/9 * 0.5, 0 * 1, 1 * 0.5) = (2/9 + 1/2) / 3 = 13/54
+    values, _ = plugin_routes.evaluate_plugins(inputs, 2, ["PUF2-P-Jacc"])
+    assert values["PUF2-P-Jacc"] == pytest.approx(13 / 54, rel=1e-14)
+    # NDCG: a 0; b hit at rank 1 of ideal 2: 1 / (1 + 1/log2 3); c 1 -> MAD from the mean
+    ndcg = np.array([0.0, 1 / (1 + 1 / math.log2(3)), 1.0])
+    values, _ = plugin_routes.evaluate_plugins(inputs, 2, ["MAD-NDCG"])
+    assert values["MAD-NDCG"] == pytest.approx(np.abs(ndcg - ndcg.mean()).mean(), rel=1e-14)
+
+
+def test_sparse_pass_is_taken_only_when_the_term_vanishes_at_zero(registered):
+    assert plugins.zero_at_zero("PUF2-P-Jacc") and plugins.zero_at_zero("PUF-P-Overlap")
+    assert not plugins.zero_at_zero("Shift-P-Jacc")
+    inputs = _sparse(tiny_inputs(m=30, n=40, k=3, seed=5))
+    cache = {}
+    sparse = plugin_routes._pass("PUF2-P-Jacc", inputs, None, 7, cache, "dense")
+    dense = plugin_routes._pass("Shift-P-Jacc", inputs, None, 7, cache, "dense")
+    assert sparse.sparse_only and not dense.sparse_only
+    # the same sum whichever pairs are visited
+    s = np.random.default_rng(0).random(30)
+    visited = sum(u.size for _, u, _, _ in sparse.blocks(s))
+    assert visited < 30 * 29 / 2
+    sparse.sparse_only = False
+    assert sparse.mean(s) == pytest.approx(
+        plugin_routes._pass("PUF2-P-Jacc", inputs, None, 7, cache, "dense").mean(s), rel=1e-13
+    )
+
+
+def test_bootstrap_equals_the_materialised_resample(registered):
+    inputs = tiny_inputs(m=10, n=16, k=3, seed=3)
+    weights = resample_weights(10, 4, seed=7)
+    frame = bootstrap(inputs, weights, k=3)
+    lists = [list(row) for row in inputs.topk]
+    eff = reference.effectiveness(lists, _sets(inputs.relevant), 3)
+    jacc = reference.jaccard(_sets(inputs.train_of_evaluated()))
+    for b, row in enumerate(weights):
+        origin = [u for u, w in enumerate(row) for _ in range(w)]
+        ndcg = np.array([eff["NDCG"][u] for u in origin])
+        assert frame["MAD-NDCG"][b] == pytest.approx(np.abs(ndcg - ndcg.mean()).mean(), rel=1e-12)
+        pairs = [
+            (origin[i], origin[j])
+            for i in range(len(origin))
+            for j in range(i + 1, len(origin))
+            if origin[i] != origin[j]
+        ]
+        terms = [jacc[min(u, v), max(u, v)] ** 2 * abs(eff["P"][u] - eff["P"][v]) for u, v in pairs]
+        assert frame["PUF2-P-Jacc"][b] == pytest.approx(np.mean(terms), rel=1e-12)
+    # unit weights give evaluate's values
+    ones = bootstrap(inputs, np.ones((1, 10), dtype=np.int64), k=3)
+    point = evaluate(inputs, k=3, route="dense")
+    for name in measures.plugin_names():
+        assert ones[name][0] == pytest.approx(point[name], rel=1e-12)
+
+
+def test_plugins_join_the_registry_with_their_declarations(registered):
+    declaration = measures.get("PUF2-P-Jacc")
+    assert (declaration.kind, declaration.similarity, declaration.family) == ("pair", "Jacc",
+                                                                              "plugin")  # fmt: skip
+    assert declaration.source == f"{__name__}:Squared"
+    assert not measures.higher_is_better("MAD-NDCG")
+    assert "PUF2-P-Jacc" in measures.served("stream")
+    assert "PUF2-P-Jacc" not in measures.served("decompose")
+    # loading the same classes again is harmless
+    assert plugins.load([f"{__name__}:Squared"], entry_points=False)[0] == declaration
+
+
+def _write_module(tmp_path, monkeypatch, source: str) -> str:
+    name = f"badplugin_{abs(hash(source)) % 10**8}"
+    (tmp_path / f"{name}.py").write_text(
+        "import numpy as np\nfrom userfair.plugins import UserMeasure, PairMeasure\n"
+        + textwrap.dedent(source)
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+BAD = {
+    "import": ("", "no_such_module_xyz:Thing", "cannot import no_such_module_xyz"),
+    "attribute": ("", "{m}:Missing", "has no attribute 'Missing'"),
+    "not a class": ("Thing = 3\n", "{m}:Thing", "is not a subclass"),
+    "no name": (
+        "class A(UserMeasure):\n    def compute(self, s, w):\n        return 0.0\n",
+        "{m}:A",
+        "set the class attribute 'name'",
+    ),
+    "builtin name": (
+        "class A(UserMeasure):\n    name = 'SD-P'\n    def compute(self, s, w):\n"
+        "        return 0.0\n",
+        "{m}:A",
+        "is a built-in measure's",
+    ),
+    "no compute": ("class A(UserMeasure):\n    name = 'A-P'\n", "{m}:A", "define compute"),
+    "bad score": (
+        "class A(UserMeasure):\n    name = 'A-X'\n    effectiveness = 'X'\n"
+        "    def compute(self, s, w):\n        return 0.0\n",
+        "{m}:A",
+        "effectiveness = 'X'",
+    ),
+    "out of bounds": (
+        "class A(UserMeasure):\n    name = 'A-P'\n    bounds = (0, 1)\n"
+        "    def compute(self, s, w):\n        return 2.0\n",
+        "{m}:A",
+        "outside its declared bounds",
+    ),
+    "nan": (
+        "class A(UserMeasure):\n    name = 'A-P'\n    def compute(self, s, w):\n"
+        "        return float('nan')\n",
+        "{m}:A",
+        "not finite",
+    ),
+    "ignores weights": (
+        "class A(UserMeasure):\n    name = 'A-P'\n    def compute(self, s, w):\n"
+        "        return float(np.mean(s))\n",
+        "{m}:A",
+        "treat the weights as multiplicities",
+    ),
+    "raises": (
+        "class A(UserMeasure):\n    name = 'A-P'\n    def compute(self, s, w):\n"
+        "        raise RuntimeError('boom')\n",
+        "{m}:A",
+        "compute raised RuntimeError: boom",
+    ),
+    "asymmetric": (
+        "class B(PairMeasure):\n    name = 'B-P-Cos'\n    def terms(self, a, b, sim):\n"
+        "        return sim * (a - b)\n",
+        "{m}:B",
+        "must be symmetric",
+    ),
+    "one value per pair": (
+        "class B(PairMeasure):\n    name = 'B-P-Cos'\n    def terms(self, a, b, sim):\n"
+        "        return np.array([1.0])\n",
+        "{m}:B",
+        "one value per pair",
+    ),
+    "unknown similarity": (
+        "class B(PairMeasure):\n    name = 'B-P-X'\n    similarity = 'Nope'\n"
+        "    def terms(self, a, b, sim):\n        return sim\n",
+        "{m}:B",
+        "similarity = 'Nope'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_a_bad_plugin_is_stopped_in_one_line_naming_it(case, tmp_path, monkeypatch):
+    source, spec, expected = BAD[case]
+    module = _write_module(tmp_path, monkeypatch, source)
+    spec = spec.format(m=module)
+    try:
+        with pytest.raises(plugins.PluginError) as error:
+            plugins.load([spec], entry_points=False)
+    finally:
+        plugins.clear()
+    message = str(error.value)
+    assert expected in message
+    assert "\n" not in message
+    assert spec.split(":")[0] in message or module in message
+    assert not measures.plugin_names()
+
+
+def test_a_plugin_raising_inside_a_route_is_named(registered, monkeypatch):
+    inputs = tiny_inputs(m=12, n=16, k=3)
+    monkeypatch.setattr(Squared, "terms", lambda self, a, b, sim: 1 / 0)
+    with pytest.raises(plugins.PluginError, match=r"Squared: terms raised ZeroDivisionError"):
+        plugin_routes.evaluate_plugins(inputs, 3, ["PUF2-P-Jacc"])
+
+
+def test_cli_measure_option(tmp_path, capsys):
+    from userfair.io import write_inter
+
+    from measures_data import random_split
+
+    train_frame, test_frame, topk, _ = random_split(5)
+    train, test, lists = tmp_path / "d.train.inter", tmp_path / "d.test.inter", tmp_path / "t.tsv"
+    write_inter(train_frame, train)
+    write_inter(test_frame, test)
+    topk.to_csv(lists, sep="\t", index=False)
+    spec = f"{__name__}:Squared"
+    try:
+        args = ["--k", "3", "--measure", spec, "--no-entry-points"]
+        code = cli.main(["evaluate", "--train", str(train), "--test", str(test), "--topk",
+                         str(lists), *args])  # fmt: skip
+        out = capsys.readouterr().out
+    finally:
+        plugins.clear()
+    assert code == 0
+    assert "PUF2-P-Jacc" in out
+    code = cli.main(["evaluate", "--train", str(train), "--test", str(test), "--topk",
+                     str(lists), "--measure", "nope_module:X", "--no-entry-points"])  # fmt: skip
+    assert code == 2
+    assert "plugin nope_module:X: cannot import nope_module" in capsys.readouterr().err
+
+
+def test_unserved_routes_are_said_once_by_measure_and_route(registered, caplog):
+    caplog.set_level("WARNING")
+    measures._said.clear()
+    assert measures.unserved("decompose", ["PUF2-P-Jacc", "SD-P"], "left out") == ("PUF2-P-Jacc",)
+    measures.unserved("decompose", ["PUF2-P-Jacc"], "left out")
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["PUF2-P-Jacc: no per-user decomposition route; left out"]
+
+
+def test_the_plugin_benchmark_runs_at_a_tiny_size(tmp_path):
+    """benchmarks/plugins.py at 150 users: its plugins equal the built-ins (it asserts so)."""
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_plugins", REPO / "benchmarks" / "plugins.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_plugins"] = module
+    try:
+        spec.loader.exec_module(module)
+        out = module.main(["--evaluated", "150", "--resamples", "10", "--repeats", "1",
+                           "--json", str(tmp_path / "out.json")])  # fmt: skip
+    finally:
+        plugins.clear()
+        sys.modules.pop("bench_plugins", None)
+    assert out["a"]["ratio"] > 0 and out["b"]["ratio"] > 0
+    assert (tmp_path / "out.json").is_file()

@@ -1,0 +1,98 @@
+"""What a measure declaration is (:class:`Measure`): its name, direction, kind, the
+per-user effectiveness it reads, the user similarity of a pair measure, its theoretical
+range and the routes that serve it. Every measure, built-in or plugin, is one such value
+in the registry of :mod:`userfair.measures`; every route reads its list from there.
+
+This module is data only: it imports nothing of the engines, so the family modules
+(:mod:`userfair.measures.effectiveness`, ``.spread``, ``.envy``, ``.uf``, ``.puf``,
+``.groups``) can be loaded by every engine without a circle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+#: The kinds of measure (docs/method.md#measure-kinds):
+#: ``mean``: the mean over the evaluated users of a per-user score (the effectiveness);
+#: ``statistic``: a statistic of the per-user scores (SD, Gini, a plugin's UserMeasure);
+#: ``pair``: the mean over unordered user pairs of a pair term (PUF, a plugin's PairMeasure);
+#: ``envy``: built from the per-user maxima or means of envy over pairs (ME, MME, PEU);
+#: ``uf``: the UF construction (similar pairs above mean + SD, list distances);
+#: ``group``: a measure over groups of users (UserMAD).
+KINDS = ("mean", "statistic", "pair", "envy", "uf", "group")
+
+#: The routes a measure can be served on (docs/architecture.md#routes):
+#: ``dense``: ``userfair.evaluate`` on the (m, m) similarities;
+#: ``stream``: the row passes that never hold m x m (``userfair.streaming`` and the
+#: workflow's scattered parts);
+#: ``bootstrap``: every measure recomputed on resampled users (``userfair.uncertainty``);
+#: ``decompose``: the per-user shares (``userfair.decompose``, the who tables);
+#: ``recbole``: a RecBole metric (``userfair.recbole``);
+#: ``experiments``: the relevance, similarity and extreme-case experiments (Figs. 2-4).
+ROUTES = ("dense", "stream", "bootstrap", "decompose", "recbole", "experiments")
+
+#: Where a built-in comes from (a plugin's source is its ``module:Class``).
+BUILTIN = "userfair"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure, declared once.
+
+    ``better``: ``higher`` or ``lower``. ``kind``: one of :data:`KINDS`. ``family``: the
+    module of ``userfair.measures`` that declares it (``plugin`` for a plugin).
+    ``effectiveness``: the per-user score it reads (``P``, ``NDCG``, ``gNDCG``; None for
+    the envy and UF measures, which read the lists). ``similarity``: the user similarity
+    of a pair measure (``Cos``, ``Jacc``, ... or a plugin similarity's name). ``group``:
+    its group in Table 2. ``default``: one of the 18 of every measures file (the others
+    are opt-in). ``bounds``: its theoretical range (``-inf``/``inf`` where unbounded).
+    ``routes``: the routes of :data:`ROUTES` that serve it; the others say so once, by
+    measure and route (:func:`userfair.measures.unserved`). ``source``: ``userfair`` or
+    the plugin's ``module:Class``. ``text``: one line on what it is.
+    """
+
+    name: str
+    kind: str
+    better: str
+    family: str
+    group: str
+    effectiveness: str | None = None
+    similarity: str | None = None
+    default: bool = False
+    bounds: tuple[float, float] = (0.0, 1.0)
+    routes: frozenset[str] = field(default_factory=lambda: frozenset(ROUTES))
+    source: str = BUILTIN
+    text: str = ""
+
+    def __post_init__(self):
+        if not self.name or any(c.isspace() for c in self.name) or "/" in self.name:
+            raise ValueError(f"measure name {self.name!r}: non-empty, no spaces, no '/'")
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.name}: kind {self.kind!r} is not one of {KINDS}")
+        if self.better not in ("higher", "lower"):
+            raise ValueError(
+                f"{self.name}: better must be 'higher' or 'lower', not {self.better!r}"
+            )
+        unknown = set(self.routes) - set(ROUTES)
+        if unknown:
+            raise ValueError(f"{self.name}: unknown routes {sorted(unknown)}; expected {ROUTES}")
+        if self.kind == "pair" and not self.similarity:
+            raise ValueError(f"{self.name}: a pair measure declares its similarity")
+        low, high = self.bounds
+        if not (low <= high) or math.isnan(low) or math.isnan(high):
+            raise ValueError(f"{self.name}: bounds {self.bounds} must be low <= high")
+        object.__setattr__(self, "routes", frozenset(self.routes))
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.better == "higher"
+
+    @property
+    def builtin(self) -> bool:
+        return self.source == BUILTIN
+
+
+def declare(name: str, kind: str, better: str, family: str, group: str, **fields) -> Measure:
+    """A built-in :class:`Measure` (the family modules' one-line declarations)."""
+    return Measure(name=name, kind=kind, better=better, family=family, group=group, **fields)
