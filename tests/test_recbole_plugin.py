@@ -491,3 +491,39 @@ def test_group_metrics_equal_the_library(trained, tmp_path):
                 assert not math.isnan(ours[key])
     finally:
         config["metrics"], config["userfair_user_groups"] = metrics, before
+
+
+@pytest.mark.slow
+def test_plugin_measures_are_recbole_metrics_equal_to_the_library(trained):
+    """A plugin UserMeasure and PairMeasure (docs/plugins.md), registered with
+    ``register(plugins=...)``, are RecBole metrics of the test evaluation equal to
+    userfair.evaluate on the same lists."""
+    from recbole.utils import get_trainer
+
+    from userfair import plugins
+    from userfair.evaluate import evaluate
+    from userfair.inputs import load_inputs
+
+    specs = ["test_plugins:Spread", "test_plugins:Squared"]
+    try:
+        names = plugin.register(specs, entry_points=False)
+        assert {"MAD_NDCG", "PUF2_P_Jacc"} <= set(names)
+        config, dataset, loaders = trained["config"], trained["dataset"], trained["loaders"]
+        model = trained["trainer"].model
+        trainer = get_trainer(config["MODEL_TYPE"], config["model"])(config, model)
+        metrics = list(config["metrics"])
+        try:
+            plugin.add_metrics(trainer, loaders["train"], ["MAD_NDCG", "PUF2_P_Jacc"])
+            ours = plugin.measure_values(trainer.evaluate(loaders["test"], False), 10)
+        finally:
+            config["metrics"] = metrics
+        lists = ranked_lists(config, dataset, trained["trainer"], loaders["test"], 10)
+        inputs = load_inputs(
+            frame(config, loaders["train"].dataset), frame(config, loaders["test"].dataset),
+            lists, k=10, valid=frame(config, loaders["valid"].dataset),
+        )  # fmt: skip
+        library = evaluate(inputs, k=10, device="cpu")
+        for key in ("MAD-NDCG", "PUF2-P-Jacc"):
+            assert close(ours[key], library[key]), (key, ours[key], library[key])
+    finally:
+        plugins.clear()

@@ -284,7 +284,7 @@ def _register_measure(cls, source: str) -> Measure:
             raise PluginError(f"plugin {source}: define terms(self, s_u, s_v, sim)")
     elif type(plugin).compute is UserMeasure.compute:
         raise PluginError(f"plugin {source}: define compute(self, scores, weights)")
-    routes = {"dense", "stream", "bootstrap"}
+    routes = {"dense", "stream", "bootstrap", "recbole"}
     if label in (None, "Jacc") and score in ("HR", "MRR", "P", "MAP", "R", "NDCG"):
         routes.add("experiments")  # Fig. 2 reads the binary scores and the Jaccard
     group = "Eff (plugins)" if better == "higher" else "Fair (plugins)"

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 
 from userfair._extras import require
 
@@ -47,15 +48,10 @@ from userfair._extras import require
 NEEDS = ("torch", "recbole")
 require("recbole", NEEDS, __name__)
 
+from userfair import plugins as plugin_loader  # noqa: E402
 from userfair import recbole_patches  # noqa: E402  (after the check, which names the extra)
 from userfair import similarities as registry_  # noqa: E402
-from userfair.measures import (  # noqa: E402
-    FAIR_GROUP,
-    OPT_IN,
-    higher_is_better,
-    plugin_names,
-    unserved,
-)
+from userfair.measures import FAIR_GROUP, OPT_IN, higher_is_better, plugin_names  # noqa: E402
 from userfair.recbole_collector import (  # noqa: E402
     NEED_POSITIVE,
     NEED_TRAIN,
@@ -117,9 +113,16 @@ def _settings(config) -> dict:
     return {key: get(key) for key in SETTINGS}
 
 
+def metric_names() -> dict[str, str]:
+    """RecBole metric name -> measure key of every metric :func:`register` adds: the
+    built-ins (:data:`ALL_METRICS`) and the plugin measures loaded in this process
+    (docs/plugins.md; ``PUF2-P-Cos`` -> ``PUF2_P_Cos``)."""
+    return {**ALL_METRICS, **{key.replace("-", "_"): key for key in plugin_names()}}
+
+
 def _wanted(config) -> list[str]:
     """The measure keys of the fairness metrics in ``config["metrics"]``."""
-    lower = {name.lower(): key for name, key in ALL_METRICS.items()}
+    lower = {name.lower(): key for name, key in metric_names().items()}
     return [lower[m.lower()] for m in config["metrics"] if m.lower() in lower]
 
 
@@ -184,13 +187,14 @@ class FairnessMetric:
 
 def _metric_classes() -> dict[str, type]:
     """One subclass of RecBole's AbstractMetric per measure, named as the metric (made
-    once: a second :func:`register` registers the same classes)."""
-    if _classes:
-        return dict(_classes)
+    once: a second :func:`register` registers the same classes, and the plugins loaded
+    since)."""
     from recbole.evaluator.base_metric import AbstractMetric
     from recbole.utils import EvaluatorType
 
-    for name, key in ALL_METRICS.items():
+    for name, key in metric_names().items():
+        if name in _classes:
+            continue
         better = "higher is better" if higher_is_better(key) else "lower is fairer"
         _classes[name] = type(
             name,
@@ -236,7 +240,7 @@ def measure_values(result: dict, k: int) -> dict:
     metrics present in ``result``, in :data:`METRICS` order, then :data:`GROUP_METRICS`."""
     return {
         key: float(result[f"{name.lower()}@{k}"])
-        for name, key in ALL_METRICS.items()
+        for name, key in metric_names().items()
         if f"{name.lower()}@{k}" in result
     }
 
@@ -254,13 +258,19 @@ def check_version(version: str) -> None:
         )
 
 
-def register() -> list[str]:
+def register(plugins: Sequence[str] = (), entry_points: bool = True) -> list[str]:
     """Add the 12 metrics, the 2 group metrics (:data:`GROUP_METRICS`, computed when
     the config sets ``userfair_user_groups``) to RecBole's registry (idempotent) and
     apply the runtime fixes; return the metric names. Call it before
     ``recbole.quick_start`` is imported (that import needs the fixes) and in every process
-    that builds a RecBole Config."""
+    that builds a RecBole Config.
+
+    Plugin measures (docs/plugins.md) become metrics too: those of the installed entry
+    points (unless ``entry_points`` is False), of ``plugins`` (``module:Class``) and any
+    loaded before, named with ``_`` for ``-`` (``PUF2-P-Cos`` -> ``PUF2_P_Cos``)."""
     import recbole
+
+    plugin_loader.load(plugins, entry_points=entry_points)
 
     check_version(recbole.__version__)
     recbole_patches.apply()
@@ -268,8 +278,6 @@ def register() -> list[str]:
     from recbole.evaluator import register as registry
 
     classes = _metric_classes()
-    # plugin measures are not RecBole metrics yet: each says so once (docs/plugins.md)
-    unserved("recbole", plugin_names(), "not registered as a RecBole metric")
     for name, cls in classes.items():
         lower = name.lower()
         existing = registry.metrics_dict.get(lower)

@@ -18,13 +18,13 @@ require("recbole", NEEDS, __name__)
 import numpy as np  # noqa: E402  (after the check, which names the extra to install)
 import scipy.sparse as sp  # noqa: E402
 
-from userfair import effectiveness, fairness, similarity, streaming, variants  # noqa: E402
+from userfair import effectiveness, fairness, plugin_routes, similarity, streaming, variants  # noqa: E402
 from userfair import groups as user_groups  # noqa: E402
 from userfair import route as route_  # noqa: E402
 from userfair import similarities as registry_  # noqa: E402
 from userfair._backend import binary_csr, blocks  # noqa: E402
 from userfair.inputs import Inputs, read_genre_matrix  # noqa: E402
-from userfair.measures import FAIR_GROUP, OPT_IN  # noqa: E402
+from userfair.measures import FAIR_GROUP, OPT_IN, plugin_names  # noqa: E402
 from userfair.recbole_collector import (  # noqa: E402
     NEED_GRADES,
     NEED_POSITIVE,
@@ -215,8 +215,14 @@ def measures(
     m = len(inputs.users)
     route = route_.choose_route(m, 1.0, options["userfair_route"])
     opt_in = [name for name in wanted if name in OPT_IN]
-    scores = default_measures(inputs, k, [n for n in wanted if n not in OPT_IN], options, route,
-                               cache_key, groups)  # fmt: skip
+    plugged = [name for name in wanted if name in plugin_names()]
+    builtin = [n for n in wanted if n not in OPT_IN and n not in plugged]
+    scores = default_measures(inputs, k, builtin, options, route, cache_key, groups)
+    if plugged:  # the plugin measures (docs/plugins.md) on the same route
+        values, _ = plugin_routes.evaluate_plugins(
+            inputs, k, plugged, route=route, block_size=int(options["userfair_block_size"])
+        )
+        scores.update(values)
     if opt_in:
         vectors = None
         if options["userfair_user_vectors"]:
