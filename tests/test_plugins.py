@@ -379,3 +379,41 @@ def test_the_plugin_benchmark_runs_at_a_tiny_size(tmp_path):
         sys.modules.pop("bench_plugins", None)
     assert out["a"]["ratio"] > 0 and out["b"]["ratio"] > 0
     assert (tmp_path / "out.json").is_file()
+
+
+def test_the_experiments_serve_the_plugins(registered):
+    """Figs. 2-4: a plugin measure on the experiment's lists and similarity equals the loop;
+    Fig. 2 reads the plugin's own similarity, Fig. 3 the sampled one in its place, Fig. 4
+    the one assigned by its score's differences."""
+    from userfair import effectiveness
+    from userfair.workflow import experiments
+
+    inputs = tiny_inputs(m=16, n=20, k=3, seed=4)
+    settings = experiments.Settings(3, 0.05, 64, "cpu", "precision")
+    train = _sets(inputs.train_of_evaluated())
+    p = effectiveness.per_user(inputs.topk, inputs.relevant, 3)["P"]
+    jacc = reference.jaccard(train)
+    sim_jacc = np.zeros((16, 16))
+    for (u, v), value in jacc.items():
+        sim_jacc[u, v] = sim_jacc[v, u] = value
+    out = experiments.relevance_measures(inputs.topk, inputs, sim_jacc, sim_jacc, settings)
+    square = _loop_pair(p, jacc, lambda a, b, s: s * s * abs(a - b))
+    assert out["PUF2-P-Jacc"] == pytest.approx(square, rel=1e-12)
+    overlap = _loop_pair(p, _overlap_min_max(train), lambda a, b, s: s * abs(a - b))
+    assert out["PUF-P-Overlap"] == pytest.approx(overlap, rel=1e-12)
+    assert "MAD-NDCG" in out
+    # Fig. 3: the sampled similarity in place of every plugin's own
+    rng = np.random.default_rng(0)
+    sampled = rng.random((16, 16))
+    sampled = (sampled + sampled.T) / 2
+    scores = effectiveness.per_user(inputs.topk, inputs.relevant, 3)
+    out = experiments.similarity_measures(inputs.topk, inputs, sampled, scores, settings)
+    pairs = {(u, v): sampled[u, v] for u in range(16) for v in range(u + 1, 16)}
+    assert out["PUF-P-Overlap"] == pytest.approx(
+        _loop_pair(p, pairs, lambda a, b, s: s * abs(a - b)), rel=1e-12
+    )
+    # Fig. 4: a row per plugin pair measure of P, per share and assignment
+    frame = experiments.run_extreme(inputs, settings, seed=1)
+    plugin_rows = frame[frame["measure"] == "PUF2-P-Jacc"]
+    assert len(plugin_rows) == 2 * len(experiments.STEPS)
+    assert set(plugin_rows["score"]) == {"P"}

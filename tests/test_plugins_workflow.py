@@ -2,7 +2,7 @@
 examples/userfair-example-measures, installed into a folder of its own (pip --target) and
 found through its entry points, on a copy of the shared tiny run. Its two measures join
 every measures file, Table 2, Table 3, the intervals, significance.csv, Fig. 1's agreement
-and the relevance experiment; their values equal plain loops over the run's own files; the
+and the experiments of Figs. 2-4; their values equal plain loops over the run's own files; the
 built-in measures and the other outputs stay as they were. A plugin that cannot be
 imported stops the run at the parse, in one line, before any job."""
 
@@ -60,7 +60,8 @@ def test_example_plugins_through_the_workflow(tiny_run, installed, tmp_path):
     env = {"PYTHONPATH": str(installed)}
     run = snakemake(
         repo, "--directory", ".test", "--cores", "2", "table_scores", "table_timing",
-        "agreement", "table_uncertainty", "exp_relevance", env=env,
+        "agreement", "table_uncertainty", "fig_relevance", "fig_similarity", "fig_extreme",
+        env=env,
     )  # fmt: skip
     log = run.stdout + run.stderr
     # the plugins rerun the jobs that compute measures, and nothing upstream
@@ -98,14 +99,12 @@ def test_example_plugins_through_the_workflow(tiny_run, installed, tmp_path):
     assert set(against["measure_b"]) == set(NAMES) | set(PLUGINS)
     # PUF2 orders the models as a measure should against itself
     assert against[against["measure_b"] == "PUF2-P-Cos"]["tau"].iloc[0] == pytest.approx(1.0)
-    relevance = pd.read_parquet(results / "ml-100k" / "experiments" / "relevance.parquet")
-    # Atkinson is a statistic of P: in Fig. 2; PUF2 reads the cosine, which Fig. 2 does not
-    assert "Atkinson-P" in set(relevance["measure"])
-    assert "PUF2-P-Cos" not in set(relevance["measure"])
-    assert (
-        "PUF2-P-Cos: no experiment (Figs. 2-4) route"
-        in (results / "logs" / "exp_relevance" / "ml-100k.log").read_text()
-    )
+    experiments = results / "ml-100k" / "experiments"
+    relevance = pd.read_parquet(experiments / "relevance.parquet")
+    assert set(PLUGINS) <= set(relevance["measure"])  # Fig. 2
+    assert set(PLUGINS) <= set(pd.read_parquet(experiments / "similarity.parquet")["measure"])
+    extreme = pd.read_parquet(experiments / "extreme.parquet")  # Fig. 4: the pair measure
+    assert "PUF2-P-Cos" in set(extreme["measure"]) and "Atkinson-P" not in set(extreme["measure"])
     first = relevance[(relevance["measure"] == "Atkinson-P") & (relevance["share"] == 0)]
     assert math.isfinite(first["value"].iloc[0])
 

@@ -48,6 +48,7 @@ rule exp_similarity:
         mem_mb=8000,
         runtime=240,
     params:
+        **opt_in_params("plugins"),
         **measure_settings("epsilon"),
         seed=config["seed"],
         weibull_shapes=config["experiments"]["weibull_shapes"],
@@ -73,6 +74,7 @@ rule exp_extreme:
         mem_mb=8000,
         runtime=240,
     params:
+        **opt_in_params("plugins"),
         **measure_settings("epsilon"),
         seed=config["seed"],
     message:

@@ -219,6 +219,26 @@ def bootstrap_plugins(
     return out
 
 
+def dense_similarity(inputs, label: str, block_size: int = BLOCK_SIZE, vectors=None) -> np.ndarray:
+    """The (m, m) similarity ``label`` of ``inputs``, min-max normalised over the unordered
+    pairs (0 everywhere when they are all equal): for the experiments, which are dense."""
+    cache: dict = {}
+    block = _similarity_blocks(inputs, label, vectors, cache)
+    m = len(inputs.users)
+    lo, hi = raw_range(block, m, block_size)
+    out = np.empty((m, m))
+    step = _rows(m, block_size)
+    for start in range(0, m, step):
+        raw = block(start, min(m, start + step))
+        out[start : start + step] = raw.toarray() if sp.issparse(raw) else raw
+    if hi > lo:
+        out -= lo
+        out /= hi - lo
+    else:
+        out[:] = 0.0
+    return out
+
+
 def pair_values(name: str, scores: np.ndarray, sim: np.ndarray) -> float:
     """A plugin PairMeasure on a given (m, m) normalised similarity (the experiments of
     Figs. 2-4, where the similarity is the dataset's or a sampled one)."""

@@ -285,8 +285,8 @@ def _register_measure(cls, source: str) -> Measure:
     elif type(plugin).compute is UserMeasure.compute:
         raise PluginError(f"plugin {source}: define compute(self, scores, weights)")
     routes = {"dense", "stream", "bootstrap", "recbole"}
-    if label in (None, "Jacc") and score in ("HR", "MRR", "P", "MAP", "R", "NDCG"):
-        routes.add("experiments")  # Fig. 2 reads the binary scores and the Jaccard
+    if score in ("HR", "MRR", "P", "MAP", "R", "NDCG"):
+        routes.add("experiments")  # Figs. 2-4 draw binary relevance lists
     group = "Eff (plugins)" if better == "higher" else "Fair (plugins)"
     try:
         declaration = Measure(

@@ -124,25 +124,46 @@ def relevance_measures(
         out[f"PUF-{name}-Jacc"] = fairness.puf(
             scores[name], sim_jacc, settings.block_size, settings.device
         )
-    out.update(plugin_measures(scores, sim_jacc))
+    sims = PluginSimilarities(inputs, {"Jacc": sim_jacc}, settings.block_size)
+    out.update(plugin_measures(scores, sims))
     return out
 
 
-def plugin_measures(scores: dict[str, np.ndarray], sim: np.ndarray) -> dict[str, float]:
+class PluginSimilarities:
+    """The normalised (m, m) similarity each plugin PairMeasure declares, for the
+    experiments (which are dense): the ones ``given`` (Fig. 2: the dataset's Jaccard), the
+    others built once from the train rows (``userfair.plugin_routes.dense_similarity``);
+    with ``every`` set, that one matrix for every label (Fig. 3's sampled similarity)."""
+
+    def __init__(self, inputs: Inputs, given=None, block_size: int = 2048, every=None):
+        self.inputs, self.given, self.block_size, self.every = (
+            inputs,
+            dict(given or {}),
+            block_size,
+            every,
+        )
+
+    def __call__(self, label: str) -> np.ndarray:
+        if self.every is not None:
+            return self.every
+        if label not in self.given:
+            self.given[label] = plugin_routes.dense_similarity(self.inputs, label, self.block_size)
+        return self.given[label]
+
+
+def plugin_measures(scores: dict[str, np.ndarray], sims) -> dict[str, float]:
     """The plugin measures (docs/plugins.md) the experiments serve, on the per-user
-    ``scores`` and the normalised similarity ``sim`` (the dataset's Jaccard in Fig. 2): a
-    UserMeasure of a score the experiment has, a PairMeasure reading Jacc; the others are
-    said once (userfair.measures.unserved)."""
+    ``scores`` and the similarities ``sims(label)`` (:class:`PluginSimilarities`); the ones
+    they do not serve (a score the experiment lacks, e.g. gNDCG) are said once
+    (userfair.measures.unserved)."""
     names = measures.plugin_names()
     measures.unserved("experiments", names, "left out of Figs. 2-4")
     out = {}
     for name in measures.served("experiments", names):
         declaration = measures.get(name)
-        if declaration.effectiveness not in scores:
-            continue
         score = scores[declaration.effectiveness]
         if declaration.kind == "pair":
-            out[name] = plugin_routes.pair_values(name, score, sim)
+            out[name] = plugin_routes.pair_values(name, score, sims(declaration.similarity))
         else:
             out[name] = plugin_routes.statistic_value(name, score)
     return out
@@ -231,6 +252,8 @@ def similarity_measures(
     )
     for name in ("P", "NDCG"):
         out[f"PUF-{name}"] = fairness.puf(scores[name], sim, settings.block_size, settings.device)
+    # plugins: a PairMeasure reads the sampled similarity in place of its own, as PUF does
+    out.update(plugin_measures(scores, PluginSimilarities(inputs, every=sim)))
     return out
 
 
@@ -331,7 +354,23 @@ def run_extreme(
                     (float(share), assignment, name, "PUF", float(puf)),
                     (float(share), assignment, name, "UF", float(uf)),
                 ]
+                rows += [
+                    (float(share), assignment, name, plugin, value)
+                    for plugin, value in extreme_plugins(scores, name, sim).items()
+                ]
     return pd.DataFrame(rows, columns=["share", "assignment", "score", "measure", "value"])
+
+
+def extreme_plugins(scores, score: str, sim: np.ndarray) -> dict[str, float]:
+    """Fig. 4's plugin rows: every plugin PairMeasure of the score ``score`` on the
+    similarity assigned by that score's differences (docs/plugins.md)."""
+    names = measures.served("experiments", measures.plugin_names())
+    chosen = [
+        n
+        for n in names
+        if measures.get(n).kind == "pair" and measures.get(n).effectiveness == score
+    ]
+    return {name: plugin_routes.pair_values(name, scores[score], sim) for name in chosen}
 
 
 # --- Appendix: gamma -------------------------------------------------------------------

@@ -288,7 +288,15 @@ def similarity_figure(similarity: pd.DataFrame, style: Style, pdf_path, png_path
     for ax, dataset in zip(axes.flat, datasets):
         part = similarity[similarity["dataset"] == dataset]
         sampled = part[part["distribution"] != "observed"].sort_values("skewness")
-        for measure, marker in zip(SIMILARITY_MEASURES, "osDo^"):
+        drawn = (
+            SIMILARITY_MEASURES
+            + [  # and the plugin measures (docs/plugins.md)
+                name
+                for name in dict.fromkeys(sampled["measure"])
+                if name not in SIMILARITY_MEASURES
+            ][:5]
+        )
+        for measure, marker in zip(drawn, "osDo^v<>Dp"):
             series = sampled[sampled["measure"] == measure]
             ax.plot(
                 series["skewness"],
@@ -329,7 +337,8 @@ def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> N
         sharey=True,
         figsize=(style.column_width_in, 1.6 * len(datasets) + 0.9),
     )
-    colors = dict(zip(["PUF", "UF"], sns.color_palette(n_colors=2)))
+    drawn = ["PUF", "UF"] + [m for m in dict.fromkeys(extreme["measure"]) if m not in ("PUF", "UF")]
+    colors = dict(zip(drawn, sns.color_palette(n_colors=len(drawn))))  # plugins after PUF, UF
     for row, dataset in enumerate(datasets):
         for col, score in enumerate(scores):
             ax = axes[row, col]

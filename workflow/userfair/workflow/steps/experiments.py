@@ -42,6 +42,7 @@ def exp_similarity(
     dataset: str, train: Path, valid: Path, test: Path, topk: Path, jacc: Path, out: Path,
     *, model: str, k: int, epsilon: float, block_size: int, device: str, seed: int,
     weibull_shapes: list[float],
+    plugins: Sequence[str] = (),
 ) -> pd.DataFrame:  # fmt: skip
     """Rule exp_similarity: the Fig. 3 experiment (userfair.workflow.experiments.run_similarity) on
     the lists of ``model`` (experiments.model)."""
@@ -59,6 +60,7 @@ def exp_similarity(
 def exp_extreme(
     dataset: str, train: Path, test: Path, out: Path, *, k: int, epsilon: float,
     block_size: int, device: str, seed: int,
+    plugins: Sequence[str] = (),
 ) -> pd.DataFrame:  # fmt: skip
     """Rule exp_extreme: the Fig. 4 experiment (userfair.workflow.experiments.run_extreme,
     MostFair / MostUnfair) of one dataset."""
