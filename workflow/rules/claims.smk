@@ -22,7 +22,12 @@ rule claims:
             category="Claims",
             labels={"table": "The paper's claims on this run", "format": "CSV"},
         ),
-        across="results/tables/claims_across.csv",
+        across=report(
+            "results/tables/claims_across.csv",
+            caption="../report/claims_across.rst",
+            category="Claims",
+            labels={"table": "Each claim across the datasets", "format": "CSV"},
+        ),
         front="results/report/front.rst",
     log:
         "results/logs/claims/claims.log",

@@ -13,6 +13,7 @@ is one replicate's lists on one resample of its users, the same draw for every m
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -147,20 +148,9 @@ def interval(values: np.ndarray | None, level: float) -> tuple[float, float]:
 def spread(values: np.ndarray, axis: int = -1) -> np.ndarray:
     """max - min over ``axis`` of the finite values (NaN when none is finite)."""
     values = np.asarray(values, float)
-    with np.errstate(invalid="ignore"), _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN slice is NaN here
         return np.nanmax(values, axis=axis) - np.nanmin(values, axis=axis)
-
-
-class _quiet:
-    def __enter__(self):
-        import warnings
-
-        self._w = warnings.catch_warnings()
-        self._w.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc):
-        return self._w.__exit__(*exc)
 
 
 # --- the shape of a curve ---------------------------------------------------------------
