@@ -1,7 +1,8 @@
 """Rule claims in real runs of the .test/ workflow: its tables in the default targets with a
-verdict for every claim, `userfair claims` on the run, a measure the paper never saw
-(the opt-in PUF with the genre similarity) getting its properties and its answers on the first page, and
-a report refused once a run of another configuration has started writing into results/."""
+verdict for every claim, `userfair claims` on the run, a measure the paper never saw (the
+opt-in PUF with the genre similarity) getting its properties and its answers on the first
+page, and a report refused once a run of another configuration has started writing into
+results/."""
 
 import json
 
@@ -58,9 +59,7 @@ def test_a_measure_the_paper_never_saw_gets_its_properties(tiny_run, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_report_is_refused_once_another_configuration_writes_into_results(
-    tiny_run, tmp_path
-):
+def test_a_report_is_refused_once_another_configuration_writes_into_results(tiny_run, tmp_path):
     run = copy_run(tiny_run, tmp_path / "run")
     record = run.test_dir / "results" / "run.json"
     models = json.loads(record.read_text())["models"]
