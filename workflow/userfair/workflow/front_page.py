@@ -114,7 +114,7 @@ def fairest(run: properties.DatasetRun, name: str) -> tuple[str, float, float, f
     best = int(np.nanargmax(oriented))
     drawn = run.drawn(name)
     low, high = properties.interval(None if drawn is None else drawn[:, best], run.level)
-    settled = "no draws"
+    settled = "one model: none to compare" if len(run.models) == 1 else "no draws"
     if drawn is not None and len(run.models) > 1:
         flip = drawn if properties.is_eff(name) else -drawn
         others = np.delete(flip, best, axis=1)
