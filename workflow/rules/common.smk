@@ -238,7 +238,9 @@ def check_results_are_this_configs(record):
     if workflow.remote_exec or workflow.subprocess_exec:
         return
     reporting = any(arg.startswith("--report") for arg in sys.argv)
-    if reporting and not os.path.isfile(record):
+    # --report-after-run runs first, and a complete run writes the record
+    after_run = "--report-after-run" in sys.argv
+    if reporting and not after_run and not os.path.isfile(record):
         raise ValueError(
             f"no complete run is recorded in {record} (none finished yet, or a run of "
             "another configuration began writing into results/ after it): a report now "
