@@ -39,6 +39,7 @@ include: "workflow/rules/experiments.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/variants.smk"
 include: "workflow/rules/reproduction.smk"
+include: "workflow/rules/claims.smk"
 include: "workflow/rules/plan.smk"
 include: "workflow/rules/record.smk"
 include: "workflow/rules/targets.smk"
@@ -49,6 +50,12 @@ rule all:
     input:
         all_targets(),
         rules.run_config.output,
+
+
+# Jobs about to run beside the outputs of another configuration: its record goes, so that no
+# report mixes the two (docs/your-data.md).
+onstart:
+    forget_other_config(rules.run_config.output[0])
 
 
 # The paper-gap verdicts, printed at the end of a successful run (not only in its log).

@@ -244,12 +244,38 @@ def check_results_are_this_configs(record):
     runs Snakemake; a report of the mixed outputs (--report) stops instead."""
     if workflow.remote_exec or workflow.subprocess_exec:
         return
+    reporting = any(arg.startswith("--report") for arg in sys.argv)
+    # --report-after-run runs first, and a complete run writes the record
+    after_run = "--report-after-run" in sys.argv
+    if reporting and not after_run and not os.path.isfile(record):
+        raise ValueError(
+            f"no complete run is recorded in {record} (none finished yet, or a run of "
+            "another configuration began writing into results/ after it): a report now "
+            "could mix configurations or miss outputs, so it is not made; run "
+            "snakemake --cores N with this config to the end first"
+        )
     why = other_config(record, DATASETS, MODELS)
     if why is None:
         return
-    if any(arg.startswith("--report") for arg in sys.argv):
+    if reporting:
         raise ValueError(f"{why}; the report would mix them, so it is not made")
     logger.warning(why)
+
+
+def forget_other_config(record):
+    """onstart (jobs are about to run): when results/ holds the tables and figures of
+    another configuration (``record``), this run's jobs write beside them, so the record
+    no longer holds for every table; it is removed, and a report is refused until a full
+    run of one configuration writes it again (check_results_are_this_configs)."""
+    if workflow.remote_exec or workflow.subprocess_exec:
+        return
+    if other_config(record, DATASETS, MODELS) is None:
+        return
+    os.remove(record)
+    logger.warning(
+        f"{record} removed: this configuration's jobs now write into results/, which held "
+        "another's; a report is refused until a complete run of one configuration"
+    )
 
 
 # --- shared by several stages: path templates and settings ------------------------------
@@ -1128,6 +1154,41 @@ def paper_gap_run():
     return {
         "grid": config["grid"],
         "points": sum(len(GRID_POINTS[m]) for m in MODELS),
+        "epochs": config["training"]["epochs"],
+    }
+
+
+# --- claims stage (claims.smk): the paper's claims checked on this run ---------------
+
+
+def claims_inputs(wildcards):
+    """Input function (use with unpack) of `claims`: every replicate's measures
+    (``measures:D/M/r``) and, with the bootstrap on, its resamples (``resamples:D/M/r``);
+    per dataset its stats (``stats:D``) and the experiments of Figs. 2-4
+    (``relevance:D``, ``similarity:D``, ``extreme:D``)."""
+    named = per_replicate("measures", prefix="measures:")(wildcards)
+    if RESAMPLES:
+        named.update(per_replicate("uncertainty", prefix="resamples:")(wildcards))
+    outputs = {
+        "stats": rules.stats.output[0],
+        "relevance": rules.exp_relevance.output[0],
+        "similarity": rules.exp_similarity.output[0],
+        "extreme": rules.exp_extreme.output[0],
+    }
+    for d in DATASETS:
+        for name, template in outputs.items():
+            named[f"{name}:{d}"] = template.format(dataset=d)
+    return named
+
+
+def claims_run():
+    """What the report's first page says ran, beside the datasets and models."""
+    return {
+        "seed": config["seed"],
+        "replicates": REPLICATES,
+        "resamples": RESAMPLES,
+        "level": config["uncertainty"]["level"],
+        "grid": config["grid"],
         "epochs": config["training"]["epochs"],
     }
 

@@ -134,6 +134,12 @@ def reproduction_targets():
     return list(rules.paper_gap.output)
 
 
+def claims_targets():
+    """Every measure's properties, the paper's claims on this run (per dataset and across
+    the datasets) and the report's first page."""
+    return list(rules.claims.output)
+
+
 def all_targets():
     """Every stage's targets: what a complete run of this configuration delivers."""
     return [
@@ -148,4 +154,5 @@ def all_targets():
         *figure_targets(),
         *variant_targets(),
         *reproduction_targets(),
+        *claims_targets(),
     ]

@@ -156,6 +156,10 @@ def format_table(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command == "claims":
+        from userfair.claims_view import main as claims
+
+        return claims(args.run, args.color)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(message)s",

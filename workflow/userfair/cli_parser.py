@@ -1,5 +1,5 @@
-"""The ``userfair`` command's arguments: the parsers of ``evaluate``, ``compare`` and
-``users`` (``python -m userfair.cli --help``). Light on purpose: argparse and the shared
+"""The ``userfair`` command's arguments: the parsers of ``evaluate``, ``compare``, ``users``
+and ``claims`` (``python -m userfair.cli --help``). Light on purpose: argparse and the shared
 bounds (:mod:`userfair.bounds`) only, so ``userfair evaluate --help`` loads no numpy."""
 
 from __future__ import annotations
@@ -114,7 +114,23 @@ def parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     compare_parser(commands, run)
     users_parser(commands, run)
+    claims_parser(commands)
     return top
+
+
+def claims_parser(commands) -> None:
+    """``userfair claims RUN_DIR``: the paper's claims as a workflow run checked them."""
+    claims = commands.add_parser(
+        "claims",
+        help="the paper's claims checked on a workflow run, one line a claim",
+        description="Prints RUN_DIR/results/tables/claims.csv (rule claims of the workflow, "
+        "docs/analyses.md#claims): each claim's verdict per dataset with its evidence.",
+    )
+    claims.add_argument("run", metavar="RUN_DIR", help="the run's directory, or its claims.csv")
+    claims.add_argument(
+        "--color", default="auto", choices=["auto", "always", "never"],
+        help="colour the verdicts (auto: on a terminal, unless NO_COLOR is set)",
+    )  # fmt: skip
 
 
 def users_parser(commands, evaluate_parser) -> None:
