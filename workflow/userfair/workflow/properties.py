@@ -36,12 +36,8 @@ SCORES = measures.PUF_SCORES
 
 
 def declared(name: str) -> bool:
-    """Whether the registry knows the measure ``name`` (its direction is then declared)."""
-    try:
-        measures.higher_is_better(name)
-    except ValueError:
-        return False
-    return True
+    """Whether the registry (built-ins and the plugins loaded) declares ``name``."""
+    return measures.is_known(name)
 
 
 def is_eff(name: str) -> bool:
@@ -50,36 +46,23 @@ def is_eff(name: str) -> bool:
 
 
 def theoretical_range(name: str) -> tuple[float, float]:
-    """The range a measure can take, from its definition (docs/method.md): effectiveness,
-    Gini, envy and PUF in [0, 1], the SD of scores in [0, 1] in [0, 0.5], UF at most 1 and
-    unbounded below (a log of a sum below 1); a measure of the registry that declares a
-    ``theoretical_range`` itself is read from it; NaN for any other."""
-    own = getattr(measures, "theoretical_range", None)
-    if callable(own):
-        try:
-            low, high = own(name)
-            return float(low), float(high)
-        except (KeyError, ValueError):
-            pass
-    if is_eff(name) or name.startswith(("Gini-", "PUF-", "UserMAD-")):
-        return 0.0, 1.0
-    if name in ("ME", "MME", "PEU"):
-        return 0.0, 1.0
-    if name.startswith("SD-"):
-        return 0.0, 0.5
-    if name == "UF":
-        return -math.inf, 1.0
-    return math.nan, math.nan
+    """The range a measure can take, as its declaration states it
+    (``userfair.measures.base.Measure.bounds``: effectiveness, Gini, envy and PUF in
+    [0, 1], the SD of scores in [0, 1] in [0, 0.5], UF at most 1 and unbounded below; a
+    plugin's declared ``bounds``); NaN for a name the registry does not know."""
+    if not declared(name):
+        return math.nan, math.nan
+    low, high = measures.get(name).bounds
+    return float(low), float(high)
 
 
 def reads_similarity(name: str) -> bool | None:
-    """Whether a measure reads the user similarity: PUF and UF do, the spread, envy and
-    effectiveness measures do not; None for a measure of unknown kind."""
-    if name == "UF" or name.startswith("PUF-"):
-        return True
-    if name in measures.KNOWN:
-        return False
-    return None
+    """Whether a measure reads the user similarity (its declaration's kind: the pair
+    measures, PUF and the plugins', and UF do; the spread, envy, effectiveness and
+    group measures do not); None for a name the registry does not know."""
+    if not declared(name):
+        return None
+    return measures.get(name).kind in ("pair", "uf")
 
 
 @dataclass
@@ -117,7 +100,7 @@ class DatasetRun:
             for name, value in first.items()
             if _is_number(value) and all(_is_number(p.get(name)) for p in self.points.values())
         ]
-        known = [name for name in measures.KNOWN if name in held]
+        known = [m.name for m in measures.declared() if m.name in held]
         return known + [name for name in held if name not in known]
 
     def values(self, measure: str) -> np.ndarray:
