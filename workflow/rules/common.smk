@@ -213,13 +213,21 @@ def check_config_beyond_schema():
                 if not no_job_runs():
                     raise ValueError(why)
                 logger.warning(f"{why} A run stops here until it is there.")
-        # k cannot exceed the items of a dataset (RecBole's top-k would fail in training);
-        # the recbole_dataset job checks it again before any training when stats.json
-        # does not exist yet. A damaged stats.json is named with how to rebuild it.
+        # k cannot exceed the items of a dataset (RecBole's top-k would fail in training):
+        # checked against stats.json when it exists, else against an upper bound known
+        # before any job (the catalogue's raw file, a declared dataset's small raw table);
+        # the preprocess, split and recbole_dataset jobs check the items they keep, before
+        # any job that k would stop. A damaged stats.json is named with how to rebuild it.
         stats = f"results/{dataset}/data/stats.json"
         if Path(stats).is_file():
             items = costs.read_stats(stats)["items"]
             bounds.check_items(config["k"], items, f"{dataset} ({stats})")
+        elif (items := catalogue.items_bound(entry, DATASET_OPTIONS)) is not None:
+            where = f"{dataset} (the catalogue's raw file, before preprocessing)"
+            bounds.check_items(config["k"], items, where)
+        elif entry.source == "custom" and (shape := costs.raw_shape(entry, source)):
+            where = f"{dataset} (its raw file {source}, before preprocessing)"
+            bounds.check_items(config["k"], shape.items, where)
 
 
 check_config_beyond_schema()
