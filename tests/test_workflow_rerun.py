@@ -197,6 +197,25 @@ def test_outputs_of_another_config_are_named_not_mixed(tiny_run, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_report_after_a_partial_run_of_another_config_stops(tiny_run, tmp_path):
+    """A partial run of another configuration (Table 2 of two models) leaves run.json of
+    the complete run (three models): a report with that first config would show Table 2 of
+    one run and the figures of the other, so it stops, naming the newer file; a complete
+    run of the first config rewrites Table 2 and the record, and the report is made."""
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
+    other = _write_yaml(tmp_path / "other.yaml", {"models": MODELS[:2]})
+    _run(repo, "table_scores", "--cores", "1", "--configfile", other)
+    report = _run(repo, "--report", "mixed.html", check=False)
+    said = report.stdout + report.stderr
+    assert report.returncode != 0, said[-3000:]
+    assert "results/tables/scores.csv and 1 more is newer than results/run.json" in said, said
+    assert not (test_dir / "mixed.html").exists()
+    _run(repo, "--cores", "1")
+    _run(repo, "--report", "same.html")
+    assert (test_dir / "same.html").is_file()
+
+
+@pytest.mark.slow
 def test_speed_only_settings_rerun_nothing(tiny_run, tmp_path):
     """Block size, device and threads change how fast a job runs, never what it writes: they
     are not params (userfair.workflow.steps.SPEED_KEYS), so changing them schedules nothing."""

@@ -28,7 +28,7 @@ from userfair.groups import specs_of
 from userfair.workflow import catalogue, costs, energy, grids, models, replication
 from userfair.workflow import plan as plan_report
 from userfair.workflow import reproduction, steps
-from userfair.workflow.steps.targets import other_config
+from userfair.workflow.steps.targets import newer_than_record, other_config
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -246,9 +246,15 @@ def check_results_are_this_configs(record):
     if workflow.remote_exec or workflow.subprocess_exec:
         return
     why = other_config(record, DATASETS, MODELS)
+    reporting = any(arg.startswith("--report") for arg in sys.argv)
     if why is None:
+        # the same datasets and models, but a partial run since the record may have used
+        # another config (a table rebuilt with another k): a report stops on it too
+        newer = newer_than_record(record) if reporting else None
+        if newer is not None:
+            raise ValueError(newer)
         return
-    if any(arg.startswith("--report") for arg in sys.argv):
+    if reporting:
         raise ValueError(f"{why}; the report would mix them, so it is not made")
     logger.warning(why)
 
