@@ -156,6 +156,10 @@ def test_html_report(tiny_run, tmp_path):
     _run(repo, "--report", "results/report.html")
     html = (test_dir / "results" / "report.html").read_text(errors="replace")
     assert "Fig. 2: varying relevance" in html and "Table 2" in html
+    # Fig. 2's caption reads this run's numbers (results/figures/relevance.rst)
+    reading = (test_dir / "results" / "figures" / "relevance.rst").read_text()
+    assert reading.startswith("- **ml-100k**: SD-P is ") and "at 100 %" in reading
+    assert " ".join(reading.split()[3:9]) in " ".join(html.replace("\\n", " ").split())
     assert "Table 1: dataset statistics" in html
     # no dataset of this run has published numbers: no paper_gap figure, the verdicts say why
     assert "Ours / paper" not in html and "No figure and no cell tables" in html

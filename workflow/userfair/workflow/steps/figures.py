@@ -12,6 +12,7 @@ from userfair.io import atomic_path, read_stacked_parquet
 from userfair.measures import FAIR, OPT_IN, higher_is_better
 from userfair.workflow import (
     analysis_figures,
+    figure_reading,
     figure_style,
     group_reading,
     plots,
@@ -50,9 +51,16 @@ def fig_agreement(
     _written(pdf, png)
 
 
-def fig_relevance(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
-    """Rule fig_relevance: Fig. 2 (userfair.workflow.plots.relevance_figure)."""
-    plots.relevance_figure(read_stacked_parquet(data), figure_style.Style(**style), pdf, png)
+def fig_relevance(
+    data: Sequence[Path], pdf: Path, png: Path, reading: Path | None = None, *, style: dict
+) -> None:
+    """Rule fig_relevance: Fig. 2 (userfair.workflow.plots.relevance_figure) and, in
+    ``reading``, what it shows in words (userfair.workflow.figure_reading, the caption's)."""
+    frame = read_stacked_parquet(data)
+    plots.relevance_figure(frame, figure_style.Style(**style), pdf, png)
+    if reading is not None:
+        with atomic_path(reading) as tmp:
+            tmp.write_text(figure_reading.relevance_reading(frame))
     _written(pdf, png)
 
 
