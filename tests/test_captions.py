@@ -55,6 +55,13 @@ def test_the_default_runs_shape_is_read_as_it_is():
     assert "no point at 100 %" not in text  # Gini is defined there in this data
 
 
+def test_a_sums_rounding_reads_as_zero():
+    """The tiny run's SD-NDCG at 0 % is 1.25e-16: it reads as 0, and counts as 0."""
+    text = flat(relevance_reading(relevance(lambda s: 1.25e-16 if s == 0 else s * (1 - s))))
+    assert "SD-P is 0 at 0 % and 0 at 100 %" in text and "e-16" not in text
+    assert "All of them are 0 at both ends." in text
+
+
 def test_a_measure_highest_at_an_end_says_so():
     text = flat(relevance_reading(relevance(lambda s: s)))
     assert "SD-P is 0 at 0 % and 1 at 100 %; it is highest at 100 %." in text

@@ -35,19 +35,21 @@ def models(request):
     return TWELVE[: request.param]
 
 
-def test_the_group_figure(models):
+@pytest.mark.parametrize("groupings", [1, 4])
+def test_the_group_figure(models, groupings):
     rng = np.random.default_rng(len(models))
     labels = [model_label(m) for m in models]
     x = pd.DataFrame({"value": rng.uniform(0.05, 0.07, len(labels))}, index=labels)
     x = x.assign(low=x["value"] - 0.005, high=x["value"] + 0.005)
     rows = [(m, by, v, max(v - 0.02, 0), v + 0.02)
-            for by in ("activity:0.05", "feature:gender", "feature:age", "feature:occupation")
+            for by in ("activity:0.05", "feature:gender", "feature:age", "feature:occupation")[
+                :groupings]
             for m, v in zip(labels, rng.uniform(0, 0.05, len(labels)))]  # fmt: skip
     y = pd.DataFrame(rows, columns=["model", "by", "value", "low", "high"])
     fig = group_figure.groups_axes(x, y, labels, STYLE, dataset="ml-100k",
                                    measure="UserMAD-P", against="PUF-P-Cos")  # fmt: skip
     panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert len(panels) == 4 and all(len(ax.lines) == len(models) for ax in panels)
+    assert len(panels) == groupings and all(len(ax.lines) == len(models) for ax in panels)
     looks = figure_style.model_styles(labels)
     for line in panels[0].lines:  # each model in its colour and marker
         assert (line.get_color(), line.get_marker()) == looks[line.get_label()]

@@ -20,7 +20,9 @@ ZERO = 1e-9
 
 
 def _number(value: float) -> str:
-    return "undefined" if not math.isfinite(value) else f"{value:.3g}"
+    if not math.isfinite(value):
+        return "undefined"
+    return "0" if abs(value) <= ZERO else f"{value:.3g}"  # 1.25e-16 is a sum's rounding
 
 
 def _percent(share: float) -> str:

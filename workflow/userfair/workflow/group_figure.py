@@ -1,7 +1,8 @@
 """The group figure of one dataset (results/figures/groups/D.png): each model placed by its
 individual unfairness (x, e.g. PUF-P-Cos) and its group unfairness (y, e.g. UserMAD-P), one
 panel per grouping, both bootstrap intervals drawn. Drawn for a page
-(:data:`~userfair.workflow.figure_style.PAGE_WIDTH_IN`, two or three panels a row), each
+(:data:`~userfair.workflow.figure_style.PAGE_WIDTH_IN`, two or three panels a row; one
+grouping: a column, :data:`~userfair.workflow.figure_style.COLUMN_WIDTH_IN`), each
 model in its colour and marker of every figure of the run
 (:func:`~userfair.workflow.figure_style.model_styles`) and named once in a legend below the
 panels, so that points, intervals and names never collide; the intervals are thin lines
@@ -25,6 +26,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from userfair.workflow.figure_style import (  # noqa: E402
+    COLUMN_WIDTH_IN,
     MIN_FONT_PT,
     PAGE_WIDTH_IN,
     Style,
@@ -53,9 +55,14 @@ def groups_axes(
     ncols = 2 if len(specs) in (2, 4) else min(PER_ROW, len(specs))  # no panel left alone
     nrows = -(-len(specs) // ncols)
     looks = model_styles(models)
+    width = COLUMN_WIDTH_IN if len(specs) == 1 else PAGE_WIDTH_IN  # one grouping: a column
+    per_row = 3 if len(specs) == 1 else 7  # legend entries a row
+    ncol = min(len(models), per_row) if len(models) <= 7 else -(-len(models) // 2)
+    ncol = min(ncol, per_row if len(specs) == 1 else ncol)
+    legend_rows = -(-len(models) // ncol)
     fig, axes = plt.subplots(
         nrows, ncols, squeeze=False, layout="constrained",
-        figsize=(PAGE_WIDTH_IN, ROW_HEIGHT_IN * nrows + 0.5 + 0.15 * -(-len(models) // 6)),
+        figsize=(width, ROW_HEIGHT_IN * nrows + 0.5 + 0.15 * legend_rows),
     )  # fmt: skip
     for ax in axes.flat[len(specs) :]:
         ax.set_visible(False)
@@ -84,7 +91,6 @@ def groups_axes(
         Line2D([], [], marker=looks[m][1], color=looks[m][0], ls="none", ms=5, mec="white")
         for m in models
     ]
-    ncol = len(models) if len(models) <= 7 else -(-len(models) // 2)
     fig.legend(handles, models, loc="outside lower center", ncol=ncol, frameon=False,
                fontsize=MIN_FONT_PT + 1)  # fmt: skip
     fig.suptitle(f"{dataset}: group against individual unfairness (lower is fairer)",
