@@ -392,7 +392,11 @@ def test_k_above_the_items_stops_a_dry_run_once_stats_json_exists(work):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "path, rule",
-    [("models/UserKNN/topk.parquet", "topk"), ("models/UserKNN/grid/0/model.pth", "tune")],
+    [
+        ("models/UserKNN/topk.parquet", "topk"),
+        ("models/UserKNN/grid/0/model.pth", "tune"),
+        ("models/UserKNN/best.json", "select"),  # a bad point or checkpoint: this rebuild
+    ],
 )
 def test_the_damaged_file_rebuild_command_schedules_exactly_its_job(work, path, rule):
     path = f"results/ml-100k/{path}"

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
-from userfair.workflow.group_reading import fairest, reading, separated
+from userfair.workflow.group_reading import bounds_text, fairest, reading, separated
 from userfair.workflow.steps import figures
 
 from conftest import REPO
@@ -71,8 +71,10 @@ def test_two_runs_with_opposite_results_read_oppositely():
     assert "PUF-P-Cos separates 1 of the 3 pairs of models (I-KNN fairer than U-KNN)" in one
     assert "UserMAD-P separates none of the 3 pairs" in one
     assert "cannot tell whether the two model orderings agree" in one and "-0.33" in one
-    assert ("Groups look fair while individuals are not: U-KNN is among the fairest to "
-            "these groups but less fair to individuals than I-KNN") in one  # fmt: skip
+    # no pair separated by the group measure: no model is called "among the fairest"
+    assert "among the fairest" not in one and "look fair while" not in one
+    assert ("UserMAD-P shows no model fairer to these groups than another, while PUF-P-Cos "
+            "finds U-KNN less fair to individuals than I-KNN") in one  # fmt: skip
     assert "PUF-P-Cos separates none of the 3 pairs" in two
     assert "U-KNN fairer than I-KNN; U-KNN fairer than BPR" in two
     assert "the two model orderings agree (Kendall tau 0.82 [0.33, 1.00])" in two
@@ -92,9 +94,34 @@ def test_two_models_have_one_pair():
     text = flat(reading("d", two, none, puf, taus_frame(1.0, 1.0, 1.0)))
     assert "PUF-P-Cos separates the one pair of models (U-KNN fairer than BPR)" in text
     assert "UserMAD-P does not separate the one pair of models" in text
+    assert "among the fairest" not in text
+    assert "while PUF-P-Cos finds BPR less fair to individuals than U-KNN" in text
+
+
+def test_among_the_fairest_only_where_the_group_measure_separates_a_pair():
+    """Made true: UserMAD-P finds BPR fairer than I-KNN (so BPR and U-KNN are unbeaten) and
+    PUF finds BPR less fair than U-KNN: BPR is among the fairest to the groups. Made false:
+    the same PUF result, the group measure separating nothing."""
+    puf = comparisons("PUF-P-Cos", {("U-KNN", "BPR"): 0.1})
+    some = comparisons("UserMAD-P", {("I-KNN", "BPR"): -0.05}, by="activity:0.05")
+    text = flat(reading("d", MODELS, some, puf, taus_frame(0.5, -0.5, 1.0)))
     assert (
-        "BPR is among the fairest to these groups but less fair to individuals than U-KNN" in text
-    )
+        "Groups look fair while individuals are not: BPR is among the fairest to these groups "
+        "(no model is shown fairer to them) but less fair to individuals than U-KNN"
+    ) in text
+    none = comparisons("UserMAD-P", {}, by="activity:0.05")
+    text = flat(reading("d", MODELS, none, puf, taus_frame(0.5, -0.5, 1.0)))
+    assert "among the fairest" not in text and "look fair while" not in text
+
+
+def test_an_interval_that_excludes_zero_never_prints_a_zero_bound():
+    """Made false before: an interval [0.003, 0.9] printed as [0.00, 0.90] beside "agree"."""
+    assert bounds_text(0.003, 0.9) == "[0.003, 0.900]"
+    assert bounds_text(-0.9, -0.0004) == "[-0.9000, -0.0004]"
+    assert bounds_text(-0.003, 0.9) == "[-0.00, 0.90]"  # it holds 0: two decimals say so
+    text = flat(reading("d", MODELS, comparisons("UserMAD-P", {}, by="activity:0.05"),
+                        comparisons("PUF-P-Cos", {}), taus_frame(0.5, 0.003, 0.9)))  # fmt: skip
+    assert "agree (Kendall tau 0.50 [0.003, 0.900])" in text
 
 
 def test_a_reversed_ordering_and_every_grouping():
@@ -129,9 +156,7 @@ def test_over_replicates_the_group_rows_come_from_significance_replicates(tmp_pa
     assert "over 3 training replicates and the users" in text
     assert "PUF-P-Cos separates 1 of the 3 pairs of models (I-KNN fairer than BPR)" in text
     assert "UserMAD-P separates none" in text
-    assert (
-        "BPR is among the fairest to these groups but less fair to individuals than I-KNN" in text
-    )
+    assert "while PUF-P-Cos finds BPR less fair to individuals than I-KNN" in text
 
 
 @pytest.mark.parametrize("dataset", ["ml-100k", "lastfm"])

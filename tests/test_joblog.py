@@ -1,6 +1,7 @@
 """The log of one workflow job (userfair.workflow.joblog)."""
 
 import logging
+import os
 import re
 import time
 from types import SimpleNamespace
@@ -52,18 +53,61 @@ def test_a_failure_is_logged_with_rule_and_wildcards_then_raised(tmp_path):
     assert "Traceback" in text and "KeyError: 'user_id'" in text
 
 
-def test_an_expected_failure_is_one_line_without_traceback(tmp_path, monkeypatch):
+def test_an_expected_failure_is_one_line_without_traceback(tmp_path, monkeypatch, capsys):
+    """In the log and on the terminal (stderr, which Snakemake shows): one line, and the
+    process ends with status 1 instead of printing Python's traceback."""
     from userfair.io import InputError
 
     monkeypatch.delenv("USERFAIR_DEBUG", raising=False)
-    with pytest.raises(InputError):
+    with pytest.raises(SystemExit) as stop:
         with job_log(job(tmp_path)):
             raise InputError("results/D/data/x.inter: line 3 has 2 fields, the header 3")
+    assert stop.value.code == 1
     text = (tmp_path / "job.log").read_text()
     assert "Traceback" not in text, text
     lines = [line for line in text.splitlines() if "failed" in line]
     assert len(lines) == 1 and "line 3 has 2 fields" in lines[0], text
     assert "USERFAIR_DEBUG=1 shows the traceback" in lines[0]
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [lines[0].split(": ", 1)[1]], err
+
+
+@pytest.mark.slow
+def test_a_failing_job_script_prints_one_line_and_no_traceback(tmp_path, monkeypatch):
+    """The job as Snakemake starts it, a fresh Python process running a rule script: its
+    stderr (what the terminal shows) holds the one line, no traceback; with
+    USERFAIR_DEBUG=1 the traceback is back."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "rule.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from types import SimpleNamespace
+            from userfair.io import InputError
+            from userfair.workflow.joblog import job_log
+            job = SimpleNamespace(
+                log=[{str(tmp_path / "job.log")!r}], rule="split", wildcards={{"dataset": "d"}}
+            )
+            with job_log(job):
+                raise InputError("d.csv: column 'rating' must hold finite numbers")
+            """
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if k != "USERFAIR_DEBUG"}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "rule split {'dataset': 'd'} failed: d.csv: column 'rating' must hold finite numbers "
+        "(USERFAIR_DEBUG=1 shows the traceback)"
+    ], proc.stderr
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True,
+        env={**env, "USERFAIR_DEBUG": "1"},
+    )  # fmt: skip
+    assert proc.returncode == 1 and "Traceback" in proc.stderr, proc.stderr
 
 
 def test_the_debug_switch_brings_the_traceback_back(tmp_path, monkeypatch):

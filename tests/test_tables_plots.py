@@ -159,15 +159,17 @@ def test_agreement_figure(tmp_path, drawn):
     _assert_figure_files(tmp_path / "a.pdf", tmp_path / "a.png")
     (fig,) = drawn
     panels = [ax for ax in _panels(fig) if ax.get_title()]
-    assert [ax.get_title().split(" ")[0] for ax in panels] == ["a", "b"]
+    assert [ax.get_title() for ax in panels] == ["a", "b"]
+    assert fig.get_size_inches()[0] == figure_style.PAGE_WIDTH_IN
     for ax, dataset in zip(panels, "ab"):
-        assert [t.get_text() for t in ax.get_xticklabels()] == list(NAMES)
-        assert [t.get_text() for t in ax.get_yticklabels()] == list(NAMES)
+        # one lower triangle: rows from the second measure, columns to the last but one
+        assert [t.get_text() for t in ax.get_xticklabels()] == list(NAMES[:-1])
+        assert [t.get_text() for t in ax.get_yticklabels()] == list(NAMES[1:])
         part = long[long["dataset"] == dataset].set_index(["measure_a", "measure_b"])["tau"]
-        cells = {t.get_text() for t in ax.texts}
-        a, b = NAMES[0], NAMES[-1]
-        assert f"{part[(a, b)]:.2f}" in cells  # the cell of the first and last measure
-        assert len(ax.texts) == len(NAMES) ** 2
+        colours = ax.collections[0].get_array().reshape(len(NAMES) - 1, len(NAMES) - 1)
+        a, b = NAMES[-1], NAMES[0]  # the cell of the last and first measure: bottom left
+        assert np.isclose(colours[-1, 0], part[(a, b)])
+        assert not any(t.get_text() for t in ax.texts)  # two a row: too small for a tau
 
 
 def test_relevance_figure(tmp_path, drawn):
@@ -177,9 +179,11 @@ def test_relevance_figure(tmp_path, drawn):
     (fig,) = drawn
     panels = _panels(fig)
     groups = list(plots.RELEVANCE_PANELS)
-    assert len(panels) == 2 * len(groups)  # rows = datasets, columns = groups of measures
-    assert [ax.get_title() for ax in panels[: len(groups)]] == groups
-    assert [panels[i * len(groups)].get_ylabel() for i in range(2)] == ["ml-100k", "lastfm"]
+    assert len(panels) == 2 * len(groups)  # per dataset two rows of three groups of measures
+    assert [ax.get_title() for ax in panels] == [
+        f"{dataset}: {group}" for dataset in ("ml-100k", "lastfm") for group in groups
+    ]
+    assert fig.get_size_inches()[0] == figure_style.PAGE_WIDTH_IN
     assert fig.get_supxlabel() == plots.PERCENT_LABEL
     for row, dataset in enumerate(("ml-100k", "lastfm")):
         for col, (group, in_panel) in enumerate(plots.RELEVANCE_PANELS.items()):
@@ -367,12 +371,14 @@ def test_intervals_and_agreement_with_intervals_figures(tmp_path, drawn):
             plots.model_label(m) for m in MODELS
         ]
         part = summary[summary.measure == measure].set_index("model").reindex(MODELS)
-        (container,) = ax.containers
-        dots = container.lines[0].get_ydata()
+        assert len(ax.containers) == len(MODELS)  # one per model, in its colour and marker
+        dots = [c.lines[0].get_ydata()[0] for c in ax.containers]
         assert np.allclose(dots, part["value"].to_numpy())
-        bars = container.lines[2][0].get_segments()
+        bars = [c.lines[2][0].get_segments()[0] for c in ax.containers]
         assert np.allclose([b[0][1] for b in bars], part["low"].to_numpy())
         assert np.allclose([b[1][1] for b in bars], part["high"].to_numpy())
+        looks = figure_style.model_styles([plots.model_label(m) for m in MODELS])
+        assert [c.lines[0].get_marker() for c in ax.containers] == [m for _, m in looks.values()]
     long = tables.scores_frame(_records(("d",)))
     agreement = agreement_long(long)
     intervals = agreement.assign(low=agreement["tau"] - 0.5, high=agreement["tau"] + 0.5)
@@ -382,15 +388,16 @@ def test_intervals_and_agreement_with_intervals_figures(tmp_path, drawn):
     )
     _assert_figure_files(tmp_path / "a.pdf", tmp_path / "a.png")
     texts = plots._tau_annotations(intervals, list(NAMES))
-    a, b = NAMES.index("P"), NAMES.index("NDCG")
-    tau = intervals.set_index(["measure_a", "measure_b"]).loc[("P", "NDCG")]
-    assert texts[a, b].startswith(f"{tau['tau']:.2f}") and "[" in texts[a, b]
+    a, b = NAMES.index("NDCG"), NAMES.index("P")
+    tau = intervals.set_index(["measure_a", "measure_b"]).loc[("NDCG", "P")]
+    star = "*" if tau["excludes_zero"] else ""
+    assert texts[a, b] == f"{plots.short(tau['tau'])}{star}"  # no interval in the cell
     assert texts[a, a] == ""
-    # the drawn heat map carries those annotations, its cells the taus
+    # the drawn heat map (one dataset: cells large enough) carries those annotations
     (heat,) = [ax for ax in _panels(drawn[1])]
     shown = {t.get_text() for t in heat.texts}
     assert texts[a, b] in shown
-    assert [t.get_text() for t in heat.get_xticklabels()] == list(NAMES)
+    assert [t.get_text() for t in heat.get_xticklabels()] == list(NAMES[:-1])
     with pytest.raises(ValueError, match="tau intervals: missing columns"):
         plots.agreement_figure(
             agreement, style, tmp_path / "x.pdf", tmp_path / "x.png", intervals=agreement

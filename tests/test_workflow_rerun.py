@@ -156,6 +156,10 @@ def test_html_report(tiny_run, tmp_path):
     _run(repo, "--report", "results/report.html")
     html = (test_dir / "results" / "report.html").read_text(errors="replace")
     assert "Fig. 2: varying relevance" in html and "Table 2" in html
+    # Fig. 2's caption reads this run's numbers (results/figures/relevance.rst)
+    reading = (test_dir / "results" / "figures" / "relevance.rst").read_text()
+    assert reading.startswith("- **ml-100k**: SD-P is ") and "at 100 %" in reading
+    assert " ".join(reading.split()[3:9]) in " ".join(html.replace("\\n", " ").split())
     assert "Table 1: dataset statistics" in html
     # no dataset of this run has published numbers: no paper_gap figure, the verdicts say why
     assert "Ours / paper" not in html and "No figure and no cell tables" in html
@@ -194,6 +198,25 @@ def test_outputs_of_another_config_are_named_not_mixed(tiny_run, tmp_path):
     assert not (test_dir / "mixed.html").exists()
     same = _run(repo, "-n")
     assert "another configuration" not in same.stdout + same.stderr
+
+
+@pytest.mark.slow
+def test_a_report_after_a_partial_run_of_another_config_stops(tiny_run, tmp_path):
+    """A partial run of another configuration (Table 2 of two models) leaves run.json of
+    the complete run (three models): a report with that first config would show Table 2 of
+    one run and the figures of the other, so it stops, naming the newer file; a complete
+    run of the first config rewrites Table 2 and the record, and the report is made."""
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
+    other = _write_yaml(tmp_path / "other.yaml", {"models": MODELS[:2]})
+    _run(repo, "table_scores", "--cores", "1", "--configfile", other)
+    report = _run(repo, "--report", "mixed.html", check=False)
+    said = report.stdout + report.stderr
+    assert report.returncode != 0, said[-3000:]
+    assert "results/tables/scores.csv and 1 more is newer than results/run.json" in said, said
+    assert not (test_dir / "mixed.html").exists()
+    _run(repo, "--cores", "1")
+    _run(repo, "--report", "same.html")
+    assert (test_dir / "same.html").is_file()
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ from userfair.groups import specs_of
 from userfair.workflow import catalogue, costs, energy, grids, models, replication
 from userfair.workflow import plan as plan_report
 from userfair.workflow import reproduction, steps
-from userfair.workflow.steps.targets import other_config
+from userfair.workflow.steps.targets import newer_than_record, other_config
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -220,13 +220,21 @@ def check_config_beyond_schema():
                 if not no_job_runs():
                     raise ValueError(why)
                 logger.warning(f"{why} A run stops here until it is there.")
-        # k cannot exceed the items of a dataset (RecBole's top-k would fail in training);
-        # the recbole_dataset job checks it again before any training when stats.json
-        # does not exist yet. A damaged stats.json is named with how to rebuild it.
+        # k cannot exceed the items of a dataset (RecBole's top-k would fail in training):
+        # checked against stats.json when it exists, else against an upper bound known
+        # before any job (the catalogue's raw file, a declared dataset's small raw table);
+        # the preprocess, split and recbole_dataset jobs check the items they keep, before
+        # any job that k would stop. A damaged stats.json is named with how to rebuild it.
         stats = f"results/{dataset}/data/stats.json"
         if Path(stats).is_file():
             items = costs.read_stats(stats)["items"]
             bounds.check_items(config["k"], items, f"{dataset} ({stats})")
+        elif (items := catalogue.items_bound(entry, DATASET_OPTIONS)) is not None:
+            where = f"{dataset} (the catalogue's raw file, before preprocessing)"
+            bounds.check_items(config["k"], items, where)
+        elif entry.source == "custom" and (shape := costs.raw_shape(entry, source)):
+            where = f"{dataset} (its raw file {source}, before preprocessing)"
+            bounds.check_items(config["k"], shape.items, where)
 
 
 check_config_beyond_schema()
@@ -256,6 +264,11 @@ def check_results_are_this_configs(record):
         )
     why = other_config(record, DATASETS, MODELS)
     if why is None:
+        # the same datasets and models, but a partial run since the record may have used
+        # another config (a table rebuilt with another k): a report stops on it too
+        newer = newer_than_record(record) if reporting and not after_run else None
+        if newer is not None:
+            raise ValueError(newer)
         return
     if reporting:
         raise ValueError(f"{why}; the report would mix them, so it is not made")

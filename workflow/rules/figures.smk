@@ -56,6 +56,7 @@ rule fig_relevance:
             category="Figures",
             labels={"figure": "Fig. 2: varying relevance", "format": "PNG"},
         ),
+        reading="results/figures/relevance.rst",
     log:
         "results/logs/fig_relevance/fig_relevance.log",
     conda:

@@ -12,4 +12,6 @@ with job_log(snakemake):
         snakemake.output[0],
         min_rating=p.min_rating,
         core=p.core,
+        # checked, not used: read from the config, not params, so that a new k reruns nothing
+        k=snakemake.config["k"],
     )

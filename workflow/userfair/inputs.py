@@ -263,9 +263,14 @@ def load_inputs(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    train_frame, _ = _interactions(train, "TRAIN", grade)
+    train_frame, train_label = _interactions(train, "TRAIN", grade)
     test_frame, test_label = _interactions(test, "TEST", grade)
     topk_frame, topk_label = read_run(topk, topk_format)
+    if train_frame.empty:
+        raise InputError(
+            f"{train_label}: no interactions; TRAIN holds what the users saw before the test "
+            "(the user similarities are computed from it): give the split's train file"
+        )
     if test_frame.empty:
         raise InputError(f"{test_label}: no interactions, so no user to evaluate")
 

@@ -230,6 +230,17 @@ def read_inter(path: str | os.PathLike) -> pd.DataFrame:
             "header field)"
         ) from None
     frame.columns = names
+    for column in ("user_id", "item_id"):
+        empty = (frame[column].isna() | (frame[column] == "")).to_numpy()
+        if empty.any():
+            numeric = [n for n in names if n not in ("user_id", "item_id")]
+            where = _bad_atomic_line(path, names, numeric) or (
+                f"line {int(empty.argmax()) + 2}: field {column!r} is empty"
+            )
+            raise InputError(
+                f"{path}: {where} (a RecBole atomic file: UTF-8, tab-separated, one value per "
+                "header field)"
+            )
     return frame
 
 

@@ -32,8 +32,10 @@ import importlib
 import json
 import logging
 import pickle
+import pickletools
 import re
 import types
+import zipfile
 from io import BytesIO
 
 import numpy as np
@@ -378,6 +380,69 @@ def unsafe_reason(error: BaseException) -> str | None:
     return None
 
 
+#: The opcodes that only store or frame what is on the pickle stack (nothing pushed).
+_NO_PUSH = {"MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT", "FRAME", "PROTO"}
+
+
+def pickle_globals(data: bytes) -> list[str]:
+    """The Python globals (``module.name``) a pickle names, read with :mod:`pickletools`
+    without running or importing anything (every protocol, 0 to 5: ``GLOBAL``, ``INST``
+    and ``STACK_GLOBAL`` of strings pushed or fetched from the memo); the names up to a
+    damaged place when the pickle is damaged."""
+    names, pushed, memo = [], [], {}
+    try:
+        for op, arg, _ in pickletools.genops(data):
+            if op.name in ("GLOBAL", "INST"):
+                names.append(str(arg).replace(" ", "."))
+            elif op.name == "STACK_GLOBAL":
+                module, name = (pushed[-2], pushed[-1]) if len(pushed) >= 2 else (None, None)
+                names.append(f"{module}.{name}")
+            if op.name == "MEMOIZE":
+                memo[len(memo)] = pushed[-1] if pushed else None
+            elif op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                memo[arg] = pushed[-1] if pushed else None
+            elif op.name in ("GET", "BINGET", "LONG_BINGET"):
+                pushed.append(memo.get(arg))
+            elif op.name not in _NO_PUSH:
+                pushed.append(arg if isinstance(arg, str) else None)
+    except Exception:  # noqa: BLE001  (a damaged pickle: what was read so far)
+        pass
+    return names
+
+
+def _pickle_of(file) -> bytes:
+    """The pickle of a ``.pth`` file: its ``data.pkl`` when it is torch's zip format, else
+    the file's bytes (torch's legacy format, or a bare pickle)."""
+    if hasattr(file, "seek"):
+        file.seek(0)
+        data = file.read()
+    else:
+        with open(file, "rb") as handle:
+            data = handle.read()
+    if zipfile.is_zipfile(BytesIO(data)):
+        with zipfile.ZipFile(BytesIO(data)) as archive:
+            members = [n for n in archive.namelist() if n.endswith("data.pkl")]
+            return archive.read(members[0]) if members else b""
+    return data
+
+
+def unsafe_global(file) -> str | None:
+    """The first Python global of the file's pickle beyond torch's own allowlist of
+    ``weights_only=True``, read without loading anything; None when there is none."""
+    from torch._weights_only_unpickler import _get_allowed_globals
+
+    allowed = set(_get_allowed_globals())
+    for name in pickle_globals(_pickle_of(file)):
+        if name not in allowed:
+            return name
+    return None
+
+
+class DamagedPthError(ValueError):
+    """A ``.pth`` file torch could not read and that names no unsafe global: the first line
+    of torch's reason, without its advice to load with ``weights_only=False``."""
+
+
 def load(file, classes=(), map_location="cpu"):
     """The object :func:`dump` wrote to ``file``; a file of tensors and plain containers
     that is not of this format as torch loads it. :class:`UnsafeFileError` (nothing loaded,
@@ -394,7 +459,22 @@ def load(file, classes=(), map_location="cpu"):
         reason = unsafe_reason(error)
         if reason is not None:
             raise UnsafeFileError(reason) from None
-        raise
+        # torch's reader stops on some opcodes of protocols 4 and 5 (FRAME) before it sees
+        # the globals: name them from the pickle itself, without running it
+        named = unsafe_global(file)
+        if named is not None:
+            raise UnsafeFileError(
+                f"it names the Python global {named}, which a load would run or import"
+            ) from None
+        if "Weights only load failed" not in str(error):
+            raise
+        lines = [line.strip() for line in str(error).splitlines()]
+        why = next(
+            (line for line in lines[1:] if line and "weights_only" not in line
+             and not line.startswith(("Please file", "Check the documentation"))),
+            "not a file of tensors and plain containers",
+        )  # fmt: skip
+        raise DamagedPthError(f"torch cannot read it: {why}") from None
     if isinstance(content, dict) and content.get("format") == FORMAT:
         return decode(content, classes)
     return content

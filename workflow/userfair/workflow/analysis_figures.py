@@ -22,10 +22,12 @@ import pandas as pd  # noqa: E402
 
 from userfair.measures import NAMES  # noqa: E402
 from userfair.workflow.figure_style import (  # noqa: E402
+    MIN_FONT_PT,
+    PAGE_WIDTH_IN,
     Style,
     check_columns,
     legend_outside,
-    model_colours,
+    model_styles,
     panel_grid,
     save,
 )
@@ -45,16 +47,13 @@ def intervals_figure(
     style.apply()
     datasets = list(dict.fromkeys(summary["dataset"]))
     panels = [(d, m) for d in datasets for m in measures]
-    ncols = min(4, len(measures))
+    ncols = min(4 if len(models) <= 7 else 3, len(measures))
     nrows = -(-len(panels) // ncols)
-    width = style.column_width_in
     fig, axes = plt.subplots(
-        nrows,
-        ncols,
-        squeeze=False,
-        layout="constrained",
-        figsize=(width * ncols * 0.75, width * 0.6 * nrows),
-    )
+        nrows, ncols, squeeze=False, layout="constrained",
+        figsize=(PAGE_WIDTH_IN, 1.9 * nrows),
+    )  # fmt: skip
+    looks = model_styles([model_label(m) for m in models])
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     labels = [model_label(m) for m in models]
@@ -66,12 +65,15 @@ def intervals_figure(
         errors = np.vstack(
             [value - part["low"].to_numpy(dtype=float), part["high"].to_numpy(dtype=float) - value]
         )
-        ax.errorbar(x, value, yerr=np.abs(errors), fmt="o", ms=3, capsize=2, lw=0.8)
-        ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=6)
+        for i, label in enumerate(labels):  # each model in its colour and marker
+            colour, marker = looks[label]
+            ax.errorbar(x[i], value[i], yerr=np.abs(errors[:, i : i + 1]), fmt=marker, ms=3,
+                        capsize=1.5, lw=0.8, color=colour)  # fmt: skip
+        ax.set_xticks(x, labels, rotation=90, fontsize=MIN_FONT_PT)
         ax.set_xlim(-0.5, len(models) - 0.5)
-        ax.tick_params(axis="y", labelsize=6)
+        ax.tick_params(axis="y", labelsize=MIN_FONT_PT)
         title = measure if len(datasets) == 1 else f"{dataset}: {measure}"
-        ax.set_title(title, fontsize=7)
+        ax.set_title(title, fontsize=MIN_FONT_PT + 1)
     save(fig, pdf_path, png_path, style)
 
 
@@ -89,18 +91,19 @@ def paper_gap_axes(
     style.apply()
     published = [d for d, p in zip(verdicts["dataset"], verdicts["published"]) if p]
     others = verdicts.loc[~verdicts["published"].astype(bool), "line"].tolist()
-    width = 2 * style.column_width_in
+    width = PAGE_WIDTH_IN
     panels = max(1, len(published))
     fig, axes = plt.subplots(
         panels, 1, squeeze=False, layout="constrained", figsize=(width, 2.8 * panels + 0.4)
     )
     measures = list(NAMES)
     models = list(dict.fromkeys(cells["model"]))
-    colours = model_colours(max(len(models), 1), style.palette)
+    looks = model_styles([model_label(m) for m in models])
     offsets = np.linspace(-0.35, 0.35, len(models)) if len(models) > 1 else np.zeros(1)
     for ax, dataset in zip(axes[:, 0], published):
         part = cells[cells["dataset"] == dataset].set_index(["measure", "model"])
-        for model, offset, colour in zip(models, offsets, colours):
+        for model, offset in zip(models, offsets):
+            colour, marker = looks[model_label(model)]
             rows = part.xs(model, level="model").reindex(measures)
             paper = rows["paper"].to_numpy(dtype=float)
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -113,7 +116,7 @@ def paper_gap_axes(
                 np.arange(len(measures)) + offset,
                 ratio,
                 yerr=errors,
-                fmt="o",
+                fmt=marker,
                 ms=3,
                 capsize=1.5,
                 lw=0.7,
@@ -197,9 +200,9 @@ def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEAS
     datasets = list(dict.fromkeys(part["dataset"]))
     measures = [m for m in measures if m in set(part["measure"])]
     panels = [(d, m) for d in datasets for m in measures]
-    width = style.column_width_in
-    fig, axes = panel_grid(len(panels), width * 0.6, width * 0.62, max_columns=5)
-    colours = model_colours(max(len(models), 1), style.palette)
+    columns = min(4, len(panels))
+    fig, axes = panel_grid(len(panels), PAGE_WIDTH_IN / columns, 1.9, max_columns=columns)
+    looks = model_styles([model_label(m) for m in models])
     handles = []
     for ax, (dataset, measure) in zip(axes.flat, panels):
         rows = part[(part["dataset"] == dataset) & (part["measure"] == measure)]
@@ -213,9 +216,10 @@ def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEAS
             low = 100 * mine["low"].to_numpy(dtype=float)
             high = 100 * mine["high"].to_numpy(dtype=float)
             errors = np.abs(np.vstack([value - low, high - value]))
+            colour, marker = looks[model_label(model)]
             handle = ax.errorbar(
-                x + offsets[i], value, yerr=np.nan_to_num(errors), fmt="o", ms=2.5,
-                capsize=1.5, lw=0.7, color=colours[i % len(colours)], label=model_label(model),
+                x + offsets[i], value, yerr=np.nan_to_num(errors), fmt=marker, ms=2.5,
+                capsize=1.5, lw=0.7, color=colour, label=model_label(model),
             )  # fmt: skip
             if ax is axes.flat[0]:
                 handles.append(handle)
@@ -224,13 +228,13 @@ def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEAS
             x, 100 * users.to_numpy(dtype=float), "--", color="0.3", lw=0.8, zorder=3,
             label="share of the users",
         )  # fmt: skip
-        ax.set_xticks(x, order, fontsize=6)
-        ax.tick_params(axis="y", labelsize=6)
+        ax.set_xticks(x, order, fontsize=MIN_FONT_PT)
+        ax.tick_params(axis="y", labelsize=MIN_FONT_PT)
         ax.set_title(measure if len(datasets) == 1 else f"{dataset}: {measure}", fontsize=7)
         if ax in axes[:, 0]:
             ax.set_ylabel("% of the measure", fontsize=7)
         if ax in axes[-1, :] or ax is axes.flat[len(panels) - 1]:
-            ax.set_xlabel("activity group (Q1 = least active)", fontsize=6)
+            ax.set_xlabel("activity group (Q1 = least active)", fontsize=MIN_FONT_PT)
     handles.append(line)
     fig.legend(
         handles, [h.get_label() for h in handles], loc="outside lower center",

@@ -70,6 +70,9 @@ class Dataset:
     # (userfair.workflow.preprocess.count_grades); read only for graded relevance.
     count_column: str | None = None
     shape: Shape | None = None  # the size after preprocessing, where it is known (Table 1)
+    # The items of the catalogue's own raw file, an upper bound of the items after any
+    # preprocessing: config key k is checked against it before the split exists.
+    raw_items: int | None = None
 
     @property
     def temporal(self) -> bool:
@@ -93,6 +96,7 @@ CATALOGUE: dict[str, Dataset] = {
         genre_columns=("class",),
         # measured on the default config (docs/data.md); the heaviest user rated 737 movies
         shape=Shape(943, 1203, 81697, 83, 737),
+        raw_items=1682,
     ),
     "lastfm": Dataset(
         "lastfm",
@@ -102,6 +106,7 @@ CATALOGUE: dict[str, Dataset] = {
         url=f"{RECBOLE_URL}/LastFM/lastfm.zip",
         # Table 1 of the paper; hetrec-2011 keeps each user's 50 most played artists
         shape=Shape(1859, 2823, 71355, 1836, 50),
+        raw_items=17632,
     ),
     "ml-10m": Dataset(
         "ml-10m",
@@ -113,6 +118,7 @@ CATALOGUE: dict[str, Dataset] = {
         mem_mb=12000,
         # Table 1; the heaviest ML-10M user has 7,359 ratings
         shape=Shape(49378, 9821, 5362685, 1523, 7359),
+        raw_items=10681,
     ),
     "ml-20m": Dataset(
         "ml-20m",
@@ -124,6 +130,7 @@ CATALOGUE: dict[str, Dataset] = {
         mem_mb=24000,
         # Table 1; the heaviest ML-20M user has 9,254 ratings
         shape=Shape(89917, 16404, 10588141, 2178, 9254),
+        raw_items=27278,
     ),
     "qk-video": Dataset(
         "qk-video",
@@ -278,6 +285,16 @@ def get(name: str) -> Dataset:
             f"dataset '{name}' is not in the catalogue; known datasets: {', '.join(CATALOGUE)} "
             "(or declare it under custom_datasets, docs/your-data.md)"
         ) from None
+
+
+def items_bound(dataset: str | Dataset, dataset_options: dict | None) -> int | None:
+    """The most items the dataset can have after preprocessing, known before its files
+    are read: the catalogue's raw item count when the run reads the catalogue's own file
+    (no configured ``path``), else None."""
+    dataset = _dataset(dataset)
+    if options_of(dataset.name, dataset_options)["path"]:
+        return None
+    return dataset.raw_items
 
 
 def options_of(name: str, dataset_options: dict | None) -> dict:

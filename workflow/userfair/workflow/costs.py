@@ -146,11 +146,22 @@ def read_stats(path: str | os.PathLike) -> dict[str, int]:
         reason = (str(error).strip().splitlines() or [""])[0]
         kind = type(error).__name__
         raise InputError(
-            f"{path}: truncated or unreadable stats file ({kind}: {reason}); every command "
-            f"reads it when the workflow is parsed, so remove it, then rebuild just it: "
+            f"{path}: truncated or unreadable stats file ({kind}: {reason}); {_REBUILD}"
             f"rm {path} && snakemake {path}"
         ) from None
+    negative = [key for key, value in counts.items() if value < 0]
+    if negative or counts["items"] == 0 or counts["users"] == 0:
+        key = negative[0] if negative else ("items" if counts["items"] == 0 else "users")
+        raise InputError(
+            f"{path}: damaged stats file (field {key!r} is {counts[key]}, not a count of a "
+            f"split that has test users); {_REBUILD}rm {path} && snakemake {path}"
+        )
     return counts
+
+
+_REBUILD = (
+    "every command reads it when the workflow is parsed, so remove it, then rebuild just it: "
+)
 
 
 def dataset_size(

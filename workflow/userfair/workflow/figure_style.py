@@ -1,13 +1,17 @@
 """The look of every figure (config ``plots:``): the seaborn style and its settings
-(:class:`Style`), model colours that stay apart (:func:`model_colours`: at least
-:data:`MIN_COLOUR_DISTANCE` in CIELAB), legibility (:func:`make_legible`: no tick labels,
-cell texts or titles within 2 pt of each other; :func:`honest_span`: a panel spans at least
-:data:`MIN_SPAN` of its values), and :func:`save` to PDF and PNG. The figures themselves:
+(:class:`Style`), one colour and marker per model (:func:`model_styles`, colour-blind
+safe), colours that stay apart (:func:`model_colours`: at least :data:`MIN_COLOUR_DISTANCE`
+in CIELAB), the widths figures are drawn for (:data:`COLUMN_WIDTH_IN`,
+:data:`PAGE_WIDTH_IN`) and the checks of legibility (:func:`text_overlaps`: no tick labels,
+cell texts or titles within 2 pt of each other; :func:`smallest_font`;
+:func:`honest_span`: a panel spans at least :data:`MIN_SPAN` of its values), and
+:func:`save` to PDF and PNG. The figures themselves:
 :mod:`userfair.workflow.plots` (the paper's) and :mod:`userfair.workflow.analysis_figures`.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -126,23 +130,63 @@ def text_overlaps(fig: plt.Figure, gap: float = 2.0) -> list[tuple[str, str]]:
     return [(boxes[i][0], boxes[j][0]) for i, j in zip(*np.nonzero(clash))]
 
 
-#: How often :func:`make_legible` may grow a figure, and by how much each time.
-GROW_STEPS, GROW_FACTOR = 8, 1.2
+#: The widths a figure is drawn for, in inches: a column of a two-column paper (also
+#: ``plots.column_width_in``) and a page (both columns).
+COLUMN_WIDTH_IN, PAGE_WIDTH_IN = 3.5, 7.2
+#: The smallest font of any text of a figure at the size it is drawn, in points.
+MIN_FONT_PT = 6.0
 
 
-def make_legible(fig: plt.Figure) -> float:
-    """Grow ``fig`` (fonts keep their size in points, panels get wider and taller) until no
-    two of its texts overlap (:func:`text_overlaps`), at most :data:`GROW_STEPS` times by
-    :data:`GROW_FACTOR`: what keeps every figure legible under a larger ``font_scale`` or
-    ``context``. Returns the factor the figure grew by (1.0: it was legible)."""
-    grown = 1.0
-    for _ in range(GROW_STEPS):
-        if not text_overlaps(fig):
-            break
-        width, height = fig.get_size_inches()
-        fig.set_size_inches(width * GROW_FACTOR, height * GROW_FACTOR)
-        grown *= GROW_FACTOR
-    return grown
+def smallest_font(fig: plt.Figure) -> float:
+    """The smallest font size (points) of the visible texts of ``fig`` (of :func:`_text_boxes`,
+    the figure's own texts and its legends)."""
+    fig.canvas.draw()
+    texts = [t for ax in fig.axes if ax.get_visible()
+             for t in (*_drawn_ticklabels(ax.xaxis), *_drawn_ticklabels(ax.yaxis), *ax.texts,
+                       ax.title, ax.xaxis.label, ax.yaxis.label)]  # fmt: skip
+    texts += list(fig.texts)
+    for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes)]:
+        if legend is not None:
+            texts += [*legend.get_texts(), legend.get_title()]
+    sizes = [t.get_fontsize() for t in texts if t.get_visible() and t.get_text().strip()]
+    return min(sizes) if sizes else math.inf
+
+
+#: One colour a model, colour-blind safe: Okabe and Ito's eight, then four of Paul Tol's
+#: muted set chosen greedily to stay apart from them; every pair is at least 17 CIELAB units
+#: apart as seen with normal vision, protanopia and deuteranopia (:func:`as_seen`). With
+#: them one marker a model (:data:`MODEL_MARKERS`), so that no two models share both.
+MODEL_COLOURS = (
+    "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000",
+    "#332288", "#117733", "#DDCC77", "#882255",
+)  # fmt: skip
+MODEL_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "d", "p")
+
+
+def model_styles(models: list[str]) -> dict[str, tuple[str, str]]:
+    """(colour, marker) of each of ``models`` (names or labels, in the run's order): the
+    same model gets the same pair in every figure of a run; pairs repeat only after
+    :data:`MODEL_COLOURS` (12) models, and then colour and marker repeat out of step."""
+    return {
+        model: (MODEL_COLOURS[i % len(MODEL_COLOURS)], MODEL_MARKERS[i % len(MODEL_MARKERS)])
+        for i, model in enumerate(models)
+    }
+
+
+#: Colour-vision deficiency in linear RGB (Vienot, Brettel and Mollon 1999): what a
+#: protanope and a deuteranope see of an sRGB colour.
+CVD = {
+    "protan": np.array([[0.11238, 0.88762, 0], [0.11238, 0.88762, 0], [0.00401, -0.00401, 1]]),
+    "deutan": np.array([[0.29275, 0.70725, 0], [0.29275, 0.70725, 0], [-0.02234, 0.02234, 1]]),
+}
+
+
+def as_seen(colour, deficiency: str):
+    """``colour`` as seen with ``deficiency`` (a key of :data:`CVD`), as sRGB."""
+    rgb = np.asarray(matplotlib.colors.to_rgb(colour), dtype=float)
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    seen = np.clip(CVD[deficiency] @ linear, 0, 1)
+    return tuple(np.where(seen <= 0.0031308, 12.92 * seen, 1.055 * seen ** (1 / 2.4) - 0.055))
 
 
 #: The least y range of a line panel, as a share of its largest absolute value: a change of
@@ -166,10 +210,9 @@ def honest_span(ax, share: float = MIN_SPAN) -> None:
 def save(
     fig: plt.Figure, pdf_path: str | os.PathLike, png_path: str | os.PathLike, style: Style
 ) -> None:
-    """Write ``fig`` as PDF and PNG (atomically) and close it, grown first where its texts
-    overlap (:func:`make_legible`). The PDF carries no creation date, so the same figure
-    gives the same bytes on every run."""
-    make_legible(fig)
+    """Write ``fig`` as PDF and PNG (atomically) at the size it was drawn for (never grown:
+    each figure lays out its texts for its width) and close it. The PDF carries no creation
+    date, so the same figure gives the same bytes on every run."""
     with atomic_path(pdf_path) as tmp:
         fig.savefig(tmp, format="pdf", metadata={"CreationDate": None})
     with atomic_path(png_path) as tmp:

@@ -54,6 +54,16 @@ def _pairs_text(pairs: list[tuple[str, str]], total: int) -> str:
     return f"separates {len(pairs)} of the {total} pairs of models ({listed})"
 
 
+def bounds_text(low: float, high: float, digits: int = 2) -> str:
+    """``[low, high]`` with ``digits`` decimals, more where a bound of an interval that
+    excludes 0 would round to 0 (``[0.00, 0.91]`` for an interval above 0 reads as if it
+    held 0): up to 6."""
+    excludes = low > 0 or high < 0
+    while digits < 6 and excludes and any(round(b, digits) == 0 for b in (low, high)):
+        digits += 1
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
 def _tau_text(taus: pd.DataFrame, by: str, measure: str, against: str) -> str:
     rows = taus[(taus["by"] == by) & (taus["measure_a"] == measure)]
     rows = rows[rows["measure_b"] == against]
@@ -65,7 +75,7 @@ def _tau_text(taus: pd.DataFrame, by: str, measure: str, against: str) -> str:
         verdict = "agree" if tau > 0 else "are reversed" if tau < 0 else "are unrelated"
         return f"the two model orderings {verdict} (Kendall tau {tau:.2f}, no interval)"
     low, high = float(row["low"]), float(row["high"])
-    interval = f"Kendall tau {tau:.2f} [{low:.2f}, {high:.2f}]"
+    interval = f"Kendall tau {tau:.2f} {bounds_text(low, high)}"
     if low > 0:
         return f"the two model orderings agree ({interval})"
     if high < 0:
@@ -112,9 +122,17 @@ def reading(
             for better, worse in individual
             if worse == a
         ]
-        if looks_fair:
+        if looks_fair and not group:
+            # every model is "among the fairest" only because none is separated: say that
+            cases = "; ".join(f"{a} less fair to individuals than {b}" for a, b in looks_fair)
+            text += (
+                f" {measure} shows no model fairer to these groups than another, while "
+                f"{against} finds {cases}."
+            )
+        elif looks_fair:
             cases = "; ".join(
-                f"{a} is among the fairest to these groups but less fair to individuals than {b}"
+                f"{a} is among the fairest to these groups (no model is shown fairer to "
+                f"them) but less fair to individuals than {b}"
                 for a, b in looks_fair
             )
             text += f" Groups look fair while individuals are not: {cases}."

@@ -1,11 +1,12 @@
 """Logging of one workflow job: every message of the process (RecBole's included) goes to
 the rule's log file, and a failure is logged before it propagates: an expected failure (an
 :class:`~userfair.io.InputError` or ValueError, bad input that the message names) as one
-line, any other with its traceback. A bad file of a rule is named with that rule and the
-command that rebuilds it (:func:`userfair.workflow.layout.explain`). ``USERFAIR_DEBUG=1`` in
-the environment logs the traceback of every failure. A job that succeeds ends its log with
-one line of its cost: wall and CPU seconds since its process started, and how many of the
-CPU seconds went before the step (the interpreter and its imports)."""
+line, which is also all the terminal shows of it (stderr, no traceback), any other with its
+traceback. A bad file of a rule is named with that rule and the command that rebuilds it
+(:func:`userfair.workflow.layout.explain`). ``USERFAIR_DEBUG=1`` in the environment logs
+the traceback of every failure. A job that succeeds ends its log with one line of its cost:
+wall and CPU seconds since its process started, and how many of the CPU seconds went before
+the step (the interpreter and its imports)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import contextlib
 import logging
 import os
 import re
+import sys
 import time
 from typing import Iterator
 
@@ -57,7 +59,9 @@ class PlainFormatter(logging.Formatter):
 def job_log(job) -> Iterator[None]:
     """Inside the block, log to the job's log file, ``job.log[0]``; an exception is logged
     with the rule and wildcards (one line for an :data:`EXPECTED` one, else with its
-    traceback; always with it under ``USERFAIR_DEBUG=1``) and re-raised. ``job`` is the
+    traceback; always with it under ``USERFAIR_DEBUG=1``) and re-raised, except that an
+    expected one without ``USERFAIR_DEBUG`` ends the process with status 1 after printing
+    its line to stderr (which Snakemake shows), instead of Python's traceback. ``job`` is the
     ``snakemake`` object of a rule's script (duck-typed: ``log``, ``rule``, ``wildcards``)."""
     handler = logging.FileHandler(job.log[0])
     handler.setFormatter(PlainFormatter(FORMAT))
@@ -73,13 +77,15 @@ def job_log(job) -> Iterator[None]:
             error.args = (layout.explain(error),)
         if debugging():
             logging.exception("rule %s %s failed", job.rule, dict(job.wildcards))
-        else:
-            text = " ".join(layout.explain(error).split("\n"))
-            logging.error(
-                "rule %s %s failed: %s (%s=1 shows the traceback)",
-                job.rule, dict(job.wildcards), text, DEBUG,
-            )  # fmt: skip
-        raise
+            raise
+        text = " ".join(layout.explain(error).split("\n"))
+        line = (
+            f"rule {job.rule} {dict(job.wildcards)} failed: {text} ({DEBUG}=1 shows the traceback)"
+        )
+        logging.error(line)
+        # the terminal gets the same line, not Python's traceback of an expected failure
+        print(line, file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
     except Exception:
         logging.exception("rule %s %s failed", job.rule, dict(job.wildcards))
         raise

@@ -26,6 +26,8 @@ import seaborn as sns  # noqa: E402
 from userfair.agreement import EQUIVALENT  # noqa: E402
 from userfair.measures import NAMES  # noqa: E402
 from userfair.workflow.figure_style import (  # noqa: E402
+    MIN_FONT_PT,
+    PAGE_WIDTH_IN,
     Style,
     check_columns,
     honest_span,
@@ -60,21 +62,30 @@ def relevance_panels(relevance: pd.DataFrame) -> dict[str, list[str]]:
 # --- Fig. 1 ----------------------------------------------------------------------------
 
 
-def _tau_annotations(part: pd.DataFrame, measures: list[str]) -> np.ndarray:
-    """Cell texts 'tau' and, below, '[low, high]' with a star when the interval excludes 0."""
-    wide = part.set_index(["measure_a", "measure_b"])
-    texts = np.full((len(measures), len(measures)), "", dtype=object)
-    for i, first in enumerate(measures):
+def _tau_annotations(part: pd.DataFrame, measures: list[str], rows=None) -> np.ndarray:
+    """Cell texts: tau with two decimals and a star when its interval excludes 0 (the
+    intervals themselves are in agreement_ci.csv and the report's table); ``rows``: the row
+    labels when they are not ``measures`` (the group panel's), taken from ``part["row"]``."""
+    rows = list(measures) if rows is None else rows
+    key = "measure_a" if "row" not in part else "row"
+    wide = part.set_index([key, "measure_b"])
+    texts = np.full((len(rows), len(measures)), "", dtype=object)
+    for i, first in enumerate(rows):
         for j, second in enumerate(measures):
-            if (first, second) not in wide.index or i == j:
+            if (first, second) not in wide.index or (key == "measure_a" and i == j):
                 continue
             row = wide.loc[(first, second)]
             if not np.isfinite(row["tau"]):
                 texts[i, j] = "nan"
                 continue
-            star = "*" if bool(row["excludes_zero"]) else ""
-            texts[i, j] = f"{row['tau']:.2f}{star}\n[{row['low']:.1f},{row['high']:.1f}]"
+            star = "*" if "excludes_zero" in row.index and bool(row["excludes_zero"]) else ""
+            texts[i, j] = f"{short(row['tau'])}{star}"
     return texts
+
+
+def short(tau: float) -> str:
+    """tau with two decimals and no leading zero, as tables in papers print it: -.52, 1.00."""
+    return f"{tau:.2f}".replace("0.", ".", 1) if abs(tau) < 1 else f"{tau:.2f}"
 
 
 def agreement_figure(
@@ -87,26 +98,30 @@ def agreement_figure(
     groups: pd.DataFrame | None = None,
     source: str = "users",
 ) -> None:
-    """Annotated Kendall tau-b heatmap, one panel per dataset, ``measures`` in registry
-    order; |tau| >= 0.9 is boxed.
+    """Kendall tau-b between the model orderings of every pair of measures, as the paper's
+    Fig. 1: one lower triangle per dataset (tau is symmetric), ``measures`` in registry
+    order, |tau| >= 0.9 boxed, drawn for a page (:data:`PAGE_WIDTH_IN`; two datasets a row).
+    A cell shows its tau where the cell is large enough for it at :data:`ANNOTATION_POINTS`
+    (one dataset), else only the star.
 
     With ``intervals`` (``inference.tau_intervals`` per dataset: dataset, measure_a,
-    measure_b, tau, low, high, excludes_zero) every cell also shows the bootstrap interval
-    of tau and a star when that interval excludes 0 (in a panel twice as wide, the texts
-    at :data:`ANNOTATION_POINTS`); ``source`` says what the intervals cover (``users``: the
-    bootstrap; ``replicates and users``: the two-level draws, whose ``tau`` is that of the
-    replicate means and then colours the cells too).
+    measure_b, tau, low, high, excludes_zero) a star marks the cells whose bootstrap
+    interval excludes 0 (the intervals: agreement_ci.csv); ``source`` says what they cover
+    (``users``: the bootstrap; ``replicates and users``: the two-level draws, whose ``tau``
+    is that of the replicate means and then colours the cells too).
 
     With ``groups`` (``groups_agreement.csv``: dataset, by, measure_a a group measure,
     measure_b an individual one, tau[, low, high, excludes_zero]) each dataset gets a second
-    panel: a row per group measure and grouping (``UserMAD-P (activity:0.05)``), a column
-    per individual measure. Without it (groups off) the figure is the one above."""
+    panel below its triangle: a row per group measure and grouping (``UserMAD-P
+    (activity:0.05)``), a column per individual measure."""
     fig = agreement_axes(agreement, style, measures, intervals, groups, source)
     save(fig, pdf_path, png_path, style)
 
 
-#: The least font size of a heatmap cell's text, in points (5 pt: 14 px at 200 dpi).
-ANNOTATION_POINTS = 5.0
+#: The font size of a heatmap cell's text, in points: the figures' least (MIN_FONT_PT).
+ANNOTATION_POINTS = MIN_FONT_PT
+#: The width of a cell's text ("-0.85*") in units of its font size.
+CELL_TEXT_EMS = 3.2
 
 
 def group_label(measure: str, by: str) -> str:
@@ -139,36 +154,61 @@ def agreement_axes(
         # the two-level draws' tau is that of the replicate means: it colours the cells
         agreement = intervals[["dataset", "measure_a", "measure_b", "tau"]]
     style.apply()
+    measures = list(measures)
     datasets = list(dict.fromkeys(agreement["dataset"]))
-    side = 2 * style.column_width_in * (2 if intervals is not None else 1)
-    per_dataset = 1 if groups is None else 2
-    fig, axes = panel_grid(len(datasets) * per_dataset, side, side * 0.9)
-    panels = iter(axes.flat)
-    for dataset in datasets:
-        ax = next(panels)
+    ncols = min(2, len(datasets))
+    side = PAGE_WIDTH_IN / ncols
+    cell_pt = 72 * side * 0.8 / (len(measures) - 1)  # labels and colour bar take the rest
+    annotate = cell_pt >= CELL_TEXT_EMS * ANNOTATION_POINTS
+    group_rows = 0
+    if groups is not None:
+        group_rows = max(
+            len(groups[groups["dataset"] == d][["by", "measure_a"]].drop_duplicates())
+            for d in datasets
+        )
+    heights = [side * (0.85 if ncols == 1 else 1.1)] + (
+        [side * 0.78 * (group_rows + 6) / len(measures)] if group_rows else []
+    )
+    nrows = -(-len(datasets) // ncols)
+    fig = plt.figure(figsize=(PAGE_WIDTH_IN, sum(heights) * nrows + 0.3), layout="constrained")
+    grid = fig.add_gridspec(nrows * len(heights), ncols, height_ratios=heights * nrows)
+    for index, dataset in enumerate(datasets):
+        row, col = divmod(index, ncols)
+        ax = fig.add_subplot(grid[row * len(heights), col])
         part = agreement[agreement["dataset"] == dataset]
         matrix = part.pivot(index="measure_a", columns="measure_b", values="tau").reindex(
-            index=list(measures), columns=list(measures)
+            index=measures, columns=measures
         )
-        annot, fmt, size = True, ".2f", max(4.5, ANNOTATION_POINTS)
-        if intervals is not None:
-            annot = _tau_annotations(intervals[intervals["dataset"] == dataset], measures)
-            fmt, size = "", ANNOTATION_POINTS
-        _tau_heatmap(ax, matrix, annot, fmt, size)
+        shown = intervals[intervals["dataset"] == dataset] if intervals is not None else part
+        annot = _tau_annotations(shown, measures)
+        if not annotate:  # only the stars fit
+            annot = np.where(np.char.endswith(annot.astype(str), "*"), "*", "")
+        # the lower triangle (tau is symmetric), without its empty first row and last column
+        mask = np.triu(np.ones(matrix.shape, dtype=bool))[1:, :-1]
+        matrix, annot = matrix.iloc[1:, :-1], annot[1:, :-1]
+        _tau_heatmap(ax, matrix, annot, mask)
         for i, j in zip(*np.nonzero(np.abs(matrix.to_numpy()) >= EQUIVALENT)):
-            if i != j:
-                ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, lw=0.8, ec="black"))
-        title = f"{dataset} (boxed: |$\\tau$| ≥ {EQUIVALENT}"
-        over = "" if source == "users" else f" over {source}"
-        title += f"; *: interval{over} excludes 0)" if intervals is not None else ")"
-        ax.set(title=title, xlabel="", ylabel="")
-        ax.tick_params(labelsize=6)
-        if groups is not None:
-            _group_agreement_panel(next(panels), groups[groups["dataset"] == dataset], dataset)
+            if not mask[i, j]:
+                ax.add_patch(plt.Rectangle((j, i), 1, 1, fill=False, lw=0.6, ec="black"))
+        ax.set(title=dataset, xlabel="", ylabel="")
+        ax.tick_params(labelsize=ANNOTATION_POINTS, length=0)
+        if group_rows:
+            below = fig.add_subplot(grid[row * len(heights) + 1, col])
+            _group_agreement_panel(below, groups[groups["dataset"] == dataset], annotate)
+    panels = [ax for ax in fig.axes if ax.collections]
+    bar = fig.colorbar(panels[0].collections[0], ax=panels, location="bottom", shrink=0.3,
+                       aspect=30, pad=0.01)  # fmt: skip
+    bar.set_label("Kendall's $\\tau_b$", fontsize=ANNOTATION_POINTS + 1)
+    bar.ax.tick_params(labelsize=ANNOTATION_POINTS)
+    over = "" if source == "users" else f" over {source}"
+    key = f"boxed: |$\\tau$| ≥ {EQUIVALENT}"
+    if intervals is not None:
+        key += f"; *: the interval{over} excludes 0 (intervals: agreement_ci.csv)"
+    fig.supxlabel(key, fontsize=ANNOTATION_POINTS + 1)
     return fig
 
 
-def _tau_heatmap(ax, matrix: pd.DataFrame, annot, fmt: str, size: float) -> None:
+def _tau_heatmap(ax, matrix: pd.DataFrame, annot, mask=None) -> None:
     """A heatmap of Kendall's tau-b in [-1, 1] (Fig. 1's panels), cells written ``annot``."""
     sns.heatmap(
         matrix,
@@ -177,43 +217,33 @@ def _tau_heatmap(ax, matrix: pd.DataFrame, annot, fmt: str, size: float) -> None
         vmax=1,
         center=0,
         cmap="vlag",
-        square=True,
+        mask=mask,
+        square=False,
         annot=annot,
-        fmt=fmt,
-        annot_kws={"fontsize": size},
-        cbar_kws={"label": "Kendall's $\\tau_b$", "shrink": 0.6},
+        fmt="",
+        annot_kws={"fontsize": ANNOTATION_POINTS},
+        linewidths=0.2,
+        linecolor="white",
+        cbar=False,  # one colour bar for the figure (agreement_axes)
     )
+    ax.grid(False)
 
 
-def _group_agreement_panel(ax, part: pd.DataFrame, dataset: str) -> None:
+def _group_agreement_panel(ax, part: pd.DataFrame, annotate: bool = True) -> None:
     """Fig. 1's second panel of a dataset: tau-b of each group measure (row, per grouping)
-    against each individual measure (column), with its interval when ``part`` has one."""
+    against each individual measure (column), starred when its interval excludes 0."""
     part = part.assign(row=[group_label(m, b) for m, b in zip(part["measure_a"], part["by"])])
     rows = list(dict.fromkeys(part["row"]))
     columns = list(dict.fromkeys(part["measure_b"]))
     matrix = part.pivot(index="row", columns="measure_b", values="tau").reindex(
         index=rows, columns=columns
     )
-    with_intervals = {"low", "high", "excludes_zero"} <= set(part.columns)
-    if with_intervals:
-        wide = part.set_index(["row", "measure_b"])
-        annot = np.full(matrix.shape, "", dtype=object)
-        for i, row in enumerate(rows):
-            for j, column in enumerate(columns):
-                if (row, column) not in wide.index:
-                    continue
-                cell = wide.loc[(row, column)]
-                if not np.isfinite(cell["tau"]):
-                    annot[i, j] = "nan"
-                    continue
-                star = "*" if bool(cell["excludes_zero"]) else ""
-                annot[i, j] = f"{cell['tau']:.2f}{star}\n[{cell['low']:.1f},{cell['high']:.1f}]"
-        fmt = ""
-    else:
-        annot, fmt = True, ".2f"
-    _tau_heatmap(ax, matrix, annot, fmt, ANNOTATION_POINTS)
-    ax.set(title=f"{dataset}: group against individual measures", xlabel="", ylabel="")
-    ax.tick_params(labelsize=6)
+    annot = _tau_annotations(part, columns, rows)
+    if not annotate:
+        annot = np.where(np.char.endswith(annot.astype(str), "*"), "*", "")
+    _tau_heatmap(ax, matrix, annot)
+    ax.set(title="group against individual measures", xlabel="", ylabel="")
+    ax.tick_params(labelsize=ANNOTATION_POINTS, length=0)
 
 
 # --- Fig. 2 ----------------------------------------------------------------------------
@@ -225,50 +255,38 @@ def relevance_figure(relevance: pd.DataFrame, style: Style, pdf_path, png_path) 
 
 
 def relevance_axes(relevance: pd.DataFrame, style: Style) -> plt.Figure:
-    """Fig. 2: rows = datasets, columns = groups of measures, x = % users with non-relevant
-    lists. Gini has no point where every score is 0 (undefined). Each panel's y range is at
-    least :data:`MIN_SPAN` of its largest value (:func:`honest_span`)."""
+    """Fig. 2: two rows of three panels (groups of measures) per dataset, x = % users with
+    non-relevant lists, drawn for a page (:data:`PAGE_WIDTH_IN`). Gini has no point where
+    every score is 0 (undefined). Each panel's y range is at least :data:`MIN_SPAN` of its
+    largest value (:func:`honest_span`)."""
     check_columns(relevance, ["dataset", "share", "measure", "value"], "relevance")
     style.apply()
     datasets = list(dict.fromkeys(relevance["dataset"]))
     panels = relevance_panels(relevance)
-    ncols = len(panels)
+    ncols = 3  # rows of three panels a dataset, drawn for a page (the plugins: a seventh)
+    per_dataset = -(-len(panels) // ncols)
+    nrows = per_dataset * len(datasets)
     fig, axes = plt.subplots(
-        len(datasets),
-        ncols,
-        sharex=True,
-        squeeze=False,
-        layout="constrained",
-        figsize=(2 * style.column_width_in, 1.5 * len(datasets) + 0.9),
-    )
-    for row, dataset in enumerate(datasets):
+        nrows, ncols, sharex=True, squeeze=False, layout="constrained",
+        figsize=(PAGE_WIDTH_IN, 1.45 * nrows + 0.4),
+    )  # fmt: skip
+    for index, dataset in enumerate(datasets):
         part = relevance[relevance["dataset"] == dataset].assign(
             percent=lambda f: percent(f["share"])
         )
-        for col, (group, measures) in enumerate(panels.items()):
-            ax = axes[row, col]
+        for panel, (group, measures) in enumerate(panels.items()):
+            ax = axes[per_dataset * index + panel // ncols, panel % ncols]
             for measure, marker in zip(measures, "os^Dv<>"):
                 series = part[part["measure"] == measure].sort_values("percent")
-                ax.plot(
-                    series["percent"],
-                    series["value"],
-                    marker=marker,
-                    markersize=3,
-                    lw=1,
-                    label=measure,
-                )
-            ax.set_title(group if row == 0 else "")
-            ax.set_ylabel(dataset if col == 0 else "")
+                ax.plot(series["percent"], series["value"], marker=marker, markersize=3, lw=1,
+                        label=measure)  # fmt: skip
+            ax.set_title(f"{dataset}: {group}" if len(datasets) > 1 else group)
             ax.set_xticks([0, 50, 100])
+            ax.tick_params(labelsize=MIN_FONT_PT + 1)
             honest_span(ax)
-            if row == len(datasets) - 1:
-                ax.legend(
-                    loc="upper center",
-                    bbox_to_anchor=(0.5, -0.45),
-                    frameon=False,
-                    fontsize="x-small",
-                    handlelength=1.2,
-                )
+            ax.legend(loc="best", frameon=False, fontsize=MIN_FONT_PT, handlelength=1.2)
+        for panel in range(len(panels), per_dataset * ncols):  # the row's empty places
+            axes[per_dataset * index + panel // ncols, panel % ncols].set_visible(False)
     fig.supxlabel(PERCENT_LABEL)
     return fig
 

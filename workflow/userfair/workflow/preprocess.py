@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from userfair.io import InputError, atomic_path
-from userfair.workflow import rawfiles
+from userfair.workflow import catalogue, rawfiles
 from userfair.workflow.catalogue import Dataset
 
 log = logging.getLogger(__name__)
@@ -126,21 +126,40 @@ def preprocess_file(
     """``preprocess(read_interactions(dataset, path))``, with the raw frame freed as soon as
     step 1 has copied out the rows it keeps (the rule's route: a caller that holds the raw
     frame holds one more copy of the ratings through steps 2-3)."""
+    entry = dataset if isinstance(dataset, Dataset) else catalogue.get(dataset)
+    key = (
+        "preprocessing.min_rating"
+        if entry.min_rating is None
+        else f"custom_datasets.{entry.name}.min_rating"
+    )
     return _ratings_and_core(
-        drop_duplicates_keep_latest(rawfiles.read_interactions(dataset, path, counts=grades)),
+        drop_duplicates_keep_latest(rawfiles.read_interactions(entry, path, counts=grades)),
         min_rating,
         core,
         grades,
+        label=f"{path}",
+        key=key,
     )
 
 
 def _ratings_and_core(
-    frame: pd.DataFrame, min_rating: float, core: int, grades: bool = False
+    frame: pd.DataFrame,
+    min_rating: float,
+    core: int,
+    grades: bool = False,
+    *,
+    label: str | None = None,
+    key: str = "preprocessing.min_rating",
 ) -> pd.DataFrame:
     if "rating" in frame:
-        rows = len(frame)
+        rows, low, high = len(frame), frame["rating"].min(), frame["rating"].max()
         frame = keep_ratings_at_least(frame, min_rating, grades=grades)
         log.info("ratings >= %s: %d of %d rows kept", min_rating, len(frame), rows)
+        if frame.empty and rows and label is not None:  # a file: say which key to change
+            raise InputError(
+                f"{label}: every rating is below min_rating {min_rating} (they range from "
+                f"{low:g} to {high:g}); lower config key {key} to the data's scale"
+            )
     frame = k_core(frame, core)
     if "count" in frame:  # counts become grades (after the core: among the kept ones)
         counts = frame["count"]

@@ -217,15 +217,20 @@ def _read_atomic(
 
 
 def _to_number(column: pd.Series, label: str, field: str) -> pd.Series:
-    values = pd.to_numeric(column, errors="coerce")
-    bad = values.isna()
-    if bad.any():
-        row = int(np.argmax(bad.to_numpy()))
+    values = pd.to_numeric(column, errors="coerce").astype("float64", copy=False)
+    finite = np.isfinite(values.to_numpy())
+    if not finite.all():
+        row = int(np.argmin(finite))
+        held = column.iloc[row]
+        if not (isinstance(held, str) and np.isnan(values.iloc[row])):  # inf, -inf, nan
+            raise InputError(
+                f"{label}: column '{field}' must hold finite numbers; data row {row + 1} "
+                f"holds {held!r}: remove the row or give it a finite {field}"
+            )
         raise InputError(
-            f"{label}: column '{field}' must be numeric; data row {row + 1} "
-            f"holds {column.iloc[row]!r}"
+            f"{label}: column '{field}' must be numeric; data row {row + 1} holds {held!r}"
         )
-    return values.astype("float64", copy=False)
+    return values
 
 
 def read_interactions(
@@ -252,7 +257,13 @@ def read_interactions(
         if column:
             fields[table.column(column, key)] = ours
     numeric = tuple(o for o in fields.values() if o in ("rating", "timestamp", "count"))
-    frame = _keep_feedback(table.read(fields, numeric), dataset, table.label)
+    frame = table.read(fields, numeric)
+    if frame.empty:
+        raise InputError(
+            f"{table.label}: no interactions (a header and no data rows; the raw interactions "
+            f"of {dataset.name}, config {_path_key(dataset)})"
+        )
+    frame = _keep_feedback(frame, dataset, table.label)
     for name, column in (
         ("rating", dataset.rating_column),
         ("timestamp", dataset.timestamp_column),
@@ -294,6 +305,11 @@ class _Table:
         self.label = str(self.path)
         if not self.path.is_file():
             raise InputError(f"{path}: expected a {dataset.format} file, found a folder")
+        if self.path.stat().st_size == 0:
+            raise InputError(
+                f"{path}: the file is empty (the raw interactions of {dataset.name}; config "
+                f"{_path_key(dataset)}): expected a header line, then one interaction a line"
+            )
         if dataset.format == "parquet":
             names = pq.read_schema(self.path).names
         else:

@@ -8,7 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from userfair.workflow.figure_style import panel_grid  # noqa: E402
+from userfair.workflow.figure_style import (  # noqa: E402
+    MIN_FONT_PT,
+    PAGE_WIDTH_IN,
+    model_styles,
+    panel_grid,
+)
 from userfair.workflow.plots import Style, save  # plots checks the extra, sets Agg
 from userfair.workflow.tables import model_label, model_names
 
@@ -40,10 +45,9 @@ def replicates_figure(
     style.apply()
     datasets = list(dict.fromkeys(scores["dataset"]))
     panels = [(d, m) for d in datasets for m in measures]
-    width = style.column_width_in
-    fig, axes = panel_grid(
-        len(panels), width * 0.75, width * 0.6, max_columns=min(3, len(measures))
-    )
+    columns = min(3, len(measures))
+    fig, axes = panel_grid(len(panels), PAGE_WIDTH_IN / columns, 2.0, max_columns=columns)
+    looks = model_styles([model_label(m) for m in models])
     x = np.arange(len(models))
     for ax, (dataset, measure) in zip(axes.flat, panels):
         dots = values[(values["dataset"] == dataset) & (values["measure"] == measure)]
@@ -54,9 +58,12 @@ def replicates_figure(
         part = part.set_index("model").reindex(models)
         mean = part["value"].to_numpy(float)
         bars = np.vstack([mean - part["low"].to_numpy(float), part["high"].to_numpy(float) - mean])
-        ax.errorbar(x + 0.15, mean, yerr=np.abs(bars), fmt="o", ms=3, capsize=2, lw=0.8)
-        ax.set_xticks(x, [model_label(m) for m in models], rotation=45, ha="right", fontsize=6)
+        for i, model in enumerate(models):  # each model in its colour and marker
+            colour, marker = looks[model_label(model)]
+            ax.errorbar(x[i] + 0.15, mean[i], yerr=np.abs(bars[:, i : i + 1]), fmt=marker,
+                        ms=3, capsize=1.5, lw=0.8, color=colour)  # fmt: skip
+        ax.set_xticks(x, [model_label(m) for m in models], rotation=90, fontsize=MIN_FONT_PT)
         ax.set_xlim(-0.5, len(models) - 0.5)
-        ax.tick_params(axis="y", labelsize=6)
+        ax.tick_params(axis="y", labelsize=MIN_FONT_PT)
         ax.set_title(measure if len(datasets) == 1 else f"{dataset}: {measure}", fontsize=7)
     save(fig, pdf_path, png_path, style)

@@ -96,10 +96,25 @@ def bound_errors(config: dict) -> list[str]:
     return errors
 
 
+#: A path component holds 255 bytes on every common file system; the workflow's file names
+#: add up to NAME_RESERVE bytes to a dataset name
+#: (results/logs/replicate_sums/NAME_MODEL_R_I-of-N.log, RecBole's NAME_split.train.inter).
+NAME_RESERVE = 64
+NAME_MAX_BYTES = 255 - NAME_RESERVE
+
+
 def dataset_name_error(name, key: str) -> str | None:
-    """Why ``name`` cannot be a dataset name (it becomes a folder under results/), or None."""
+    """Why ``name`` cannot be a dataset name (it becomes a folder under results/ and part of
+    file names), or None."""
     if isinstance(name, str) and DATASET_NAME.fullmatch(name):
-        return None
+        size = len(name.encode("utf-8"))
+        if size <= NAME_MAX_BYTES:
+            return None
+        return (
+            f"config key {key}: the dataset name is {size} bytes long; give one of at most "
+            f"{NAME_MAX_BYTES} (a file name holds 255 bytes, and the workflow's file names "
+            f"add up to {NAME_RESERVE} to it)"
+        )
     return (
         f"config key {key}: {name!r} is not a usable dataset name (letters, digits, '.', "
         "'_' and '-', starting with a letter or digit: it names the folders results/NAME "

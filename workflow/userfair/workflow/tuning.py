@@ -6,11 +6,13 @@ Light (pandas only), so the ``select`` job loads neither torch nor RecBole.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from userfair.io import InputError
+from userfair.io import FileError, InputError, check_fields, read_json
+from userfair.workflow import grids
 
 
 def select_best(records: list[dict], *, label: str = "grid") -> tuple[pd.DataFrame, dict]:
@@ -34,3 +36,29 @@ def select_best(records: list[dict], *, label: str = "grid") -> tuple[pd.DataFra
     table = pd.DataFrame(rows)
     winner = int(np.argmax(table["NDCG"].to_numpy()))  # argmax: first maximum
     return table, {**records[winner], "point": winner}
+
+
+def read_best(path, model: str) -> dict:
+    """The winner rule select wrote to ``path`` (``results/D/models/M/best.json``), checked
+    before anything of it is used: ``params`` a mapping of ``model``'s grid keys to numbers
+    (as a grid file must give them), ``point`` a grid point number, and ``checkpoint`` that
+    point's ``model.pth`` in the same model folder (never a file elsewhere). Anything else is
+    a one-line :class:`userfair.io.FileError` naming the file and the field."""
+    best = check_fields(
+        read_json(path), path, {"params": dict, "checkpoint": str, "point": int}, "best.json"
+    )
+
+    def refuse(problem: str):
+        raise FileError(path, f"{path}: not a best.json file ({problem})")
+
+    point = best["point"]
+    if isinstance(point, bool) or point < 0:
+        refuse(f"field 'point' is {point!r}, not a grid point number")
+    expected = Path(path).parent / "grid" / str(point) / "model.pth"
+    if Path(best["checkpoint"]).resolve() != expected.resolve():
+        refuse(f"field 'checkpoint' is {best['checkpoint']!r}, not {expected}")
+    try:
+        grids.validate_grid({model: {k: [v] for k, v in best["params"].items()}}, [model])
+    except InputError as error:
+        refuse(f"field 'params': {str(error).split(': ', 1)[1]}")
+    return best

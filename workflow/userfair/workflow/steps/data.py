@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from userfair import bounds
 from userfair.io import (
     InputError,
     read_inter,
@@ -51,14 +52,17 @@ def download(
 
 
 def preprocess(
-    dataset: str, declaration: dict, source: Path, out: Path, *, min_rating, core
+    dataset: str, declaration: dict, source: Path, out: Path, *, min_rating, core, k=None
 ) -> None:
     """Rule preprocess: steps 1-3 of docs/method.md#data
     (userfair.workflow.preprocess.preprocess_file) on
     the raw interactions of one dataset, resolved by userfair.workflow.catalogue.resolve;
-    binary: no grade is kept (rule grades keeps them beside it)."""
+    binary: no grade is kept (rule grades keeps them beside it). ``k`` (config key k) is
+    checked against the items kept, before any later job: no list is longer than them."""
     entry = catalogue.resolve(dataset, declaration)
     frame = data.preprocess_file(entry, source, min_rating=min_rating, core=core)
+    items = frame["item_id"].nunique()
+    bounds.check_items(k, items, f"{dataset} (after preprocessing {source})")
     write_parquet(data.as_written(frame), out, index=False)
 
 
@@ -90,15 +94,17 @@ def grades(
 
 def split(
     preprocessed: Path, outs: Mapping[str, Path], *, temporal: bool, seed: int,
-    valid_share: float, test_share: float, min_train: int, protocol: str,
+    valid_share: float, test_share: float, min_train: int, protocol: str, k=None,
 ) -> None:  # fmt: skip
     """Rule split: steps 4-5 of docs/method.md#data (userfair.workflow.preprocess.make_splits);
-    writes the
-    RecBole atomic files of train/valid/test (``outs`` by split name)."""
+    writes the RecBole atomic files of train/valid/test (``outs`` by split name); ``k``
+    (config key k) is checked against the split's items before anything is written."""
     splits = data.make_splits(
         read_parquet(preprocessed), temporal=temporal, seed=seed, valid_share=valid_share,
         test_share=test_share, min_train=min_train, label=preprocessed, protocol=protocol,
     )  # fmt: skip
+    items = pd.concat([splits[name]["item_id"].astype(str) for name in data.SPLITS]).nunique()
+    bounds.check_items(k, items, f"the split of {preprocessed}")
     for name in data.SPLITS:
         write_inter(data.as_written(splits[name]), outs[name])
         log.info("%s: %d interactions", outs[name], len(splits[name]))

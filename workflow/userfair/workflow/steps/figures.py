@@ -12,7 +12,9 @@ from userfair.io import atomic_path, read_stacked_parquet
 from userfair.measures import FAIR, OPT_IN, higher_is_better
 from userfair.workflow import (
     analysis_figures,
+    figure_reading,
     figure_style,
+    group_figure,
     group_reading,
     plots,
     replicate_figure,
@@ -50,9 +52,16 @@ def fig_agreement(
     _written(pdf, png)
 
 
-def fig_relevance(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
-    """Rule fig_relevance: Fig. 2 (userfair.workflow.plots.relevance_figure)."""
-    plots.relevance_figure(read_stacked_parquet(data), figure_style.Style(**style), pdf, png)
+def fig_relevance(
+    data: Sequence[Path], pdf: Path, png: Path, reading: Path | None = None, *, style: dict
+) -> None:
+    """Rule fig_relevance: Fig. 2 (userfair.workflow.plots.relevance_figure) and, in
+    ``reading``, what it shows in words (userfair.workflow.figure_reading, the caption's)."""
+    frame = read_stacked_parquet(data)
+    plots.relevance_figure(frame, figure_style.Style(**style), pdf, png)
+    if reading is not None:
+        with atomic_path(reading) as tmp:
+            tmp.write_text(figure_reading.relevance_reading(frame))
     _written(pdf, png)
 
 
@@ -136,31 +145,12 @@ def fig_groups(
     individual = pd.read_csv(intervals_csv)
     individual = individual[(individual["dataset"] == dataset) & (individual["measure"] == against)]
     look = figure_style.Style(**style)
-    look.apply()
-    specs = list(dict.fromkeys(table["by"]))
-    # two panels a row: four groupings (ml-100k's) stay legible in the report
-    fig, axes = figure_style.panel_grid(max(len(specs), 1), look.column_width_in * 0.9, 2.6)
     # intervals.csv names models by their label (U-KNN), groups.csv by name: join on labels
     x = tables.label_models(individual).set_index("model")
-    labelled = tables.label_models(table)
-    for ax, spec in zip(axes.flat, specs):
-        y = labelled[labelled["by"] == spec].set_index("model")
-        for model in map(models_registry.label, models):
-            if model not in y.index or model not in x.index:
-                continue
-            xv, yv = x.loc[model], y.loc[model]
-            # the intervals as segments: a point estimate may lie outside its percentile
-            # interval (UserMAD is an absolute value, docs/method.md#groups)
-            (dot,) = ax.plot(xv["value"], yv["value"], "o", label=model)
-            ax.hlines(yv["value"], xv["low"], xv["high"], color=dot.get_color(), lw=1)
-            ax.vlines(xv["value"], yv["low"], yv["high"], color=dot.get_color(), lw=1)
-            ax.annotate(model, (xv["value"], yv["value"]), fontsize=7, xytext=(3, 3),
-                        textcoords="offset points")  # fmt: skip
-        ax.set_title(f"groups: {spec}", fontsize=8)
-        ax.set_xlabel(f"{against} (individual)")
-    for row in axes:
-        row[0].set_ylabel(f"{measure} (group)")
-    fig.suptitle(f"{dataset}: group against individual unfairness (lower is fairer)", fontsize=9)
+    fig = group_figure.groups_axes(
+        x, tables.label_models(table), [models_registry.label(m) for m in models], look,
+        dataset=dataset, measure=measure, against=against,
+    )  # fmt: skip
     figure_style.save(fig, pdf, png, look)
     _written(pdf, png)
 

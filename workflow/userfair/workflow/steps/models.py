@@ -10,8 +10,8 @@ import logging
 import os
 
 from userfair import bounds
-from userfair.io import check_fields, read_inter, read_json, write_json, write_parquet
-from userfair.workflow import embeddings, recbole_setup, recommenders, shared_dataset
+from userfair.io import read_inter, write_json, write_parquet
+from userfair.workflow import embeddings, recbole_setup, recommenders, shared_dataset, tuning
 from userfair.workflow.meter import JobMeter, energy_file
 from userfair.workflow.replication import replicate_seed
 from userfair.workflow.steps import Path
@@ -65,7 +65,7 @@ def topk(
     (userfair.workflow.recommenders.export_topk, ranked as RecBole's full-sort test evaluation
     ranks) and RecBole's own test metrics. The fairness measures are the measures job's
     (their equality with the RecBole plugin's is tested: tests/test_recbole_plugin.py)."""
-    winner = check_fields(read_json(best), best, {"params": dict, "checkpoint": str}, "best.json")
+    winner = tuning.read_best(best, model)
     settings = recbole_setup.Training(**{**training, "threads": threads})
     with JobMeter(energy_file("topk", topk_out)):
         lists, test = recommenders.export_topk(
@@ -84,7 +84,7 @@ def user_vectors(
     """Rule user_vectors: the winner's checkpoint (best.json) -> the user vectors of every
     user of the split (userfair.workflow.embeddings.export_user_vectors: ``user_id``,
     ``e0 ..``), which the opt-in similarity ``embedding:MODEL`` (PUF-*-Vec) reads."""
-    winner = check_fields(read_json(best), best, {"params": dict, "checkpoint": str}, "best.json")
+    winner = tuning.read_best(best, model)
     settings = recbole_setup.Training(**{**training, "threads": threads})
     frame = embeddings.export_user_vectors(
         model, winner["params"], winner["checkpoint"], data_dir, dataset, workdir, settings,
@@ -104,7 +104,7 @@ def replicate(
     grid point was (early stopping on valid NDCG@k, resumable), then its top-k lists of every
     test user (topk.parquet), its training record with the seed (valid.json) and RecBole's
     test metrics (recbole_test.json)."""
-    winner = read_json(best)
+    winner = tuning.read_best(best, model)
     seed = replicate_seed(training["seed"], int(replicate))
     settings = recbole_setup.Training(**{**training, "threads": threads, "seed": seed})
     with JobMeter(energy_file("replicate", valid_out)):

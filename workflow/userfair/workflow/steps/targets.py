@@ -44,3 +44,33 @@ def other_config(path: Path, datasets: list[str], models: list[str]) -> str | No
         "it; a partial run leaves the others as they are. To keep both, give each config "
         "its own directory: snakemake --directory DIR --configfile ..."
     )
+
+
+#: The folders whose files a report shows: every one was made by the run that run.json names
+#: only if none is newer than it.
+REPORTED = ("results/tables", "results/figures")
+
+
+def newer_than_record(path: Path, folders=REPORTED) -> str | None:
+    """Why the tables and figures in ``folders`` may not all be of the run that ``path``
+    (results/run.json) names: the first file newer than it (a later, partial run wrote it,
+    perhaps with another configuration), or None (no record, or nothing newer)."""
+    if not os.path.isfile(path):
+        return None
+    recorded = os.stat(path).st_mtime
+    newer = sorted(
+        os.path.join(root, name)
+        for folder in folders
+        for root, _, names in os.walk(folder)
+        for name in names
+        if os.stat(os.path.join(root, name)).st_mtime > recorded
+    )
+    if not newer:
+        return None
+    more = f" and {len(newer) - 1} more" if len(newer) > 1 else ""
+    return (
+        f"{newer[0]}{more} is newer than {path}: a run after the last complete one wrote it, "
+        "perhaps with another configuration, so the report could mix two runs and is not made; "
+        "a complete run of this config first (snakemake --cores N, with its --configfile) "
+        "rewrites what differs and the record"
+    )

@@ -1,0 +1,98 @@
+"""The group figure of one dataset (results/figures/groups/D.png): each model placed by its
+individual unfairness (x, e.g. PUF-P-Cos) and its group unfairness (y, e.g. UserMAD-P), one
+panel per grouping, both bootstrap intervals drawn. Drawn for a page
+(:data:`~userfair.workflow.figure_style.PAGE_WIDTH_IN`, two or three panels a row; one
+grouping: a column, :data:`~userfair.workflow.figure_style.COLUMN_WIDTH_IN`), each
+model in its colour and marker of every figure of the run
+(:func:`~userfair.workflow.figure_style.model_styles`) and named once in a legend below the
+panels, so that points, intervals and names never collide; the intervals are thin lines
+behind the points.
+"""
+
+from __future__ import annotations
+
+from userfair._extras import require
+
+#: Modules this one needs beyond the base dependencies (the ``workflow`` extra).
+NEEDS = ("matplotlib", "seaborn")
+require("workflow", NEEDS, __name__)
+
+import matplotlib  # noqa: E402  (after the check, which names the extra to install)
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+from userfair.workflow.figure_style import (  # noqa: E402
+    COLUMN_WIDTH_IN,
+    MIN_FONT_PT,
+    PAGE_WIDTH_IN,
+    Style,
+    model_styles,
+)
+
+#: Panels a row, and the height of a row of panels (inches).
+PER_ROW, ROW_HEIGHT_IN = 3, 2.2
+
+
+def groups_axes(
+    individual: pd.DataFrame,
+    group: pd.DataFrame,
+    models: list[str],
+    style: Style,
+    *,
+    dataset: str,
+    measure: str,
+    against: str,
+) -> plt.Figure:
+    """``individual``: a row per model label (index) with value, low, high of ``against``;
+    ``group``: rows of model label (``model``), grouping (``by``), value, low, high of
+    ``measure``; ``models``: the labels in the run's order (their colours and markers)."""
+    style.apply()
+    specs = list(dict.fromkeys(group["by"])) or ["(no grouping)"]
+    ncols = 2 if len(specs) in (2, 4) else min(PER_ROW, len(specs))  # no panel left alone
+    nrows = -(-len(specs) // ncols)
+    looks = model_styles(models)
+    width = COLUMN_WIDTH_IN if len(specs) == 1 else PAGE_WIDTH_IN  # one grouping: a column
+    per_row = 3 if len(specs) == 1 else 7  # legend entries a row
+    ncol = min(len(models), per_row) if len(models) <= 7 else -(-len(models) // 2)
+    ncol = min(ncol, per_row if len(specs) == 1 else ncol)
+    legend_rows = -(-len(models) // ncol)
+    fig, axes = plt.subplots(
+        nrows, ncols, squeeze=False, layout="constrained",
+        figsize=(width, ROW_HEIGHT_IN * nrows + 0.5 + 0.15 * legend_rows),
+    )  # fmt: skip
+    for ax in axes.flat[len(specs) :]:
+        ax.set_visible(False)
+    for ax, spec in zip(axes.flat, specs):
+        rows = group[group["by"] == spec].set_index("model")
+        for model in models:
+            if model not in rows.index or model not in individual.index:
+                continue
+            colour, marker = looks[model]
+            xv, yv = individual.loc[model], rows.loc[model]
+            # the intervals as thin lines behind the point: a point estimate may lie outside
+            # its percentile interval (UserMAD is an absolute value, docs/method.md#groups)
+            line = {"color": colour, "lw": 0.6, "alpha": 0.7, "zorder": 1}
+            ax.hlines(yv["value"], xv["low"], xv["high"], **line)
+            ax.vlines(xv["value"], yv["low"], yv["high"], **line)
+            ax.plot(xv["value"], yv["value"], marker=marker, color=colour, ms=5,
+                    mec="white", mew=0.5, ls="none", zorder=3, label=model)  # fmt: skip
+        ax.set_title(f"groups: {spec}", fontsize=MIN_FONT_PT + 1)
+        ax.set_xlabel(f"{against} (individual)", fontsize=MIN_FONT_PT + 1)
+        ax.tick_params(labelsize=MIN_FONT_PT)
+        ax.xaxis.set_major_locator(plt.MaxNLocator(4))
+        ax.yaxis.set_major_locator(plt.MaxNLocator(5))
+    for row in axes:
+        row[0].set_ylabel(f"{measure} (group)", fontsize=MIN_FONT_PT + 1)
+    handles = [
+        Line2D([], [], marker=looks[m][1], color=looks[m][0], ls="none", ms=5, mec="white")
+        for m in models
+    ]
+    fig.legend(handles, models, loc="outside lower center", ncol=ncol, frameon=False,
+               fontsize=MIN_FONT_PT + 1)  # fmt: skip
+    fig.suptitle(f"{dataset}: group against individual unfairness (lower is fairer)",
+                 fontsize=MIN_FONT_PT + 2)  # fmt: skip
+    return fig
