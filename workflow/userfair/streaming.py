@@ -368,6 +368,10 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
     for key in PAIR_KEYS[4:]:
         seconds[key] = sums.seconds_pairs
     if m >= 2:  # the cosine PUF by the items (userfair.puf_items), on pass one's range
+        tiny = warmup.tiny_inputs().train
+        warmup.once(
+            "puf_items", lambda: puf_items.cosine_puf(CosineBlocks(tiny), tiny[:, 0].T.toarray())
+        )
         clock = time.perf_counter()
         unit = CosineBlocks(binary_csr(inputs.train_of_evaluated()))
         stacked = np.stack([per_user["P"], per_user["NDCG"]])
