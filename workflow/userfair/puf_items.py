@@ -126,7 +126,7 @@ def weighted_spread(unit, scores: np.ndarray) -> np.ndarray:
     out = np.zeros(scores.shape[0])
     if sp.issparse(unit):
         unit = sp.csr_matrix(unit)
-        indptr, indices = unit.indptr.astype(np.int64), unit.indices.astype(np.int64)
+        indptr, indices = unit.indptr, unit.indices
         data = np.asarray(unit.data, dtype=np.float64)
         counts = np.bincount(indices, minlength=unit.shape[1])
         col_ptr = np.r_[0, np.cumsum(counts)].astype(np.int64)
@@ -213,9 +213,7 @@ def zero_certificate(pattern: sp.csr_matrix) -> tuple[str | None, int]:
     counts = np.bincount(pattern.indices, minlength=pattern.shape[1]).astype(np.int64)
     if int((counts * (counts - 1) // 2).sum()) < m * (m - 1) // 2:
         return "item pair count below the pairs", 0
-    others = np.bincount(
-        np.repeat(np.arange(m), degrees), weights=counts[pattern.indices] - 1, minlength=m
-    )
+    others = np.add.reduceat(counts[pattern.indices] - 1, pattern.indptr[:-1])  # no row empty
     if (others < m - 1).any():
         return "a user's items have fewer other users than m - 1", 0
     columns = pattern.tocsc()
@@ -260,7 +258,7 @@ def _best_above(row_ptr, row_items, pre_ptr, pre_users, pre_pos, prefix, degrees
     best = np.full(threads, -1.0)
     found = np.zeros(threads, np.int64)
     for th in numba.prange(threads):
-        mark = np.full(m, -1, np.int64)
+        mark = np.full(m, -1, np.int32)
         for u in range(th, m, threads):
             if best[th] >= 1.0:  # no cosine exceeds 1
                 break
@@ -338,20 +336,12 @@ def _binary_max(pattern: sp.csr_matrix) -> tuple[float, str, int]:
     every pair at or above t; the first round that finds one has found the maximum. The
     rounds stop at a cosine some pair reaches (:func:`_neighbour_seed`): that round finds
     the maximum if no earlier (cheaper: shorter prefixes, a tighter size filter) one did."""
-    pattern = pattern[np.argsort(np.diff(pattern.indptr), kind="stable")]  # ascending degree
-    degrees_int = np.diff(pattern.indptr)
     m, n = pattern.shape
-    rarity = np.empty(n, np.int64)
+    by_degree = np.argsort(np.diff(pattern.indptr), kind="stable").astype(np.int64)
+    rarity = np.empty(n, np.int32)
     rarity[np.argsort(np.bincount(pattern.indices, minlength=n), kind="stable")] = np.arange(n)
-    ranked = sp.csr_matrix(
-        (np.ones(pattern.nnz), rarity[pattern.indices], pattern.indptr), shape=(m, n)
-    )
-    ranked.sort_indices()
-    row_ptr = ranked.indptr.astype(np.int64)
-    row_items = ranked.indices.astype(np.int64)
-    degrees = degrees_int.astype(np.float64)
-    position = np.arange(pattern.nnz) - np.repeat(row_ptr[:-1], degrees_int)
-    rows = np.repeat(np.arange(m), degrees_int)
+    row_ptr, row_items = _ranked_rows(pattern.indptr, pattern.indices, by_degree, rarity)
+    degrees = np.diff(row_ptr).astype(np.float64)
     _kernels.use_job_cores()
     threads = numba.get_num_threads()
     seed, candidates = _neighbour_seed(row_ptr, row_items, degrees, NEIGHBOURS)
@@ -359,19 +349,55 @@ def _binary_max(pattern: sp.csr_matrix) -> tuple[float, str, int]:
         if t < seed:
             break  # unreachable: the seed's round finds the seed pair
         need = np.ceil(t * t * degrees - 1e-9).clip(1, None)
-        prefix = np.where(degrees_int > 0, degrees - need + 1, 0).astype(np.int64)
-        keep = position < prefix[rows]
-        items, users = row_items[keep], rows[keep]
-        order = np.lexsort((users, items))  # by item, then ascending user
-        pre_ptr = np.r_[0, np.cumsum(np.bincount(items, minlength=n))].astype(np.int64)
-        best, found = _best_above(
-            row_ptr, row_items, pre_ptr, users[order], position[keep][order], prefix,
-            degrees, float(t), threads,
-        )  # fmt: skip
+        prefix = np.where(degrees > 0, degrees - need + 1, 0).astype(np.int64)
+        index = _prefix_index(row_ptr, row_items, prefix, n)
+        best, found = _best_above(row_ptr, row_items, *index, prefix, degrees, float(t), threads)
         candidates += int(found)
         if best >= t:
             return float(best), f"prefix-filtered search, round t = {t}", candidates
     return 0.0, "no pair shares an item", candidates
+
+
+@numba.njit(cache=True)
+def _ranked_rows(indptr, indices, by_degree, rarity):
+    """The rows in the order ``by_degree``, each row's items renamed by ``rarity`` and
+    sorted: (row_ptr int64, row_items int32)."""
+    m = by_degree.shape[0]
+    row_ptr = np.zeros(m + 1, np.int64)
+    for r in range(m):
+        u = by_degree[r]
+        row_ptr[r + 1] = row_ptr[r] + indptr[u + 1] - indptr[u]
+    row_items = np.empty(row_ptr[m], np.int32)
+    for r in range(m):
+        u = by_degree[r]
+        a = row_ptr[r]
+        for p in range(indptr[u], indptr[u + 1]):
+            row_items[a + p - indptr[u]] = rarity[indices[p]]
+        row_items[a : row_ptr[r + 1]] = np.sort(row_items[a : row_ptr[r + 1]])
+    return row_ptr, row_items
+
+
+@numba.njit(cache=True)
+def _prefix_index(row_ptr, row_items, prefix, n):
+    """Per item, the users (ascending) with it among their first ``prefix`` items, and its
+    position in each one's row: (pre_ptr, pre_users, pre_pos)."""
+    m = prefix.shape[0]
+    pre_ptr = np.zeros(n + 1, np.int64)
+    for u in range(m):
+        for p in range(prefix[u]):
+            pre_ptr[row_items[row_ptr[u] + p] + 1] += 1
+    for i in range(n):
+        pre_ptr[i + 1] += pre_ptr[i]
+    fill = pre_ptr[:-1].copy()
+    pre_users = np.empty(pre_ptr[n], np.int32)
+    pre_pos = np.empty(pre_ptr[n], np.int32)
+    for u in range(m):
+        for p in range(prefix[u]):
+            i = row_items[row_ptr[u] + p]
+            pre_users[fill[i]] = u
+            pre_pos[fill[i]] = p
+            fill[i] += 1
+    return pre_ptr, pre_users, pre_pos
 
 
 def pair_extremes(block, m: int) -> tuple[float, float, int]:
@@ -407,8 +433,10 @@ def extremes(block) -> Extremes:
     lo_by = hi_by = "pair pass"
     visits = candidates = 0
     if block.sparse:
-        pattern = sp.csr_matrix(unit, copy=True)
-        pattern.eliminate_zeros()
+        pattern = sp.csr_matrix(unit)
+        if (pattern.data == 0).any():  # stored zeros (grade 0) join no pair's cosine
+            pattern = pattern.copy()
+            pattern.eliminate_zeros()
         if (pattern.data >= 0).all():
             how, visits = zero_certificate(pattern)
             if how is not None:
