@@ -339,9 +339,10 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
 
     ``seconds``: the six effectiveness measures share one pass, SD and Gini their own;
     ``similarity-cos`` and ``similarity-jacc`` are each credited pass one (the raw ranges
-    and UF's moments come from one pass); ME, MME, PEU the envy part of pass two; each PUF
-    the pair part of pass two (one pass gives all four PUF sums and UF's); UF that plus its
-    item cosines. Times of ranges run apart are summed (work, not the wall time of a
+    and UF's moments come from one pass); ME, MME, PEU the envy part of pass two;
+    PUF-P-Jacc and PUF-NDCG-Jacc the pair part of pass two (one pass gives their sums and
+    UF's); UF that plus its item cosines; PUF-P-Cos and PUF-NDCG-Cos their sums by the items
+    (``userfair.puf_items`` on pass one's raw range; pass two's cosine sums go unused). Times of ranges run apart are summed (work, not the wall time of a
     scatter)."""
 
     check_stats(stats, inputs)
