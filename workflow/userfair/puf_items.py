@@ -251,9 +251,9 @@ def _best_above(row_ptr, row_items, pre_ptr, pre_users, pre_pos, prefix, degrees
     Users are numbered in ascending degree, so each pair is met from its later user u, and
     a prefix list (ascending users, with the item's position in each row) is read only from
     the first user of degree >= t^2 d_u up to u. The first item of u's prefix met in v's
-    list is their first common item (rows share one item order), at positions p and q: the
-    overlap is at most 1 + min(d_u - p, d_v - q) - 1 (the positional filter), and counting
-    starts after it."""
+    list is their first common item (rows share one item order), at positions p and q
+    (from 0): the overlap is at most 1 + min(d_u - p - 1, d_v - q - 1) (the positional
+    filter), and counting starts after it."""
     m = degrees.shape[0]
     best = np.full(threads, -1.0)
     found = np.zeros(threads, np.int64)
@@ -334,8 +334,9 @@ def _binary_max(pattern: sp.csr_matrix) -> tuple[float, str, int]:
     (rarest first) it shares an item of both rows' prefixes of d - ceil(t^2 d) + 1 items
     (the prefix filter of all-pairs similarity search). Each round with threshold t finds
     every pair at or above t; the first round that finds one has found the maximum. The
-    rounds stop at a cosine some pair reaches (:func:`_neighbour_seed`): that round finds
-    the maximum if no earlier (cheaper: shorter prefixes, a tighter size filter) one did."""
+    first round (t = 1) looks for duplicate histories; the rounds after it stop at a cosine
+    some pair reaches (:func:`_neighbour_seed`): that round finds the maximum if no earlier
+    (cheaper: shorter prefixes, a tighter size filter) one did."""
     m, n = pattern.shape
     by_degree = np.argsort(np.diff(pattern.indptr), kind="stable").astype(np.int64)
     rarity = np.empty(n, np.int32)
@@ -344,17 +345,24 @@ def _binary_max(pattern: sp.csr_matrix) -> tuple[float, str, int]:
     degrees = np.diff(row_ptr).astype(np.float64)
     _kernels.use_job_cores()
     threads = numba.get_num_threads()
-    seed, candidates = _neighbour_seed(row_ptr, row_items, degrees, NEIGHBOURS)
-    for t in sorted({*MAX_ROUNDS, seed}, reverse=True):
-        if t < seed:
-            break  # unreachable: the seed's round finds the seed pair
+
+    def search(t: float) -> tuple[float, int]:
         need = np.ceil(t * t * degrees - 1e-9).clip(1, None)
         prefix = np.where(degrees > 0, degrees - need + 1, 0).astype(np.int64)
         index = _prefix_index(row_ptr, row_items, prefix, n)
         best, found = _best_above(row_ptr, row_items, *index, prefix, degrees, float(t), threads)
-        candidates += int(found)
+        return float(best), int(found)
+
+    best, candidates = search(1.0)  # duplicate histories: each row's rarest item
+    if best >= 1.0:
+        return best, "prefix-filtered search, round t = 1.0", candidates
+    seed, tried = _neighbour_seed(row_ptr, row_items, degrees, NEIGHBOURS)
+    candidates += int(tried)
+    for t in sorted({*(t for t in MAX_ROUNDS if seed < t < 1.0), seed}, reverse=True):
+        best, found = search(t)
+        candidates += found
         if best >= t:
-            return float(best), f"prefix-filtered search, round t = {t}", candidates
+            return best, f"prefix-filtered search, round t = {t}", candidates
     return 0.0, "no pair shares an item", candidates
 
 
