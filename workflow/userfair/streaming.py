@@ -374,9 +374,9 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
             "puf_items", lambda: puf_items.cosine_puf(CosineBlocks(tiny), tiny[:, 0].T.toarray())
         )
         clock = time.perf_counter()
-        unit = CosineBlocks(binary_csr(inputs.train_of_evaluated()))
+        block = CosineBlocks(binary_csr(inputs.train_of_evaluated()))
         stacked = np.stack([per_user["P"], per_user["NDCG"]])
-        found, _ = puf_items.cosine_puf(unit, stacked, stats.cos_range)
+        found, _ = puf_items.cosine_puf(block, stacked, stats.cos_range)
         scores["PUF-P-Cos"], scores["PUF-NDCG-Cos"] = float(found[0]), float(found[1])
         seconds["PUF-P-Cos"] = seconds["PUF-NDCG-Cos"] = time.perf_counter() - clock
     seconds["UF"] = sums.seconds_pairs + sums.seconds_uf_setup
