@@ -342,8 +342,8 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
     and UF's moments come from one pass); ME, MME, PEU the envy part of pass two;
     PUF-P-Jacc and PUF-NDCG-Jacc the pair part of pass two (one pass gives their sums and
     UF's); UF that plus its item cosines; PUF-P-Cos and PUF-NDCG-Cos their sums by the items
-    (``userfair.puf_items`` on pass one's raw range; pass two's cosine sums go unused). Times of ranges run apart are summed (work, not the wall time of a
-    scatter)."""
+    (``userfair.puf_items`` on pass one's raw range; pass two's cosine sums go unused).
+    Times of ranges run apart are summed (work, not the wall time of a scatter)."""
 
     check_stats(stats, inputs)
     if not sums.complete or sums.m != stats.m:
