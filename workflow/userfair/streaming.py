@@ -40,7 +40,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from userfair import _kernels, effectiveness, fairness, warmup
+from userfair import _kernels, effectiveness, fairness, puf_items, warmup
 from userfair import _streaming_kernels as kern
 from userfair._backend import binary_csr, blocks, resolve, to_torch
 from userfair.inputs import Inputs
@@ -52,6 +52,7 @@ from userfair.pair_records import (
     json_number,
     users_digest,
 )
+from userfair.similarities import CosineBlocks
 from userfair.similarity import BLOCK_SIZE
 from userfair.stream_rows import numba_threads, prepare_rows, row_range
 
@@ -338,10 +339,11 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
 
     ``seconds``: the six effectiveness measures share one pass, SD and Gini their own;
     ``similarity-cos`` and ``similarity-jacc`` are each credited pass one (the raw ranges
-    and UF's moments come from one pass); ME, MME, PEU the envy part of pass two; each PUF
-    the pair part of pass two (one pass gives all four PUF sums and UF's); UF that plus its
-    item cosines. Times of ranges run apart are summed (work, not the wall time of a
-    scatter)."""
+    and UF's moments come from one pass); ME, MME, PEU the envy part of pass two;
+    PUF-P-Jacc and PUF-NDCG-Jacc the pair part of pass two (one pass gives their sums and
+    UF's); UF that plus its item cosines; PUF-P-Cos and PUF-NDCG-Cos their sums by the items
+    (``userfair.puf_items`` on pass one's raw range; pass two's cosine sums go unused).
+    Times of ranges run apart are summed (work, not the wall time of a scatter)."""
 
     check_stats(stats, inputs)
     if not sums.complete or sums.m != stats.m:
@@ -366,6 +368,17 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
         seconds[key] = sums.seconds_envy
     for key in PAIR_KEYS[4:]:
         seconds[key] = sums.seconds_pairs
+    if m >= 2:  # the cosine PUF by the items (userfair.puf_items), on pass one's range
+        tiny = warmup.tiny_inputs().train
+        warmup.once(
+            "puf_items", lambda: puf_items.cosine_puf(CosineBlocks(tiny), tiny[:, 0].T.toarray())
+        )
+        clock = time.perf_counter()
+        block = CosineBlocks(binary_csr(inputs.train_of_evaluated()))
+        stacked = np.stack([per_user["P"], per_user["NDCG"]])
+        found, _ = puf_items.cosine_puf(block, stacked, stats.cos_range)
+        scores["PUF-P-Cos"], scores["PUF-NDCG-Cos"] = float(found[0]), float(found[1])
+        seconds["PUF-P-Cos"] = seconds["PUF-NDCG-Cos"] = time.perf_counter() - clock
     seconds["UF"] = sums.seconds_pairs + sums.seconds_uf_setup
     return {
         **{key: float(scores[key]) for key in NAMES},

@@ -10,6 +10,10 @@ the raw minimum and maximum (a pair a sparse block does not store has s = 0), an
 B_S = sum |S_u - S_v| comes from the sorted scores, so that
 
     PUF = (A_S - lo B_S) / ((hi - lo) m (m - 1) / 2),  0 when hi = lo.
+
+In one process (``sums`` not given) a cosine (Cos, RCos, Vec, Genre) takes no such pass
+for its sums: ``userfair.puf_items`` makes A_S by the items and certifies or searches the
+extremes; the row ranges a scatter gathers (:func:`range_sums`) are the pass's.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from userfair import _kernels, effectiveness, fairness, graded, similarities
+from userfair import _kernels, effectiveness, fairness, graded, puf_items, similarities
 from userfair import _variant_kernels as kern
 from userfair._backend import blocks
 from userfair.measures import EFF_GRADED, FAIR_GRADED, PUF_SCORES, optional_names, puf_name
@@ -304,6 +308,14 @@ def evaluate_variants(
             stacked = np.stack([scores[s] for s in wanted_scores])
             if sums is None:
                 block = similarities.block_function(name, data)
+                if isinstance(block, similarities.CosineBlocks):  # by the items, no pair sums
+                    found, _ = puf_items.cosine_puf(block, stacked)
+                    elapsed = time.perf_counter() - clock
+                    seconds[f"similarity-{name}"] = elapsed
+                    for score, value in zip(wanted_scores, found):
+                        values[puf_name(score, label)] = float(value)
+                        seconds[puf_name(score, label)] = elapsed
+                    continue
                 whole = row_sums(block, stacked, 0, m, block_size)
             elif name not in sums:
                 raise ValueError(f"the gathered sums lack the similarity {name!r}")
