@@ -57,7 +57,12 @@ def outputs():
     frame = uncertainty.bootstrap(inputs, weights, k=3, groups=found)
     opt_in = variant_uncertainty.bootstrap_variants(inputs, weights, 3, extra, vectors)
     out["bootstrap"] = set(frame.columns) | set(opt_in.columns)
-    out["decompose"] = set(decompose_columns.SHARES)
+    from userfair.decompose import decompose
+
+    shares = set(decompose_columns.SHARES)
+    out["decompose"] = shares | (
+        set(decompose(inputs, k=3).columns) - set(decompose_columns.COLUMNS)
+    )
     try:
         from userfair import recbole
 

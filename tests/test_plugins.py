@@ -218,7 +218,8 @@ def test_plugins_join_the_registry_with_their_declarations(registered):
     assert declaration.source == f"{__name__}:Squared"
     assert not measures.higher_is_better("MAD-NDCG")
     assert "PUF2-P-Jacc" in measures.served("stream")
-    assert "PUF2-P-Jacc" not in measures.served("decompose")
+    assert "PUF2-P-Jacc" in measures.served("decompose")
+    assert "MAD-NDCG" not in measures.served("decompose")  # a statistic: no generic share
     # loading the same classes again is harmless
     assert plugins.load([f"{__name__}:Squared"], entry_points=False)[0] == declaration
 
@@ -353,10 +354,10 @@ def test_cli_measure_option(tmp_path, capsys):
 def test_unserved_routes_are_said_once_by_measure_and_route(registered, caplog):
     caplog.set_level("WARNING")
     measures._said.clear()
-    assert measures.unserved("decompose", ["PUF2-P-Jacc", "SD-P"], "left out") == ("PUF2-P-Jacc",)
-    measures.unserved("decompose", ["PUF2-P-Jacc"], "left out")
+    assert measures.unserved("decompose", ["MAD-NDCG", "SD-P"], "left out") == ("MAD-NDCG",)
+    measures.unserved("decompose", ["MAD-NDCG"], "left out")
     lines = [r.getMessage() for r in caplog.records]
-    assert lines == ["PUF2-P-Jacc: no per-user decomposition route; left out"]
+    assert lines == ["MAD-NDCG: no per-user decomposition route; left out"]
 
 
 def test_the_plugin_benchmark_runs_at_a_tiny_size(tmp_path):
@@ -417,3 +418,28 @@ def test_the_experiments_serve_the_plugins(registered):
     plugin_rows = frame[frame["measure"] == "PUF2-P-Jacc"]
     assert len(plugin_rows) == 2 * len(experiments.STEPS)
     assert set(plugin_rows["score"]) == {"P"}
+
+
+@pytest.mark.parametrize("route", ["dense", "stream"])
+def test_per_user_shares_of_a_pair_plugin_sum_to_it(registered, route, caplog):
+    """userfair users / decompose: each pair's term split between its two users; the
+    shares equal the loop's and sum to the measure; a UserMeasure says it has none."""
+    from userfair.decompose import decompose
+
+    caplog.set_level("WARNING")
+    measures._said.clear()
+    inputs = _sparse(tiny_inputs(m=18, n=24, k=3, seed=6))
+    frame = decompose(inputs, k=3, route=route)
+    point = evaluate(inputs, k=3, route="dense")
+    p = reference.effectiveness([list(r) for r in inputs.topk], _sets(inputs.relevant), 3)["P"]
+    jacc = reference.jaccard(_sets(inputs.train_of_evaluated()))
+    expected = np.zeros(18)
+    for (u, v), s in jacc.items():
+        expected[u] += s * s * abs(p[u] - p[v]) / (18 * 17)
+        expected[v] += s * s * abs(p[u] - p[v]) / (18 * 17)
+    np.testing.assert_allclose(frame["PUF2-P-Jacc"], expected, rtol=1e-12, atol=1e-16)
+    assert frame["PUF2-P-Jacc"].sum() == pytest.approx(point["PUF2-P-Jacc"], rel=1e-12)
+    assert "MAD-NDCG" not in frame.columns
+    assert "MAD-NDCG: no per-user decomposition route; not in the per-user frame" in [
+        r.getMessage() for r in caplog.records
+    ]

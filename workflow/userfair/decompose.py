@@ -34,6 +34,7 @@ from userfair import (
     _kernels,
     effectiveness,
     fairness,
+    plugin_routes,
     similarity,
 )
 from userfair import route as route_
@@ -41,7 +42,7 @@ from userfair.decompose_columns import ATTRIBUTES, COLUMNS, attributes, check_op
 from userfair.decompose_stream import stream_decompose
 from userfair.inputs import Inputs
 from userfair.io import InputError, atomic_path
-from userfair.measures import plugin_names, unserved
+from userfair.measures import plugin_names, served, unserved
 
 log = logging.getLogger(__name__)
 
@@ -246,14 +247,13 @@ def decompose(
     routes give the same shares (to <= 1e-9, tested).
     """
     check_options(gamma, envy_utility)
-    # plugin measures have no per-user shares yet: each says so once (docs/plugins.md)
-    unserved("decompose", plugin_names(), "not in the per-user frame")
     route = "dense" if similarities and route == "auto" else route
     if route_.choose_route(len(inputs.users), gamma, route, purpose="decompose") == "stream":
         frame = stream_decompose(
             inputs, k, epsilon, gamma, block_size=block_size, envy_utility=envy_utility,
             stats=stats,
         )  # fmt: skip
+        frame = with_plugin_shares(frame, inputs, k, "stream", block_size)
         return join_features(frame, features) if features is not None else frame
     sims = similarities_of(inputs, similarities, gamma, block_size)
     scores = effectiveness.per_user(inputs.topk, inputs.relevant, k)
@@ -278,7 +278,18 @@ def decompose(
     extra = attributes(inputs, sims["cos"].sim)
     for name in ATTRIBUTES:
         frame[name] = extra[name].to_numpy()
+    frame = with_plugin_shares(frame, inputs, k, "dense", block_size)
     return join_features(frame, features) if features is not None else frame
+
+
+def with_plugin_shares(frame: pd.DataFrame, inputs: Inputs, k: int, route: str, block_size):
+    """``frame`` with each loaded plugin PairMeasure's per-user share after the built-in
+    columns (userfair.plugin_routes.pair_shares; docs/plugins.md); a plugin UserMeasure
+    has no generic share, and says so once."""
+    names = plugin_names()
+    unserved("decompose", names, "not in the per-user frame")
+    shares = plugin_routes.pair_shares(inputs, k, served("decompose", names), route, block_size)
+    return frame.assign(**shares) if shares else frame
 
 
 def join_features(frame: pd.DataFrame, features: pd.DataFrame, label: str = "features"):

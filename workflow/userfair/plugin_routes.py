@@ -219,6 +219,28 @@ def bootstrap_plugins(
     return out
 
 
+def pair_shares(
+    inputs, k: int, names: Sequence[str] | None = None, route: str = "dense",
+    block_size: int = BLOCK_SIZE, vectors=None,
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """Each evaluated user's share of every plugin PairMeasure ``names`` (default: every
+    loaded one), as PUF's (docs/method.md#who): each pair's term split evenly between its
+    two users, share_u = sum over v != u of t(u, v) / (m (m - 1)); the shares sum to the
+    measure. Row blocks, never m x m."""
+    names = [p.name for p in plugins.loaded()] if names is None else list(names)
+    names = [name for name in names if get(name).kind == "pair"]
+    scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names}))
+    m = len(inputs.users)
+    out, cache = {}, {}
+    for name in names:
+        share = np.zeros(m)
+        pair_pass = _pass(name, inputs, vectors, block_size, cache, route)
+        for _, u, v, terms in pair_pass.blocks(scores[get(name).effectiveness]):
+            share += np.bincount(u, terms, minlength=m) + np.bincount(v, terms, minlength=m)
+        out[name] = share / (m * (m - 1)) if m > 1 else np.full(m, math.nan)
+    return out
+
+
 def dense_similarity(inputs, label: str, block_size: int = BLOCK_SIZE, vectors=None) -> np.ndarray:
     """The (m, m) similarity ``label`` of ``inputs``, min-max normalised over the unordered
     pairs (0 everywhere when they are all equal): for the experiments, which are dense."""

@@ -284,7 +284,7 @@ def _register_measure(cls, source: str) -> Measure:
             raise PluginError(f"plugin {source}: define terms(self, s_u, s_v, sim)")
     elif type(plugin).compute is UserMeasure.compute:
         raise PluginError(f"plugin {source}: define compute(self, scores, weights)")
-    routes = {"dense", "stream", "bootstrap", "recbole"}
+    routes = {"dense", "stream", "bootstrap", "recbole"} | ({"decompose"} if pair else set())
     if score in ("HR", "MRR", "P", "MAP", "R", "NDCG"):
         routes.add("experiments")  # Figs. 2-4 draw binary relevance lists
     group = "Eff (plugins)" if better == "higher" else "Fair (plugins)"
