@@ -4,6 +4,7 @@ reruns (a plot setting reruns only figures). The run is conftest's session fixtu
 ``tiny_run``; tests that change something work on a copy (``copy_run``)."""
 
 import json
+import os
 import re
 
 import pandas as pd
@@ -43,6 +44,9 @@ FIGURE_RULES = {
     "paper_gap",  # the paper's numbers beside the run's (docs/reproduction.md)
     "fig_who",
     "fig_groups",  # group against individual unfairness, per dataset
+    # the claims and the report's first page read paper_gap's verdicts, which the rerun
+    # paper_gap job writes again (a 10-s job; docs/analyses.md#claims)
+    "claims",
 }
 
 
@@ -146,7 +150,8 @@ def test_resamples_zero_turns_the_bootstrap_off(tiny_run, tmp_path):
     # no bootstrap job, no other output touched: only Fig. 1 is redrawn, without intervals,
     # the paper's numbers beside the run's (whose note names the resamples), and the group
     # measures (their files hold the resamples; fig_groups is then not a target)
-    expected = {"fig_agreement", "paper_gap", "groups", "table_groups"}
+    # and the claims, whose inputs are then the measures without resamples
+    expected = {"fig_agreement", "paper_gap", "groups", "table_groups", "claims"}
     assert set(jobs) - {"all", "run_config"} == expected, jobs
 
 
@@ -202,17 +207,30 @@ def test_outputs_of_another_config_are_named_not_mixed(tiny_run, tmp_path):
 
 @pytest.mark.slow
 def test_a_report_after_a_partial_run_of_another_config_stops(tiny_run, tmp_path):
-    """A partial run of another configuration (Table 2 of two models) leaves run.json of
-    the complete run (three models): a report with that first config would show Table 2 of
-    one run and the figures of the other, so it stops, naming the newer file; a complete
-    run of the first config rewrites Table 2 and the record, and the report is made."""
+    """A partial run of another configuration (Table 2 of two models) starts jobs beside
+    the complete run's outputs (three models): it removes results/run.json, and a report
+    with the first config, which would show Table 2 of one run and the figures of the
+    other, stops; so it does, naming the newer file, when the record is there but older
+    than a table; a complete run of the first config rewrites Table 2 and the record, and
+    the report is made."""
     repo, test_dir = copy_run(tiny_run, tmp_path / "run")
     other = _write_yaml(tmp_path / "other.yaml", {"models": MODELS[:2]})
     _run(repo, "table_scores", "--cores", "1", "--configfile", other)
     report = _run(repo, "--report", "mixed.html", check=False)
     said = report.stdout + report.stderr
     assert report.returncode != 0, said[-3000:]
-    assert "results/tables/scores.csv and 1 more is newer than results/run.json" in said, said
+    assert "no complete run is recorded in results/run.json" in said, said
+    assert not (test_dir / "mixed.html").exists()
+    # the record back (as a complete run of the first config left it), the table newer
+    (test_dir / "results" / "run.json").write_text(
+        json.dumps({"datasets": ["ml-100k"], "models": MODELS})
+    )
+    scores = test_dir / "results" / "tables" / "scores.csv"
+    os.utime(scores, (scores.stat().st_mtime + 60,) * 2)
+    report = _run(repo, "--report", "mixed.html", check=False)
+    said = report.stdout + report.stderr
+    assert report.returncode != 0, said[-3000:]
+    assert "results/tables/scores.csv" in said and "is newer than results/run.json" in said, said
     assert not (test_dir / "mixed.html").exists()
     _run(repo, "--cores", "1")
     _run(repo, "--report", "same.html")
