@@ -185,12 +185,13 @@ def evaluate_plugins(
         start = time.perf_counter()
         decl = get(name)
         s = scores[decl.effectiveness]
-        if decl.kind == "statistic":
-            raw = plugins.call(decl.source, "compute", plugins.instance(name).compute, s,
-                               np.ones(s.size))  # fmt: skip
+        if s.size < 2:
+            values[name] = math.nan
+        elif decl.kind == "statistic":
+            values[name] = statistic_value(name, s)
         else:
-            raw = _pass(name, inputs, vectors, block_size, cache, route).mean(s)
-        values[name] = plugins.value_of(decl, raw) if s.size > 1 else math.nan
+            pair_pass = _pass(name, inputs, vectors, block_size, cache, route)
+            values[name] = plugins.value_of(decl, pair_pass.mean(s))
         seconds[name] = time.perf_counter() - start
         log.info("%s = %.6g (%.3f s)", name, values[name], seconds[name])
     return values, seconds
