@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from userfair import effectiveness, graded, plugins, similarities
+from userfair import effectiveness, graded, plugins, similarities, variants
 from userfair.measures import get
 from userfair.similarity import BLOCK_SIZE
 
@@ -101,16 +101,7 @@ class PairPass:
 
     def _terms(self, s, u, v, raw):
         sim = (raw - self.lo) / self.span if self.span > 0 else np.zeros_like(raw)
-        terms = np.asarray(
-            plugins.call(self.declaration.source, "terms", self.plugin.terms, s[u], s[v], sim),
-            dtype=np.float64,
-        )
-        if terms.shape != u.shape or not np.all(np.isfinite(terms)):
-            raise plugins.PluginError(
-                f"plugin {self.declaration.source}: terms gave {terms.shape} values, or values "
-                f"that are not finite, for {u.size} pairs"
-            )
-        return terms
+        return plugins.checked_terms(self.plugin, self.declaration, s[u], s[v], sim)
 
     def blocks(self, s):
         """(u, v, terms) of each row block (only stored pairs when ``sparse_only``)."""
@@ -244,22 +235,9 @@ def pair_shares(
 
 def dense_similarity(inputs, label: str, block_size: int = BLOCK_SIZE, vectors=None) -> np.ndarray:
     """The (m, m) similarity ``label`` of ``inputs``, min-max normalised over the unordered
-    pairs (0 everywhere when they are all equal): for the experiments, which are dense."""
-    cache: dict = {}
-    block = _similarity_blocks(inputs, label, vectors, cache)
-    m = len(inputs.users)
-    lo, hi = raw_range(block, m, block_size)
-    out = np.empty((m, m))
-    step = _rows(m, block_size)
-    for start in range(0, m, step):
-        raw = block(start, min(m, start + step))
-        out[start : start + step] = raw.toarray() if sp.issparse(raw) else raw
-    if hi > lo:
-        out -= lo
-        out /= hi - lo
-    else:
-        out[:] = 0.0
-    return out
+    pairs (userfair.variants.dense_similarity): for the experiments, which are dense."""
+    block = _similarity_blocks(inputs, label, vectors, {})
+    return variants.dense_similarity(block, len(inputs.users), block_size)
 
 
 def pair_values(name: str, scores: np.ndarray, sim: np.ndarray) -> float:
@@ -267,9 +245,8 @@ def pair_values(name: str, scores: np.ndarray, sim: np.ndarray) -> float:
     Figs. 2-4, where the similarity is the dataset's or a sampled one)."""
     decl = get(name)
     plugin = plugins.instance(name)
-    m = scores.size
-    u, v = np.triu_indices(m, 1)
-    terms = plugins.call(decl.source, "terms", plugin.terms, scores[u], scores[v], sim[u, v])
+    u, v = np.triu_indices(scores.size, 1)
+    terms = plugins.checked_terms(plugin, decl, scores[u], scores[v], sim[u, v])
     return plugins.value_of(decl, float(np.mean(terms))) if u.size else math.nan
 
 

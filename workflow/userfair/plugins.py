@@ -380,19 +380,21 @@ def check(plugin, declaration: Measure) -> bool:
     s_u[:20] = s_v[:20]
     sim = rng.random(200)
     sim[::7] = 0.0
-    forward = _terms(plugin, declaration, s_u, s_v, sim)
-    backward = _terms(plugin, declaration, s_v, s_u, sim)
+    forward = checked_terms(plugin, declaration, s_u, s_v, sim)
+    backward = checked_terms(plugin, declaration, s_v, s_u, sim)
     if not np.allclose(forward, backward, rtol=1e-12, atol=1e-15):
         raise PluginError(
             f"plugin {source}: terms(s_u, s_v, sim) != terms(s_v, s_u, sim); a pair term "
             "must be symmetric in the two users"
         )
     value_of(declaration, forward.mean())
-    zeros = _terms(plugin, declaration, s_u, s_v, np.zeros_like(sim))
+    zeros = checked_terms(plugin, declaration, s_u, s_v, np.zeros_like(sim))
     return bool(np.all(zeros == 0.0))
 
 
-def _terms(plugin, declaration, s_u, s_v, sim) -> np.ndarray:
+def checked_terms(plugin, declaration, s_u, s_v, sim) -> np.ndarray:
+    """A PairMeasure's terms of the pairs (s_u, s_v, sim) as float64, checked: one finite
+    value per pair (what it raises: one line naming it)."""
     out = np.asarray(call(declaration.source, "terms", plugin.terms, s_u, s_v, sim), dtype=float)
     if out.shape != s_u.shape:
         raise PluginError(
