@@ -6,10 +6,10 @@ results go to docs/performance.md#plugins.
 On a QK-video-sized synthetic input (benchmarks/measures.py's, 3,514 evaluated users):
 (a) the bootstrap of a per-user plugin (numpy, the population SD as a UserMeasure) over
     ``--resamples`` resamples against the built-in weighted SD of the same resamples
-    (``userfair.uncertainty.weighted_sd``): seconds and ratio (target <= 2);
+    (``userfair.bootstrap.uncertainty.weighted_sd``): seconds and ratio (target <= 2);
 (b) a pure-numpy pair plugin (PUF-P-Cos's own term as a PairMeasure) on the dense route
     (row blocks of the cosine) against the built-in PUF-P-Cos on its dense matrix
-    (``userfair.fairness.puf``, the similarity built once and not timed), and the plugin's
+    (``userfair.formulas.fairness.puf``, the similarity built once and not timed), and the plugin's
     streamed pass (only the pairs that share an item) against the same: seconds and ratios;
     the values agree to 1e-9 relative.
 Best of ``--repeats`` for each timing; the machine and its load are printed with them.
@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from measures import QK, synthetic  # noqa: E402
 from streaming import machine  # noqa: E402
-from userfair import plugin_routes, plugins  # noqa: E402
+from userfair import plugins  # noqa: E402
+from userfair.engine import plugin_routes  # noqa: E402
 
 
 class PluginSD(plugins.UserMeasure):
@@ -72,9 +73,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
 
-    from userfair import effectiveness, fairness, similarity
-    from userfair.inputs import load_inputs
-    from userfair.uncertainty import resample_weights, weighted_sd
+    from userfair.bootstrap.uncertainty import resample_weights, weighted_sd
+    from userfair.files.inputs import load_inputs
+    from userfair.formulas import effectiveness, fairness
+    from userfair.similarity import pairwise
 
     plugins.load([f"{__name__}:PluginSD", f"{__name__}:PluginPUF"], entry_points=False)
     train, test, topk = synthetic(args.evaluated)
@@ -97,7 +99,7 @@ def main(argv=None) -> dict:
           f"{builtin_t:.3f} s, plugin {plugin_t:.3f} s, ratio {ratio:.2f}")  # fmt: skip
 
     rows = inputs.train_of_evaluated()
-    cos = similarity.compute("cos", rows, inputs.users)
+    cos = pairwise.compute("cos", rows, inputs.users)
     builtin_t, builtin = best(lambda: fairness.puf(p, cos.sim, device="cpu"), args.repeats)
     dense_t, dense = best(
         lambda: plugin_routes.evaluate_plugins(inputs, 10, ["PluginPUF-P-Cos"])[0][

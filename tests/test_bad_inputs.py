@@ -15,9 +15,10 @@ import time
 import pytest
 import yaml
 
-from userfair import bounds, io
+from userfair import bounds
 from userfair.cli import main
-from userfair.io import InputError
+from userfair.files import io
+from userfair.files.io import InputError
 from userfair.workflow import costs, grids, layout, schema, yamlfile
 from userfair.workflow.steps import models as steps
 

@@ -1,4 +1,5 @@
-"""userfair.decompose and `userfair users`: each user's share of every fairness measure,
+"""userfair.decomposition.decompose and `userfair users`: each user's share of every fairness
+measure,
 against a direct loop from the formulas (docs/method.md#who), against hand-worked cases, and
 against the measures of userfair.evaluate (column sums, <= 1e-9)."""
 
@@ -10,13 +11,14 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from userfair import decompose as dec
-from userfair import decompose_columns as cols
-from userfair import route, worst_cases
 from userfair.cli import main
+from userfair.decomposition import decompose as dec
+from userfair.decomposition import decompose_columns as cols
+from userfair.decomposition import worst_cases
+from userfair.engine import route
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
-from userfair.io import write_inter
+from userfair.files.inputs import load_inputs
+from userfair.files.io import write_inter
 from userfair.measures import NAMES
 
 import reference as ref

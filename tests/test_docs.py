@@ -15,7 +15,7 @@ from functools import cache
 
 import pytest
 
-from userfair.route import DENSE_MAX_USERS
+from userfair.engine.route import DENSE_MAX_USERS
 
 from conftest import BIN, REPO
 
@@ -304,7 +304,7 @@ def _resolves(dotted: str) -> bool:
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_every_library_name_a_doc_quotes_exists(doc):
-    """A module or function a doc names (``userfair.route.choose_route``,
+    """A module or function a doc names (``userfair.engine.route.choose_route``,
     ``userfair.workflow.costs``) exists under that name: moved code leaves no stale name."""
     placeholders = {"userfair.workflow.steps.STAGE.R"}
     names = set(re.findall(r"userfair(?:\.[A-Za-z_][A-Za-z0-9_]*)+", doc.read_text()))

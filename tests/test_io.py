@@ -5,7 +5,7 @@ import os
 import pandas as pd
 import pytest
 
-from userfair.io import (
+from userfair.files.io import (
     InputError,
     atomic_path,
     read_inter,

@@ -1,4 +1,4 @@
-"""Plugin measures (userfair.plugins, userfair.plugin_routes; docs/plugins.md): values
+"""Plugin measures (userfair.plugins, userfair.engine.plugin_routes; docs/plugins.md): values
 against direct loops from their formulas and hand-worked cases, every route equal, the
 bootstrap against the materialised resample, and every bad plugin stopped in one line."""
 
@@ -11,10 +11,11 @@ import textwrap
 import numpy as np
 import pytest
 
-from userfair import cli, measures, plugin_routes, plugins
+from userfair import cli, measures, plugins
+from userfair.bootstrap.uncertainty import bootstrap, resample_weights
+from userfair.engine import plugin_routes
+from userfair.engine.warmup import tiny_inputs
 from userfair.evaluate import evaluate
-from userfair.uncertainty import bootstrap, resample_weights
-from userfair.warmup import tiny_inputs
 
 import reference
 
@@ -81,9 +82,9 @@ def registered():
                                               "OverlapPUF")]  # fmt: skip
     yield plugins.load(specs, entry_points=False)
     plugins.clear()
-    from userfair import similarities
+    from userfair.similarity import registry
 
-    similarities.REGISTRY.pop("overlap", None)
+    registry.REGISTRY.pop("overlap", None)
 
 
 def _sets(matrix):
@@ -148,7 +149,7 @@ def test_hand_worked_pair_and_user_measures(registered):
     # three users; P = (0, 0.5, 1); Jaccard: u0,u1 share 1 of 3 items, u1,u2 1 of 2, u0,u2 0
     import scipy.sparse as sp
 
-    from userfair.inputs import Inputs
+    from userfair.files.inputs import Inputs
 
     train = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 0]], float))
     relevant = sp.csr_matrix(np.array([[0, 0, 0, 1], [1, 0, 0, 1], [1, 1, 0, 1]], float))
@@ -326,7 +327,7 @@ def test_a_plugin_raising_inside_a_route_is_named(registered, monkeypatch):
 
 
 def test_cli_measure_option(tmp_path, capsys):
-    from userfair.io import write_inter
+    from userfair.files.io import write_inter
 
     from measures_data import random_split
 
@@ -386,7 +387,7 @@ def test_the_experiments_serve_the_plugins(registered):
     """Figs. 2-4: a plugin measure on the experiment's lists and similarity equals the loop;
     Fig. 2 reads the plugin's own similarity, Fig. 3 the sampled one in its place, Fig. 4
     the one assigned by its score's differences."""
-    from userfair import effectiveness
+    from userfair.formulas import effectiveness
     from userfair.workflow import experiments
 
     inputs = tiny_inputs(m=16, n=20, k=3, seed=4)
@@ -424,7 +425,7 @@ def test_the_experiments_serve_the_plugins(registered):
 def test_per_user_shares_of_a_pair_plugin_sum_to_it(registered, route, caplog):
     """userfair users / decompose: each pair's term split between its two users; the
     shares equal the loop's and sum to the measure; a UserMeasure says it has none."""
-    from userfair.decompose import decompose
+    from userfair.decomposition.decompose import decompose
 
     caplog.set_level("WARNING")
     measures._said.clear()

@@ -71,7 +71,7 @@ def test_every_script_is_named_as_its_rule_and_makes_one_library_call():
 
 
 def test_other_config_names_the_configuration_results_hold(tmp_path):
-    from userfair.io import InputError
+    from userfair.files.io import InputError
     from userfair.workflow.steps.targets import other_config, run_config
 
     record = tmp_path / "run.json"

@@ -1,4 +1,4 @@
-"""Streamed measures (userfair.streaming): the same numbers as the dense route, row ranges
+"""Streamed measures (userfair.streamed.streaming): the same numbers as the dense route, row ranges
 that combine to the whole, pass-one stats through JSON, and the route choice."""
 
 import dataclasses
@@ -9,12 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import fairness, pair_records, route, stream_rows, streaming
 from userfair.cli import main
+from userfair.engine import route
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
-from userfair.io import write_inter
+from userfair.files.inputs import load_inputs
+from userfair.files.io import write_inter
+from userfair.formulas import fairness
 from userfair.measures import NAMES as KEYS
+from userfair.streamed import pair_records, stream_rows, streaming
 
 from measures_data import random_split, write_item_file
 

@@ -1,8 +1,9 @@
 """Individual user fairness in recommender systems: the measures of the PUF paper and the
 pieces of the workflow that reproduces it.
 
-The measures (:func:`userfair.evaluate_frames`, ``userfair.inputs``, ``userfair.evaluate``,
-``userfair.effectiveness``, ``userfair.similarity``, ``userfair.fairness`` and the
+The measures (:func:`userfair.evaluate_frames`, ``userfair.files.inputs``, ``userfair.evaluate``,
+``userfair.formulas.effectiveness``, ``userfair.similarity.pairwise``,
+``userfair.formulas.fairness`` and the
 ``userfair evaluate`` command) need only numpy, scipy, pandas, pyarrow and numba; torch is
 optional (``device="cuda"`` or ``"torch-cpu"``; ``"auto"`` falls back to numpy without it).
 Every top-level module imports with the base dependencies alone (those and psutil and

@@ -39,14 +39,15 @@ from importlib import metadata
 
 import numpy as np
 
-from userfair import measures, similarities
+from userfair import measures
 from userfair.measures.base import Measure
+from userfair.similarity import registry
 
 log = logging.getLogger(__name__)
 
 #: The entry-point group installed packages declare their plugins in.
 ENTRY_POINT_GROUP = "userfair.measures"
-#: The per-user scores a plugin measure may read (``userfair.effectiveness`` and gNDCG).
+#: The per-user scores a plugin measure may read (``userfair.formulas.effectiveness`` and gNDCG).
 SCORES = ("HR", "MRR", "P", "MAP", "R", "NDCG", "gNDCG")
 #: Random inputs of the load-time checks: how many users, pairs and draws.
 CHECK_USERS, CHECK_SEED = 40, 20261128
@@ -78,7 +79,7 @@ class UserMeasure:
 class PairMeasure:
     """The mean over unordered pairs of distinct users of a pair term (kind ``pair``).
     Subclasses set ``name``, ``effectiveness``, ``similarity`` (a label of
-    ``userfair.similarities``: Cos, Jacc, RCos, Vec, Genre, or a plugin similarity's),
+    ``userfair.similarity.registry``: Cos, Jacc, RCos, Vec, Genre, or a plugin similarity's),
     ``better``, optionally ``bounds`` and ``text``, and define :meth:`terms`."""
 
     name: str = ""
@@ -108,7 +109,7 @@ class UserSimilarity:
 
     def block(self, data, start: int, stop: int):
         """(stop - start, m) raw similarities, dense or scipy.sparse (unstored: 0), of a
-        :class:`userfair.similarities.SimilarityData`."""
+        :class:`userfair.similarity.registry.SimilarityData`."""
         raise NotImplementedError
 
 
@@ -244,10 +245,10 @@ def _register_similarity(cls, source: str) -> None:
     plugin = _construct(cls, source)
     name = _attribute(plugin, source, "name")
     label = _attribute(plugin, source, "label")
-    held = similarities.REGISTRY.get(name)
+    held = registry.REGISTRY.get(name)
     if held is not None and getattr(held.blocks, "plugin_source", None) != source:
         raise PluginError(f"plugin {source}: the similarity name {name!r} is taken; rename it")
-    if held is None and label in {e.label for e in similarities.REGISTRY.values()}:
+    if held is None and label in {e.label for e in registry.REGISTRY.values()}:
         raise PluginError(f"plugin {source}: the similarity label {label!r} is taken; rename it")
     if type(plugin).block is UserSimilarity.block:
         raise PluginError(f"plugin {source}: define block(self, data, start, stop)")
@@ -259,8 +260,8 @@ def _register_similarity(cls, source: str) -> None:
         return block
 
     blocks.plugin_source = source
-    similarities.REGISTRY.pop(name, None)
-    similarities.register(name, label, plugin.needs)(blocks)
+    registry.REGISTRY.pop(name, None)
+    registry.register(name, label, plugin.needs)(blocks)
 
 
 def _register_measure(cls, source: str) -> Measure:
@@ -278,7 +279,7 @@ def _register_measure(cls, source: str) -> Measure:
     pair = isinstance(plugin, PairMeasure)
     label = None
     if pair:
-        labels = {entry.label for entry in similarities.REGISTRY.values()}
+        labels = {entry.label for entry in registry.REGISTRY.values()}
         label = _attribute(plugin, source, "similarity", sorted(labels))
         if type(plugin).terms is PairMeasure.terms:
             raise PluginError(f"plugin {source}: define terms(self, s_u, s_v, sim)")

@@ -27,7 +27,7 @@ require("workflow", NEEDS, __name__)
 import jsonschema  # noqa: E402  (after the check, which names the extra to install)
 
 from userfair import bounds  # noqa: E402
-from userfair.io import InputError  # noqa: E402
+from userfair.files.io import InputError  # noqa: E402
 from userfair.workflow import catalogue, models, yamlfile  # noqa: E402
 
 #: A dataset name is a folder name under results/ and resources/: letters, digits, ".", "_"

@@ -1,12 +1,12 @@
 """Who is treated unfairly, over models: the users job of the workflow (the per-user
-decomposition of ``userfair.decompose`` with the worst cases and the declared user
+decomposition of ``userfair.decomposition.decompose`` with the worst cases and the declared user
 features), each measure's share by group of users with bootstrap intervals, the worst-case
 table and the figure (docs/method.md#who-groups, docs/analyses.md#who).
 
 Groups: activity quantiles (``train_items``) by default, or the values (or quantiles) of a
 declared user feature. A group's share of a measure is the sum of its users' shares over
 the sum over all users (the measure). Its interval resamples the evaluated users with the
-multiplicities of ``userfair.uncertainty.resample_weights`` (the same resamples for every
+multiplicities of ``userfair.bootstrap.uncertainty.resample_weights`` (the same resamples for every
 model of a dataset, the same first rows as the uncertainty stage's for the same seed;
 drawn in chunks, :func:`resample_chunks`), each user keeping its full-sample share:
 resample b's group share is ``sum_{u in g} w_bu share_u / sum_u w_bu share_u``.
@@ -23,8 +23,9 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from userfair import decompose, decompose_columns, inference, worst_cases
-from userfair.groups import read_user_features as read_user_file
+from userfair.bootstrap import inference
+from userfair.decomposition import decompose, decompose_columns, worst_cases
+from userfair.formulas.groups import read_user_features as read_user_file
 from userfair.measures import FAIR_PUF
 from userfair.workflow import rawfiles
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from userfair import bounds
-from userfair.io import (
+from userfair.files.io import (
     InputError,
     read_inter,
     read_json,
@@ -18,7 +18,7 @@ from userfair.io import (
     write_json,
     write_parquet,
 )
-from userfair.io import write_table as write_csv_and_tex
+from userfair.files.io import write_table as write_csv_and_tex
 from userfair.workflow import catalogue, rawfiles, tables
 from userfair.workflow import preprocess as data
 from userfair.workflow.download import fetch

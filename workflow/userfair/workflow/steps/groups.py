@@ -13,14 +13,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from userfair import effectiveness
-from userfair import groups as user_groups
-from userfair.agreement import agreement_matrix
-from userfair.inference import significance, summary, tau_intervals
-from userfair.inputs import load_inputs
-from userfair.io import read_json, read_parquet, write_csv, write_json, write_parquet
+from userfair.bootstrap.inference import significance, summary, tau_intervals
+from userfair.bootstrap.uncertainty import resample_weights
+from userfair.files.inputs import load_inputs
+from userfair.files.io import read_json, read_parquet, write_csv, write_json, write_parquet
+from userfair.formulas import effectiveness
+from userfair.formulas import groups as user_groups
+from userfair.formulas.agreement import agreement_matrix
 from userfair.measures import FAIR_GROUP
-from userfair.uncertainty import resample_weights
 from userfair.workflow import tables, who
 from userfair.workflow.steps import Path
 
@@ -160,7 +160,7 @@ def table_groups(
 
 def _point_taus(points, records, dataset: str, models: list[str]) -> pd.DataFrame:
     """Without the bootstrap: tau-b of each group measure's model ordering against each of
-    :data:`INDIVIDUAL` (userfair.agreement), no interval."""
+    :data:`INDIVIDUAL` (userfair.formulas.agreement), no interval."""
     measures = list(FAIR_GROUP) + list(INDIVIDUAL)
     rows = [{**records[(dataset, m)], **points[m]} for m in models]
     matrix = agreement_matrix(pd.DataFrame(rows, index=models)[measures], measures)

@@ -10,7 +10,7 @@ import logging
 import os
 
 from userfair import bounds
-from userfair.io import read_inter, write_json, write_parquet
+from userfair.files.io import read_inter, write_json, write_parquet
 from userfair.workflow import embeddings, recbole_setup, recommenders, shared_dataset, tuning
 from userfair.workflow.meter import JobMeter, energy_file
 from userfair.workflow.replication import replicate_seed

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from userfair import replicates as inference
-from userfair.agreement import oriented
-from userfair.io import read_json, read_parquet, write_csv
+from userfair.bootstrap import replicates as inference
+from userfair.files.io import read_json, read_parquet, write_csv
+from userfair.formulas.agreement import oriented
 from userfair.measures import FAIR_GROUP, NAMES
 from userfair.workflow import reproduction
 from userfair.workflow.steps import Path
@@ -100,7 +100,7 @@ def table_replicates(
     ``D/M/r``; a model without a seed has replicate 0's files for every r): the values per
     replicate (replicates.csv), where a run's value varies (variance.csv), Table 2 with
     intervals over both sources, the paired comparisons with Holm and the tau intervals
-    (userfair.replicates), and the conclusions that survive (conclusions.csv). With the
+    (userfair.bootstrap.replicates), and the conclusions that survive (conclusions.csv). With the
     group stage on, ``group_files`` and ``group_resamples`` (rule groups' JSON and parquet
     of every replicate, keyed ``D/M/r``) add every grouping's group measures and group
     means (named ``UserMAD-P (activity:0.05)``, ``P[active] (activity:0.05)``) to every
@@ -162,7 +162,7 @@ def _read_replicates(
     dataset, models, replicates, measure_files, resample_files, group_files, group_resamples,
     resamples, points,
 ) -> list[str]:  # fmt: skip
-    """Fill ``resamples[model]`` and ``points[model]`` (userfair.replicates.stack) of one
+    """Fill ``resamples[model]`` and ``points[model]`` (userfair.bootstrap.replicates.stack) of one
     dataset from every replicate's files, the group columns beside the measures when
     ``group_files`` has them; return the measure names, :data:`NAMES` first. A group a
     replicate lacks (dropped: no evaluated user) is NaN there."""

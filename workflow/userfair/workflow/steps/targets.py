@@ -6,7 +6,7 @@ import json
 import logging
 import os
 
-from userfair.io import InputError, write_json
+from userfair.files.io import InputError, write_json
 from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
