@@ -1,6 +1,5 @@
 """Cost of the per-user decomposition (userfair.decomposition.decompose) against the measures
-themselves
-(userfair.evaluate, dense route) on the same inputs and the same similarity matrices;
+themselves (userfair.evaluate, dense route) on the same inputs and the same similarity matrices;
 results go to docs/performance.md ("Per-user decomposition").
 
     python benchmarks/decompose.py [--evaluated 3514] [--repeat 3] [--block-size 2048]

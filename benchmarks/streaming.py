@@ -20,8 +20,7 @@ threads) are recorded, since the machine may be shared. ``stream``: pass one, th
 ``stream_evaluate`` with its stats (what ``evaluate(route="stream")`` runs: all 18 measures
 in one process), then both passes again on the first of ``--parts`` balanced row ranges
 (``userfair.streamed.stream_rows.ranges``): the job of a scatter over ``--parts`` jobs. ``sample``
-(sizes
-from
+(sizes from
 ``--sample-from`` on): only that one range, and the one-process time estimated from its
 share of the work. ``dense``: ``evaluate(route="dense")``, where its m x m matrices fit
 (``--dense-max``), as the naive comparison. ``--device`` (default ``cpu``: the numba

@@ -1,6 +1,5 @@
 """Benchmark of the opt-in similarities (userfair.similarity.registry, userfair.opt_in.variants)
-against
-the cosine; results go to docs/performance.md#other-similarities.
+against the cosine; results go to docs/performance.md#other-similarities.
 
     python benchmarks/variants.py [--qk] [--sizes 5000 10000 20000] [--dims 64]
         [--genres 20] [--repeat 3] [--dense-max 20000] [--json out.json]

@@ -1,7 +1,6 @@
 """userfair.decomposition.decompose and `userfair users`: each user's share of every fairness
-measure,
-against a direct loop from the formulas (docs/method.md#who), against hand-worked cases, and
-against the measures of userfair.evaluate (column sums, <= 1e-9)."""
+measure, against a direct loop from the formulas (docs/method.md#who), against hand-worked cases,
+and against the measures of userfair.evaluate (column sums, <= 1e-9)."""
 
 import json
 import math
@@ -188,7 +187,7 @@ def test_every_column_matches_the_loop_and_sums_to_evaluate(tmp_path, seed, util
         assert_column(frame[name], values, name)
     genres = sorted({g for gs in item_genres.values() for g in gs})
     sim_uf = ref.uf_similarity(
-        ref.jaccard_raw(train_sets), ref.genre_similarity(train_sets, item_genres, genres), gamma
+        ref.jaccard_raw(train_sets), ref.genre_js_similarity(train_sets, item_genres, genres), gamma
     )
     assert_column(frame.UF, loop_uf(lists, all_train, sim_uf, m, K), "UF")
     # attributes: activity, mean popularity of the train items, mean cosine to the others

@@ -110,7 +110,7 @@ def test_gamma_mixes_genres_and_needs_them(split_files):
     item_genres = random_split(5)[3]  # the split of the fixture
     genres = sorted({g for gs in item_genres.values() for g in gs})
     sim_uf = ref.uf_similarity(
-        ref.jaccard_raw(train_sets), ref.genre_similarity(train_sets, item_genres, genres), 0.5
+        ref.jaccard_raw(train_sets), ref.genre_js_similarity(train_sets, item_genres, genres), 0.5
     )
     result = evaluate(inputs, gamma=0.5, device="cpu")
     assert result["conventions"]["gamma"] == 0.5

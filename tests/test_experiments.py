@@ -202,7 +202,7 @@ def test_gamma_experiments(tmp_path):
     inputs = _inputs(with_genres=True, tmp_path=tmp_path)
     rows = inputs.train_of_evaluated()
     jacc = pairwise.compute("jacc", rows, inputs.users)
-    genre = pairwise.genre_similarity(rows, inputs.genres)
+    genre = pairwise.genre_js_similarity(rows, inputs.genres)
     models = experiments.run_gamma_models({"A": inputs}, jacc.raw(), genre, [0, 0.5, 1], SETTINGS)
     assert set(models["gamma"]) == {0, 0.5, 1} and set(models["model"]) == {"A"}
     by_gamma = models.pivot(index="gamma", columns="measure", values="value")

@@ -13,7 +13,7 @@ from userfair.files.inputs import load_inputs
 from userfair.files.io import read_json, write_inter, write_json, write_parquet
 from userfair.formulas import groups as G
 from userfair.measures import FAIR_GROUP
-from userfair.workflow.steps.groups import INDIVIDUAL, groups_job, table_groups
+from userfair.workflow.steps.groups import INDIVIDUAL, groups_job, specs_of, table_groups
 
 from measures_data import random_split
 
@@ -22,8 +22,8 @@ MODELS = ["A", "B", "C"]
 
 
 def test_specs_default_to_activity_and_the_declared_features():
-    assert G.specs_of(None, ["gender"]) == ["activity:0.05", "feature:gender"]
-    assert G.specs_of(["activity:0.2"], ["gender"]) == ["activity:0.2"] and G.specs_of([], []) == []
+    assert specs_of(None, ["gender"]) == ["activity:0.05", "feature:gender"]
+    assert specs_of(["activity:0.2"], ["gender"]) == ["activity:0.2"] and specs_of([], []) == []
 
 
 @pytest.fixture(scope="module")

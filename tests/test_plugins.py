@@ -444,3 +444,80 @@ def test_per_user_shares_of_a_pair_plugin_sum_to_it(registered, route, caplog):
     assert "MAD-NDCG: no per-user decomposition route; not in the per-user frame" in [
         r.getMessage() for r in caplog.records
     ]
+
+
+def test_the_replicates_tables_hold_the_plugins(registered, tmp_path):
+    """table_replicates reads the plugin measures the replicates' files hold: their values per
+    replicate, Table 2 over both sources (the two-level t interval of
+    userfair.bootstrap.replicates on the plugin's own resamples), the paired tests and the
+    conclusions, beside the built-ins."""
+    import pandas as pd
+
+    from userfair.bootstrap import replicates as two_level
+    from userfair.evaluate import as_json
+    from userfair.files.io import write_json, write_parquet
+    from userfair.workflow.steps.replicates import table_replicates
+
+    models, weights = ["A", "B"], resample_weights(10, 6, seed=7)
+    measure_files, resample_files, points, frames = {}, {}, {}, {}
+    for i, model in enumerate(models):
+        for r in (0, 1):
+            inputs = tiny_inputs(m=10, n=16, k=3, seed=11 + 2 * i + r)
+            key = f"d/{model}/{r}"
+            measure_files[key], resample_files[key] = (
+                tmp_path / f"{i}{r}.json",
+                tmp_path / f"{i}{r}.pq",
+            )
+            points[key] = as_json(evaluate(inputs, k=3, route="dense"))
+            frames[key] = bootstrap(inputs, weights, k=3)
+            write_json(points[key], measure_files[key])
+            write_parquet(frames[key], resample_files[key])
+    out = {n: tmp_path / f"{n}.csv" for n in (
+        "values", "variance", "scores", "significance", "agreement", "conclusions")}  # fmt: skip
+    table_replicates(
+        measure_files, resample_files, ["d"], models, 2, level=0.9, seed=1,
+        **{f"{n}_csv": path for n, path in out.items()},
+    )  # fmt: skip
+    values = pd.read_csv(out["values"])
+    scores = pd.read_csv(out["scores"]).set_index(["model", "measure"])
+    for name in ("MAD-NDCG", "PUF2-P-Jacc"):
+        for model in models:
+            for r in (0, 1):
+                row = values[(values.model == model) & (values.replicate == r)]
+                assert row[row.measure == name]["value"].item() == pytest.approx(
+                    points[f"d/{model}/{r}"][name], abs=1e-15
+                )
+            y = np.stack([frames[f"d/{model}/{r}"][name].to_numpy() for r in (0, 1)])
+            full = np.array([points[f"d/{model}/{r}"][name] for r in (0, 1)])
+            m = two_level.moments(y, full)
+            assert scores.loc[(model, name), "value"] == pytest.approx(full.mean(), abs=1e-15)
+            assert (scores.loc[(model, name), "low"], scores.loc[(model, name), "high"]) == (
+                pytest.approx(two_level.t_interval(m, 0.9), abs=1e-12)
+            )
+        assert name in set(pd.read_csv(out["significance"]).measure)
+        assert name in set(pd.read_csv(out["conclusions"]).measure)
+
+
+def test_the_who_table_holds_the_pair_plugins_shares(registered):
+    """The who table (userfair.workflow.who.group_table) gives each group's share of a pair
+    plugin from the users files' per-user shares, beside the built-ins; the shares of a
+    grouping sum to 1 and equal the group's column sum over the measure."""
+    from userfair.workflow import who
+
+    frames = {}
+    for i, model in enumerate(["A", "B"]):
+        inputs = tiny_inputs(m=12, n=16, k=3, seed=5)
+        inputs.topk[:] = np.roll(inputs.topk, i, axis=1)  # another list order, same users
+        frames[("d", model)] = who.users_job(
+            inputs, k=3, epsilon=0.05, gamma=1.0, envy_utility="precision", block_size=4,
+            features=None, worst=2,
+        )[0]  # fmt: skip
+    table = who.group_table(frames, groups=3, resamples=20, seed=1)
+    part = table[(table.measure == "PUF2-P-Jacc") & (table.model == "A")]
+    assert len(part) == 3 and part.share.sum() == pytest.approx(1.0, abs=1e-12)
+    column = frames[("d", "A")]["PUF2-P-Jacc"].to_numpy()
+    labels, _ = who.quantile_labels(frames[("d", "A")].train_items.to_numpy(), 3)
+    first = part.set_index("group").loc["Q1"]
+    assert first.share == pytest.approx(column[labels == "Q1"].sum() / column.sum(), rel=1e-12)
+    assert "PUF-P-Cos" in set(table.measure)
+    assert "MAD-NDCG" not in set(table.measure)  # a per-user plugin has no shares

@@ -84,8 +84,8 @@ def test_genre_and_uf_similarity_match_loop_reference(tmp_path, seed, gamma):
     _, _, train_sets, _ = python_views(inputs, train, test, topk)
     genres = sorted({g for gs in item_genres.values() for g in gs})
     rows = inputs.train_of_evaluated()
-    genre_sim = pairwise.genre_similarity(rows, inputs.genres, block_size=4)
-    genre_expected = ref.genre_similarity(train_sets, item_genres, genres)
+    genre_sim = pairwise.genre_js_similarity(rows, inputs.genres, block_size=4)
+    genre_expected = ref.genre_js_similarity(train_sets, item_genres, genres)
     assert_pairs_close(genre_sim, genre_expected)
     assert ((genre_sim >= 0) & (genre_sim <= 1)).all()
     jacc_raw = pairwise.jaccard(rows, normalise=False)
@@ -98,7 +98,7 @@ def test_genre_and_uf_similarity_match_loop_reference(tmp_path, seed, gamma):
 def test_genre_similarity_hand_worked():
     genres = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 1]], dtype=float))
     rows = sp.csr_matrix(np.array([[1, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float))
-    sim = pairwise.genre_similarity(rows, genres)
+    sim = pairwise.genre_js_similarity(rows, genres)
     assert sim[0, 1] == pytest.approx(1.0)  # (1/2, 1/2) both
     # (1/2, 1/2) against (1, 0): JS = H(3/4, 1/4) - (1 + 0) / 2
     mixture_entropy = -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25))
@@ -109,7 +109,7 @@ def test_genre_similarity_hand_worked():
 def test_user_without_genres_has_the_uniform_distribution():
     genres = sp.csr_matrix(np.array([[1, 0], [0, 1], [0, 0]], dtype=float))
     rows = sp.csr_matrix(np.array([[1, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float))
-    sim = pairwise.genre_similarity(rows, genres)
+    sim = pairwise.genre_js_similarity(rows, genres)
     assert sim[0, 1] == pytest.approx(1.0)  # (1/2, 1/2) and uniform
     assert sim[1, 2] == pytest.approx(sim[0, 2])
 

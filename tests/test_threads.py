@@ -3,8 +3,7 @@ its pair threshold, the streamed passes, the bootstrap's envy and UF, the opt-in
 sums) give the same numbers, to the bit, on one thread and on two: every loop writes per
 row (or per resample) and the rows are added in a fixed order. A job runs its rule's ``threads``
 (``userfair.formulas._kernels.job_threads`` follows ``OMP_NUM_THREADS``, which Snakemake sets),
-while
-the suite runs each of its workers on one thread (conftest.py): this module asks for two
+while the suite runs each of its workers on one thread (conftest.py): this module asks for two
 threads itself, so that the parallel loops are run on more than one in every run of the
 suite, in-process."""
 

@@ -64,7 +64,7 @@ def test_every_resample_equals_the_materialised_loop(split, utility, gamma):
     if gamma < 1:
         genres = sorted({g for gs in item_genres.values() for g in gs})
         sim_uf = ref.uf_similarity(
-            sim_uf, ref.genre_similarity(train_sets, item_genres, genres), gamma
+            sim_uf, ref.genre_js_similarity(train_sets, item_genres, genres), gamma
         )
     for b, w in enumerate(weights):
         expected = ref.resampled(

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from userfair import bounds
+from userfair.workflow import config_bounds
 from userfair.engine import route
-from userfair.formulas.groups import specs_of
+from userfair.workflow.steps.groups import specs_of
 from userfair.workflow import catalogue, costs, energy, grids, models, replication
 from userfair.workflow import plan as plan_report
 from userfair.workflow import reproduction, steps
@@ -229,13 +229,13 @@ def check_config_beyond_schema():
         stats = f"results/{dataset}/data/stats.json"
         if Path(stats).is_file():
             items = costs.read_stats(stats)["items"]
-            bounds.check_items(config["k"], items, f"{dataset} ({stats})")
+            config_bounds.check_items(config["k"], items, f"{dataset} ({stats})")
         elif (items := catalogue.items_bound(entry, DATASET_OPTIONS)) is not None:
             where = f"{dataset} (the catalogue's raw file, before preprocessing)"
-            bounds.check_items(config["k"], items, where)
+            config_bounds.check_items(config["k"], items, where)
         elif entry.source == "custom" and (shape := costs.raw_shape(entry, source)):
             where = f"{dataset} (its raw file {source}, before preprocessing)"
-            bounds.check_items(config["k"], shape.items, where)
+            config_bounds.check_items(config["k"], shape.items, where)
 
 
 check_config_beyond_schema()
@@ -1008,7 +1008,7 @@ GROUP_FIGURE_CODE = DRAWING_CODE + [
 
 
 def group_specs():
-    """The groupings of the run (userfair.formulas.groups.specs_of)."""
+    """The groupings of the run (userfair.workflow.steps.groups.specs_of)."""
     return specs_of(config["measures"]["groups"], config["who"]["features"])
 
 

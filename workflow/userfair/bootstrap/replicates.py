@@ -1,8 +1,7 @@
 """Inference over two sources of randomness (docs/method.md#replicates): the training (and
 split) of R replicates of every model and the evaluated users. Builds on the bootstrap of
 ``userfair.bootstrap.uncertainty``: every replicate of every model of a dataset is resampled with
-the
-same user weights, so replicate r's values form an (R, B) array per measure (replicate x
+the same user weights, so replicate r's values form an (R, B) array per measure (replicate x
 user resample) beside the R full-data values.
 
 The two-level bootstrap draws R replicates with replacement, then one user resample (the

@@ -2,8 +2,7 @@
 (``userfair.decomposition.decompose``).
 
 The same visits as ``userfair.streamed._streaming_kernels`` (each unordered pair u < v once, from
-its
-smaller row, only the pairs sharing a train item unless the genre similarity is mixed in),
+its smaller row, only the pairs sharing a train item unless the genre similarity is mixed in),
 but every pair's term is added to **per-user** accumulators of length m instead of one
 total: the row's own entry (u) and the partner's entry (v). Each thread keeps its own
 (columns, m) array; the caller adds the threads' arrays in a fixed order, so a result
@@ -20,7 +19,7 @@ import math
 import numba
 import numpy as np
 
-from userfair.streamed._streaming_kernels import _count_row, _genre_similarity
+from userfair.streamed._streaming_kernels import _count_row, _genre_js_similarity
 
 #: Columns of :func:`pair_rows`'s per-thread (m, PAIR_ROWS) output, a user's entries side
 #: by side (one pair touches two cache lines, not 2 x PAIR_ROWS): for each PUF
@@ -166,7 +165,7 @@ def pair_rows(
                 for v in range(u + 1, m):
                     inter = float(counts[v])
                     jacc = inter / (du + degrees[v] - inter) if inter > 0.0 else 0.0
-                    value = gamma * jacc + (1.0 - gamma) * _genre_similarity(dist, own, u, v)
+                    value = gamma * jacc + (1.0 - gamma) * _genre_js_similarity(dist, own, u, v)
                     if value >= threshold:
                         partners[similar] = v
                         weights[similar] = value

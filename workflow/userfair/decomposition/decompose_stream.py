@@ -1,7 +1,6 @@
 """The per-user decomposition on the streamed route (docs/method.md#who): the compiled row
 loops of ``userfair.decomposition._decompose_kernels`` over the streamed measures' pairs fill
-per-user
-accumulators (:func:`stream_parts`, over any row range: ranges that tile ``0:m`` add up)
+per-user accumulators (:func:`stream_parts`, over any row range: ranges that tile ``0:m`` add up)
 without anything m x m, and :func:`finish_parts` scales them into the same frame as the
 dense route's (:func:`userfair.decomposition.decompose.decompose`); :func:`stream_decompose` does
 both."""

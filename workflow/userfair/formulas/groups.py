@@ -254,15 +254,6 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return "file", str(spec)
 
 
-def specs_of(groups, features) -> list[str]:
-    """The groupings to measure: the list ``groups`` as given, or (None) activity at
-    :data:`ACTIVITY_SHARE` and each user feature named in ``features`` (the workflow's
-    ``measures.groups`` and ``who.features``)."""
-    if groups is not None:
-        return list(groups)
-    return [f"activity:{ACTIVITY_SHARE}"] + [f"feature:{n}" for n in features or []]
-
-
 def groups_of(inputs, spec: str, user_features: pd.DataFrame | None = None, label="") -> Groups:
     """The :class:`Groups` of ``inputs.users`` by ``spec`` (:func:`parse_spec`);
     ``feature:NAME`` reads the column NAME of ``user_features`` (:func:`read_user_features`,

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from userfair.engine import warmup
 from userfair.engine._backend import binary_csr, blocks
-from userfair.files.io import InputError, atomic_path, read_npz
+from userfair.files.io import FileError, InputError, atomic_path, read_npz
 
 #: Default rows per block of the pairwise products.
 BLOCK_SIZE = 2048
@@ -122,13 +122,13 @@ def _entropy(p: np.ndarray) -> np.ndarray:
     return -terms.sum(axis=-1)
 
 
-def genre_similarity(
+def genre_js_similarity(
     rows: sp.spmatrix, genres: sp.spmatrix, block_size: int = BLOCK_SIZE
 ) -> np.ndarray:
     """1 - JS(g_u, g_v), the Jensen-Shannon divergence with base-2 logarithms (in [0, 1]),
     of the users' genre distributions; not normalised (UF mixes it in as it is)."""
     if genres is None:
-        raise ValueError("genre_similarity needs item genres (item_features)")
+        raise ValueError("genre_js_similarity needs item genres (item_features)")
     dist = genre_distributions(rows, genres)
     m, g = dist.shape
     own = _entropy(dist)
@@ -217,7 +217,7 @@ def compute(
     )
     start = time.perf_counter()
     if kind == "genre":
-        sim, lo, hi = genre_similarity(rows, genres, block_size), 0.0, 1.0
+        sim, lo, hi = genre_js_similarity(rows, genres, block_size), 0.0, 1.0
     else:
         raw = (cosine if kind == "cos" else jaccard)(rows, block_size, normalise=False)
         lo, hi = pair_range(raw, block_size)
@@ -259,9 +259,10 @@ def load(path: str | os.PathLike, expected_users: np.ndarray | None = None) -> S
     data = read_npz(path)  # a damaged file: one line naming it and the rule that writes it
     for field in FIELDS:
         if field not in data:
-            raise InputError(
-                f"{path}: missing field '{field}' (a file of an older version: delete it "
-                "and rerun the similarity rule)"
+            raise FileError(
+                path,
+                f"{path}: missing field '{field}' (a file of an older version)",
+                "delete it and write it again",
             )
     users, sim = data["users"].astype(str), data["sim"]
     seconds, lo, hi = (float(data[f]) for f in ("seconds", "raw_min", "raw_max"))

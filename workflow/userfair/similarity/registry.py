@@ -7,8 +7,7 @@ evaluated user, a (stop - start, m) scipy.sparse matrix (entries not stored are 
 dense array. Both routes read only those blocks: the dense route stacks them into the
 (m, m) matrix and min-max normalises it over the unordered pairs
 (``userfair.similarity.pairwise.min_max``), the streamed route (``userfair.opt_in.variants``) folds
-them
-into PUF's sums without holding m x m. Adding a similarity is one decorated function here;
+them into PUF's sums without holding m x m. Adding a similarity is one decorated function here;
 its label (``userfair.measures.PUF_SIMILARITIES``) names its measures ``PUF-{S}-{LABEL}``.
 
 =========  ======  ========================================================================

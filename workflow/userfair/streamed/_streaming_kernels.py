@@ -47,7 +47,7 @@ def _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched):
 
 
 @numba.njit(cache=True, inline="always")
-def _genre_similarity(dist, own, u, v):
+def _genre_js_similarity(dist, own, u, v):
     """1 - JS(g_u, g_v): H((p + q) / 2) - (H(p) + H(q)) / 2, clipped to [0, 1]."""
     h = 0.0
     for j in range(dist.shape[1]):
@@ -121,7 +121,7 @@ def pass_one_rows(
                 for v in range(u + 1, m):
                     inter = float(counts[v])
                     jacc = inter / (du + degrees[v] - inter) if inter > 0.0 else 0.0
-                    value = gamma * jacc + (1.0 - gamma) * _genre_similarity(dist, own, u, v)
+                    value = gamma * jacc + (1.0 - gamma) * _genre_js_similarity(dist, own, u, v)
                     values[v - u - 1] = value
                     row_sum += value
                     counts[v] = 0
@@ -264,7 +264,7 @@ def pass_two_rows(
                 for v in range(u + 1, m):
                     inter = float(counts[v])
                     jacc = inter / (du + degrees[v] - inter) if inter > 0.0 else 0.0
-                    value = gamma * jacc + (1.0 - gamma) * _genre_similarity(dist, own, u, v)
+                    value = gamma * jacc + (1.0 - gamma) * _genre_js_similarity(dist, own, u, v)
                     if value >= threshold:
                         partners[similar] = v
                         weights[similar] = value

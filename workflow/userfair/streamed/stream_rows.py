@@ -1,7 +1,7 @@
 """The evaluated users' train rows as the streamed kernels read them (:class:`Rows`:
 binary CSR, degrees, genre distributions when gamma < 1), the jobs' numba threads, and the
-row ranges that split the pair passes of :mod:`userfair.streamed.streaming` over jobs of about equal
-work (:func:`ranges`, :func:`scatter_range`: Snakemake's ``i-of-N`` scatter items)."""
+row ranges that split the pair passes of :mod:`userfair.streamed.streaming` over jobs of
+about equal work (:func:`ranges`; the workflow's scatter parts are ranges of them)."""
 
 from __future__ import annotations
 
@@ -107,18 +107,3 @@ def ranges(rows: sp.spmatrix, parts: int, gamma: float = 1.0) -> list[tuple[int,
     cuts = np.searchsorted(cumulative, total * np.arange(1, parts) / parts, side="right")
     bounds = np.unique(np.r_[0, np.clip(cuts, 0, m), m])
     return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a] or [(0, m)]
-
-
-def scatter_range(rows: sp.spmatrix, item: str, gamma: float = 1.0) -> tuple[int, int]:
-    """The row range of Snakemake's scatter item ``item`` (``"i-of-n"``, i from 1): the
-    i-th of :func:`ranges` (rows, n); an empty range at the end (m, m) when the users give
-    fewer than n ranges, so that the n parts still tile 0:m."""
-    try:
-        i, n = (int(x) for x in item.split("-of-"))
-    except ValueError:
-        raise ValueError(f"not a scatter item 'i-of-n': {item!r}") from None
-    if not 1 <= i <= n:
-        raise ValueError(f"scatter item {item!r}: i must lie in 1..{n}")
-    parts = ranges(rows, n, gamma)
-    m = rows.shape[0]
-    return parts[i - 1] if i <= len(parts) else (m, m)

@@ -1,9 +1,8 @@
 """Streamed measures: PUF, UF, ME/MME/PEU and the similarity ranges without any m x m array.
 
 The dense route (``userfair.similarity.pairwise`` + ``userfair.formulas.fairness``) materialises
-the (m, m)
-similarity matrices: 8 m^2 bytes each, 80 GB at 100,000 evaluated users. This module computes
-the same numbers (docs/method.md) from the sparse train, test and list matrices in row
+the (m, m) similarity matrices: 8 m^2 bytes each, 80 GB at 100,000 evaluated users. This module
+computes the same numbers (docs/method.md) from the sparse train, test and list matrices in row
 ranges, holding per thread only arrays of length m and r (r: recommended items):
 
 * **pass one** (:func:`pass_one`, over the train rows of the evaluated users): the number

@@ -92,8 +92,7 @@ def variant_tau(
     model) -> measures) hold, on the full data (``tau``). With ``resamples`` ((dataset,
     model) -> the uncertainty stage's frame) the percentile interval ``low``, ``high`` of
     the resampled tau and ``excludes_zero`` (``userfair.bootstrap.inference.tau_intervals``);
-    without
-    (``uncertainty.resamples: 0``) those columns are NaN and False. Columns
+    without (``uncertainty.resamples: 0``) those columns are NaN and False. Columns
     :data:`TAU_COLUMNS`."""
     names = puf_variants(next(iter(records.values())).keys())
     frames = []

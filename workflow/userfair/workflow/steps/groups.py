@@ -32,6 +32,15 @@ INDIVIDUAL = ("PUF-P-Cos", "PUF-NDCG-Cos", "PUF-P-Jacc", "PUF-NDCG-Jacc", "UF", 
 SEP = "|"
 
 
+def specs_of(groups, features) -> list[str]:
+    """The groupings a config asks for: its ``measures.groups`` as given, or (null) activity
+    at :data:`userfair.formulas.groups.ACTIVITY_SHARE` and each user feature of
+    ``who.features``."""
+    if groups is not None:
+        return list(groups)
+    return [f"activity:{user_groups.ACTIVITY_SHARE}"] + [f"feature:{n}" for n in features or []]
+
+
 def groups_job(
     train: Path, valid: Path, test: Path, topk: Path, raw: Sequence[Path], out_json: Path,
     out_parquet: Path, *, dataset: str, source: str, groups, features, k: int,
@@ -43,7 +52,7 @@ def groups_job(
     (logged)."""
     inputs = load_inputs(train, test, topk, k=k, valid=valid)
     per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
-    specs = user_groups.specs_of(groups, features)
+    specs = specs_of(groups, features)
     names = [user_groups.parse_spec(s)[1] for s in specs if s.startswith("feature:")]
     frame = who.read_user_features(dataset, source if raw else None, names)
     weights = resample_weights(len(inputs.users), resamples, seed) if resamples else None

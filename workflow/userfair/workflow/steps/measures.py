@@ -9,6 +9,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
+import scipy.sparse as sp
 
 from userfair import evaluate
 from userfair.files.inputs import load_inputs, load_split_inputs
@@ -23,6 +24,21 @@ from userfair.workflow import tables
 from userfair.workflow.steps import Path, graded_splits, only
 
 log = logging.getLogger(__name__)
+
+
+def scatter_range(rows: sp.spmatrix, item: str, gamma: float = 1.0) -> tuple[int, int]:
+    """The row range of Snakemake's scatter item ``item`` (``"i-of-n"``, i from 1): the
+    i-th of :func:`userfair.streamed.stream_rows.ranges` (rows, n); an empty range at the
+    end (m, m) when the users give fewer than n ranges, so that the n parts still tile 0:m."""
+    try:
+        i, n = (int(x) for x in item.split("-of-"))
+    except ValueError:
+        raise ValueError(f"not a scatter item 'i-of-n': {item!r}") from None
+    if not 1 <= i <= n:
+        raise ValueError(f"scatter item {item!r}: i must lie in 1..{n}")
+    parts = stream_rows.ranges(rows, n, gamma)
+    m = rows.shape[0]
+    return parts[i - 1] if i <= len(parts) else (m, m)
 
 
 def similarity(
@@ -61,7 +77,7 @@ def pairs_part(
     one scattered row range (``scatteritem``, ``i-of-N``; ``1-of-1``: every row)."""
     inputs = load_split_inputs(train, test, item_features=only(item))
     rows = inputs.train_of_evaluated()
-    start, stop = stream_rows.scatter_range(rows, scatteritem, gamma)
+    start, stop = scatter_range(rows, scatteritem, gamma)
     log.info("pass one over rows %s:%s of %d users", start, stop, rows.shape[0])
     stats = streaming.pass_one(
         rows, start, stop, gamma=gamma, genres=inputs.genres, users=inputs.users,
@@ -98,7 +114,7 @@ def measure_sums(
     )
     stats = pair_records.PairStats.load(pairs)
     rows = inputs.train_of_evaluated()
-    start, stop = stream_rows.scatter_range(rows, scatteritem, stats.gamma)
+    start, stop = scatter_range(rows, scatteritem, stats.gamma)
     log.info("pass two over rows %d:%d of %d users", start, stop, rows.shape[0])
     sums = streaming.pass_two(
         inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,

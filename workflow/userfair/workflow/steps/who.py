@@ -25,15 +25,15 @@ def users(
     block_size: int, features: list[str], worst: int, worst_measure: str, neighbours: int,
     source: Path, route: str, cos: Path | None = None, jacc: Path | None = None,
     genre: Sequence[Path] = (), pairs: Path | None = None, item: Sequence[Path] = (),
-    raw: Sequence[Path] | Path = (),
+    raw: Sequence[Path] | Path = (), plugins: Sequence[str] = (),
 ) -> pd.DataFrame:  # fmt: skip
-    """Rule users: every evaluated user's exact share of every Fair measure
-    (userfair.workflow.who.users_job, userfair.decomposition.decompose) -> ``users_out``
-    (.parquet), and the worst
-    cases -> ``worst_out`` (.csv). The ``route`` is the measures' (common.smk,
-    measure_route): the similarity files
-    (``cos``, ``jacc``[, ``genre``]) or pass one (``pairs``[, ``item``]); the declared user
-    ``features`` are read from the raw ``source`` when the rule got it (``raw``)."""
+    """Rule users: every evaluated user's exact share of every Fair measure and of every
+    pair plugin (``plugins``: the loaded ones, a param so that a change reruns the job;
+    userfair.workflow.who.users_job, userfair.decomposition.decompose) -> ``users_out``
+    (.parquet), and the worst cases -> ``worst_out`` (.csv). The ``route`` is the measures'
+    (common.smk, measure_route): the similarity files (``cos``, ``jacc``[, ``genre``]) or
+    pass one (``pairs``[, ``item``]); the declared user ``features`` are read from the raw
+    ``source`` when the rule got it (``raw``)."""
     streamed = route == "stream"
     if (pairs if streamed else cos) is None:
         raise ValueError(f"route {route!r}: the rule gave no {'pairs' if streamed else 'cos'}")
