@@ -8,6 +8,7 @@ import math
 import sys
 import textwrap
 
+import numba
 import numpy as np
 import pytest
 
@@ -299,6 +300,19 @@ BAD = {
         "{m}:B",
         "similarity = 'Nope'",
     ),
+    "term not compiled": (
+        "class B(PairMeasure):\n    name = 'B-P-Cos'\n"
+        "    term = staticmethod(lambda a, b, sim: sim)\n",
+        "{m}:B",
+        "term must be a scalar function compiled with numba",
+    ),
+    "term and terms disagree": (
+        "import numba\n@numba.njit\ndef t(a, b, sim):\n    return sim * abs(a - b)\n"
+        "class B(PairMeasure):\n    name = 'B-P-Cos'\n    term = t\n"
+        "    def terms(self, a, b, sim):\n        return 2 * sim * np.abs(a - b)\n",
+        "{m}:B",
+        "its compiled term and terms() disagree",
+    ),
 }
 
 
@@ -362,7 +376,8 @@ def test_unserved_routes_are_said_once_by_measure_and_route(registered, caplog):
 
 
 def test_the_plugin_benchmark_runs_at_a_tiny_size(tmp_path):
-    """benchmarks/plugins.py at 150 users: its plugins equal the built-ins (it asserts so)."""
+    """benchmarks/plugins.py at 150 users (300 streamed): its plugins equal the built-ins
+    (it asserts so)."""
     import importlib.util
 
     from conftest import REPO
@@ -375,11 +390,12 @@ def test_the_plugin_benchmark_runs_at_a_tiny_size(tmp_path):
     try:
         spec.loader.exec_module(module)
         out = module.main(["--evaluated", "150", "--resamples", "10", "--repeats", "1",
+                           "--stream-users", "300",
                            "--json", str(tmp_path / "out.json")])  # fmt: skip
     finally:
         plugins.clear()
         sys.modules.pop("bench_plugins", None)
-    assert out["a"]["ratio"] > 0 and out["b"]["ratio"] > 0
+    assert out["a"]["ratio"] > 0 and out["b"]["ratio"] > 0 and out["c"]["ratio"] > 0
     assert (tmp_path / "out.json").is_file()
 
 
@@ -521,3 +537,71 @@ def test_the_who_table_holds_the_pair_plugins_shares(registered):
     assert first.share == pytest.approx(column[labels == "Q1"].sum() / column.sum(), rel=1e-12)
     assert "PUF-P-Cos" in set(table.measure)
     assert "MAD-NDCG" not in set(table.measure)  # a per-user plugin has no shares
+
+
+@numba.njit
+def _squared(s_u, s_v, sim):
+    return sim * sim * abs(s_u - s_v)
+
+
+@numba.njit
+def _shifted(s_u, s_v, sim):
+    return (sim + 0.5) * abs(s_u - s_v) / 1.5
+
+
+class CompiledJacc(plugins.PairMeasure):
+    """sim^2 |S_u - S_v| as a compiled term (terms() defaults to it)."""
+
+    name, effectiveness, similarity, better, bounds = "C2-P-Jacc", "P", "Jacc", "lower", (0, 1)
+    term = _squared
+
+
+class CompiledCos(CompiledJacc):
+    name, similarity = "C2-NDCG-Cos", "Cos"
+    effectiveness = "NDCG"
+
+
+class CompiledShift(CompiledJacc):
+    """A compiled term that is not 0 at similarity 0: every pair is visited."""
+
+    name = "CShift-P-Jacc"
+    term = _shifted
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_a_compiled_term_runs_inside_the_streamed_kernels(seed, caplog):
+    """A PairMeasure with a numba-compiled scalar term: on the streamed route its mean comes
+    from the compiled row loops (userfair.streamed._plugin_kernels), equal to a direct loop
+    over the pairs and to the dense route's row blocks (terms() derived from the term), for
+    Cos and Jacc, a term that vanishes at 0 (only the pairs sharing an item) and one that
+    does not (every pair)."""
+    specs = [f"{__name__}:{c}" for c in ("CompiledJacc", "CompiledCos", "CompiledShift")]
+    try:
+        plugins.load(specs, entry_points=False)
+        assert plugins.zero_at_zero("C2-P-Jacc") and not plugins.zero_at_zero("CShift-P-Jacc")
+        inputs = tiny_inputs(m=25, n=30, k=4, seed=seed)
+        inputs = _sparse(inputs) if seed == 2 else inputs  # min similarity 0
+        lists = [list(row) for row in inputs.topk]
+        train = _sets(inputs.train_of_evaluated())
+        eff = reference.effectiveness(lists, _sets(inputs.relevant), 4)
+        jacc, cos = reference.jaccard(train), reference.cosine(train)
+        expected = {
+            "C2-P-Jacc": _loop_pair(eff["P"], jacc, lambda a, b, s: s * s * abs(a - b)),
+            "C2-NDCG-Cos": _loop_pair(eff["NDCG"], cos, lambda a, b, s: s * s * abs(a - b)),
+            "CShift-P-Jacc": _loop_pair(
+                eff["P"], jacc, lambda a, b, s: (s + 0.5) * abs(a - b) / 1.5
+            ),
+        }
+        cache = {}
+        for name, value in expected.items():
+            s = np.array(eff[name.split("-")[1]])
+            # the compiled route itself, then through evaluate on both routes
+            assert plugin_routes.compiled_mean(name, inputs, s, cache) == pytest.approx(
+                value, rel=1e-12, abs=1e-15
+            )
+        for route in ("dense", "stream"):
+            result = evaluate(inputs, k=4, route=route)
+            for name, value in expected.items():
+                assert result[name] == pytest.approx(value, rel=1e-12, abs=1e-15), (route, name)
+    finally:
+        plugins.clear()

@@ -32,16 +32,19 @@ plugin and what to fix (:class:`PluginError`).
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import math
 from collections.abc import Iterable, Sequence
 from importlib import metadata
 
 import numpy as np
+from numba.extending import is_jitted
 
 from userfair import measures
 from userfair.measures.base import Measure
 from userfair.similarity import registry
+from userfair.streamed._plugin_kernels import apply_term
 
 log = logging.getLogger(__name__)
 
@@ -89,11 +92,29 @@ class PairMeasure:
     bounds: tuple[float, float] = (-math.inf, math.inf)
     text: str = ""
     kind = "pair"
+    #: Optional: the term of one pair as a scalar function compiled with numba
+    #: (``term = numba.njit(lambda s_u, s_v, sim: ...)``; docs/plugins.md#a-compiled-term).
+    #: The streamed route then runs it inside its compiled row loops (similarity Cos or
+    #: Jacc), and :meth:`terms` defaults to it.
+    term = None
 
     def terms(self, s_u: np.ndarray, s_v: np.ndarray, sim: np.ndarray) -> np.ndarray:
         """The term of each pair: the two users' scores and their similarity, min-max
-        normalised over the unordered pairs as PUF's (arrays of one length)."""
-        raise NotImplementedError
+        normalised over the unordered pairs as PUF's (arrays of one length). Default: the
+        compiled :attr:`term` applied pair by pair."""
+        compiled = compiled_term(self)
+        if compiled is None:
+            raise NotImplementedError
+        as_float = lambda a: np.ascontiguousarray(a, dtype=np.float64)  # noqa: E731
+        return apply_term(compiled, as_float(s_u), as_float(s_v), as_float(sim))
+
+
+def compiled_term(plugin):
+    """The plugin PairMeasure's compiled scalar ``term`` (a numba dispatcher), else None."""
+    raw = inspect.getattr_static(type(plugin), "term", None)
+    if isinstance(raw, staticmethod):
+        raw = raw.__func__
+    return raw if raw is not None and is_jitted(raw) else None
 
 
 class UserSimilarity:
@@ -281,8 +302,16 @@ def _register_measure(cls, source: str) -> Measure:
     if pair:
         labels = {entry.label for entry in registry.REGISTRY.values()}
         label = _attribute(plugin, source, "similarity", sorted(labels))
-        if type(plugin).terms is PairMeasure.terms:
-            raise PluginError(f"plugin {source}: define terms(self, s_u, s_v, sim)")
+        term = inspect.getattr_static(type(plugin), "term", None)
+        if term is not None and compiled_term(plugin) is None:
+            raise PluginError(
+                f"plugin {source}: term must be a scalar function compiled with numba "
+                "(term = numba.njit(function of s_u, s_v, sim)), or leave it unset"
+            )
+        if type(plugin).terms is PairMeasure.terms and term is None:
+            raise PluginError(
+                f"plugin {source}: define terms(self, s_u, s_v, sim) or a compiled term"
+            )
     elif type(plugin).compute is UserMeasure.compute:
         raise PluginError(f"plugin {source}: define compute(self, scores, weights)")
     routes = {"dense", "stream", "bootstrap", "recbole"} | ({"decompose"} if pair else set())
@@ -383,6 +412,14 @@ def check(plugin, declaration: Measure) -> bool:
     sim[::7] = 0.0
     forward = checked_terms(plugin, declaration, s_u, s_v, sim)
     backward = checked_terms(plugin, declaration, s_v, s_u, sim)
+    compiled = compiled_term(plugin)
+    if compiled is not None and type(plugin).terms is not PairMeasure.terms:
+        scalar = call(source, "term", apply_term, compiled, s_u, s_v, sim)
+        if not np.allclose(scalar, forward, rtol=1e-9, atol=1e-12):
+            raise PluginError(
+                f"plugin {source}: its compiled term and terms() disagree on random pairs; "
+                "make them the same function (or drop terms: it defaults to the term)"
+            )
     if not np.allclose(forward, backward, rtol=1e-12, atol=1e-15):
         raise PluginError(
             f"plugin {source}: terms(s_u, s_v, sim) != terms(s_v, s_u, sim); a pair term "

@@ -7,7 +7,10 @@ over those pairs as PUF's. Memory: one (rows, m) block at a time, never m x m.
 When the term is 0 wherever the similarity is 0 (checked at load:
 ``userfair.plugins.zero_at_zero``) and the smallest raw similarity is 0, only the stored
 entries of a sparse block (the pairs that share an item, for Cos and Jacc) are visited;
-otherwise every pair is, in dense blocks, which the streamed route says once.
+otherwise every pair is, in dense blocks, which the streamed route says once. A term
+compiled with numba (``PairMeasure.term``) of a Cos or Jacc measure runs on the streamed
+route inside compiled row loops instead (``userfair.streamed._plugin_kernels``): the raw
+similarity from the shared items' counts, no block at all.
 
 Bootstrap: with W the (B, m) multiplicities, the weighted pair sum of every resample is
 sum_{u<v} w_u w_v t(u, v), one product of each block with W per block, over the
@@ -31,6 +34,7 @@ from userfair.measures import get
 from userfair.opt_in import variants
 from userfair.similarity import registry
 from userfair.similarity.pairwise import BLOCK_SIZE
+from userfair.streamed import _plugin_kernels, stream_rows
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +168,49 @@ def _pass(name, inputs, vectors, block_size, cache, route):
     return pair_pass
 
 
+def compiled_mean(name: str, inputs, s: np.ndarray, cache: dict) -> float | None:
+    """The mean over the unordered pairs of a pair plugin with a compiled term, inside the
+    streamed route's row loops (``userfair.streamed._plugin_kernels``): the raw Cos or Jacc
+    from the shared items, its range in one pass, the terms in a second; only the pairs
+    sharing an item when the term vanishes at 0 and some pair shares none. None when the
+    plugin has no compiled term or reads another similarity (said once)."""
+    decl = get(name)
+    term = plugins.compiled_term(plugins.instance(name))
+    if term is None:
+        return None
+    kind = _plugin_kernels.KINDS.get(decl.similarity)
+    if kind is None:
+        if name not in _said:
+            _said.add(name)
+            log.warning(
+                "%s: a compiled term, but the row kernels compute only %s; row blocks of %s",
+                name, " and ".join(_plugin_kernels.KINDS), decl.similarity,
+            )  # fmt: skip
+        return None
+    if "rows" not in cache:
+        cache["rows"] = stream_rows.prepare_rows(inputs.train_of_evaluated(), 1.0, None)
+        cache["threads"] = stream_rows.numba_threads()
+    rows, threads = cache["rows"], cache["threads"]
+    m = rows.m
+    if m < 2:
+        return math.nan
+    key = ("compiled range", kind)
+    if key not in cache:
+        low, high, shared = _plugin_kernels.range_rows(*rows.pair_arguments(), kind, threads)
+        pairs = m * (m - 1) / 2
+        low = 0.0 if shared < pairs else low
+        high = 0.0 if shared == 0 else high
+        cache[key] = (low, high)
+    lo, hi = cache[key]
+    sparse = plugins.zero_at_zero(name) and lo == 0.0
+    scores = np.ascontiguousarray(s, dtype=np.float64)
+    total = plugins.call(
+        decl.source, "term", _plugin_kernels.term_rows, *rows.pair_arguments(), kind, scores,
+        lo, hi - lo, sparse, term, threads,
+    )  # fmt: skip
+    return float(total) / (m * (m - 1) / 2)
+
+
 def evaluate_plugins(
     inputs, k: int, names: Sequence[str] | None = None, per_user=None, route: str = "dense",
     block_size: int = BLOCK_SIZE, vectors=None,
@@ -184,8 +231,10 @@ def evaluate_plugins(
         elif decl.kind == "statistic":
             values[name] = statistic_value(name, s)
         else:
-            pair_pass = _pass(name, inputs, vectors, block_size, cache, route)
-            values[name] = plugins.value_of(decl, pair_pass.mean(s))
+            mean = compiled_mean(name, inputs, s, cache) if route == "stream" else None
+            if mean is None:
+                mean = _pass(name, inputs, vectors, block_size, cache, route).mean(s)
+            values[name] = plugins.value_of(decl, mean)
         seconds[name] = time.perf_counter() - start
         log.info("%s = %.6g (%.3f s)", name, values[name], seconds[name])
     return values, seconds
