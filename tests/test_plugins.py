@@ -605,3 +605,22 @@ def test_a_compiled_term_runs_inside_the_streamed_kernels(seed, caplog):
                 assert result[name] == pytest.approx(value, rel=1e-12, abs=1e-15), (route, name)
     finally:
         plugins.clear()
+
+
+def test_the_example_packages_compiled_term_agrees_with_its_terms(monkeypatch):
+    """examples/userfair-example-measures' PUF2-P-Cos has a compiled term and numpy terms:
+    the load checks they agree, and the streamed route (compiled kernels) gives the dense
+    route's value (numpy terms over row blocks)."""
+    from conftest import REPO
+
+    monkeypatch.syspath_prepend(str(REPO / "examples" / "userfair-example-measures"))
+    try:
+        (declared,) = plugins.load(["userfair_example_measures:SquaredPUF"], entry_points=False)
+        assert plugins.compiled_term(plugins.instance(declared.name)) is not None
+        inputs = _sparse(tiny_inputs(m=30, n=40, k=4, seed=4))
+        dense = evaluate(inputs, k=4, route="dense")[declared.name]
+        stream = evaluate(inputs, k=4, route="stream")[declared.name]
+        assert stream == pytest.approx(dense, rel=1e-12) and dense > 0
+    finally:
+        plugins.clear()
+        sys.modules.pop("userfair_example_measures", None)
