@@ -339,3 +339,21 @@ def test_every_library_module_has_its_row_in_the_architecture():
     modules = _library_modules()
     assert not modules - named, f"modules without a row: {sorted(modules - named)}"
     assert not named - modules, f"rows naming no module: {sorted(named - modules)}"
+
+
+def test_every_workflow_module_has_its_row_in_the_architecture():
+    """docs/architecture.md#the-workflow-subpackage names every module of userfair.workflow
+    (steps included) in the first column of its table, and nothing else."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    section = text.split("## The workflow subpackage", 1)[1].split("\n## ", 1)[0]
+    named = set()
+    for line in section.splitlines():
+        if line.startswith("| ") and "---" not in line:
+            named |= set(re.findall(r"`([\w.]+)`", line.split("|")[1])) - {"__init__"}
+    root = REPO / "workflow" / "userfair" / "workflow"
+    modules = {
+        ".".join(("workflow", *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+        for p in root.rglob("*.py")
+    }
+    assert not modules - named, f"modules without a row: {sorted(modules - named)}"
+    assert not named - modules, f"rows naming no module: {sorted(named - modules)}"
