@@ -70,7 +70,7 @@ def suite_cpu_seconds() -> float:
 # (for the help text of its status-command setting). Where SLURM's client is installed but
 # no controller answers (this machine once the SLURM test has stopped its cluster), that
 # call waits 9 s before it gives up: 9 s of every Snakemake process, dry runs included.
-# The tests that need no cluster (all but tests/test_slurm.py, which restores
+# The tests that need no cluster (all but tests/cluster/test_slurm.py, which restores
 # SLURM_CONF_BEFORE) see a configuration whose controller port is closed and whose message
 # timeout is 1 s, which scontrol gives up on at once (the plugin then offers no default
 # status command, which only a SLURM run reads). The value before the session is kept for
@@ -275,7 +275,7 @@ def module_of(nodeid: str) -> str:
 
 
 def slurm_opted_in(config: pytest.Config) -> bool:
-    """Whether this run asked for the SLURM cluster (tests/test_slurm.py's docstring)."""
+    """Whether this run asked for the SLURM cluster (tests/cluster/test_slurm.py's docstring)."""
     selected = re.search(r"(?<!not )\bslurm\b", config.option.markexpr or "")
     return bool(selected) or "1" in (
         os.environ.get("USERFAIR_SLURM"),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A single-node SLURM cluster with accounting on 127.0.0.1, for tests/test_slurm.py.
+# A single-node SLURM cluster with accounting on 127.0.0.1, for tests/cluster/test_slurm.py.
 #
 #   bash tests/slurm/cluster.sh up      install (apt-get) if needed, configure, start; idempotent
 #   bash tests/slurm/cluster.sh down    stop the daemons this script started

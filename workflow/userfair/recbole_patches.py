@@ -4,7 +4,7 @@ one place for RecBole version fixes.
 Call :func:`apply` once before RecBole is used; :func:`userfair.recbole.register` also calls
 :func:`apply_plugin_fixes` (``valid_metric`` outside ``metrics``; ray and hyperopt, which
 ``recbole.quick_start`` imports, on numpy 2) (``userfair.workflow.recommenders`` does). Each fix
-names the upstream problem and is tested in tests/test_recbole_patches.py. RecBole's
+names the upstream problem and is tested in tests/library/test_recbole_patches.py. RecBole's
 ``quick_start`` package imports ``ray`` at import time; this project never imports it
 (training goes through Config/Trainer directly), so ray is not needed.
 """

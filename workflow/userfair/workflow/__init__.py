@@ -14,6 +14,6 @@ imported) and otherwise raises an ImportError naming the extra and the missing m
 ``userfair.workflow.plots needs the "workflow" extra: pip install "userfair[workflow]"
 (missing: matplotlib)``, instead of a bare ModuleNotFoundError from deep inside an import.
 A module asks only for what it imports, so each rule's conda env (envs/*.yaml, which holds
-what its stage imports, not the whole extra: tests/test_envs.py) passes the checks of the
+what its stage imports, not the whole extra: tests/packaging/test_envs.py) passes the checks of the
 modules its rules use.
 """

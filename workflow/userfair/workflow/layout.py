@@ -1,7 +1,7 @@
 """The file layout of ``results/``: which rule writes each file passed between rules, and
 the command that rebuilds just that file. The rules' outputs (workflow/rules/*.smk) are the
 layout; :data:`PRODUCERS` states it once more for the steps, and
-tests/test_intermediates.py keeps the two equal. The library names a bad file without
+tests/runs/test_intermediates.py keeps the two equal. The library names a bad file without
 knowing the workflow (``userfair.files.io.FileError``); :func:`explain` adds the rule and the
 rebuild command, and every job's log line goes through it (``userfair.workflow.joblog``).
 """
@@ -79,7 +79,7 @@ def producer(path: str | os.PathLike) -> str | None:
 
 def rebuild_command(path: str | os.PathLike) -> str:
     """The command that rebuilds just the file ``path`` of a rule (its job, not the jobs
-    before it; checked with ``-n`` by tests/test_bad_inputs.py): ``snakemake --force PATH``."""
+    before it; checked with ``-n`` by tests/runs/test_bad_inputs.py): ``snakemake --force PATH``."""
     return f"snakemake --force {path}"
 
 

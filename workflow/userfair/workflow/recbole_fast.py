@@ -2,7 +2,7 @@
 
 Call :func:`apply` once before RecBole models are built (``userfair.workflow.recommenders`` does,
 next to ``recbole_patches.apply()``); it is idempotent. Each replacement gives what RecBole
-gives (tested against RecBole's own method in tests/test_recbole_fast.py) with memory and
+gives (tested against RecBole's own method in tests/workflow/test_recbole_fast.py) with memory and
 time that follow the data (docs/training.md, "Memory and speed at paper scale"). RecBole's
 methods are replaced on its classes; the originals stay in :data:`ORIGINAL`.
 

@@ -70,7 +70,7 @@ def topk(
     """Rule topk: the winner's checkpoint (best.json) -> its top-k lists of every test user
     (userfair.workflow.recommenders.export_topk, ranked as RecBole's full-sort test evaluation
     ranks) and RecBole's own test metrics. The fairness measures are the measures job's
-    (their equality with the RecBole plugin's is tested: tests/test_recbole_plugin.py)."""
+    (their equality with the RecBole plugin's is tested: tests/library/test_recbole_plugin.py)."""
     winner = tuning.read_best(best, model)
     settings = recbole_setup.Training(**{**training, "threads": threads})
     with JobMeter(energy_file("topk", topk_out)):

@@ -136,7 +136,7 @@ def test_qk_video_is_never_downloaded(tmp_path):
 
 def test_config_of_the_wrong_type_fails_before_any_job():
     """The Snakefile's first call (in-process here; one dry run per kind of error:
-    tests/test_contract.py)."""
+    tests/packaging/test_contract.py)."""
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     config["preprocessing"] = {**config["preprocessing"], "core": "five"}
     with pytest.raises(InputError) as error:

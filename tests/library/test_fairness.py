@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from test_similarity import pairs_of
 from userfair.engine import _backend
 from userfair.files.inputs import load_inputs
 from userfair.formulas import effectiveness, fairness
@@ -17,6 +16,7 @@ from userfair.similarity import pairwise
 
 import reference as ref
 from measures_data import python_views, random_split
+from test_similarity import pairs_of
 
 
 def machine_devices() -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 from userfair import evaluate
 from userfair.engine import warmup
 
-WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
+WORKFLOW = Path(__file__).resolve().parents[2] / "workflow"
 
 FRESH = """
 import json, sys, time

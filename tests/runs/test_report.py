@@ -13,7 +13,7 @@ from snakemake.utils import validate
 
 from userfair.workflow import models, tables
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FRONT = REPO / "workflow" / "report" / "workflow.rst"
 
 

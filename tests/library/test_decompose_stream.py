@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from test_decompose import assert_sums, cold_split, inputs_args, split_files  # noqa: F401
 from userfair.cli import main
 from userfair.decomposition import decompose as dec
 from userfair.decomposition import decompose_stream as dstream
@@ -20,6 +19,7 @@ from userfair.files.inputs import load_inputs
 from userfair.streamed import streaming
 
 from measures_data import random_split, write_item_file
+from test_decompose import assert_sums, cold_split, inputs_args, split_files  # noqa: F401
 
 TOL = 1e-9
 

@@ -481,5 +481,5 @@ def test_every_test_docs_bad_inputs_names_exists():
     named = re.findall(r"`(?:(tests/test_\w+\.py)::)?(test_\w+)`", text)
     assert len(named) > 15
     for path, test in named:
-        files = [REPO / path] if path else [REPO / "tests" / "test_bad_inputs.py"]
+        files = [REPO / path] if path else [REPO / "tests" / "runs" / "test_bad_inputs.py"]
         assert any(f"def {test}(" in f.read_text() for f in files), (path, test)

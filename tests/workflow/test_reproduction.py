@@ -24,7 +24,7 @@ from userfair.workflow.testdata import write_tiny_ml100k
 
 from conftest import REPO, make_workdir, snakemake
 
-TEX = Path(__file__).parent / "data" / "paper_tables.tex"
+TEX = Path(__file__).parents[1] / "data" / "paper_tables.tex"
 
 
 # --- the paper's LaTeX, parsed independently of the packaged CSVs --------------------------

@@ -8,11 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from test_claims import MODELS, make_run
 from userfair import measures
 from userfair.workflow import claims, properties
 from userfair.workflow.steps.claims import claims as claims_step
 from userfair.workflow.steps.claims import read_run
+
+from test_claims import MODELS, make_run
 
 CONVENTIONS = measures.conventions("precision", 0.05, 1.0)
 

@@ -7,11 +7,14 @@ path is the output (or log) of some rule; in a table column headed rule, target 
 
 from __future__ import annotations
 
+import ast
 import importlib
+import os
 import re
 import shlex
 import subprocess
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -357,3 +360,83 @@ def test_every_workflow_module_has_its_row_in_the_architecture():
     }
     assert not modules - named, f"modules without a row: {sorted(modules - named)}"
     assert not named - modules, f"rows naming no module: {sorted(named - modules)}"
+
+
+# --- the map from code to tests (tests/README.md#where-the-tests-of-a-module-are) ----------
+
+MAP_START, MAP_END = "<!-- tests map: start -->", "<!-- tests map: end -->"
+
+
+def _package_modules() -> dict[str, Path]:
+    root = REPO / "workflow" / "userfair"
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = ("userfair", *path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":  # a package with code of its own (userfair.measures)
+            body = ast.parse(path.read_text()).body
+            if not [n for n in body if not isinstance(n, (ast.Expr, ast.ImportFrom))]:
+                continue
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imported(path: Path, known) -> set[str]:
+    """The modules of ``known`` that the file imports (``from A import b``: A.b when it is a
+    module, else A)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            if not all(n in known for n in names):  # a name of the module itself
+                names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found |= {n for n in names if n in known}
+    return found
+
+
+def tests_map() -> list[tuple[str, str]]:
+    """(module, where its tests are) for every module of the package: the test files that
+    import it, else those of the modules that import it ("via ..."), else the rule steps'
+    runs."""
+    modules = _package_modules()
+    direct = {m: set() for m in modules}
+    for path in sorted((REPO / "tests").glob("*/test_*.py")):
+        for module in _imported(path, modules):
+            direct[module].add(str(path.relative_to(REPO)))
+    importers = {m: set() for m in modules}
+    for module, path in modules.items():
+        for used in _imported(path, modules) - {module}:
+            importers[used].add(module)
+    rows = []
+    for module in modules:
+        if direct[module]:
+            where = ", ".join(f"`{t}`" for t in sorted(direct[module]))
+        elif module.startswith("userfair.workflow.steps."):
+            where = "the rule scripts call it: the runs in `tests/runs/`"
+        else:
+            via = sorted(m for m in importers[module] if direct[m])
+            where = "via " + ", ".join(f"`{m}`" for m in via) if via else "none"
+        rows.append((module, where))
+    return rows
+
+
+def test_the_tests_map_is_the_code():
+    """tests/README.md's map names, for every module of the package, the test files that
+    import it (or those of its importers): computed from the code, so a moved test or a new
+    module shows here. USERFAIR_WRITE_MAP=1 rewrites the map."""
+    lines = ["| module | tests |", "| --- | --- |"]
+    lines += [f"| `{module}` | {where} |" for module, where in tests_map()]
+    table = "\n".join(lines)
+    readme = REPO / "tests" / "README.md"
+    text = readme.read_text()
+    before, rest = text.split(MAP_START, 1)
+    _, after = rest.split(MAP_END, 1)
+    expected = f"{before}{MAP_START}\n{table}\n{MAP_END}{after}"
+    if os.environ.get("USERFAIR_WRITE_MAP") == "1":
+        readme.write_text(expected)
+    assert text == expected, "tests/README.md's map is stale; rerun with USERFAIR_WRITE_MAP=1"
+    assert not [m for m, where in tests_map() if where == "none"], "modules without a test"

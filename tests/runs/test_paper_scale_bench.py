@@ -12,7 +12,7 @@ import pytest
 
 from userfair.workflow import preprocess as data
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import paper_scale  # noqa: E402

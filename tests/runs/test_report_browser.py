@@ -7,9 +7,9 @@ exception. Skipped, with the line that says how to get the browser, where there 
 
 import pytest
 
-from browser import Browser, chromium
 from userfair.workflow import claims
 
+from browser import Browser, chromium
 from conftest import copy_run
 
 NO_BROWSER = (

@@ -2,7 +2,7 @@
 each stage file reads no global of another, a dropped include fails at the rule that needs
 it, rules hold no inline logic, the measures rules have threads, a bad config fails at
 parse time naming its key. (Which jobs get a GPU is checked on a real cluster by
-tests/test_slurm.py.)"""
+tests/cluster/test_slurm.py.)"""
 
 from __future__ import annotations
 
@@ -387,7 +387,8 @@ def test_the_library_has_no_import_circle():
 
 def test_only_the_workflow_subpackage_imports_it():
     """userfair.workflow needs the workflow extra: no module outside it imports it, so that
-    the base install imports cleanly (tests/test_packaging.py checks that by importing)."""
+    the base install imports cleanly (tests/packaging/test_packaging.py checks that by
+    importing)."""
     found = {
         _module_name(p): sorted(d for d in _imports_of(p) if d.startswith("userfair.workflow"))
         for p in PACKAGE.rglob("*.py")
@@ -414,7 +415,7 @@ def test_no_private_helper_is_used_across_modules():
 #: and the torch route's module; and scipy.stats (a second to import), which two functions
 #: of modules that every Snakemake start imports need (a tau, a rank), so that parsing the
 #: workflow does not pay for it. cli.py imports lazily on purpose: `userfair evaluate --help`
-#: and `import userfair` load no numpy (tests/test_packaging.py::test_import_footprint).
+#: and `import userfair` load no numpy (tests/packaging/test_packaging.py::test_import_footprint).
 LOCAL_IMPORTS_ALLOWED = {
     "torch",
     "recbole",

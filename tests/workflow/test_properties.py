@@ -7,11 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from test_claims import MODELS, make_run
 from userfair import measures
 from userfair.cli import main as cli_main
 from userfair.workflow import claims, front_page, properties
 from userfair.workflow.properties import FLAT, curve_shape, trend
+
+from test_claims import MODELS, make_run
 
 X = np.linspace(0, 1, 11)
 

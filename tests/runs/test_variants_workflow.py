@@ -3,7 +3,7 @@ copy of the shared tiny run with graded relevance and the RCos and Genre similar
 switched on, the bootstrap, Table 2 with intervals, the variants' tau table and Figs. 3
 and 4 with each similarity, with no model retrained (the grades beside the split); without
 them, the run as it was. The functions themselves:
-tests/test_variant_analysis.py."""
+tests/workflow/test_variant_analysis.py."""
 
 from __future__ import annotations
 

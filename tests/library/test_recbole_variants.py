@@ -13,12 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from test_recbole_plugin import RECBOLE_METRICS, build, ranked_lists, settings
 from userfair import recbole as plugin
 from userfair.files.inputs import load_inputs
 from userfair.measures import FAIR, OPT_IN
 from userfair.opt_in import variants
 from userfair.similarity.registry import read_user_vectors
+
+from test_recbole_plugin import RECBOLE_METRICS, build, ranked_lists, settings
 
 DATASET = "tinyg"
 EXTRA = ["rcos", "vec", "genre"]

@@ -128,8 +128,8 @@ def _refused_by_the_snakefiles_checks(tmp_path, message, **overrides):
     """The checks the Snakefile makes before any job, in-process on the config Snakemake
     would merge (config/config.yaml, then run.yaml): the schema and names
     (schema.check_config), then the grid (grids.load_points, as common.smk calls it). One
-    real dry run per kind of error is enough: the one below, tests/test_contract.py and
-    tests/test_training_grids.py."""
+    real dry run per kind of error is enough: the one below, tests/packaging/test_contract.py and
+    tests/workflow/test_training_grids.py."""
     grid = tmp_path / "grid.yaml"
     grid.write_text(yaml.safe_dump(GRID))
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

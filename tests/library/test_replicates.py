@@ -13,7 +13,7 @@ import pytest
 
 from userfair.bootstrap import inference, replicates
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import replicates_coverage  # noqa: E402
 
 Y = np.array([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0], [2.0, 3.0, 7.0]])  # (R = 3, B = 3)

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from test_streaming import K, split_inputs
 from userfair.formulas import fairness
 from userfair.opt_in import variants
 from userfair.similarity import pairwise
 from userfair.similarity.registry import CosineBlocks
 from userfair.streamed import puf_items, streaming
+
+from test_streaming import K, split_inputs
 
 
 def loop_cosine(x, u, v) -> float:

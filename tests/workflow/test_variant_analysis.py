@@ -2,7 +2,7 @@
 the variants' model orderings with bootstrap intervals and its summary, against loops
 written from the definitions and hand-worked cases; Figs. 3 and 4 with each similarity;
 Table 2 with intervals holding the opt-in rows. The workflow side:
-tests/test_variants_workflow.py."""
+tests/runs/test_variants_workflow.py."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from userfair.workflow import variant_analysis as va
 import reference as ref
 from measures_data import graded_split, python_views, write_item_file
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MODELS = ["UserKNN", "ItemKNN", "BPR", "NCL", "MultiVAE"]
 VARIANTS = [n for n in NAMES + optional_names(True, ("RCos", "Genre")) if n.startswith("PUF-")]
 

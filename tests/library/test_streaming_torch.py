@@ -8,13 +8,13 @@ import math
 
 import pytest
 
-from test_streaming import K, assert_same, close, split_inputs
 from userfair.evaluate import evaluate
 from userfair.files.inputs import load_inputs
 from userfair.formulas import fairness
 from userfair.streamed import pair_records, stream_rows, streaming
 
 from measures_data import random_split
+from test_streaming import K, assert_same, close, split_inputs
 
 torch = pytest.importorskip("torch")
 _streaming_torch = pytest.importorskip("userfair.streamed._streaming_torch")

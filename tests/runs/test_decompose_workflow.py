@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from test_workflow_rerun import _scheduled_jobs
 from userfair.decomposition import decompose_columns as cols
 from userfair.workflow import models
 
 from conftest import copy_run, snakemake
+from test_workflow_rerun import _scheduled_jobs
 
 MODELS = ["UserKNN", "ItemKNN"]
 FEATURES = ["age", "gender", "occupation"]
