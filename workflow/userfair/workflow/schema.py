@@ -122,18 +122,31 @@ def dataset_name_error(name, key: str) -> str | None:
     )
 
 
+#: The key that makes Snakemake read a config file as a YTE template: it evaluates the
+#: file's ``?``-expressions as Python while it loads the file, before the Snakefile runs.
+YTE_KEY = "__use_yte__"
+
+
 def duplicate_key_errors(files: Iterable[str | os.PathLike]) -> list[str]:
     """The config files Snakemake loaded (``workflow.configfiles``), re-read by
     :mod:`userfair.workflow.yamlfile`: a key given twice in one file (Snakemake keeps the last
-    silently) or a tag is an error naming the file, the key and both lines."""
+    silently), a tag, or a YTE template (:data:`YTE_KEY`: Snakemake has run its code by
+    now; the config is then not the file's data) is an error naming the file."""
     errors = []
     for path in files:
         if not Path(path).is_file():  # Snakemake read it from elsewhere (a stream)
             continue
         try:
-            yamlfile.load(path)
+            data = yamlfile.load(path)
         except InputError as error:
             errors.append(str(error))
+            continue
+        if isinstance(data, dict) and data.get(YTE_KEY):
+            errors.append(
+                f"{path}: {YTE_KEY} made Snakemake read this file as a YTE template and run "
+                "its ?-expressions as Python before the workflow started; this workflow's "
+                f"config files hold plain data: write the values and remove {YTE_KEY}"
+            )
     return errors
 
 
