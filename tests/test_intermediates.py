@@ -46,6 +46,19 @@ def test_the_producers_table_is_the_rules_outputs():
     assert layout.PRODUCERS == rule_outputs()
 
 
+def test_the_named_components_are_the_rules_file_names_with_the_dataset():
+    """layout.NAMED_COMPONENTS, from which the longest dataset name is derived
+    (schema.longest_file_name), lists every file name of the rules' outputs and logs that
+    holds the dataset name beside other text."""
+    found = set()
+    for path in (REPO / "workflow" / "rules").glob("*.smk"):
+        for text in re.findall(r'"((?:results|resources)/[^"]*)"', path.read_text()):
+            found |= {
+                part for part in text.split("/") if "{dataset}" in part and part != "{dataset}"
+            }
+    assert found == set(layout.NAMED_COMPONENTS)
+
+
 def truncate(path: Path) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
