@@ -17,6 +17,7 @@ from docutils.core import publish_parts
 
 from userfair.workflow import figure_reading
 from userfair.workflow.figure_reading import relevance_reading
+from userfair.workflow.steps import figures as steps
 
 from conftest import REPO
 
@@ -236,3 +237,34 @@ def test_gamma_relevance_reading_groups_the_gammas_by_shape():
 def test_the_readings_are_valid_rst(reading, frame):
     body = publish_parts(reading(frame), writer="html", settings_overrides={"report_level": 2})
     assert "System Message" not in body["html_body"]
+
+
+def test_the_figure_steps_write_their_readings(tmp_path):
+    """Rules fig_similarity, fig_extreme and fig_gamma write the caption's reading beside the
+    figure (the report includes it)."""
+    style = {"dpi": 50}
+    similarity = tmp_path / "similarity.parquet"
+    similarity_frame(PAPER_FIG3).to_parquet(similarity)
+    steps.fig_similarity([similarity], tmp_path / "s.pdf", tmp_path / "s.png",
+                         tmp_path / "s.rst", style=style)  # fmt: skip
+    assert (tmp_path / "s.rst").read_text() == figure_reading.similarity_reading(
+        similarity_frame(PAPER_FIG3)
+    )
+    extreme = tmp_path / "extreme.parquet"
+    extreme_frame(0.1, 0.0).to_parquet(extreme)
+    steps.fig_extreme([extreme], tmp_path / "e.pdf", tmp_path / "e.png", tmp_path / "e.rst",
+                      style=style)  # fmt: skip
+    assert "PUF separates the two cases" in (tmp_path / "e.rst").read_text()
+    models = tmp_path / "gamma_models.parquet"
+    gamma_models_frame({"BPR": lambda g: g, "UserKNN": lambda g: 1 - g}).to_parquet(models)
+    lists = tmp_path / "gamma_relevance.parquet"
+    pd.DataFrame(
+        [("d", s, g, "UF", 0.5) for s in SHARES for g in (0.0, 1.0)],
+        columns=["dataset", "share", "gamma", "measure", "value"],
+    ).to_parquet(lists)
+    outs = [tmp_path / f"g{i}.{kind}" for i, kind in enumerate(["pdf", "png", "pdf", "png"])]
+    steps.fig_gamma([models], [lists], *outs, tmp_path / "gm.rst", tmp_path / "gr.rst",
+                    style=style)  # fmt: skip
+    assert "the fairest model changes with γ" in (tmp_path / "gm.rst").read_text()
+    assert "UF's curve is flat at γ = 0, 1" in (tmp_path / "gr.rst").read_text()
+    assert all(path.stat().st_size > 0 for path in outs)

@@ -65,7 +65,8 @@ def fig_relevance(
     _written(pdf, png)
 
 
-def _write_reading(path: Path | None, text: str) -> None:
+def _write_text(path: Path | None, text: str) -> None:
+    """``text`` -> ``path`` (a figure's reading), atomically; nothing without a path."""
     if path is not None:
         with atomic_path(path) as tmp:
             tmp.write_text(text)
@@ -78,7 +79,7 @@ def fig_similarity(
     ``reading``, what it shows in words (figure_reading.similarity_reading, the caption's)."""
     frame = read_stacked_parquet(data)
     plots.similarity_figure(frame, figure_style.Style(**style), pdf, png)
-    _write_reading(reading, figure_reading.similarity_reading(frame))
+    _write_text(reading, figure_reading.similarity_reading(frame))
     _written(pdf, png)
 
 
@@ -89,7 +90,7 @@ def fig_extreme(
     ``reading``, what it shows in words (figure_reading.extreme_reading)."""
     frame = read_stacked_parquet(data)
     plots.extreme_figure(frame, figure_style.Style(**style), pdf, png)
-    _write_reading(reading, figure_reading.extreme_reading(frame))
+    _write_text(reading, figure_reading.extreme_reading(frame))
     _written(pdf, png)
 
 
@@ -105,8 +106,8 @@ def fig_gamma(
     on_models, on_lists = read_stacked_parquet(models), read_stacked_parquet(relevance)
     plots.gamma_models_figure(on_models, look, models_pdf, models_png)
     plots.gamma_relevance_figure(on_lists, look, relevance_pdf, relevance_png)
-    _write_reading(models_reading, figure_reading.gamma_models_reading(on_models))
-    _write_reading(relevance_reading, figure_reading.gamma_relevance_reading(on_lists))
+    _write_text(models_reading, figure_reading.gamma_models_reading(on_models))
+    _write_text(relevance_reading, figure_reading.gamma_relevance_reading(on_lists))
     _written(models_pdf, models_png, relevance_pdf, relevance_png)
 
 
