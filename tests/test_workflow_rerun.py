@@ -173,6 +173,14 @@ def test_html_report(tiny_run, tmp_path):
     assert "UserKNN, ItemKNN, BPR" in html
     flat = " ".join(html.replace("\\n", " ").split())  # the page is a JS string with \n
     assert "at most 1 epoch per grid point" in flat and "1 epochs" not in flat
+    # so do the captions of Figs. 3, 4 and the gamma figures (results/figures/NAME.rst)
+    readings = {"similarity": "Over that range", "extreme": "PUF: MostUnfair",
+                "gamma_models": "UF runs from", "gamma_relevance": "gammas differ by"}  # fmt: skip
+    for name, words in readings.items():
+        reading = (test_dir / "results" / "figures" / f"{name}.rst").read_text()
+        assert reading.startswith("- **ml-100k**:") and words in reading, reading
+        sentence = reading.split(words)[1].split(";")[0].split(".")[0]
+        assert " ".join(f"{words}{sentence}".split()) in flat, (name, sentence)
 
 
 @pytest.mark.slow
