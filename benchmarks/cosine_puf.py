@@ -1,5 +1,5 @@
-"""Benchmark of PUF-P-Cos and PUF-NDCG-Cos by the items (userfair.puf_items) against the
-streamed pair route (userfair.variants); results go to docs/performance.md.
+"""Benchmark of PUF-P-Cos and PUF-NDCG-Cos by the items (userfair.streamed.puf_items) against the
+streamed pair route (userfair.opt_in.variants); results go to docs/performance.md.
 
     python benchmarks/cosine_puf.py [--sizes 100000 1000000] [--routes items pairs]
         [--pair-share 0.01] [--pair-max 100000] [--pairs-up-to 1000000] [--json out.json]
@@ -87,8 +87,9 @@ def scores_for(m: int, seed: int) -> np.ndarray:
 
 
 def one_run(size: int, route: str, pair_share: float) -> dict:
-    from userfair import puf_items, stream_rows, variants
-    from userfair.similarities import CosineBlocks
+    from userfair.opt_in import variants
+    from userfair.similarity.registry import CosineBlocks
+    from userfair.streamed import puf_items, stream_rows
 
     clock = time.perf_counter()
     train = qk_train(size, seed=size)

@@ -266,7 +266,7 @@ STEP = r"""
 import json, resource, sys, time
 import pandas as pd
 from userfair.workflow import preprocess as data, rawfiles, tables
-from userfair.io import read_inter, write_inter
+from userfair.files.io import read_inter, write_inter
 step, folder, out = sys.argv[1], sys.argv[2], sys.argv[3]
 start = time.perf_counter()
 if step == "preprocess":

@@ -1,5 +1,5 @@
 """The load time of ``dataset.pth`` (rule recbole_dataset's file, docs/training.md#dataset) in
-the format of ``userfair.safe_pth`` against the pickle it replaced, on a synthetic dataset of
+the format of ``userfair.files.safe_pth`` against the pickle it replaced, on a synthetic dataset of
 a paper dataset's shape (``paper_scale.SHAPES``, scaled with ``--scale``).
 
 The dataset is built once (``shared_dataset.build_shared``); the same object is written both

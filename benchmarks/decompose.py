@@ -1,5 +1,5 @@
-"""Cost of the per-user decomposition (userfair.decompose) against the measures themselves
-(userfair.evaluate, dense route) on the same inputs and the same similarity matrices;
+"""Cost of the per-user decomposition (userfair.decomposition.decompose) against the measures
+themselves (userfair.evaluate, dense route) on the same inputs and the same similarity matrices;
 results go to docs/performance.md ("Per-user decomposition").
 
     python benchmarks/decompose.py [--evaluated 3514] [--repeat 3] [--block-size 2048]
@@ -39,8 +39,10 @@ from measures import K, peak_rss_gb, synthetic  # noqa: E402
 
 def parts(inputs, sims, block_size: int) -> dict[str, float]:
     """Seconds of each part of the decomposition, run one by one."""
-    from userfair import decompose as dec
-    from userfair import decompose_columns, effectiveness, similarity
+    from userfair.decomposition import decompose as dec
+    from userfair.decomposition import decompose_columns
+    from userfair.formulas import effectiveness
+    from userfair.similarity import pairwise
 
     seconds = {}
 
@@ -56,7 +58,7 @@ def parts(inputs, sims, block_size: int) -> dict[str, float]:
             timed("PUF x4", dec.puf_parts, scores[name], sims[kind].sim, block_size)
         timed("Gini, SD", decompose_columns.gini_parts, scores[name])
         timed("Gini, SD", decompose_columns.sd_share, scores[name])
-    sim_uf = timed("UF", similarity.uf_similarity, sims["jacc"].raw(), None, 1.0).copy()
+    sim_uf = timed("UF", pairwise.uf_similarity, sims["jacc"].raw(), None, 1.0).copy()
     timed("UF", dec.uf_parts, inputs.topk, inputs.train, sim_uf, K, block_size)
     envy = (inputs.topk, inputs.relevant, K, 0.05, "precision", block_size)
     timed("ME, MME, PEU", dec.envy_parts, *envy)
@@ -70,7 +72,8 @@ def stream_one(m: int, density: str, what: str, block_size: int) -> dict:
 
     from streaming import DENSITIES
     from streaming import synthetic as synthetic_stream
-    from userfair import decompose_columns, decompose_stream, streaming
+    from userfair.decomposition import decompose_columns, decompose_stream
+    from userfair.streamed import streaming
 
     inputs = synthetic_stream(m, DENSITIES[density])
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
@@ -140,10 +143,10 @@ def main() -> None:
         stream_main(args)
         return
 
-    from userfair import decompose as dec
-    from userfair import decompose_columns
+    from userfair.decomposition import decompose as dec
+    from userfair.decomposition import decompose_columns
     from userfair.evaluate import evaluate
-    from userfair.inputs import load_inputs
+    from userfair.files.inputs import load_inputs
 
     train, test, topk = synthetic(args.evaluated)
     inputs = load_inputs(train, test, topk, k=K)

@@ -34,7 +34,7 @@ import json, sys, time
 with open("/proc/self/clear_refs", "w") as handle:
     handle.write("5")
 import pandas as pd
-from userfair.io import read_inter, read_parquet
+from userfair.files.io import read_inter, read_parquet
 from userfair.workflow.steps import GRADE, graded_splits
 route, folder = sys.argv[1], sys.argv[2]
 train, test, grades = (f"{folder}/d.train.inter", f"{folder}/d.test.inter",
@@ -61,7 +61,7 @@ print(json.dumps({"route": route, "seconds": seconds, "rows": [len(f) for f in f
 def write_data(rows: int, folder: Path, seed: int = 0) -> int:
     """The grades file and the train and test splits of ``rows`` random distinct
     (user, item) pairs; returns the number of distinct pairs."""
-    from userfair.io import write_inter, write_parquet
+    from userfair.files.io import write_inter, write_parquet
 
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame(

@@ -104,7 +104,7 @@ def run_library(inputs, device: str, block_size: int) -> dict:
 
 
 def part_a(device: str, block_size: int) -> dict:
-    from userfair.inputs import load_inputs
+    from userfair.files.inputs import load_inputs
 
     train, test, topk = synthetic(QK["evaluated"])
     inputs = load_inputs(train, test, topk, k=K)
@@ -125,8 +125,9 @@ def part_a(device: str, block_size: int) -> dict:
 
 def part_b(device: str, block_size: int, users: int = 1000) -> dict:
     sys.path.insert(0, str(ROOT / "tests"))
-    from userfair import effectiveness, fairness, similarity
-    from userfair.inputs import load_inputs
+    from userfair.files.inputs import load_inputs
+    from userfair.formulas import effectiveness, fairness
+    from userfair.similarity import pairwise
 
     import reference as ref
     from measures_data import python_views
@@ -151,9 +152,9 @@ def part_b(device: str, block_size: int, users: int = 1000) -> dict:
     opts = {"block_size": block_size, "device": device}
     eff, lib_eff = library(effectiveness.per_user, inputs.topk, inputs.relevant, K)
     eff_ref, ref_eff = timed(ref.effectiveness, lists, relevant, K)
-    jacc, lib_jacc = library(similarity.jaccard, rows, block_size)
+    jacc, lib_jacc = library(pairwise.jaccard, rows, block_size)
     jacc_ref, ref_jacc = timed(ref.jaccard, train_sets)
-    _, lib_cos = library(similarity.cosine, rows, block_size)
+    _, lib_cos = library(pairwise.cosine, rows, block_size)
     _, ref_cos = timed(ref.cosine, train_sets)
     rows_out = {
         "effectiveness": (ref_eff, lib_eff),
@@ -166,7 +167,7 @@ def part_b(device: str, block_size: int, users: int = 1000) -> dict:
     ref_envy, t_ref = timed(ref.envy, lists, relevant, K)
     rows_out["ME, MME, PEU (one pass)"] = (t_ref, t_lib)
     # UF on the raw Jaccard (docs/method.md#uf)
-    jacc_raw = similarity.jaccard(rows, block_size, normalise=False)
+    jacc_raw = pairwise.jaccard(rows, block_size, normalise=False)
     lib_uf, t_lib = library(fairness.uf, inputs.topk, inputs.train, jacc_raw, K, **opts)
     ref_uf, t_ref = timed(ref.uf, lists, all_train, ref.jaccard_raw(train_sets), K)
     rows_out["UF"] = (t_ref, t_lib)
@@ -191,7 +192,7 @@ def part_b(device: str, block_size: int, users: int = 1000) -> dict:
 
 def one_size(evaluated: int, device: str, block_size: int) -> dict:
     """Generate, load and evaluate ``evaluated`` users in this process; peak RSS included."""
-    from userfair.inputs import load_inputs
+    from userfair.files.inputs import load_inputs
 
     start = time.perf_counter()
     train, test, topk = synthetic(evaluated, seed=2)

@@ -153,7 +153,7 @@ def data_step(step: str, shape: Shape, folder: Path) -> dict:
     import numpy as np
     import pandas as pd
 
-    from userfair.io import write_inter
+    from userfair.files.io import write_inter
     from userfair.workflow import preprocess as data
 
     started = time.perf_counter()

@@ -2,16 +2,24 @@
 results go to docs/performance.md#plugins.
 
     python benchmarks/plugins.py [--evaluated 3514] [--resamples 1000] [--repeats 3]
+        [--stream-users 100000]
 
 On a QK-video-sized synthetic input (benchmarks/measures.py's, 3,514 evaluated users):
 (a) the bootstrap of a per-user plugin (numpy, the population SD as a UserMeasure) over
     ``--resamples`` resamples against the built-in weighted SD of the same resamples
-    (``userfair.uncertainty.weighted_sd``): seconds and ratio (target <= 2);
+    (``userfair.bootstrap.uncertainty.weighted_sd``): seconds and ratio (target <= 2);
 (b) a pure-numpy pair plugin (PUF-P-Cos's own term as a PairMeasure) on the dense route
     (row blocks of the cosine) against the built-in PUF-P-Cos on its dense matrix
-    (``userfair.fairness.puf``, the similarity built once and not timed), and the plugin's
+    (``userfair.formulas.fairness.puf``, the similarity built once and not timed), and the plugin's
     streamed pass (only the pairs that share an item) against the same: seconds and ratios;
-    the values agree to 1e-9 relative.
+    the values agree to 1e-9 relative;
+(c) a pair plugin whose term is compiled with numba (PUF-P-Jacc's own term as
+    ``PairMeasure.term``) on the streamed route at ``--stream-users`` QK-like users
+    (benchmarks/streaming.py's synthetic users, about 20 train items each): its two
+    compiled row passes (the Jaccard range, then the terms) against the built-in streamed
+    passes' pair work for the same users (``pass_one`` and the pair part of ``pass_two``,
+    which serve PUF-P-Jacc with the other pair measures); wall and CPU seconds, ratio
+    (target <= 2), values equal to 1e-9 relative. Each timed once (minutes at 100,000).
 Best of ``--repeats`` for each timing; the machine and its load are printed with them.
 """
 
@@ -24,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +40,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from measures import QK, synthetic  # noqa: E402
 from streaming import machine  # noqa: E402
-from userfair import plugin_routes, plugins  # noqa: E402
+from userfair import plugins  # noqa: E402
+from userfair.engine import plugin_routes  # noqa: E402
 
 
 class PluginSD(plugins.UserMeasure):
@@ -55,6 +65,57 @@ class PluginPUF(plugins.PairMeasure):
         return sim * np.abs(s_u - s_v)
 
 
+@numba.njit
+def puf_term(s_u, s_v, sim):
+    return sim * abs(s_u - s_v)
+
+
+class CompiledPUF(plugins.PairMeasure):
+    """PUF-P-Jacc's term, compiled with numba: the streamed route runs it in its kernels."""
+
+    name, effectiveness, similarity, better = "CompiledPUF-P-Jacc", "P", "Jacc", "lower"
+    bounds = (0.0, 1.0)
+    term = puf_term
+
+
+def timed(function) -> tuple[float, float, object]:
+    """(wall s, CPU s of every thread, value) of one call."""
+    clock, cpu = time.perf_counter(), time.process_time()
+    value = function()
+    return time.perf_counter() - clock, time.process_time() - cpu, value
+
+
+def compiled_stream(users: int) -> dict:
+    """(c): the compiled pair plugin against the built-in pair passes on ``users`` users."""
+    from streaming import K
+    from streaming import synthetic as stream_inputs
+    from userfair.formulas import effectiveness
+    from userfair.streamed import streaming
+
+    inputs = stream_inputs(users, 20.0)
+    rows = inputs.train_of_evaluated()
+    p = effectiveness.per_user(inputs.topk, inputs.relevant, K)["P"]
+    # compile both routes' kernels on a few users first: the timings are of the passes
+    small = stream_inputs(200, 20.0, seed=1)
+    streaming.stream_evaluate(small, k=K)
+    plugin_routes.compiled_mean("CompiledPUF-P-Jacc", small, np.linspace(0, 1, 200), {})
+    one_t, one_cpu, stats = timed(lambda: streaming.pass_one(rows, users=inputs.users))
+    two_t, two_cpu, two = timed(lambda: streaming.pass_two(inputs, stats, k=K))
+    result = streaming.finish(inputs, stats, two)
+    plugin_t, plugin_cpu, value = timed(
+        lambda: plugin_routes.compiled_mean("CompiledPUF-P-Jacc", inputs, p, {})
+    )
+    assert math.isclose(value, result["PUF-P-Jacc"], rel_tol=1e-9), (value, result["PUF-P-Jacc"])
+    builtin_t = stats.seconds + two.seconds_pairs
+    return {
+        "users": users, "sharing_pairs": stats.sharing_pairs,
+        "builtin_pass_one_s": stats.seconds, "builtin_pass_two_pairs_s": two.seconds_pairs,
+        "builtin_pair_s": builtin_t, "builtin_wall_s": one_t + two_t,
+        "builtin_cpu_s": one_cpu + two_cpu, "plugin_s": plugin_t, "plugin_cpu_s": plugin_cpu,
+        "ratio": plugin_t / builtin_t, "value": value,
+    }  # fmt: skip
+
+
 def best(function, repeats: int) -> tuple[float, object]:
     times, value = [], None
     for _ in range(repeats):
@@ -69,14 +130,17 @@ def main(argv=None) -> dict:
     parser.add_argument("--evaluated", type=int, default=QK["evaluated"])
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--stream-users", type=int, default=100_000, help="(c); 0: skip it")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
 
-    from userfair import effectiveness, fairness, similarity
-    from userfair.inputs import load_inputs
-    from userfair.uncertainty import resample_weights, weighted_sd
+    from userfair.bootstrap.uncertainty import resample_weights, weighted_sd
+    from userfair.files.inputs import load_inputs
+    from userfair.formulas import effectiveness, fairness
+    from userfair.similarity import pairwise
 
-    plugins.load([f"{__name__}:PluginSD", f"{__name__}:PluginPUF"], entry_points=False)
+    specs = [f"{__name__}:{name}" for name in ("PluginSD", "PluginPUF", "CompiledPUF")]
+    plugins.load(specs, entry_points=False)
     train, test, topk = synthetic(args.evaluated)
     inputs = load_inputs(train, test, topk, k=10)
     m = len(inputs.users)
@@ -97,7 +161,7 @@ def main(argv=None) -> dict:
           f"{builtin_t:.3f} s, plugin {plugin_t:.3f} s, ratio {ratio:.2f}")  # fmt: skip
 
     rows = inputs.train_of_evaluated()
-    cos = similarity.compute("cos", rows, inputs.users)
+    cos = pairwise.compute("cos", rows, inputs.users)
     builtin_t, builtin = best(lambda: fairness.puf(p, cos.sim, device="cpu"), args.repeats)
     dense_t, dense = best(
         lambda: plugin_routes.evaluate_plugins(inputs, 10, ["PluginPUF-P-Cos"])[0][
@@ -120,6 +184,14 @@ def main(argv=None) -> dict:
           f"matrix given), plugin {dense_t:.3f} s (ratio {dense_t / builtin_t:.1f}; its "
           f"similarity blocks and range included), the plugin's pass alone {stored_t:.3f} s "
           f"over the pairs that share an item, {all_t:.3f} s over every pair")  # fmt: skip
+    if args.stream_users:
+        out["c"] = c = compiled_stream(args.stream_users)
+        print(f"(c) compiled pair plugin, streamed, {c['users']} users "
+              f"({c['sharing_pairs']:.3g} pairs share an item): built-in pair passes "
+              f"{c['builtin_pair_s']:.1f} s (pass one {c['builtin_pass_one_s']:.1f} s, pass "
+              f"two's pairs {c['builtin_pass_two_pairs_s']:.1f} s), plugin "
+              f"{c['plugin_s']:.1f} s wall, {c['plugin_cpu_s']:.1f} CPU s, "
+              f"ratio {c['ratio']:.2f}")  # fmt: skip
     print(json.dumps(out["machine"]))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))

@@ -17,7 +17,7 @@ Per R, the library calls of the replicate stage's jobs, in one process, kernels 
   replicate_measures);
 - ``bootstrap``: ``bootstrap`` over ``--resamples`` resamples of every replicate of every
   model, the same weights (rules uncertainty and replicate_uncertainty);
-- ``tables``: ``userfair.replicates``' ``stack``, ``variance``, ``summary``,
+- ``tables``: ``userfair.bootstrap.replicates``' ``stack``, ``variance``, ``summary``,
   ``significance`` and ``tau_intervals`` over the R replicates of the models (rule
   table_replicates' inference).
 
@@ -55,9 +55,9 @@ def shuffled_ranks(topk, seed: int):
 
 def run(r, data, sims, weights, models, resamples) -> dict[str, float]:
     """The seconds of the measures, bootstrap and tables of ``r`` replicates."""
-    from userfair import replicates, uncertainty
+    from userfair.bootstrap import replicates, uncertainty
     from userfair.evaluate import evaluate
-    from userfair.inputs import load_inputs
+    from userfair.files.inputs import load_inputs
     from userfair.measures import NAMES
 
     train, test, topk = data
@@ -102,8 +102,9 @@ def main() -> None:
 
     from measures import synthetic
     from uncertainty import load, machine
-    from userfair import _kernels, uncertainty
-    from userfair.inputs import load_inputs
+    from userfair.bootstrap import uncertainty
+    from userfair.files.inputs import load_inputs
+    from userfair.formulas import _kernels
 
     _kernels.use_job_cores()
     info = {"machine": machine(), "load_before": load(), "args": vars(args) | {"json": None}}

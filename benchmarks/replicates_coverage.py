@@ -1,4 +1,4 @@
-"""Coverage of the intervals over both sources (``userfair.replicates``) by simulation;
+"""Coverage of the intervals over both sources (``userfair.bootstrap.replicates``) by simulation;
 results go to docs/performance.md#replicates-coverage.
 
     python benchmarks/replicates_coverage.py [--experiments 500] [--users 200]
@@ -39,8 +39,8 @@ import time
 
 import numpy as np
 
-from userfair import inference, replicates
-from userfair.uncertainty import resample_weights
+from userfair.bootstrap import inference, replicates
+from userfair.bootstrap.uncertainty import resample_weights
 
 LEVEL = 0.95
 INTERACTION = 0.3

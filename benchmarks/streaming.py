@@ -1,4 +1,5 @@
-"""Benchmark of the streamed measures (userfair.streaming); results go to docs/performance.md.
+"""Benchmark of the streamed measures (userfair.streamed.streaming); results go to
+docs/performance.md.
 
     python benchmarks/streaming.py [--sizes 10000 20000 50000 100000] [--density qk ml]
         [--dense-max 20000] [--parts 4] [--device cpu] [--json out.json]
@@ -10,7 +11,7 @@ train interactions (sigma 0.8, at least 5) with mean about 20 (``qk``: QK-video 
 sparsity) or about 100 (``ml``: ML-20M), drawn by popularity (19 and 89 once repeated
 draws are merged); about 25 % more items (at least one) held out as test; a list of
 k = 10 distinct items drawn by popularity among the user's non-train items. The inputs are
-built as index arrays (``userfair.inputs.Inputs``), so the timings are of the measures, not
+built as index arrays (``userfair.files.inputs.Inputs``), so the timings are of the measures, not
 of reading files.
 
 Each (size, density, route) runs in a fresh subprocess, so that its peak RSS
@@ -18,8 +19,8 @@ Each (size, density, route) runs in a fresh subprocess, so that its peak RSS
 threads) are recorded, since the machine may be shared. ``stream``: pass one, then
 ``stream_evaluate`` with its stats (what ``evaluate(route="stream")`` runs: all 18 measures
 in one process), then both passes again on the first of ``--parts`` balanced row ranges
-(``userfair.stream_rows.ranges``): the job of a scatter over ``--parts`` jobs. ``sample`` (sizes
-from
+(``userfair.streamed.stream_rows.ranges``): the job of a scatter over ``--parts`` jobs. ``sample``
+(sizes from
 ``--sample-from`` on): only that one range, and the one-process time estimated from its
 share of the work. ``dense``: ``evaluate(route="dense")``, where its m x m matrices fit
 (``--dense-max``), as the naive comparison. ``--device`` (default ``cpu``: the numba
@@ -52,8 +53,8 @@ def peak_rss_gib() -> float:
 
 
 def synthetic(m: int, mean_train: float, seed: int = 0, n_items: int = ITEMS):
-    """``userfair.inputs.Inputs`` of ``m`` evaluated users (see the module docstring)."""
-    from userfair.inputs import Inputs
+    """``userfair.files.inputs.Inputs`` of ``m`` evaluated users (see the module docstring)."""
+    from userfair.files.inputs import Inputs
 
     rng = np.random.default_rng(seed)
     popularity = 1.0 / (np.arange(n_items) + 10.0) ** 0.9
@@ -122,7 +123,7 @@ def run_stream(inputs, parts: int, device: str) -> dict:
     """Pass one, then ``stream_evaluate`` with its stats (one process, one range: what
     ``evaluate(route="stream")`` runs), then both passes on the first of ``parts`` balanced
     ranges alone: the job of a scatter."""
-    from userfair import stream_rows, streaming
+    from userfair.streamed import stream_rows, streaming
 
     rows = inputs.train_of_evaluated()
     clock, cpu = time.perf_counter(), time.process_time()
@@ -160,7 +161,7 @@ def run_sample(inputs, parts: int, device: str) -> dict:
     are those of the sample), so only its time is meaningful."""
     import dataclasses
 
-    from userfair import stream_rows, streaming
+    from userfair.streamed import stream_rows, streaming
 
     rows = inputs.train_of_evaluated()
     work = stream_rows.row_work(rows)
@@ -208,7 +209,7 @@ def one_run(size: int, density: str, route: str, parts: int, device: str = "cpu"
     }
     if route in ("stream", "sample"):
         if device != "cpu":  # torch's import and CUDA start, not timed as the measures'
-            from userfair._backend import resolve
+            from userfair.engine._backend import resolve
 
             resolve(device)
         result = (run_stream if route == "stream" else run_sample)(inputs, parts, device)

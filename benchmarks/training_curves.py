@@ -47,7 +47,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from userfair.io import write_inter  # noqa: E402
+from userfair.files.io import write_inter  # noqa: E402
 from userfair.workflow import grids, rawfiles  # noqa: E402
 from userfair.workflow import preprocess as data  # noqa: E402
 from userfair.workflow.download import recbole_ml100k_dir  # noqa: E402

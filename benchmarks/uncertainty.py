@@ -1,4 +1,4 @@
-"""Benchmark of the bootstrap (``userfair.uncertainty``); results go to
+"""Benchmark of the bootstrap (``userfair.bootstrap.uncertainty``); results go to
 docs/performance.md#bootstrap.
 
     python benchmarks/uncertainty.py [--resamples 1000] [--naive 5] [--device cpu]
@@ -69,7 +69,7 @@ def load() -> str:
 
 def naive(inputs, sims, sim_uf, weights_row) -> dict[str, float]:
     """The 18 measures of one resample on its materialised population (copy pairs out)."""
-    from userfair import _kernels, effectiveness, fairness
+    from userfair.formulas import _kernels, effectiveness, fairness
     from userfair.measures import EFF
     from userfair.measures import NAMES as KEYS
 
@@ -135,10 +135,12 @@ def main() -> None:
     args = parser.parse_args()
 
     from measures import QK, synthetic
-    from userfair import _kernels, similarity, uncertainty
+    from userfair.bootstrap import uncertainty
     from userfair.evaluate import evaluate
-    from userfair.inputs import load_inputs
+    from userfair.files.inputs import load_inputs
+    from userfair.formulas import _kernels
     from userfair.measures import NAMES as KEYS
+    from userfair.similarity import pairwise
 
     _kernels.use_job_cores()
     info = {"machine": machine(), "load_before": load()}
@@ -146,7 +148,7 @@ def main() -> None:
     inputs = load_inputs(train, test, topk, k=K)
     m = len(inputs.users)
     sims = uncertainty.dataset_similarities(inputs)
-    sim_uf = similarity.uf_similarity(sims["jacc"].raw(), None, 1.0)
+    sim_uf = pairwise.uf_similarity(sims["jacc"].raw(), None, 1.0)
     print(f"QK-video-sized input: {m} evaluated users, {len(inputs.items)} items, k = {K}")
     print(f"machine: {info['machine']}; load before: {info['load_before']}")
 

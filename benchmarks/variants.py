@@ -1,5 +1,5 @@
-"""Benchmark of the opt-in similarities (userfair.similarities, userfair.variants) against
-the cosine; results go to docs/performance.md#other-similarities.
+"""Benchmark of the opt-in similarities (userfair.similarity.registry, userfair.opt_in.variants)
+against the cosine; results go to docs/performance.md#other-similarities.
 
     python benchmarks/variants.py [--qk] [--sizes 5000 10000 20000] [--dims 64]
         [--genres 20] [--repeat 3] [--dense-max 20000] [--json out.json]
@@ -16,7 +16,7 @@ one after the other:
   Jacc), then ``cos``, ``rcos``, ``vec``, ``genre`` through ``variants.streamed_puf``;
 - the dense route (up to ``--dense-max`` users, default 20,000, the size the workflow
   streams above):
-  ``dense-cos-paper`` (``similarity.compute("cos")``, the (m, m) normalised cosine the
+  ``dense-cos-paper`` (``pairwise.compute("cos")``, the (m, m) normalised cosine the
   paper's measures read), then ``dense-cos``, ``dense-rcos``, ``dense-vec``,
   ``dense-genre`` (``variants.dense_similarity``, the same matrix of each).
 
@@ -83,10 +83,12 @@ def run(
     repeat: int = 1,
     dense_max: int = 20_000,
 ) -> dict:
-    from userfair import similarities, similarity, streaming, variants
+    from userfair.opt_in import variants
+    from userfair.similarity import pairwise, registry
+    from userfair.streamed import streaming
 
     inputs, vectors = with_extras(synthetic(m, mean, n_items=items or ITEMS), dims, genres)
-    data = similarities.SimilarityData.of(inputs, vectors)
+    data = registry.SimilarityData.of(inputs, vectors)
     scores = variants.per_user_scores(inputs, K)
     stacked = np.stack([scores["P"], scores["NDCG"], scores["gNDCG"]])
     interactions = int(inputs.train.nnz + inputs.relevant.nnz)
@@ -100,12 +102,12 @@ def run(
 
     record("cos-pass-one", streaming.pass_one, inputs.train_of_evaluated(), users=inputs.users)
     for name in ("cos", "rcos", "vec", "genre"):
-        record(name, variants.streamed_puf, similarities.block_function(name, data), stacked)
+        record(name, variants.streamed_puf, registry.block_function(name, data), stacked)
     if m <= dense_max:
         rows = inputs.train_of_evaluated()
-        record("dense-cos-paper", similarity.compute, "cos", rows, inputs.users)
+        record("dense-cos-paper", pairwise.compute, "cos", rows, inputs.users)
         for name in ("cos", "rcos", "vec", "genre"):
-            block = similarities.block_function(name, data)
+            block = registry.block_function(name, data)
             record(f"dense-{name}", variants.dense_similarity, block, m)
     for clock in ("seconds", "cpu"):
         times = out[clock]

@@ -26,7 +26,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from streaming import DENSITIES, K, synthetic  # noqa: E402
-from userfair.io import write_inter  # noqa: E402
+from userfair.files.io import write_inter  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

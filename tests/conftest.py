@@ -41,7 +41,7 @@ from filelock import FileLock
 # Each worker of a parallel run (pytest-xdist) is a one-core job, as a Snakemake job is one of
 # `threads` cores: the thread pools of BLAS, OpenMP and torch (sized to every core when
 # their library loads, hence before the first numpy import below) and numba's parallel
-# loops (userfair._kernels.job_threads follows OMP_NUM_THREADS) get one thread each. With
+# loops (userfair.formulas._kernels.job_threads follows OMP_NUM_THREADS) get one thread each. With
 # every worker's pools sized to all cores, the fast lane spent a third of its CPU seconds
 # in threads competing for the same cores (docs/performance.md#test-suite). A value the
 # caller set is kept; Snakemake sets each job's own.
@@ -50,7 +50,7 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
         os.environ.setdefault(_threads, "1")
 
 # (after the thread settings: these load numpy)
-from userfair.io import read_inter, write_inter  # noqa: E402
+from userfair.files.io import read_inter, write_inter  # noqa: E402
 from userfair.workflow.meter import cpu_seconds  # noqa: E402  (of finished children too)
 from userfair.workflow.testdata import write_tiny_ml100k  # noqa: E402
 

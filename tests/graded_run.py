@@ -11,8 +11,8 @@ import pandas as pd
 import yaml
 from snakemake.utils import validate
 
-from userfair.inputs import Inputs, load_inputs
-from userfair.io import read_inter
+from userfair.files.inputs import Inputs, load_inputs
+from userfair.files.io import read_inter
 
 #: The rules whose jobs would retrain, re-rank or re-split: graded relevance reruns none.
 NO_RERUN = {"preprocess", "split", "stats", "tune", "select", "topk", "similarity"}

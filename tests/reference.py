@@ -80,7 +80,7 @@ def jaccard(train):
     return _min_max(jaccard_raw(train))
 
 
-def genre_similarity(train, item_genres, genres):
+def genre_js_similarity(train, item_genres, genres):
     """{(u, v): 1 - JS(g_u, g_v)} with base-2 logs; a user without genres is uniform."""
     dists = []
     for items in train:

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import agreement
+from userfair.formulas import agreement
 from userfair.measures import NAMES as MEASURES
 from userfair.workflow.tables import scores_frame
 

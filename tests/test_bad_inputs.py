@@ -15,10 +15,11 @@ import time
 import pytest
 import yaml
 
-from userfair import bounds, io
+from userfair import bounds
 from userfair.cli import main
-from userfair.io import InputError
-from userfair.workflow import costs, grids, layout, schema, yamlfile
+from userfair.files import io
+from userfair.files.io import InputError
+from userfair.workflow import config_bounds, costs, grids, layout, schema, yamlfile
 from userfair.workflow.steps import models as steps
 
 from conftest import REPO, make_workdir, snakemake, write_seeded_split
@@ -41,7 +42,7 @@ def schema_key(key: str) -> dict:
 # --- one definition of the bounds for the command and the config ------------------------
 
 
-@pytest.mark.parametrize("key, name", sorted(bounds.CONFIG_KEYS.items()))
+@pytest.mark.parametrize("key, name", sorted(config_bounds.CONFIG_KEYS.items()))
 def test_the_schema_states_the_bounds_of_userfair_bounds(key, name):
     node, bound = schema_key(key), bounds.BOUNDS[name]
     assert node["type"] == ("integer" if bound.integer else "number"), key
@@ -54,7 +55,7 @@ def test_the_schema_states_the_bounds_of_userfair_bounds(key, name):
         assert getattr(bound, ours) == node.get(theirs), (key, theirs)
 
 
-@pytest.mark.parametrize("key, name", sorted(bounds.CONFIG_KEYS.items()))
+@pytest.mark.parametrize("key, name", sorted(config_bounds.CONFIG_KEYS.items()))
 def test_the_command_and_the_config_refuse_the_same_values(key, name, capsys):
     bound = bounds.BOUNDS[name]
     probes = [-1, 0, 1, 0.5, 5, 2**32, math.nan, math.inf, 10.0]
@@ -246,12 +247,12 @@ def test_a_damaged_stats_file_is_named_with_its_rebuild(tmp_path, text):
 
 def test_k_above_the_items_is_refused_naming_both():
     with pytest.raises(ValueError) as error:
-        bounds.check_items(100000, 610, "ml-100k (results/ml-100k/data/stats.json)")
+        config_bounds.check_items(100000, 610, "ml-100k (results/ml-100k/data/stats.json)")
     assert str(error.value) == (
         "config key k: 100000 is more than the 610 items of ml-100k "
         "(results/ml-100k/data/stats.json); give k <= 610"
     )
-    bounds.check_items(610, 610, "x")
+    config_bounds.check_items(610, 610, "x")
 
 
 def test_stats_counts_are_read(tmp_path):

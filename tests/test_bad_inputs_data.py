@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair import io
 from userfair.cli import main
-from userfair.io import InputError
+from userfair.files import io
+from userfair.files.io import InputError
 from userfair.workflow import catalogue, costs, download, layout, rawfiles, schema, tuning
 from userfair.workflow import preprocess as data
 from userfair.workflow.steps import data as data_steps

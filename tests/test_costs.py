@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 from userfair.workflow import calibrate, catalogue, costs, grids, models
 from userfair.workflow import plan as plan_report
 

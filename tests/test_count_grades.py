@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.io import write_inter
+from userfair.files.io import write_inter
 from userfair.workflow import preprocess as data
 from userfair.workflow import rawfiles
 from userfair.workflow.steps import data as data_steps

@@ -4,7 +4,7 @@ rules, genres, and every incomplete or contradicting declaration as a clear erro
 import pandas as pd
 import pytest
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 from userfair.workflow import catalogue, rawfiles
 from userfair.workflow import preprocess as data
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 from userfair.workflow import catalogue, rawfiles, tables
 from userfair.workflow import preprocess as data
 from userfair.workflow.download import recbole_ml100k_dir

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair.io import InputError, read_inter
+from userfair.files.io import InputError, read_inter
 from userfair.workflow import preprocess as data
 from userfair.workflow import schema
 

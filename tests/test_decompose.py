@@ -1,6 +1,6 @@
-"""userfair.decompose and `userfair users`: each user's share of every fairness measure,
-against a direct loop from the formulas (docs/method.md#who), against hand-worked cases, and
-against the measures of userfair.evaluate (column sums, <= 1e-9)."""
+"""userfair.decomposition.decompose and `userfair users`: each user's share of every fairness
+measure, against a direct loop from the formulas (docs/method.md#who), against hand-worked cases,
+and against the measures of userfair.evaluate (column sums, <= 1e-9)."""
 
 import json
 import math
@@ -10,13 +10,14 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from userfair import decompose as dec
-from userfair import decompose_columns as cols
-from userfair import route, worst_cases
 from userfair.cli import main
+from userfair.decomposition import decompose as dec
+from userfair.decomposition import decompose_columns as cols
+from userfair.decomposition import worst_cases
+from userfair.engine import route
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
-from userfair.io import write_inter
+from userfair.files.inputs import load_inputs
+from userfair.files.io import write_inter
 from userfair.measures import NAMES
 
 import reference as ref
@@ -186,7 +187,7 @@ def test_every_column_matches_the_loop_and_sums_to_evaluate(tmp_path, seed, util
         assert_column(frame[name], values, name)
     genres = sorted({g for gs in item_genres.values() for g in gs})
     sim_uf = ref.uf_similarity(
-        ref.jaccard_raw(train_sets), ref.genre_similarity(train_sets, item_genres, genres), gamma
+        ref.jaccard_raw(train_sets), ref.genre_js_similarity(train_sets, item_genres, genres), gamma
     )
     assert_column(frame.UF, loop_uf(lists, all_train, sim_uf, m, K), "UF")
     # attributes: activity, mean popularity of the train items, mean cosine to the others

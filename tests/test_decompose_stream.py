@@ -10,12 +10,14 @@ import pandas as pd
 import pytest
 
 from test_decompose import assert_sums, cold_split, inputs_args, split_files  # noqa: F401
-from userfair import decompose as dec
-from userfair import decompose_stream as dstream
-from userfair import route, streaming, worst_cases
 from userfair.cli import main
+from userfair.decomposition import decompose as dec
+from userfair.decomposition import decompose_stream as dstream
+from userfair.decomposition import worst_cases
+from userfair.engine import route
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
+from userfair.files.inputs import load_inputs
+from userfair.streamed import streaming
 
 from measures_data import random_split, write_item_file
 
@@ -149,7 +151,7 @@ def test_users_command_streams(split_files, capsys):  # noqa: F811
 def test_uf_terms_by_either_kernel_branch(monkeypatch, cosines, k):
     """k = 2 on 60 items takes the k^2 look-ups for rows with few similar partners, k = 10
     the row sums; sparse: UF's item cosines as CSR rows."""
-    from userfair import fairness
+    from userfair.formulas import fairness
 
     if cosines == "sparse":
         monkeypatch.setattr(fairness, "UF_DENSE_ITEMS", 0)

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import uncertainty
-from userfair.inputs import load_inputs
+from userfair.bootstrap import uncertainty
+from userfair.files.inputs import load_inputs
 from userfair.workflow import analysis_figures, figure_style, who
 
 from measures_data import random_split

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from test_workflow_rerun import _scheduled_jobs
-from userfair import decompose_columns as cols
+from userfair.decomposition import decompose_columns as cols
 from userfair.workflow import models
 
 from conftest import copy_run, snakemake

@@ -15,7 +15,7 @@ from functools import cache
 
 import pytest
 
-from userfair.route import DENSE_MAX_USERS
+from userfair.engine.route import DENSE_MAX_USERS
 
 from conftest import BIN, REPO
 
@@ -304,9 +304,56 @@ def _resolves(dotted: str) -> bool:
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_every_library_name_a_doc_quotes_exists(doc):
-    """A module or function a doc names (``userfair.route.choose_route``,
+    """A module or function a doc names (``userfair.engine.route.choose_route``,
     ``userfair.workflow.costs``) exists under that name: moved code leaves no stale name."""
     placeholders = {"userfair.workflow.steps.STAGE.R"}
     names = set(re.findall(r"userfair(?:\.[A-Za-z_][A-Za-z0-9_]*)+", doc.read_text()))
     missing = sorted(n for n in names - placeholders if not _resolves(n))
     assert not missing, f"{doc.name} names what does not exist: {missing}"
+
+
+def _library_modules() -> set[str]:
+    root = REPO / "workflow" / "userfair"
+    names = set()
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[0] == "workflow" or "__pycache__" in parts:
+            continue
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names.add(".".join(parts) or "userfair")
+    return names
+
+
+def test_every_library_module_has_its_row_in_the_architecture():
+    """docs/architecture.md#the-library is drawn from the code: every module of the library
+    (outside userfair.workflow) is named in the first column of its table, and every name
+    there is a module."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    section = text.split("## The library", 1)[1].split("\n## ", 1)[0]
+    named = set()
+    for line in section.splitlines():
+        if line.startswith("| ") and "---" not in line:
+            first = line.split("|")[1]  # a package's row is its bold heading: **`streamed/`**
+            named |= set(re.findall(r"`([\w.]+)/?`", first)) - {"__init__"}
+    modules = _library_modules()
+    assert not modules - named, f"modules without a row: {sorted(modules - named)}"
+    assert not named - modules, f"rows naming no module: {sorted(named - modules)}"
+
+
+def test_every_workflow_module_has_its_row_in_the_architecture():
+    """docs/architecture.md#the-workflow-subpackage names every module of userfair.workflow
+    (steps included) in the first column of its table, and nothing else."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    section = text.split("## The workflow subpackage", 1)[1].split("\n## ", 1)[0]
+    named = set()
+    for line in section.splitlines():
+        if line.startswith("| ") and "---" not in line:
+            named |= set(re.findall(r"`([\w.]+)`", line.split("|")[1])) - {"__init__"}
+    root = REPO / "workflow" / "userfair" / "workflow"
+    modules = {
+        ".".join(("workflow", *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+        for p in root.rglob("*.py")
+    }
+    assert not modules - named, f"modules without a row: {sorted(modules - named)}"
+    assert not named - modules, f"rows naming no module: {sorted(named - modules)}"

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
-from userfair.io import InputError, read_inter
+from userfair.files.io import InputError, read_inter
 from userfair.workflow import catalogue, download
 
 from conftest import REPO, make_workdir, snakemake

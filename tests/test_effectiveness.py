@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from userfair import effectiveness
-from userfair.inputs import load_inputs
+from userfair.files.inputs import load_inputs
+from userfair.formulas import effectiveness
 from userfair.measures import EFF
 
 import reference as ref

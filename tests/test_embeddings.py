@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from userfair import similarities
-from userfair.io import InputError, read_inter, read_pth, write_inter
+from userfair.files.io import InputError, read_inter, read_pth, write_inter
+from userfair.similarity import registry
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +48,7 @@ def test_vectors_of_every_test_user_from_the_checkpoint(model, split_dir, tmp_pa
     path = tmp_path / "vectors.parquet"
     frame.to_parquet(path)
     test_users = np.unique(read_inter(split_dir / f"{DATASET}.test.inter")["user_id"])
-    vectors = similarities.read_user_vectors(path, test_users)  # every test user has one
+    vectors = registry.read_user_vectors(path, test_users)  # every test user has one
     assert vectors.shape == (len(test_users), frame.shape[1] - 1)
     again = embeddings.export_user_vectors(*args[:-2], tmp_path / "w2", training)
     assert again.equals(frame)  # the checkpoint's, deterministically

@@ -196,7 +196,7 @@ LIBRARY = REPO / "workflow" / "userfair"
 
 def module_file(name: str) -> Path:
     """The file of the userfair module ``name``, or of the deepest module it names an
-    attribute of (``userfair.io.InputError``: io.py; ``userfair.workflow``: its
+    attribute of (``userfair.files.io.InputError``: io.py; ``userfair.workflow``: its
     __init__.py)."""
     parts = name.split(".")[1:]
     while parts:

@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import similarity
 from userfair.cli import main
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
-from userfair.io import InputError, write_inter
+from userfair.files.inputs import load_inputs
+from userfair.files.io import InputError, write_inter
 from userfair.measures import NAMES as KEYS
+from userfair.similarity import pairwise
 
 import reference as ref
 from measures_data import python_views, random_split, write_item_file
@@ -78,9 +78,9 @@ def test_precomputed_similarities_give_the_same_scores(split_files, tmp_path):
     inputs = load_inputs(train, test, topk)
     rows = inputs.train_of_evaluated()
     for kind in ("cos", "jacc"):  # through the files, as the workflow does
-        similarity.save(tmp_path / f"{kind}.npz", similarity.compute(kind, rows, inputs.users))
+        pairwise.save(tmp_path / f"{kind}.npz", pairwise.compute(kind, rows, inputs.users))
     given = {
-        kind: similarity.load(tmp_path / f"{kind}.npz", inputs.users) for kind in ("cos", "jacc")
+        kind: pairwise.load(tmp_path / f"{kind}.npz", inputs.users) for kind in ("cos", "jacc")
     }
     given["cos"] = dataclasses.replace(given["cos"], seconds=2.5)
     computed = evaluate(inputs, device="cpu")
@@ -89,7 +89,7 @@ def test_precomputed_similarities_give_the_same_scores(split_files, tmp_path):
         assert close(reused[key], computed[key]), key
     assert reused["seconds"]["similarity-cos"] == 2.5
     assert reused["seconds"]["similarity-jacc"] == given["jacc"].seconds > 0
-    wrong = similarity.Similarity(inputs.users[:2], np.zeros((2, 2)))
+    wrong = pairwise.Similarity(inputs.users[:2], np.zeros((2, 2)))
     with pytest.raises(ValueError, match="similarities"):
         evaluate(inputs, similarities={"cos": wrong})
 
@@ -110,14 +110,14 @@ def test_gamma_mixes_genres_and_needs_them(split_files):
     item_genres = random_split(5)[3]  # the split of the fixture
     genres = sorted({g for gs in item_genres.values() for g in gs})
     sim_uf = ref.uf_similarity(
-        ref.jaccard_raw(train_sets), ref.genre_similarity(train_sets, item_genres, genres), 0.5
+        ref.jaccard_raw(train_sets), ref.genre_js_similarity(train_sets, item_genres, genres), 0.5
     )
     result = evaluate(inputs, gamma=0.5, device="cpu")
     assert result["conventions"]["gamma"] == 0.5
     assert close(result["UF"], ref.uf(lists, all_train, sim_uf))
     assert close(result["PUF-P-Jacc"], evaluate(plain, device="cpu")["PUF-P-Jacc"])
     rows = inputs.train_of_evaluated()
-    genre = similarity.compute("genre", rows, inputs.users, inputs.genres)
+    genre = pairwise.compute("genre", rows, inputs.users, inputs.genres)
     given = evaluate(plain, gamma=0.5, similarities={"genre": genre}, device="cpu")
     assert close(given["UF"], result["UF"])
 

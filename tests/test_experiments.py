@@ -7,9 +7,11 @@ import pandas as pd
 import pytest
 from scipy.stats import skew
 
-from userfair import effectiveness, evaluate, fairness, similarity
-from userfair.inputs import load_inputs, load_split_inputs
-from userfair.io import InputError, read_stacked_parquet, write_dataset_parquet
+from userfair import evaluate
+from userfair.files.inputs import load_inputs, load_split_inputs
+from userfair.files.io import InputError, read_stacked_parquet, write_dataset_parquet
+from userfair.formulas import effectiveness, fairness
+from userfair.similarity import pairwise
 from userfair.workflow import experiments
 
 K = 5
@@ -92,7 +94,7 @@ def test_relevance_lists_need_enough_unseen_items():
 def test_relevance_experiment_ends_are_fair():
     inputs = _inputs()
     rows = inputs.train_of_evaluated()
-    sim, raw = similarity.jaccard(rows), similarity.jaccard(rows, normalise=False)
+    sim, raw = pairwise.jaccard(rows), pairwise.jaccard(rows, normalise=False)
     frame = experiments.run_relevance(inputs, sim, raw, SETTINGS, seed=3)
     assert list(frame.columns) == ["share", "measure", "value"]
     wide = frame.pivot(index="share", columns="measure", values="value")
@@ -110,7 +112,7 @@ def test_relevance_experiment_ends_are_fair():
     # each step's measures are those of evaluate() on the same lists (envy on P@k, UF on
     # the raw Jaccard, PUF on the normalised one)
     lists = experiments.relevance_lists(inputs.relevant, rows, K, np.random.default_rng(3)).at(0.5)
-    stored = similarity.compute("jacc", rows, inputs.users)
+    stored = pairwise.compute("jacc", rows, inputs.users)
     direct = evaluate.evaluate(
         dataclasses.replace(inputs, topk=lists), k=K, similarities={"jacc": stored}, device="cpu"
     )
@@ -157,7 +159,7 @@ def test_sampled_similarities_are_normalised_seeded_and_skewed():
 
 def test_similarity_experiment():
     inputs = _inputs()
-    jacc = similarity.compute("jacc", inputs.train_of_evaluated(), inputs.users)
+    jacc = pairwise.compute("jacc", inputs.train_of_evaluated(), inputs.users)
     frame = experiments.run_similarity(inputs, jacc, [0.5, 2, 50], SETTINGS, seed=1)
     assert set(frame["distribution"]) == {"weibull", "normal", "observed"}
     assert set(frame["measure"]) == {"SD-P", "SD-NDCG", "UF", "PUF-P", "PUF-NDCG"}
@@ -199,8 +201,8 @@ def test_extreme_most_fair_is_never_above_most_unfair():
 def test_gamma_experiments(tmp_path):
     inputs = _inputs(with_genres=True, tmp_path=tmp_path)
     rows = inputs.train_of_evaluated()
-    jacc = similarity.compute("jacc", rows, inputs.users)
-    genre = similarity.genre_similarity(rows, inputs.genres)
+    jacc = pairwise.compute("jacc", rows, inputs.users)
+    genre = pairwise.genre_js_similarity(rows, inputs.genres)
     models = experiments.run_gamma_models({"A": inputs}, jacc.raw(), genre, [0, 0.5, 1], SETTINGS)
     assert set(models["gamma"]) == {0, 0.5, 1} and set(models["model"]) == {"A"}
     by_gamma = models.pivot(index="gamma", columns="measure", values="value")
@@ -209,13 +211,13 @@ def test_gamma_experiments(tmp_path):
             inputs,
             k=K,
             gamma=gamma,
-            similarities={"jacc": jacc, "genre": similarity.Similarity(inputs.users, genre)},
+            similarities={"jacc": jacc, "genre": pairwise.Similarity(inputs.users, genre)},
             device="cpu",
         )
         # (at gamma = 0 no pair reaches mean + SD of the left-skewed 1 - JS here: NaN)
         assert by_gamma.loc[gamma, "UF"] == pytest.approx(reference["UF"], rel=1e-9, nan_ok=True)
     assert np.isfinite(by_gamma.loc[[0.5, 1], "UF"]).all()
-    mixed = similarity.min_max(similarity.uf_similarity(jacc.raw(), genre, 0.5))
+    mixed = pairwise.min_max(pairwise.uf_similarity(jacc.raw(), genre, 0.5))
     scores = effectiveness.per_user(inputs.topk, inputs.relevant, K)["NDCG"]
     assert by_gamma.loc[0.5, "PUF-NDCG"] == pytest.approx(
         fairness.puf(scores, mixed, device="cpu"), rel=1e-9
@@ -248,13 +250,13 @@ def test_load_split_inputs_match_load_inputs_without_lists():
 
 def test_similarity_file_of_other_users_is_an_input_error(tmp_path):
     inputs = _inputs(m=6)
-    stored = similarity.compute("jacc", inputs.train_of_evaluated(), inputs.users)
-    similarity.save(tmp_path / "jacc.npz", stored)
-    loaded = similarity.load(tmp_path / "jacc.npz", inputs.users)
+    stored = pairwise.compute("jacc", inputs.train_of_evaluated(), inputs.users)
+    pairwise.save(tmp_path / "jacc.npz", stored)
+    loaded = pairwise.load(tmp_path / "jacc.npz", inputs.users)
     np.testing.assert_array_equal(loaded.sim, stored.sim)
     assert loaded.seconds == stored.seconds
     with pytest.raises(InputError, match=r"jacc\.npz: field 'users'"):
-        similarity.load(tmp_path / "jacc.npz", inputs.users[::-1])
+        pairwise.load(tmp_path / "jacc.npz", inputs.users[::-1])
 
 
 def test_experiment_tables_round_trip(tmp_path):

@@ -10,8 +10,10 @@ import pytest
 import scipy.sparse as sp
 
 from test_similarity import pairs_of
-from userfair import _backend, effectiveness, fairness, similarity
-from userfair.inputs import load_inputs
+from userfair.engine import _backend
+from userfair.files.inputs import load_inputs
+from userfair.formulas import effectiveness, fairness
+from userfair.similarity import pairwise
 
 import reference as ref
 from measures_data import python_views, random_split
@@ -98,7 +100,7 @@ def test_uf_raw_and_normalised_similarity_differ_by_the_scale():
     raw_sum = 0.5 * 0.5 + 0.4 * 0.5
     normalised_sum = 1.0 * 0.5 + 0.8 * 0.5
     got_raw = fairness.uf(topk, train, raw, k=1, device="cpu")
-    got_normalised = fairness.uf(topk, train, similarity.min_max(raw), k=1, device="cpu")
+    got_normalised = fairness.uf(topk, train, pairwise.min_max(raw), k=1, device="cpu")
     assert got_raw == pytest.approx(math.log(raw_sum) / math.log(6))
     assert got_normalised == pytest.approx(math.log(normalised_sum) / math.log(6))
     # UF_raw = UF_normalised + log(max) / log(pairs) when the minimum is 0
@@ -160,9 +162,9 @@ def test_matches_loop_reference(seed, device):
                 assert close(got[key], expected[key]), (key, utility, got[key], expected[key])
     rows = inputs.train_of_evaluated()
     for sim, sim_ref in (
-        (similarity.cosine(rows), ref.cosine(train_sets)),
-        (similarity.jaccard(rows), ref.jaccard(train_sets)),
-        (similarity.jaccard(rows, normalise=False), ref.jaccard_raw(train_sets)),
+        (pairwise.cosine(rows), ref.cosine(train_sets)),
+        (pairwise.jaccard(rows), ref.jaccard(train_sets)),
+        (pairwise.jaccard(rows, normalise=False), ref.jaccard_raw(train_sets)),
     ):
         for name in ("P", "NDCG"):
             assert close(
@@ -184,7 +186,7 @@ def test_uf_with_sparse_item_cosines_matches_the_loops(seed, device, monkeypatch
     train, test, topk, _ = random_split(seed, m=30 + seed)
     inputs = load_inputs(train, test, topk)
     lists, _, _, all_train = python_views(inputs, train, test, topk)
-    sim = similarity.jaccard(inputs.train_of_evaluated())
+    sim = pairwise.jaccard(inputs.train_of_evaluated())
     assert close(
         fairness.uf(inputs.topk, inputs.train, sim, block_size=4, device=device),
         ref.uf(lists, all_train, pairs_of(sim)),
@@ -199,7 +201,7 @@ def test_random_similarities_and_identical_lists(device):
     train = sp.random(40, n, density=0.2, random_state=3, format="csr")
     topk = np.tile(rng.choice(n, size=k, replace=False), (m, 1))
     raw = rng.weibull(2.0, size=(m, m))
-    sim = similarity.min_max(np.triu(raw, 1) + np.triu(raw, 1).T)
+    sim = pairwise.min_max(np.triu(raw, 1) + np.triu(raw, 1).T)
     all_train = [set(np.flatnonzero(row)) for row in train.toarray()]
     lists = [list(row) for row in topk]
     assert close(
@@ -216,7 +218,7 @@ def test_random_similarities_and_identical_lists(device):
 def test_blocked_equals_unblocked(device):
     train, test, topk, _ = random_split(11, m=40)
     inputs = load_inputs(train, test, topk)
-    sim = similarity.jaccard(inputs.train_of_evaluated())
+    sim = pairwise.jaccard(inputs.train_of_evaluated())
     scores = effectiveness.per_user(inputs.topk, inputs.relevant)["NDCG"]
     whole = dict(block_size=10_000, device=device)
     envy_whole = fairness.envy(inputs.topk, inputs.relevant, **whole)
@@ -275,7 +277,7 @@ def test_weights_and_explicit_zeros_are_binarised():
     assert all(np.array_equal(eff_w[key], eff_b[key]) for key in eff_b)
     train_w = inputs.train.copy()
     train_w.data *= 2.0
-    sim = similarity.jaccard(inputs.train_of_evaluated())
+    sim = pairwise.jaccard(inputs.train_of_evaluated())
     assert fairness.uf(inputs.topk, train_w, sim, device="cpu") == pytest.approx(
         fairness.uf(inputs.topk, inputs.train, sim, device="cpu"), rel=1e-12
     )

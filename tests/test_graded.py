@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from userfair import effectiveness, graded
-from userfair.inputs import load_inputs
-from userfair.io import InputError
+from userfair.files.inputs import load_inputs
+from userfair.files.io import InputError
+from userfair.formulas import effectiveness, graded
 from userfair.measures import NAMES, OPT_IN, OPT_IN_GROUPS, higher_is_better, optional_names
 
 import reference as ref

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.io import InputError, read_inter, read_json, write_inter
+from userfair.files.io import InputError, read_inter, read_json, write_inter
 from userfair.measures import GROUPS, NAMES, conventions, optional_names
-from userfair.variants import evaluate_variants
+from userfair.opt_in.variants import evaluate_variants
 from userfair.workflow import preprocess as data
 from userfair.workflow import tables
 from userfair.workflow.schema import variant_errors

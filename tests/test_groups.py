@@ -1,4 +1,4 @@
-"""Group fairness (userfair.groups): groups from a file, a .user feature and activity, the
+"""Group fairness (userfair.formulas.groups): groups from a file, a .user feature and activity, the
 group means and UserMAD-{P,NDCG} against a direct loop over groups and pairs of groups
 (random inputs and hand-worked cases, dense and streamed routes), and the bootstrap's group
 columns against explicit resamples (docs/method.md#groups)."""
@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import groups as G
-from userfair import inference, uncertainty
+from userfair.bootstrap import inference, uncertainty
 from userfair.evaluate import as_json, evaluate
-from userfair.inputs import load_inputs
-from userfair.io import InputError
+from userfair.files.inputs import load_inputs
+from userfair.files.io import InputError
+from userfair.formulas import groups as G
 from userfair.measures import FAIR_GROUP, NAMES, higher_is_better
 
 import reference as ref
@@ -230,7 +230,7 @@ def test_paired_comparisons_with_holm(case):
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    from userfair.io import write_inter
+    from userfair.files.io import write_inter
 
     folder = tmp_path_factory.mktemp("cli")
     train, test, topk, _ = random_split(11, m=24)
@@ -301,7 +301,7 @@ def test_compare_and_users_with_groups(files, capsys):
 def test_a_numeric_feature_with_many_values_is_cut_into_quintile_bands():
     """ML-100k's age (61 values) gives 5 bands at its quintiles, labelled by range and
     sorting by value; gender (2 values) and a feature of 10 numbers stay as they are."""
-    from userfair.groups import MAX_FEATURE_GROUPS, bands
+    from userfair.formulas.groups import MAX_FEATURE_GROUPS, bands
 
     ages = pd.Series([str(a) for a in range(10, 60)])  # 50 users, ages 10..59
     cut = bands(ages)

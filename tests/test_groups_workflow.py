@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import groups as G
-from userfair import inference, uncertainty
+from userfair.bootstrap import inference, uncertainty
 from userfair.evaluate import as_json, evaluate
-from userfair.inputs import load_inputs
-from userfair.io import read_json, write_inter, write_json, write_parquet
+from userfair.files.inputs import load_inputs
+from userfair.files.io import read_json, write_inter, write_json, write_parquet
+from userfair.formulas import groups as G
 from userfair.measures import FAIR_GROUP
-from userfair.workflow.steps.groups import INDIVIDUAL, groups_job, table_groups
+from userfair.workflow.steps.groups import INDIVIDUAL, groups_job, specs_of, table_groups
 
 from measures_data import random_split
 
@@ -22,8 +22,8 @@ MODELS = ["A", "B", "C"]
 
 
 def test_specs_default_to_activity_and_the_declared_features():
-    assert G.specs_of(None, ["gender"]) == ["activity:0.05", "feature:gender"]
-    assert G.specs_of(["activity:0.2"], ["gender"]) == ["activity:0.2"] and G.specs_of([], []) == []
+    assert specs_of(None, ["gender"]) == ["activity:0.05", "feature:gender"]
+    assert specs_of(["activity:0.2"], ["gender"]) == ["activity:0.2"] and specs_of([], []) == []
 
 
 @pytest.fixture(scope="module")
@@ -156,8 +156,8 @@ def test_group_measures_over_replicates_and_users(run, tmp_path):
     """table_replicates with the groups files of two replicates per model (here another
     model's files stand for replicate 1; C's replicates are identical, as a KNN model's):
     every table but the tau intervals holds each grouping's group measures and means, with
-    the two-level inference of userfair.replicates on the group resamples."""
-    from userfair import replicates as two_level
+    the two-level inference of userfair.bootstrap.replicates on the group resamples."""
+    from userfair.bootstrap import replicates as two_level
     from userfair.workflow.steps.replicates import table_replicates
 
     _, files, _, _, _ = run

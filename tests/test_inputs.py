@@ -1,4 +1,4 @@
-"""userfair.inputs indexes a split and lists by hashing the ids once and searching only the
+"""userfair.files.inputs indexes a split and lists by hashing the ids once and searching only the
 distinct values; checked here against the definition (sorted ids, every row searched)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.inputs import load_inputs
+from userfair.files.inputs import load_inputs
 
 K = 3
 

@@ -15,8 +15,9 @@ import pandas as pd
 import pytest
 import torch
 
-from userfair import io, runfiles, similarity
-from userfair.io import DamagedFileError
+from userfair.files import io, runfiles
+from userfair.files.io import DamagedFileError
+from userfair.similarity import pairwise
 from userfair.workflow import layout
 
 from conftest import REPO, copy_run, snakemake
@@ -85,7 +86,7 @@ def write_parquet(path: Path) -> None:
 def write_npz(path: Path) -> None:
     users = np.array([str(u) for u in range(40)])
     sim = np.random.default_rng(0).random((40, 40))
-    similarity.save(path, similarity.Similarity(users, sim, 0.1, 0.0, 1.0))
+    pairwise.save(path, pairwise.Similarity(users, sim, 0.1, 0.0, 1.0))
 
 
 def write_json(path: Path) -> None:
@@ -107,7 +108,7 @@ KINDS = {
     "npz": (
         "tiny/similarity/cos.npz",
         write_npz,
-        similarity.load,
+        pairwise.load,
         "similarity",
     ),
     "json": ("tiny/models/BPR/grid/0/valid.json", write_json, io.read_json, "tune"),

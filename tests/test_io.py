@@ -5,13 +5,13 @@ import os
 import pandas as pd
 import pytest
 
-from userfair.io import (
+from userfair.files.io import (
     InputError,
     atomic_path,
     read_inter,
-    to_booktabs,
     write_inter,
 )
+from userfair.workflow.latex import to_booktabs
 
 
 def test_atomic_path_leaves_nothing_when_the_writer_fails(tmp_path):

@@ -56,7 +56,7 @@ def test_a_failure_is_logged_with_rule_and_wildcards_then_raised(tmp_path):
 def test_an_expected_failure_is_one_line_without_traceback(tmp_path, monkeypatch, capsys):
     """In the log and on the terminal (stderr, which Snakemake shows): one line, and the
     process ends with status 1 instead of printing Python's traceback."""
-    from userfair.io import InputError
+    from userfair.files.io import InputError
 
     monkeypatch.delenv("USERFAIR_DEBUG", raising=False)
     with pytest.raises(SystemExit) as stop:
@@ -86,7 +86,7 @@ def test_a_failing_job_script_prints_one_line_and_no_traceback(tmp_path, monkeyp
         textwrap.dedent(
             f"""
             from types import SimpleNamespace
-            from userfair.io import InputError
+            from userfair.files.io import InputError
             from userfair.workflow.joblog import job_log
             job = SimpleNamespace(
                 log=[{str(tmp_path / "job.log")!r}], rule="split", wildcards={{"dataset": "d"}}

@@ -14,8 +14,8 @@ import pytest
 import scipy.sparse as sp
 
 from userfair import measures, plugins
+from userfair.engine.warmup import tiny_inputs
 from userfair.measures import base
-from userfair.warmup import tiny_inputs
 
 
 class _Mean(plugins.UserMeasure):
@@ -35,8 +35,11 @@ class _Pair(plugins.PairMeasure):
 @pytest.fixture(scope="module")
 def outputs():
     """The measure names each route produced, with every opt-in on."""
-    from userfair import decompose_columns, groups, uncertainty, variant_uncertainty
+    from userfair.bootstrap import uncertainty
+    from userfair.decomposition import decompose_columns
     from userfair.evaluate import evaluate
+    from userfair.formulas import groups
+    from userfair.opt_in import variant_uncertainty
     from userfair.workflow import experiments
 
     plugins.load([f"{__name__}:_Mean", f"{__name__}:_Pair"], entry_points=False)
@@ -57,7 +60,7 @@ def outputs():
     frame = uncertainty.bootstrap(inputs, weights, k=3, groups=found)
     opt_in = variant_uncertainty.bootstrap_variants(inputs, weights, 3, extra, vectors)
     out["bootstrap"] = set(frame.columns) | set(opt_in.columns)
-    from userfair.decompose import decompose
+    from userfair.decomposition.decompose import decompose
 
     shares = set(decompose_columns.SHARES)
     out["decompose"] = shares | (

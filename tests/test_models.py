@@ -5,7 +5,7 @@ import inspect
 
 import pytest
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 from userfair.workflow import models
 
 

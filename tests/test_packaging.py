@@ -29,8 +29,8 @@ from packaging.version import Version
 import userfair
 from userfair.cli import main
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs, read_genre_matrix
-from userfair.io import InputError, write_inter
+from userfair.files.inputs import load_inputs, read_genre_matrix
+from userfair.files.io import InputError, write_inter
 from userfair.measures import NAMES as KEYS
 
 from conftest import REPO
@@ -40,7 +40,7 @@ from test_envs import imports_of, requirement_pins, userfair_closure
 LIBRARY = REPO / "workflow" / "userfair"
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 #: The modules of the measures and of `userfair evaluate` (``_kernels``: imported by UF).
-MEASURES = ["cli", "frames", "evaluate", "inputs", "_kernels"]
+MEASURES = ["cli", "frames", "evaluate", "files/inputs", "formulas/_kernels"]
 #: The package data: the paper's printed tables (userfair.workflow.reproduction).
 PAPER_NUMBERS = [f"workflow/paper_numbers/table{n}.csv" for n in (1, 2, 3)] + [
     "workflow/data/costs.csv"
@@ -154,8 +154,8 @@ try:
 except SystemExit:
     pass
 help_ = found(["numpy", "pandas", "scipy", "numba"])
-import userfair.frames, userfair.evaluate, userfair.inputs, userfair.effectiveness
-import userfair.similarity, userfair.fairness, userfair._kernels
+import userfair.frames, userfair.evaluate, userfair.files.inputs, userfair.formulas.effectiveness
+import userfair.similarity.pairwise, userfair.formulas.fairness, userfair.formulas._kernels
 measures = found(%r)
 print(json.dumps({"bare": bare, "help": help_, "measures": measures}), file=sys.stderr)
 """
@@ -183,7 +183,7 @@ sys.path.insert(0, %r)
 import json
 from measures_data import random_split
 from userfair import evaluate_frames
-from userfair._backend import resolve
+from userfair.engine._backend import resolve
 train, test, topk, _ = random_split(2)
 auto = evaluate_frames(train, test, topk, device="auto")
 cpu = evaluate_frames(train, test, topk, device="cpu")
@@ -281,17 +281,23 @@ def extras_modules() -> list[str]:
 def base_imports() -> str:
     """Code that imports every top-level module but the subpackage userfair.workflow,
     userfair.recbole, userfair.recbole_measures, userfair.recbole_collector and
-    userfair.recbole_patches (the recbole extra) and userfair._streaming_torch (the gpu
-    extra, imported lazily by userfair._backend), and prints those that failed as JSON,
+    userfair.recbole_patches (the recbole extra) and userfair.streamed._streaming_torch (the gpu
+    extra, imported lazily by userfair.engine._backend), and prints those that failed as JSON,
     with their error."""
     aside = {"recbole", "recbole_measures", "recbole_collector", "recbole_patches"}
     aside.add("_streaming_torch")
     modules = ["userfair"] + [
-        f"userfair.{p.stem}"
-        for p in sorted(LIBRARY.glob("*.py"))
-        if p.stem not in aside | {"__init__"}
+        ".".join(("userfair", *p.relative_to(LIBRARY).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        )
+        for p in sorted(LIBRARY.rglob("*.py"))
+        if p.stem not in aside and p.relative_to(LIBRARY).parts[0] != "workflow"
     ]
-    assert {"userfair.route", "userfair.evaluate", "userfair.decompose"} <= set(modules)
+    assert {
+        "userfair.engine.route",
+        "userfair.evaluate",
+        "userfair.decomposition.decompose",
+    } <= set(modules)
     assert not {
         "userfair.workflow.models",
         "userfair.workflow.costs",

@@ -1,4 +1,4 @@
-"""Plugin measures (userfair.plugins, userfair.plugin_routes; docs/plugins.md): values
+"""Plugin measures (userfair.plugins, userfair.engine.plugin_routes; docs/plugins.md): values
 against direct loops from their formulas and hand-worked cases, every route equal, the
 bootstrap against the materialised resample, and every bad plugin stopped in one line."""
 
@@ -8,13 +8,15 @@ import math
 import sys
 import textwrap
 
+import numba
 import numpy as np
 import pytest
 
-from userfair import cli, measures, plugin_routes, plugins
+from userfair import cli, measures, plugins
+from userfair.bootstrap.uncertainty import bootstrap, resample_weights
+from userfair.engine import plugin_routes
+from userfair.engine.warmup import tiny_inputs
 from userfair.evaluate import evaluate
-from userfair.uncertainty import bootstrap, resample_weights
-from userfair.warmup import tiny_inputs
 
 import reference
 
@@ -81,9 +83,9 @@ def registered():
                                               "OverlapPUF")]  # fmt: skip
     yield plugins.load(specs, entry_points=False)
     plugins.clear()
-    from userfair import similarities
+    from userfair.similarity import registry
 
-    similarities.REGISTRY.pop("overlap", None)
+    registry.REGISTRY.pop("overlap", None)
 
 
 def _sets(matrix):
@@ -148,7 +150,7 @@ def test_hand_worked_pair_and_user_measures(registered):
     # three users; P = (0, 0.5, 1); Jaccard: u0,u1 share 1 of 3 items, u1,u2 1 of 2, u0,u2 0
     import scipy.sparse as sp
 
-    from userfair.inputs import Inputs
+    from userfair.files.inputs import Inputs
 
     train = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 0]], float))
     relevant = sp.csr_matrix(np.array([[0, 0, 0, 1], [1, 0, 0, 1], [1, 1, 0, 1]], float))
@@ -298,6 +300,19 @@ BAD = {
         "{m}:B",
         "similarity = 'Nope'",
     ),
+    "term not compiled": (
+        "class B(PairMeasure):\n    name = 'B-P-Cos'\n"
+        "    term = staticmethod(lambda a, b, sim: sim)\n",
+        "{m}:B",
+        "term must be a scalar function compiled with numba",
+    ),
+    "term and terms disagree": (
+        "import numba\n@numba.njit\ndef t(a, b, sim):\n    return sim * abs(a - b)\n"
+        "class B(PairMeasure):\n    name = 'B-P-Cos'\n    term = t\n"
+        "    def terms(self, a, b, sim):\n        return 2 * sim * np.abs(a - b)\n",
+        "{m}:B",
+        "its compiled term and terms() disagree",
+    ),
 }
 
 
@@ -326,7 +341,7 @@ def test_a_plugin_raising_inside_a_route_is_named(registered, monkeypatch):
 
 
 def test_cli_measure_option(tmp_path, capsys):
-    from userfair.io import write_inter
+    from userfair.files.io import write_inter
 
     from measures_data import random_split
 
@@ -361,7 +376,8 @@ def test_unserved_routes_are_said_once_by_measure_and_route(registered, caplog):
 
 
 def test_the_plugin_benchmark_runs_at_a_tiny_size(tmp_path):
-    """benchmarks/plugins.py at 150 users: its plugins equal the built-ins (it asserts so)."""
+    """benchmarks/plugins.py at 150 users (300 streamed): its plugins equal the built-ins
+    (it asserts so)."""
     import importlib.util
 
     from conftest import REPO
@@ -374,11 +390,12 @@ def test_the_plugin_benchmark_runs_at_a_tiny_size(tmp_path):
     try:
         spec.loader.exec_module(module)
         out = module.main(["--evaluated", "150", "--resamples", "10", "--repeats", "1",
+                           "--stream-users", "300",
                            "--json", str(tmp_path / "out.json")])  # fmt: skip
     finally:
         plugins.clear()
         sys.modules.pop("bench_plugins", None)
-    assert out["a"]["ratio"] > 0 and out["b"]["ratio"] > 0
+    assert out["a"]["ratio"] > 0 and out["b"]["ratio"] > 0 and out["c"]["ratio"] > 0
     assert (tmp_path / "out.json").is_file()
 
 
@@ -386,7 +403,7 @@ def test_the_experiments_serve_the_plugins(registered):
     """Figs. 2-4: a plugin measure on the experiment's lists and similarity equals the loop;
     Fig. 2 reads the plugin's own similarity, Fig. 3 the sampled one in its place, Fig. 4
     the one assigned by its score's differences."""
-    from userfair import effectiveness
+    from userfair.formulas import effectiveness
     from userfair.workflow import experiments
 
     inputs = tiny_inputs(m=16, n=20, k=3, seed=4)
@@ -424,7 +441,7 @@ def test_the_experiments_serve_the_plugins(registered):
 def test_per_user_shares_of_a_pair_plugin_sum_to_it(registered, route, caplog):
     """userfair users / decompose: each pair's term split between its two users; the
     shares equal the loop's and sum to the measure; a UserMeasure says it has none."""
-    from userfair.decompose import decompose
+    from userfair.decomposition.decompose import decompose
 
     caplog.set_level("WARNING")
     measures._said.clear()
@@ -443,3 +460,167 @@ def test_per_user_shares_of_a_pair_plugin_sum_to_it(registered, route, caplog):
     assert "MAD-NDCG: no per-user decomposition route; not in the per-user frame" in [
         r.getMessage() for r in caplog.records
     ]
+
+
+def test_the_replicates_tables_hold_the_plugins(registered, tmp_path):
+    """table_replicates reads the plugin measures the replicates' files hold: their values per
+    replicate, Table 2 over both sources (the two-level t interval of
+    userfair.bootstrap.replicates on the plugin's own resamples), the paired tests and the
+    conclusions, beside the built-ins."""
+    import pandas as pd
+
+    from userfair.bootstrap import replicates as two_level
+    from userfair.evaluate import as_json
+    from userfair.files.io import write_json, write_parquet
+    from userfair.workflow.steps.replicates import table_replicates
+
+    models, weights = ["A", "B"], resample_weights(10, 6, seed=7)
+    measure_files, resample_files, points, frames = {}, {}, {}, {}
+    for i, model in enumerate(models):
+        for r in (0, 1):
+            inputs = tiny_inputs(m=10, n=16, k=3, seed=11 + 2 * i + r)
+            key = f"d/{model}/{r}"
+            measure_files[key], resample_files[key] = (
+                tmp_path / f"{i}{r}.json",
+                tmp_path / f"{i}{r}.pq",
+            )
+            points[key] = as_json(evaluate(inputs, k=3, route="dense"))
+            frames[key] = bootstrap(inputs, weights, k=3)
+            write_json(points[key], measure_files[key])
+            write_parquet(frames[key], resample_files[key])
+    out = {n: tmp_path / f"{n}.csv" for n in (
+        "values", "variance", "scores", "significance", "agreement", "conclusions")}  # fmt: skip
+    table_replicates(
+        measure_files, resample_files, ["d"], models, 2, level=0.9, seed=1,
+        **{f"{n}_csv": path for n, path in out.items()},
+    )  # fmt: skip
+    values = pd.read_csv(out["values"])
+    scores = pd.read_csv(out["scores"]).set_index(["model", "measure"])
+    for name in ("MAD-NDCG", "PUF2-P-Jacc"):
+        for model in models:
+            for r in (0, 1):
+                row = values[(values.model == model) & (values.replicate == r)]
+                assert row[row.measure == name]["value"].item() == pytest.approx(
+                    points[f"d/{model}/{r}"][name], abs=1e-15
+                )
+            y = np.stack([frames[f"d/{model}/{r}"][name].to_numpy() for r in (0, 1)])
+            full = np.array([points[f"d/{model}/{r}"][name] for r in (0, 1)])
+            m = two_level.moments(y, full)
+            assert scores.loc[(model, name), "value"] == pytest.approx(full.mean(), abs=1e-15)
+            assert (scores.loc[(model, name), "low"], scores.loc[(model, name), "high"]) == (
+                pytest.approx(two_level.t_interval(m, 0.9), abs=1e-12)
+            )
+        assert name in set(pd.read_csv(out["significance"]).measure)
+        assert name in set(pd.read_csv(out["conclusions"]).measure)
+
+
+def test_the_who_table_holds_the_pair_plugins_shares(registered):
+    """The who table (userfair.workflow.who.group_table) gives each group's share of a pair
+    plugin from the users files' per-user shares, beside the built-ins; the shares of a
+    grouping sum to 1 and equal the group's column sum over the measure."""
+    from userfair.workflow import who
+
+    frames = {}
+    for i, model in enumerate(["A", "B"]):
+        inputs = tiny_inputs(m=12, n=16, k=3, seed=5)
+        inputs.topk[:] = np.roll(inputs.topk, i, axis=1)  # another list order, same users
+        frames[("d", model)] = who.users_job(
+            inputs, k=3, epsilon=0.05, gamma=1.0, envy_utility="precision", block_size=4,
+            features=None, worst=2,
+        )[0]  # fmt: skip
+    table = who.group_table(frames, groups=3, resamples=20, seed=1)
+    part = table[(table.measure == "PUF2-P-Jacc") & (table.model == "A")]
+    assert len(part) == 3 and part.share.sum() == pytest.approx(1.0, abs=1e-12)
+    column = frames[("d", "A")]["PUF2-P-Jacc"].to_numpy()
+    labels, _ = who.quantile_labels(frames[("d", "A")].train_items.to_numpy(), 3)
+    first = part.set_index("group").loc["Q1"]
+    assert first.share == pytest.approx(column[labels == "Q1"].sum() / column.sum(), rel=1e-12)
+    assert "PUF-P-Cos" in set(table.measure)
+    assert "MAD-NDCG" not in set(table.measure)  # a per-user plugin has no shares
+
+
+@numba.njit
+def _squared(s_u, s_v, sim):
+    return sim * sim * abs(s_u - s_v)
+
+
+@numba.njit
+def _shifted(s_u, s_v, sim):
+    return (sim + 0.5) * abs(s_u - s_v) / 1.5
+
+
+class CompiledJacc(plugins.PairMeasure):
+    """sim^2 |S_u - S_v| as a compiled term (terms() defaults to it)."""
+
+    name, effectiveness, similarity, better, bounds = "C2-P-Jacc", "P", "Jacc", "lower", (0, 1)
+    term = _squared
+
+
+class CompiledCos(CompiledJacc):
+    name, similarity = "C2-NDCG-Cos", "Cos"
+    effectiveness = "NDCG"
+
+
+class CompiledShift(CompiledJacc):
+    """A compiled term that is not 0 at similarity 0: every pair is visited."""
+
+    name = "CShift-P-Jacc"
+    term = _shifted
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_a_compiled_term_runs_inside_the_streamed_kernels(seed, caplog):
+    """A PairMeasure with a numba-compiled scalar term: on the streamed route its mean comes
+    from the compiled row loops (userfair.streamed._plugin_kernels), equal to a direct loop
+    over the pairs and to the dense route's row blocks (terms() derived from the term), for
+    Cos and Jacc, a term that vanishes at 0 (only the pairs sharing an item) and one that
+    does not (every pair)."""
+    specs = [f"{__name__}:{c}" for c in ("CompiledJacc", "CompiledCos", "CompiledShift")]
+    try:
+        plugins.load(specs, entry_points=False)
+        assert plugins.zero_at_zero("C2-P-Jacc") and not plugins.zero_at_zero("CShift-P-Jacc")
+        inputs = tiny_inputs(m=25, n=30, k=4, seed=seed)
+        inputs = _sparse(inputs) if seed == 2 else inputs  # min similarity 0
+        lists = [list(row) for row in inputs.topk]
+        train = _sets(inputs.train_of_evaluated())
+        eff = reference.effectiveness(lists, _sets(inputs.relevant), 4)
+        jacc, cos = reference.jaccard(train), reference.cosine(train)
+        expected = {
+            "C2-P-Jacc": _loop_pair(eff["P"], jacc, lambda a, b, s: s * s * abs(a - b)),
+            "C2-NDCG-Cos": _loop_pair(eff["NDCG"], cos, lambda a, b, s: s * s * abs(a - b)),
+            "CShift-P-Jacc": _loop_pair(
+                eff["P"], jacc, lambda a, b, s: (s + 0.5) * abs(a - b) / 1.5
+            ),
+        }
+        cache = {}
+        for name, value in expected.items():
+            s = np.array(eff[name.split("-")[1]])
+            # the compiled route itself, then through evaluate on both routes
+            assert plugin_routes.compiled_mean(name, inputs, s, cache) == pytest.approx(
+                value, rel=1e-12, abs=1e-15
+            )
+        for route in ("dense", "stream"):
+            result = evaluate(inputs, k=4, route=route)
+            for name, value in expected.items():
+                assert result[name] == pytest.approx(value, rel=1e-12, abs=1e-15), (route, name)
+    finally:
+        plugins.clear()
+
+
+def test_the_example_packages_compiled_term_agrees_with_its_terms(monkeypatch):
+    """examples/userfair-example-measures' PUF2-P-Cos has a compiled term and numpy terms:
+    the load checks they agree, and the streamed route (compiled kernels) gives the dense
+    route's value (numpy terms over row blocks)."""
+    from conftest import REPO
+
+    monkeypatch.syspath_prepend(str(REPO / "examples" / "userfair-example-measures"))
+    try:
+        (declared,) = plugins.load(["userfair_example_measures:SquaredPUF"], entry_points=False)
+        assert plugins.compiled_term(plugins.instance(declared.name)) is not None
+        inputs = _sparse(tiny_inputs(m=30, n=40, k=4, seed=4))
+        dense = evaluate(inputs, k=4, route="dense")[declared.name]
+        stream = evaluate(inputs, k=4, route="stream")[declared.name]
+        assert stream == pytest.approx(dense, rel=1e-12) and dense > 0
+    finally:
+        plugins.clear()
+        sys.modules.pop("userfair_example_measures", None)

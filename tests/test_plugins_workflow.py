@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.inputs import load_inputs
-from userfair.io import read_json
+from userfair.files.inputs import load_inputs
+from userfair.files.io import read_json
 from userfair.measures import NAMES
 
 import reference

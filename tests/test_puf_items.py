@@ -1,4 +1,4 @@
-"""Cosine PUF by the items (userfair.puf_items): the same numbers as a loop over the pairs
+"""Cosine PUF by the items (userfair.streamed.puf_items): the same numbers as a loop over the pairs
 written from the formula, as the dense and the streamed pair routes, and exact extremes,
 each certificate and fallback taken."""
 
@@ -10,8 +10,11 @@ import pytest
 import scipy.sparse as sp
 
 from test_streaming import K, split_inputs
-from userfair import fairness, puf_items, similarity, streaming, variants
-from userfair.similarities import CosineBlocks
+from userfair.formulas import fairness
+from userfair.opt_in import variants
+from userfair.similarity import pairwise
+from userfair.similarity.registry import CosineBlocks
+from userfair.streamed import puf_items, streaming
 
 
 def loop_cosine(x, u, v) -> float:
@@ -97,7 +100,7 @@ def test_equals_the_dense_and_streamed_pair_routes():
     scores = rng.integers(0, 11, (2, m)) / 10
     block = CosineBlocks(rows)
     got, _ = puf_items.cosine_puf(block, scores)
-    dense = similarity.cosine(rows)
+    dense = pairwise.cosine(rows)
     streamed = variants.streamed_puf(block, scores)
     for j in range(2):
         want = fairness.puf(scores[j], dense, device="cpu")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from userfair.io import write_inter
+from userfair.files.io import write_inter
 from userfair.workflow import grids, rawfiles
 from userfair.workflow import preprocess as data
 from userfair.workflow.download import recbole_ml100k_dir

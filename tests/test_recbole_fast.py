@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from userfair.io import read_inter, write_inter
+from userfair.files.io import read_inter, write_inter
 from userfair.workflow import recbole_fast
 
 pytestmark = pytest.mark.slow

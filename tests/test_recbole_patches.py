@@ -71,14 +71,14 @@ def test_ngcf_builds_its_normalised_adjacency():
 
 
 def test_recbole_trainer_checkpoints_hold_no_pickle_and_a_pickled_one_is_refused(tmp_path):
-    """RecBole's trainer saves its checkpoints (Config included) through userfair.safe_pth: the
-    file loads with torch's weights_only=True as it is, the Config kept as the model's name,
+    """RecBole's trainer saves its checkpoints (Config included) through userfair.files.safe_pth:
+    the file loads with torch's weights_only=True as it is, the Config kept as the model's name,
     other_parameter (numpy, scipy sparse) intact. A pickle (RecBole's own format, a crafted
     file) is refused by the trainer's load without running anything."""
     import recbole.trainer.trainer as trainer
     from recbole.config import Config
 
-    from userfair.io import UnsafeFileError
+    from userfair.files.io import UnsafeFileError
 
     config = Config(model="BPR", dataset="anything", config_dict={"data_path": str(tmp_path)})
     other = {"w": sp.random(6, 5, density=0.4, format="csr", random_state=1), "m": np.eye(3)}

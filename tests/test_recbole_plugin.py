@@ -248,7 +248,7 @@ import torch
 from test_recbole_plugin import build
 config_dict = json.loads({config!r})
 config, dataset, train, valid, test, trainer = build("BPR", config_dict)
-from userfair.io import read_pth
+from userfair.files.io import read_pth
 state = read_pth({checkpoint!r})
 trainer.model.load_state_dict(state["state_dict"])
 result = trainer.evaluate(test, load_best_model=False)
@@ -417,7 +417,7 @@ def test_plugin_on_the_workflows_model_reports_the_measures_of_the_measures_job(
     from the exported lists (BPR of the session's tiny run, conftest ``tiny_run``: read
     only). The topk job itself does not evaluate the plugin (a speed-only measures setting
     must not rerun it)."""
-    from userfair.io import read_json
+    from userfair.files.io import read_json
     from userfair.workflow import recbole_setup, recommenders
 
     work = tiny_run.test_dir
@@ -458,8 +458,8 @@ def test_group_metrics_equal_the_library(trained, tmp_path):
     from recbole.utils import get_trainer
 
     from userfair.evaluate import evaluate
-    from userfair.groups import groups_of
-    from userfair.inputs import load_inputs
+    from userfair.files.inputs import load_inputs
+    from userfair.formulas.groups import groups_of
 
     config, dataset, loaders = trained["config"], trained["dataset"], trained["loaders"]
     train = frame(config, loaders["train"].dataset)
@@ -502,7 +502,7 @@ def test_plugin_measures_are_recbole_metrics_equal_to_the_library(trained):
 
     from userfair import plugins
     from userfair.evaluate import evaluate
-    from userfair.inputs import load_inputs
+    from userfair.files.inputs import load_inputs
 
     specs = ["test_plugins:Spread", "test_plugins:Squared"]
     try:

@@ -15,10 +15,10 @@ import pytest
 
 from test_recbole_plugin import RECBOLE_METRICS, build, ranked_lists, settings
 from userfair import recbole as plugin
-from userfair import variants
-from userfair.inputs import load_inputs
+from userfair.files.inputs import load_inputs
 from userfair.measures import FAIR, OPT_IN
-from userfair.similarities import read_user_vectors
+from userfair.opt_in import variants
+from userfair.similarity.registry import read_user_vectors
 
 DATASET = "tinyg"
 EXTRA = ["rcos", "vec", "genre"]

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair.io import read_inter
+from userfair.files.io import read_inter
 from userfair.measures import NAMES
 from userfair.workflow.replication import replicate_seed
 

@@ -1,6 +1,6 @@
-"""Inference over replicates and users (userfair.replicates): a hand-worked case, the
+"""Inference over replicates and users (userfair.bootstrap.replicates): a hand-worked case, the
 closed-form variance against the two-level draws themselves, R = 1 = the users-only
-inference of ``userfair.inference``, the comparisons and Holm, and a short coverage
+inference of ``userfair.bootstrap.inference``, the comparisons and Holm, and a short coverage
 simulation (benchmarks/replicates_coverage.py with fewer experiments)."""
 
 import math
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import inference, replicates
+from userfair.bootstrap import inference, replicates
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import replicates_coverage  # noqa: E402

@@ -209,7 +209,7 @@ def synthetic_run(dataset="qk-video", factors=None, resamples=40, seed=3):
 
 
 def test_gap_cells_ratio_interval_and_verdict():
-    from userfair import inference
+    from userfair.bootstrap import inference
 
     factors = {"HR": 1.02, "UF": 1.5, "MME": 0.1}
     points, frames = synthetic_run(factors=factors)
@@ -296,7 +296,7 @@ def test_table1_check():
 
 
 def test_the_figure_shows_each_model_per_measure_with_1_marked():
-    from userfair import inference
+    from userfair.bootstrap import inference
 
     points, frames = synthetic_run(factors={"UF": 1.5})
     cells = reproduction.gap_cells("qk-video", points, inference.summary(frames, points))

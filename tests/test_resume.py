@@ -18,7 +18,7 @@ import pytest
 import torch
 import yaml
 
-from userfair.io import read_pth
+from userfair.files.io import read_pth
 
 from conftest import BIN, copy_run
 

@@ -9,10 +9,10 @@ import pytest
 
 from userfair.cli import main
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
-from userfair.io import InputError, write_inter
+from userfair.files.inputs import load_inputs
+from userfair.files.io import InputError, write_inter
+from userfair.files.runfiles import read_run
 from userfair.measures import NAMES as KEYS
-from userfair.runfiles import read_run
 
 from measures_data import random_split
 

@@ -1,6 +1,6 @@
 """No code from data (docs/bad-inputs.md#files-that-could-carry-code): every .pth file the
 workflow reads (model.pth, resume.pth, dataset.pth, RecBole's checkpoints) is written by
-userfair.safe_pth and loads with torch's weights_only=True; a pickle that would run code (a
+userfair.files.safe_pth and loads with torch's weights_only=True; a pickle that would run code (a
 crafted file, the format before) is refused, naming the file and the command that rebuilds
 it, and nothing of it runs (a marker file its __reduce__ would create stays absent)."""
 
@@ -18,8 +18,8 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from userfair import io, safe_pth
-from userfair.io import UnsafeFileError
+from userfair.files import io, safe_pth
+from userfair.files.io import UnsafeFileError
 from userfair.workflow import layout
 
 from conftest import copy_run, write_seeded_split
@@ -71,7 +71,9 @@ def test_a_crafted_pth_is_refused_naming_the_file_and_its_rebuild(relative, rule
     craft(path, marker, state_dict={"w": torch.ones(3)}, epoch=1)
     with pytest.raises(UnsafeFileError) as caught:
         io.read_pth(path)
-    assert str(caught.value).endswith("delete it or write it again with userfair.io.write_pth")
+    assert str(caught.value).endswith(
+        "delete it or write it again with userfair.files.io.write_pth"
+    )
     text = layout.explain(caught.value)
     assert "\n" not in text
     assert text.startswith(f"{path}: refused, not loaded: ")

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from userfair import similarity
-from userfair.inputs import load_inputs
-from userfair.io import InputError
+from userfair.files.inputs import load_inputs
+from userfair.files.io import InputError
+from userfair.similarity import pairwise
 
 import reference as ref
 from measures_data import python_views, random_split, write_item_file
@@ -31,12 +31,12 @@ ROWS = sp.csr_matrix(np.array([[1, 1, 0, 0], [1, 1, 1, 1], [0, 0, 1, 0]], dtype=
 
 def test_hand_worked_cosine_and_jaccard():
     # raw cos: (0,1) 2/sqrt(8), (0,2) 0, (1,2) 1/2 -> min 0, max 2/sqrt(8)
-    cos = similarity.cosine(ROWS)
+    cos = pairwise.cosine(ROWS)
     assert cos[0, 1] == pytest.approx(1.0)
     assert cos[0, 2] == 0.0
     assert cos[1, 2] == pytest.approx(0.5 / (2 / math.sqrt(8)))
     # raw jacc: (0,1) 1/2, (0,2) 0, (1,2) 1/4
-    jacc = similarity.jaccard(ROWS)
+    jacc = pairwise.jaccard(ROWS)
     assert jacc[0, 1] == pytest.approx(1.0)
     assert jacc[1, 2] == pytest.approx(0.5)
     assert np.diagonal(cos).tolist() == [0.0, 0.0, 0.0]
@@ -44,19 +44,19 @@ def test_hand_worked_cosine_and_jaccard():
 
 def test_counts_are_binarised():
     weighted = ROWS.multiply(np.array([[3.0], [2.0], [5.0]])).tocsr()
-    np.testing.assert_array_equal(similarity.cosine(weighted), similarity.cosine(ROWS))
+    np.testing.assert_array_equal(pairwise.cosine(weighted), pairwise.cosine(ROWS))
 
 
 def test_all_pairs_equal_and_single_pair_give_zero():
     identical = sp.csr_matrix(np.ones((4, 3)))
-    assert not similarity.jaccard(identical).any()
-    assert not similarity.cosine(ROWS[:2]).any()  # m = 2: one pair, min == max
-    assert similarity.cosine(ROWS[:1]).shape == (1, 1)
+    assert not pairwise.jaccard(identical).any()
+    assert not pairwise.cosine(ROWS[:2]).any()  # m = 2: one pair, min == max
+    assert pairwise.cosine(ROWS[:1]).shape == (1, 1)
 
 
 def test_empty_rows_have_zero_raw_similarity():
     rows = sp.csr_matrix(np.array([[1, 0], [0, 0], [1, 1]], dtype=float))
-    cos = similarity.cosine(rows)
+    cos = pairwise.cosine(rows)
     assert cos[0, 1] == 0.0 and cos[1, 2] == 0.0 and cos[0, 2] == 1.0
 
 
@@ -67,12 +67,12 @@ def test_matches_loop_reference_for_every_block_size(seed):
     _, _, train_sets, _ = python_views(inputs, train, test, topk)
     rows = inputs.train_of_evaluated()
     cos_expected, jacc_expected = ref.cosine(train_sets), ref.jaccard(train_sets)
-    unblocked = similarity.cosine(rows, block_size=10_000)
+    unblocked = pairwise.cosine(rows, block_size=10_000)
     for block_size in (1, 3, 7, 10_000):
-        cos = similarity.cosine(rows, block_size=block_size)
+        cos = pairwise.cosine(rows, block_size=block_size)
         assert_pairs_close(cos, cos_expected)
         np.testing.assert_array_equal(cos, unblocked)
-        assert_pairs_close(similarity.jaccard(rows, block_size=block_size), jacc_expected)
+        assert_pairs_close(pairwise.jaccard(rows, block_size=block_size), jacc_expected)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -84,13 +84,13 @@ def test_genre_and_uf_similarity_match_loop_reference(tmp_path, seed, gamma):
     _, _, train_sets, _ = python_views(inputs, train, test, topk)
     genres = sorted({g for gs in item_genres.values() for g in gs})
     rows = inputs.train_of_evaluated()
-    genre_sim = similarity.genre_similarity(rows, inputs.genres, block_size=4)
-    genre_expected = ref.genre_similarity(train_sets, item_genres, genres)
+    genre_sim = pairwise.genre_js_similarity(rows, inputs.genres, block_size=4)
+    genre_expected = ref.genre_js_similarity(train_sets, item_genres, genres)
     assert_pairs_close(genre_sim, genre_expected)
     assert ((genre_sim >= 0) & (genre_sim <= 1)).all()
-    jacc_raw = similarity.jaccard(rows, normalise=False)
+    jacc_raw = pairwise.jaccard(rows, normalise=False)
     assert_pairs_close(jacc_raw, ref.jaccard_raw(train_sets))
-    mixed = similarity.uf_similarity(jacc_raw, genre_sim, gamma)
+    mixed = pairwise.uf_similarity(jacc_raw, genre_sim, gamma)
     expected = ref.uf_similarity(ref.jaccard_raw(train_sets), genre_expected, gamma)
     assert_pairs_close(mixed, expected)
 
@@ -98,7 +98,7 @@ def test_genre_and_uf_similarity_match_loop_reference(tmp_path, seed, gamma):
 def test_genre_similarity_hand_worked():
     genres = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 1]], dtype=float))
     rows = sp.csr_matrix(np.array([[1, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float))
-    sim = similarity.genre_similarity(rows, genres)
+    sim = pairwise.genre_js_similarity(rows, genres)
     assert sim[0, 1] == pytest.approx(1.0)  # (1/2, 1/2) both
     # (1/2, 1/2) against (1, 0): JS = H(3/4, 1/4) - (1 + 0) / 2
     mixture_entropy = -(0.75 * math.log2(0.75) + 0.25 * math.log2(0.25))
@@ -109,17 +109,17 @@ def test_genre_similarity_hand_worked():
 def test_user_without_genres_has_the_uniform_distribution():
     genres = sp.csr_matrix(np.array([[1, 0], [0, 1], [0, 0]], dtype=float))
     rows = sp.csr_matrix(np.array([[1, 1, 0], [0, 0, 1], [1, 0, 0]], dtype=float))
-    sim = similarity.genre_similarity(rows, genres)
+    sim = pairwise.genre_js_similarity(rows, genres)
     assert sim[0, 1] == pytest.approx(1.0)  # (1/2, 1/2) and uniform
     assert sim[1, 2] == pytest.approx(sim[0, 2])
 
 
 def test_uf_similarity_is_the_raw_mix_without_normalisation():
     # raw jacc: (0,1) 1/2, (0,2) 0, (1,2) 1/4; genre similarity 0.2 everywhere
-    jacc = similarity.jaccard(ROWS, normalise=False)
+    jacc = pairwise.jaccard(ROWS, normalise=False)
     genre = np.full((3, 3), 0.2)
     np.fill_diagonal(genre, 0.0)
-    mixed = similarity.uf_similarity(jacc, genre, 0.5)
+    mixed = pairwise.uf_similarity(jacc, genre, 0.5)
     assert mixed[0, 1] == pytest.approx(0.5 * 0.5 + 0.5 * 0.2)
     assert mixed[0, 2] == pytest.approx(0.1)  # not 0, as min-max would make it
     assert mixed[1, 2] == pytest.approx(0.5 * 0.25 + 0.1)
@@ -127,76 +127,76 @@ def test_uf_similarity_is_the_raw_mix_without_normalisation():
 
 
 def test_uf_similarity_needs_genres_below_gamma_one():
-    jacc = similarity.jaccard(ROWS, normalise=False)
-    assert similarity.uf_similarity(jacc, None, 1.0) is jacc
+    jacc = pairwise.jaccard(ROWS, normalise=False)
+    assert pairwise.uf_similarity(jacc, None, 1.0) is jacc
     with pytest.raises(ValueError, match="genre"):
-        similarity.uf_similarity(jacc, None, 0.5)
+        pairwise.uf_similarity(jacc, None, 0.5)
     with pytest.raises(ValueError, match="gamma"):
-        similarity.uf_similarity(jacc, jacc, 1.5)
+        pairwise.uf_similarity(jacc, jacc, 1.5)
 
 
 def test_raw_form_and_its_range():
-    raw = similarity.jaccard(ROWS, normalise=False)
+    raw = pairwise.jaccard(ROWS, normalise=False)
     assert raw[0, 1] == 0.5 and raw[0, 2] == 0.0 and raw[1, 2] == 0.25
-    assert similarity.pair_range(raw) == (0.0, 0.5)
+    assert pairwise.pair_range(raw) == (0.0, 0.5)
     assert np.diagonal(raw).tolist() == [0.0, 0.0, 0.0]  # pair_range leaves it untouched
-    np.testing.assert_array_equal(similarity.min_max(raw), similarity.jaccard(ROWS))
-    computed = similarity.compute("jacc", ROWS, np.array(["a", "b", "c"]))
+    np.testing.assert_array_equal(pairwise.min_max(raw), pairwise.jaccard(ROWS))
+    computed = pairwise.compute("jacc", ROWS, np.array(["a", "b", "c"]))
     assert (computed.lo, computed.hi) == (0.0, 0.5) and computed.seconds > 0
-    np.testing.assert_array_equal(computed.sim, similarity.jaccard(ROWS))
+    np.testing.assert_array_equal(computed.sim, pairwise.jaccard(ROWS))
     np.testing.assert_allclose(computed.raw(), raw, rtol=1e-15, atol=0)
     with pytest.raises(ValueError, match="unknown similarity"):
-        similarity.compute("pearson", ROWS, np.array(["a", "b", "c"]))
+        pairwise.compute("pearson", ROWS, np.array(["a", "b", "c"]))
 
 
 def test_raw_of_a_constant_similarity_is_its_value():
     # every pair has raw cosine 1: normalised all 0, the raw value comes back from the range
-    stored = similarity.compute("cos", sp.csr_matrix(np.ones((3, 2))), np.array(["a", "b", "c"]))
+    stored = pairwise.compute("cos", sp.csr_matrix(np.ones((3, 2))), np.array(["a", "b", "c"]))
     assert not stored.sim.any() and stored.lo == stored.hi == pytest.approx(1.0)
     assert stored.raw()[0, 1] == pytest.approx(1.0) and stored.raw()[1, 1] == 0.0
 
 
 def test_save_and_load_round_trip(tmp_path):
     users = np.array(["a", "b", "c"])
-    stored = similarity.Similarity(users, similarity.cosine(ROWS), 1.25, 0.0, 2 / math.sqrt(8))
-    similarity.save(tmp_path / "cos.npz", stored)
-    loaded = similarity.load(tmp_path / "cos.npz")
+    stored = pairwise.Similarity(users, pairwise.cosine(ROWS), 1.25, 0.0, 2 / math.sqrt(8))
+    pairwise.save(tmp_path / "cos.npz", stored)
+    loaded = pairwise.load(tmp_path / "cos.npz")
     assert loaded.users.tolist() == ["a", "b", "c"]
     np.testing.assert_array_equal(loaded.sim, stored.sim)
     assert (loaded.seconds, loaded.lo, loaded.hi) == (1.25, 0.0, 2 / math.sqrt(8))
     assert [p.name for p in tmp_path.iterdir()] == ["cos.npz"]  # no temporary left
-    similarity.load(tmp_path / "cos.npz", expected_users=users)
+    pairwise.load(tmp_path / "cos.npz", expected_users=users)
     with pytest.raises(InputError, match=r"cos\.npz.*'users'"):
-        similarity.load(tmp_path / "cos.npz", expected_users=np.array(["a", "c", "b"]))
+        pairwise.load(tmp_path / "cos.npz", expected_users=np.array(["a", "c", "b"]))
 
 
 def test_load_dataset_takes_the_genre_file_only_when_given(tmp_path):
     users = np.array(["a", "b", "c"])
     for kind in ("cos", "jacc", "genre"):
-        similarity.save(
+        pairwise.save(
             tmp_path / f"{kind}.npz",
-            similarity.compute(kind if kind != "genre" else "cos", ROWS, users),
+            pairwise.compute(kind if kind != "genre" else "cos", ROWS, users),
         )
-    two = similarity.load_dataset(tmp_path / "cos.npz", tmp_path / "jacc.npz", [], users)
+    two = pairwise.load_dataset(tmp_path / "cos.npz", tmp_path / "jacc.npz", [], users)
     assert sorted(two) == ["cos", "jacc"]
     for genre in ([tmp_path / "genre.npz"], str(tmp_path / "genre.npz")):
-        three = similarity.load_dataset(tmp_path / "cos.npz", tmp_path / "jacc.npz", genre, users)
+        three = pairwise.load_dataset(tmp_path / "cos.npz", tmp_path / "jacc.npz", genre, users)
         assert sorted(three) == ["cos", "genre", "jacc"]
-    np.testing.assert_array_equal(two["jacc"].sim, similarity.load(tmp_path / "jacc.npz").sim)
+    np.testing.assert_array_equal(two["jacc"].sim, pairwise.load(tmp_path / "jacc.npz").sim)
     with pytest.raises(InputError, match=r"cos\.npz: field 'users'"):  # the first file named
-        similarity.load_dataset(tmp_path / "cos.npz", tmp_path / "jacc.npz", [], users[::-1])
+        pairwise.load_dataset(tmp_path / "cos.npz", tmp_path / "jacc.npz", [], users[::-1])
 
 
 def test_load_names_the_file_and_field(tmp_path):
     np.savez(tmp_path / "bad.npz", users=np.array(["a"]), sim=np.zeros((1, 1)))
     with pytest.raises(InputError, match=r"bad\.npz.*'seconds'"):
-        similarity.load(tmp_path / "bad.npz")
+        pairwise.load(tmp_path / "bad.npz")
     np.savez(tmp_path / "old.npz", users=np.array(["a"]), sim=np.zeros((1, 1)), seconds=1.0)
     with pytest.raises(InputError, match=r"old\.npz.*'raw_min'.*older version"):
-        similarity.load(tmp_path / "old.npz")
+        pairwise.load(tmp_path / "old.npz")
     with pytest.raises(InputError, match="not found"):
-        similarity.load(tmp_path / "missing.npz")
+        pairwise.load(tmp_path / "missing.npz")
     with pytest.raises(ValueError, match="shape"):
-        similarity.save(
-            tmp_path / "x.npz", similarity.Similarity(np.array(["a", "b"]), np.zeros((3, 3)))
+        pairwise.save(
+            tmp_path / "x.npz", pairwise.Similarity(np.array(["a", "b"]), np.zeros((3, 3)))
         )

@@ -406,7 +406,7 @@ def test_a_cancelled_training_job_is_retried_and_resumes(tmp_path, tiny_ml100k, 
         else:
             import torch
 
-            from userfair.io import read_pth
+            from userfair.files.io import read_pth
 
             sa, sb = (read_pth(p)["state_dict"] for p in (a, b))
             assert all(torch.equal(sa[k], sb[k]) for k in sa) and sa.keys() == sb.keys()

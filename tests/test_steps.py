@@ -88,7 +88,7 @@ def test_other_config_counts_every_recorded_key_not_the_speed_only_ones(tmp_path
 
 
 def test_other_config_names_the_configuration_results_hold(tmp_path):
-    from userfair.io import InputError
+    from userfair.files.io import InputError
     from userfair.workflow.steps.targets import other_config, run_config
 
     record = tmp_path / "run.json"

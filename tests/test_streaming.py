@@ -1,4 +1,4 @@
-"""Streamed measures (userfair.streaming): the same numbers as the dense route, row ranges
+"""Streamed measures (userfair.streamed.streaming): the same numbers as the dense route, row ranges
 that combine to the whole, pass-one stats through JSON, and the route choice."""
 
 import dataclasses
@@ -9,12 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import fairness, pair_records, route, stream_rows, streaming
 from userfair.cli import main
+from userfair.engine import route
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
-from userfair.io import write_inter
+from userfair.files.inputs import load_inputs
+from userfair.files.io import write_inter
+from userfair.formulas import fairness
 from userfair.measures import NAMES as KEYS
+from userfair.streamed import pair_records, stream_rows, streaming
+from userfair.workflow.steps.measures import scatter_range
 
 from measures_data import random_split, write_item_file
 
@@ -174,12 +177,12 @@ def test_ranges_balance_and_cover():
 def test_scatter_items_tile_the_rows_even_with_more_parts_than_users():
     rows = split_inputs(8).train_of_evaluated()[:6]
     for n in (1, 2, 5, 20):
-        parts = [stream_rows.scatter_range(rows, f"{i}-of-{n}") for i in range(1, n + 1)]
+        parts = [scatter_range(rows, f"{i}-of-{n}") for i in range(1, n + 1)]
         assert parts[0][0] == 0 and parts[-1][1] == 6, parts
         assert all(b == c for (_, b), (c, _) in zip(parts, parts[1:])), parts
     for bad in ("0-of-2", "3-of-2", "1of2"):
         with pytest.raises(ValueError, match="scatter item"):
-            stream_rows.scatter_range(rows, bad)
+            scatter_range(rows, bad)
 
 
 def test_combine_refuses_gaps_overlaps_and_other_users():

@@ -1,4 +1,4 @@
-"""The streamed measures' torch path (userfair._streaming_torch, device torch-cpu: the code
+"""The streamed measures' torch path (userfair.streamed._streaming_torch, device torch-cpu: the code
 that runs on a GPU) gives the numba path's PairStats and PairSums and the dense route's
 measures."""
 
@@ -9,14 +9,15 @@ import math
 import pytest
 
 from test_streaming import K, assert_same, close, split_inputs
-from userfair import fairness, pair_records, stream_rows, streaming
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
+from userfair.files.inputs import load_inputs
+from userfair.formulas import fairness
+from userfair.streamed import pair_records, stream_rows, streaming
 
 from measures_data import random_split
 
 torch = pytest.importorskip("torch")
-_streaming_torch = pytest.importorskip("userfair._streaming_torch")
+_streaming_torch = pytest.importorskip("userfair.streamed._streaming_torch")
 
 M = 300  # a few hundred users
 BLOCK = 16  # ~19 blocks of rows

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from userfair import measures
-from userfair.agreement import agreement_long
-from userfair.io import InputError
+from userfair.files.io import InputError
+from userfair.formulas.agreement import agreement_long
 from userfair.measures import FAIR, NAMES
 from userfair.workflow import analysis_figures, figure_style, plots, tables
 from userfair.workflow.models import label

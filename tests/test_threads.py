@@ -2,8 +2,8 @@
 its pair threshold, the streamed passes, the bootstrap's envy and UF, the opt-in PUF's row
 sums) give the same numbers, to the bit, on one thread and on two: every loop writes per
 row (or per resample) and the rows are added in a fixed order. A job runs its rule's ``threads``
-(``userfair._kernels.job_threads`` follows ``OMP_NUM_THREADS``, which Snakemake sets), while
-the suite runs each of its workers on one thread (conftest.py): this module asks for two
+(``userfair.formulas._kernels.job_threads`` follows ``OMP_NUM_THREADS``, which Snakemake sets),
+while the suite runs each of its workers on one thread (conftest.py): this module asks for two
 threads itself, so that the parallel loops are run on more than one in every run of the
 suite, in-process."""
 
@@ -14,10 +14,12 @@ import numba
 import numpy as np
 import pytest
 
-from userfair import decompose_stream, uncertainty, variants
+from userfair.bootstrap import uncertainty
+from userfair.decomposition import decompose_stream
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
+from userfair.files.inputs import load_inputs
 from userfair.measures import NAMES
+from userfair.opt_in import variants
 
 from measures_data import random_split, write_item_file
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.io import InputError, read_inter, write_inter
+from userfair.files.io import InputError, read_inter, write_inter
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 from userfair.workflow import grids, models, tuning
 
 from conftest import REPO, make_workdir, snakemake

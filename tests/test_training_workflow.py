@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from userfair.io import read_inter
+from userfair.files.io import read_inter
 
 from conftest import copy_run
 

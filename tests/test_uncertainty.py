@@ -1,4 +1,4 @@
-"""Bootstrap over evaluated users (userfair.uncertainty): every resampled value of the 18
+"""Bootstrap over evaluated users (userfair.bootstrap.uncertainty): every resampled value of the 18
 measures against a loop over the materialised resampled population, all-ones weights =
 evaluate(), paired comparisons, Holm, tau intervals, and the command's options."""
 
@@ -9,11 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import agreement, inference, uncertainty
+from userfair.bootstrap import inference, uncertainty
 from userfair.cli import main
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
-from userfair.io import write_inter
+from userfair.files.inputs import load_inputs
+from userfair.files.io import write_inter
+from userfair.formulas import agreement
 from userfair.measures import NAMES as KEYS
 from userfair.measures import NAMES as MEASURES
 
@@ -63,7 +64,7 @@ def test_every_resample_equals_the_materialised_loop(split, utility, gamma):
     if gamma < 1:
         genres = sorted({g for gs in item_genres.values() for g in gs})
         sim_uf = ref.uf_similarity(
-            sim_uf, ref.genre_similarity(train_sets, item_genres, genres), gamma
+            sim_uf, ref.genre_js_similarity(train_sets, item_genres, genres), gamma
         )
     for b, w in enumerate(weights):
         expected = ref.resampled(

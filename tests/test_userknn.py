@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from userfair._backend import binary_csr
+from userfair.engine._backend import binary_csr
 from userfair.workflow.userknn import neighbour_weights, scores
 
 # 4 users x 5 items. |H| = 3, 2, 2, 1.

@@ -18,11 +18,11 @@ import pytest
 from docutils.core import publish_parts
 from scipy.stats import kendalltau, skew
 
-from userfair import effectiveness
-from userfair.inputs import load_inputs, load_split_inputs
+from userfair.files.inputs import load_inputs, load_split_inputs
+from userfair.formulas import effectiveness
 from userfair.measures import GROUPS, NAMES, optional_names
-from userfair.similarities import SimilarityData
-from userfair.similarity import compute
+from userfair.similarity.pairwise import compute
+from userfair.similarity.registry import SimilarityData
 from userfair.workflow import experiments, tables
 from userfair.workflow import variant_analysis as va
 

@@ -1,16 +1,16 @@
-"""Each user's share of the opt-in measures (userfair.variant_parts) on both routes against
+"""Each user's share of the opt-in measures (userfair.opt_in.variant_parts) on both routes against
 loops from the definitions (docs/method.md#who), and the columns summing to the measures."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import variant_parts, variants
 from userfair.cli import main
-from userfair.decompose import COLUMNS
-from userfair.inputs import load_inputs
-from userfair.io import write_inter
+from userfair.decomposition.decompose import COLUMNS
+from userfair.files.inputs import load_inputs
+from userfair.files.io import write_inter
 from userfair.measures import PUF_SCORES
+from userfair.opt_in import variant_parts, variants
 
 import reference as ref
 from measures_data import graded_split, python_views, write_item_file

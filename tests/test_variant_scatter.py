@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.io import InputError, read_json, write_inter, write_json
+from userfair.files.io import InputError, read_json, write_inter, write_json
 from userfair.measures import NAMES, OPT_IN
-from userfair.variants import evaluate_variants
+from userfair.opt_in.variants import evaluate_variants
 from userfair.workflow.steps import measures as steps
 
 from conftest import copy_run, snakemake

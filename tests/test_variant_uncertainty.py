@@ -1,4 +1,4 @@
-"""Bootstrap of the opt-in measures (userfair.variant_uncertainty) against a loop over the
+"""Bootstrap of the opt-in measures (userfair.opt_in.variant_uncertainty) against a loop over the
 resampled population, and all-ones weights giving the point values."""
 
 import json
@@ -7,12 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair import uncertainty, variants
+from userfair.bootstrap import uncertainty
 from userfair.cli import main
-from userfair.inputs import load_inputs
-from userfair.io import write_inter
+from userfair.files.inputs import load_inputs
+from userfair.files.io import write_inter
 from userfair.measures import NAMES
-from userfair.variant_uncertainty import bootstrap_variants
+from userfair.opt_in import variants
+from userfair.opt_in.variant_uncertainty import bootstrap_variants
 
 import reference as ref
 from measures_data import graded_split, python_views, write_item_file

@@ -10,13 +10,14 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from userfair import similarities, similarity, variants
 from userfair.cli import main
 from userfair.evaluate import as_json, evaluate
-from userfair.fairness import puf
-from userfair.inputs import load_inputs
-from userfair.io import InputError, write_inter, write_json
+from userfair.files.inputs import load_inputs
+from userfair.files.io import InputError, write_inter, write_json
+from userfair.formulas.fairness import puf
 from userfair.measures import NAMES, OPT_IN
+from userfair.opt_in import variants
+from userfair.similarity import pairwise, registry
 
 import reference as ref
 from measures_data import graded_split, python_views, random_split, write_item_file
@@ -161,33 +162,33 @@ def test_read_user_vectors(tmp_path):
     frame.to_parquet(tmp_path / "v.parquet")
     frame.to_csv(tmp_path / "v.csv", index=False)
     for name in ("v.parquet", "v.csv"):
-        got = similarities.read_user_vectors(tmp_path / name, users)
+        got = registry.read_user_vectors(tmp_path / name, users)
         assert got.tolist() == [[1.0, 0.5], [2.0, 0.5], [3.0, 0.5]]
     frame[frame.user_id != "b"].to_csv(tmp_path / "short.csv", index=False)
     with pytest.raises(
         InputError, match=r"short.csv: no vector for 1 evaluated user\(s\), e.g. 'b'"
     ):
-        similarities.read_user_vectors(tmp_path / "short.csv", users)
+        registry.read_user_vectors(tmp_path / "short.csv", users)
     frame.assign(y="high").to_csv(tmp_path / "text.csv", index=False)
     with pytest.raises(InputError, match="text.csv: column 'y' is not numeric"):
-        similarities.read_user_vectors(tmp_path / "text.csv", users)
+        registry.read_user_vectors(tmp_path / "text.csv", users)
 
 
 def test_registry_adds_a_similarity_with_one_function():
-    @similarities.register("dot", "Dot")
+    @registry.register("dot", "Dot")
     def dot(data):
         return lambda start, stop: (data.train[start:stop] @ data.train.T).tocsr()
 
     try:
         train, test, topk, _ = random_split(1)
         inputs = load_inputs(train, test, topk)
-        block = similarities.block_function("dot", similarities.SimilarityData.of(inputs))
+        block = registry.block_function("dot", registry.SimilarityData.of(inputs))
         sim = variants.dense_similarity(block, len(inputs.users))
         scores = np.random.default_rng(0).random((2, len(inputs.users)))
         streamed = variants.streamed_puf(block, scores, block_size=5)
         assert streamed == pytest.approx([puf(s, sim) for s in scores], rel=1e-9)
     finally:
-        del similarities.REGISTRY["dot"]
+        del registry.REGISTRY["dot"]
 
 
 def test_command_adds_the_variants_when_asked(tmp_path, capsys):
@@ -210,7 +211,7 @@ def test_command_adds_the_variants_when_asked(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert list(result)[: len(NAMES + OPT_IN)] == list(NAMES + OPT_IN)
     inputs = load_inputs(train, test, topk, grade="rating", item_features=tmp_path / "d.item")
-    vectors = similarities.read_user_vectors(tmp_path / "vectors.csv", inputs.users)
+    vectors = registry.read_user_vectors(tmp_path / "vectors.csv", inputs.users)
     direct, _ = variants.evaluate_variants(inputs, 10, ["vec", "genre"], vectors)
     assert {key: result[key] for key in OPT_IN} == pytest.approx(direct, rel=1e-12)
     assert main(["evaluate", *files, "--grade", "rating"]) == 0
@@ -224,10 +225,10 @@ def test_command_adds_the_variants_when_asked(tmp_path, capsys):
 def test_registry_cos_and_jacc_are_the_papers(tmp_path):
     train, test, topk, _ = random_split(2)
     inputs = load_inputs(train, test, topk)
-    data = similarities.SimilarityData.of(inputs)
+    data = registry.SimilarityData.of(inputs)
     rows, m = inputs.train_of_evaluated(), len(inputs.users)
-    for name, function in (("cos", similarity.cosine), ("jacc", similarity.jaccard)):
-        got = variants.dense_similarity(similarities.block_function(name, data), m, 7)
+    for name, function in (("cos", pairwise.cosine), ("jacc", pairwise.jaccard)):
+        got = variants.dense_similarity(registry.block_function(name, data), m, 7)
         np.testing.assert_allclose(got, function(rows), rtol=1e-12, atol=1e-15)
 
 
@@ -255,10 +256,10 @@ def test_streamed_equals_dense_when_every_pair_shares_an_item():
     everyone = pd.DataFrame({"user_id": train.user_id.unique(), "item_id": "i000", "rating": 4.0})
     train = pd.concat([train[train.item_id != "i000"], everyone], ignore_index=True)
     inputs = load_inputs(train, test, topk, grade="rating")
-    data = similarities.SimilarityData.of(inputs)
+    data = registry.SimilarityData.of(inputs)
     m = len(inputs.users)
     for name in ("cos", "jacc", "rcos"):
-        block = similarities.block_function(name, data)
+        block = registry.block_function(name, data)
         sim = variants.dense_similarity(block, m)
         raw = block(0, m)
         assert raw.nnz == m * m  # every pair stored (and the diagonal)
@@ -293,7 +294,7 @@ def test_fused_cosine_passes_over_many_tiles_match_the_loop(kind):
         dense = rng.integers(1, 6, size=(m, 40)) * (rng.random((m, 40)) < 0.08)
         vectors = sp.csr_matrix(dense.astype(np.float64))
         loop_rows = [{i: float(x) for i, x in enumerate(row) if x} for row in dense]
-    block = similarities.CosineBlocks(vectors)
+    block = registry.CosineBlocks(vectors)
     scores = np.stack([rng.random(m), rng.integers(0, 4, m) / 3.0])
     streamed = variants.streamed_puf(block, scores, block_size=97)
     sim = variants.dense_similarity(block, m)
@@ -301,7 +302,7 @@ def test_fused_cosine_passes_over_many_tiles_match_the_loop(kind):
         assert streamed[row] == pytest.approx(puf(score, sim), rel=1e-9)
     # the loop over the pairs, on a corner of the users (the loop is quadratic)
     few = 120
-    small = similarities.CosineBlocks(vectors[:few])
+    small = registry.CosineBlocks(vectors[:few])
     expected = [loop_puf(loop_rows[:few], list(score[:few])) for score in scores]
     got = variants.streamed_puf(small, np.ascontiguousarray(scores[:, :few]), block_size=13)
     assert got == pytest.approx(expected, rel=1e-9)
@@ -312,8 +313,8 @@ def test_row_ranges_combine_to_the_whole(tmp_path, name):
     # the scattered streamed route: row ranges summed apart, written as JSON, read back and
     # combined give the whole pass's PUF
     inputs, vectors, values = expected(4, tmp_path, m=40)
-    data = similarities.SimilarityData.of(inputs, vectors)
-    block = similarities.block_function(name, data)
+    data = registry.SimilarityData.of(inputs, vectors)
+    block = registry.block_function(name, data)
     scores = variants.per_user_scores(inputs, 10)
     stacked = np.stack([scores[s] for s in ("P", "NDCG", "gNDCG")])
     m = stacked.shape[1]
@@ -325,7 +326,7 @@ def test_row_ranges_combine_to_the_whole(tmp_path, name):
         for a, b in zip(cuts, cuts[1:])
     ]
     whole = variants.combine(parts[::-1])  # any order: combined in row order
-    label = similarities.entry(name).label
+    label = registry.entry(name).label
     got = variants.finish(whole, stacked)
     for score, value in zip(("P", "NDCG", "gNDCG"), got):
         assert value == pytest.approx(values[f"PUF-{score}-{label}"], rel=1e-9, abs=1e-12)

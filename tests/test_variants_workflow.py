@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from userfair.io import read_json
+from userfair.bootstrap.uncertainty import resample_weights
+from userfair.files.io import read_json
 from userfair.measures import NAMES, optional_names
-from userfair.uncertainty import resample_weights
-from userfair.variant_uncertainty import bootstrap_variants
-from userfair.variants import evaluate_variants
+from userfair.opt_in.variant_uncertainty import bootstrap_variants
+from userfair.opt_in.variants import evaluate_variants
 
 from conftest import copy_run, snakemake
 from graded_run import NO_RERUN, job_counts, previous_design_inputs, run_config

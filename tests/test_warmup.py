@@ -1,5 +1,5 @@
 """Every ``seconds`` times the computation only (issue 33): in a fresh process the first
-``evaluate`` loads the compiled kernels in an untimed warm-up (``userfair.warmup``), so the
+``evaluate`` loads the compiled kernels in an untimed warm-up (``userfair.engine.warmup``), so the
 UF time it records is far below the load time."""
 
 import json
@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from userfair import evaluate, warmup
+from userfair import evaluate
+from userfair.engine import warmup
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
 
 FRESH = """
 import json, sys, time
-from userfair import evaluate, similarity, warmup
+from userfair import evaluate
+from userfair.engine import warmup
+from userfair.similarity import pairwise
 inputs = warmup.tiny_inputs(m=30, n=40, k=5, seed=1)
 start = time.perf_counter()
 result = evaluate.evaluate(inputs, k=5, route=sys.argv[1])

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 from userfair.workflow import grids
 from userfair.workflow.schema import check_config
 from userfair.workflow.testdata import write_tiny_ml100k

@@ -23,8 +23,9 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from userfair import bounds, route
-from userfair.groups import specs_of
+from userfair.workflow import config_bounds
+from userfair.engine import route
+from userfair.workflow.steps.groups import specs_of
 from userfair.workflow import catalogue, costs, energy, grids, models, replication
 from userfair.workflow import plan as plan_report
 from userfair.workflow import reproduction, steps
@@ -53,7 +54,7 @@ def dataset_entry(name):
 
 
 SPLITS = ["train", "valid", "test"]
-# The user similarities (results/D/similarity/KIND.npz; userfair.similarity.KINDS).
+# The user similarities (results/D/similarity/KIND.npz; userfair.similarity.pairwise.KINDS).
 SIMILARITY_KINDS = ["cos", "jacc", "genre"]
 # The configured datasets whose raw files carry item genres (they get D.item, the genre
 # similarity and the gamma experiment).
@@ -62,7 +63,7 @@ GENRE_DATASETS = [d for d in DATASETS if dataset_entry(d).has_genres]
 # docs/measures.md#opt-in-measures): GRADED adds rule grades (each kept interaction's grade,
 # results/D/data/grades.parquet, beside the binary split: no model is retrained) and the
 # graded measures, which only the measure jobs compute (their input grades, opt_in_grades);
-# EXTRA_SIMILARITIES (registry names of userfair.similarities beyond the paper's cos and
+# EXTRA_SIMILARITIES (registry names of userfair.similarity.registry beyond the paper's cos and
 # jacc) add PUF over them. Both off by default: every output as without them.
 # embedding:MODEL is the registry's vec on the user vectors of MODEL (rule user_vectors).
 GRADED = "graded" in config["measures"]["relevance"]
@@ -232,13 +233,13 @@ def check_config_beyond_schema():
         stats = f"results/{dataset}/data/stats.json"
         if Path(stats).is_file():
             items = costs.read_stats(stats)["items"]
-            bounds.check_items(config["k"], items, f"{dataset} ({stats})")
+            config_bounds.check_items(config["k"], items, f"{dataset} ({stats})")
         elif (items := catalogue.items_bound(entry, DATASET_OPTIONS)) is not None:
             where = f"{dataset} (the catalogue's raw file, before preprocessing)"
-            bounds.check_items(config["k"], items, where)
+            config_bounds.check_items(config["k"], items, where)
         elif entry.source == "custom" and (shape := costs.raw_shape(entry, source)):
             where = f"{dataset} (its raw file {source}, before preprocessing)"
-            bounds.check_items(config["k"], shape.items, where)
+            config_bounds.check_items(config["k"], shape.items, where)
 
 
 check_config_beyond_schema()
@@ -625,7 +626,7 @@ def evaluated_users(dataset):
 def measure_route(dataset):
     """``dense`` or ``stream``: the route of the dataset's measures and decomposition
     (docs/measures.md#in-the-workflow), decided here and only here, by the library's one
-    chooser (userfair.route.choose_route) on the evaluated users against
+    chooser (userfair.engine.route.choose_route) on the evaluated users against
     measures.stream_above. The memory of the machine that builds the DAG does not count
     (available=inf): the jobs run elsewhere. The steps receive the decision as a param.
     """
@@ -1011,7 +1012,7 @@ GROUP_FIGURE_CODE = DRAWING_CODE + [
 
 
 def group_specs():
-    """The groupings of the run (userfair.groups.specs_of)."""
+    """The groupings of the run (userfair.workflow.steps.groups.specs_of)."""
     return specs_of(config["measures"]["groups"], config["who"]["features"])
 
 

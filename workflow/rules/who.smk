@@ -27,6 +27,7 @@ rule users:
     params:
         **measure_settings("epsilon", "envy_utility", "gamma"),
         **who_settings("features", "worst", "worst_measure", "neighbours"),
+        **opt_in_params("plugins"),
         source=raw_source,
         route=route_param,
     message:

@@ -1,20 +1,21 @@
-"""Individual user fairness in recommender systems: the measures of the PUF paper and the
-pieces of the workflow that reproduces it.
+"""Individual user fairness in recommender systems: the measures of the PUF paper, their
+inference, the ``userfair`` command and the RecBole metrics; the workflow that reproduces
+the paper is the subpackage :mod:`userfair.workflow`.
 
-The measures (:func:`userfair.evaluate_frames`, ``userfair.inputs``, ``userfair.evaluate``,
-``userfair.effectiveness``, ``userfair.similarity``, ``userfair.fairness`` and the
-``userfair evaluate`` command) need only numpy, scipy, pandas, pyarrow and numba; torch is
-optional (``device="cuda"`` or ``"torch-cpu"``; ``"auto"`` falls back to numpy without it).
-Every top-level module imports with the base dependencies alone (those and psutil and
-pyyaml: ``data``, ``grids``, ``models``, ``costs``, ``tables``, ...), except
-``userfair.recbole`` and ``userfair.recbole_patches``, which need the ``recbole`` extra and
-say so when imported without it. The workflow's own modules (``download``, ``testdata``,
-``recommenders``, ``recbole_fast``, ``resume``, ``userknn``, ``schema``, ``plots`` and the
-rule steps ``steps``) are the subpackage :mod:`userfair.workflow`, which needs the
+The library is laid out by role (docs/architecture.md#the-library): what each measure is
+(``measures``), their formulas (``formulas``), user similarity (``similarity``), inputs and
+files (``files``), where the pair work runs (``engine``), the streamed route
+(``streamed``), the bootstrap (``bootstrap``), who is treated unfairly
+(``decomposition``) and the opt-in measures (``opt_in``); ``evaluate`` runs every measure
+of one top-k list, ``frames`` does it for DataFrames, ``plugins`` is the interface of the
+measures a user brings. They need only numpy, scipy, pandas, pyarrow, numba, psutil and
+pyyaml; torch is optional (``device="cuda"`` or ``"torch-cpu"``; ``"auto"`` falls back to
+numpy without it); ``userfair.recbole`` and ``userfair.recbole_patches`` need the
+``recbole`` extra and say so when imported without it. :mod:`userfair.workflow` needs the
 ``workflow`` extra and names it when imported without it. No module imports Snakemake: the
 rule scripts (workflow/scripts/) read the ``snakemake`` object and pass plain values in;
-only :func:`userfair.workflow.joblog.job_log` takes that object itself (duck-typed: its log, rule
-and wildcards).
+only :func:`userfair.workflow.joblog.job_log` takes that object itself (duck-typed: its
+log, rule and wildcards).
 
 ``import userfair`` imports nothing beyond this file.
 """

@@ -2,10 +2,10 @@
 workflow's config share: one definition for both.
 
 The command checks its options with :func:`option` (an argparse ``type``), the workflow's
-config check (``userfair.workflow.schema``) checks the config keys of :data:`CONFIG_KEYS`
-with :func:`check`, and a test checks that config/config.schema.yaml states the same
-bounds. Integers are plain integers (``10.0`` and ``true`` are refused); numbers are finite
-(``nan`` and ``inf`` are refused).
+config check (``userfair.workflow.schema``) checks its config keys of these settings
+(``userfair.workflow.config_bounds``) with :func:`check`, and a test checks that
+config/config.schema.yaml states the same bounds. Integers are plain integers (``10.0`` and
+``true`` are refused); numbers are finite (``nan`` and ``inf`` are refused).
 """
 
 from __future__ import annotations
@@ -89,20 +89,6 @@ BOUNDS: dict[str, Bound] = {
     "neighbours": Bound(True, minimum=1, what="most similar users looked at"),
 }
 
-#: The workflow's config key of each shared setting (config/config.schema.yaml).
-CONFIG_KEYS: dict[str, str] = {
-    "k": "k",
-    "seed": "seed",
-    "measures.epsilon": "epsilon",
-    "measures.gamma": "gamma",
-    "measures.block_size": "block-size",
-    "uncertainty.resamples": "resamples",
-    "uncertainty.level": "level",
-    "who.resamples": "resamples",
-    "who.worst": "worst",
-    "who.neighbours": "neighbours",
-}
-
 
 def check(name: str, value, label: str | None = None) -> None:
     """Raise ValueError, naming ``label`` (default ``--NAME``), when ``value`` is outside
@@ -131,12 +117,3 @@ def option(name: str):
 
     parse.__name__ = name
     return parse
-
-
-def check_items(k, items: int, where: str) -> None:
-    """Raise ValueError when the list length ``k`` exceeds the ``items`` of a dataset (no
-    list can hold more items than the dataset has); ``where`` names the dataset or file."""
-    if isinstance(k, int) and k > items:
-        raise ValueError(
-            f"config key k: {k} is more than the {items} items of {where}; give k <= {items}"
-        )

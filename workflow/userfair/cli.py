@@ -25,11 +25,12 @@ from userfair.cli_parser import parser
 
 def _users(args) -> int:
     """``userfair users``: the per-user decomposition, written or printed as CSV."""
-    from userfair import decompose, groups, worst_cases
-    from userfair import route as route_
-    from userfair.inputs import load_inputs
-    from userfair.io import InputError
-    from userfair.variant_parts import variant_columns
+    from userfair.decomposition import decompose, worst_cases
+    from userfair.engine import route as route_
+    from userfair.files.inputs import load_inputs
+    from userfair.files.io import InputError
+    from userfair.formulas import groups
+    from userfair.opt_in.variant_parts import variant_columns
 
     try:
         if args.out is not None:
@@ -48,7 +49,7 @@ def _users(args) -> int:
             route_.check_memory(len(inputs.users), args.gamma)
             sims = decompose.similarities_of(inputs, None, args.gamma, args.block_size)
         else:
-            from userfair import streaming
+            from userfair.streamed import streaming
 
             stats = streaming.pass_one(
                 inputs.train_of_evaluated(), gamma=args.gamma, genres=inputs.genres,
@@ -91,11 +92,11 @@ def _users(args) -> int:
 
 
 def _groups(args, inputs, features=None):
-    """The :class:`userfair.groups.Groups` of ``--user-groups`` (None without it); the
+    """The :class:`userfair.formulas.groups.Groups` of ``--user-groups`` (None without it); the
     dropped groups and users without a group are logged."""
     if not args.user_groups:
         return None
-    from userfair import groups
+    from userfair.formulas import groups
 
     if features is None and args.user_features is not None:
         features = groups.read_user_features(args.user_features)
@@ -120,7 +121,7 @@ def _group_lines(result: dict) -> list[str]:
     record = result.get("groups")
     if not record:
         return []
-    from userfair.groups import mean_column
+    from userfair.formulas.groups import mean_column
 
     intervals = result.get("intervals", {})
     first = record["rows"][0] if record["rows"] else {}
@@ -175,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         return _evaluate_with_intervals(args)
     # Imported here, not at the top: `userfair --help` stays free of numpy and pandas.
     from userfair.evaluate import evaluate
-    from userfair.inputs import load_inputs
-    from userfair.io import InputError
+    from userfair.files.inputs import load_inputs
+    from userfair.files.io import InputError
 
     try:
         inputs = load_inputs(
@@ -215,7 +216,7 @@ def _load_plugins(args) -> bool:
 
 def _variant_options(args, inputs) -> tuple:
     """(user vectors or None, extra similarity names) of --user-vectors and --similarity."""
-    from userfair.similarities import read_user_vectors
+    from userfair.similarity.registry import read_user_vectors
 
     vectors, extra = None, list(getattr(args, "similarity", []))
     if getattr(args, "user_vectors", None) is not None:
@@ -241,10 +242,10 @@ def _check_bootstrap(args, least: int) -> None:
 def _bootstrapped(args, topk_paths: list[str]):
     """Inputs, point estimates and bootstrap frames of each top-k file, on the same
     similarities and the same resampled users."""
-    from userfair import uncertainty
+    from userfair.bootstrap import uncertainty
     from userfair.evaluate import evaluate
-    from userfair.inputs import load_inputs
-    from userfair.variant_uncertainty import bootstrap_variants
+    from userfair.files.inputs import load_inputs
+    from userfair.opt_in.variant_uncertainty import bootstrap_variants
 
     options = _measure_options(args)
     runs = []
@@ -274,15 +275,15 @@ def _bootstrapped(args, topk_paths: list[str]):
 
 def _values(point: dict) -> dict:
     """``point``'s measures with the group means keyed as the bootstrap frame's columns."""
-    from userfair.groups import record_means
+    from userfair.formulas.groups import record_means
 
     return {**point, **(record_means(point["groups"]) if "groups" in point else {})}
 
 
 def _evaluate_with_intervals(args) -> int:
     """``evaluate --resamples N``: the point estimates plus percentile intervals."""
-    from userfair import inference
-    from userfair.io import InputError
+    from userfair.bootstrap import inference
+    from userfair.files.io import InputError
 
     try:
         _check_bootstrap(args, least=1)
@@ -313,8 +314,8 @@ def _evaluate_with_intervals(args) -> int:
 
 def _compare(args) -> int:
     """``userfair compare``: paired bootstrap differences B - A of every measure."""
-    from userfair import inference
-    from userfair.io import InputError
+    from userfair.bootstrap import inference
+    from userfair.files.io import InputError
 
     try:
         if len(args.topk) != 2:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import logging
 import time
 
-from userfair import effectiveness, fairness, plugin_routes, similarity, streaming, variants, warmup
-from userfair import groups as user_groups
-from userfair import route as route_
-from userfair._backend import resolve
-from userfair.inputs import Inputs
+from userfair.engine import plugin_routes, warmup
+from userfair.engine import route as route_
+from userfair.engine._backend import resolve
+from userfair.files.inputs import Inputs
+from userfair.formulas import effectiveness, fairness
+from userfair.formulas import groups as user_groups
 from userfair.measures import EFF, FAIR_GROUP, NAMES, OPT_IN, conventions, plugin_names
+from userfair.opt_in import variants
+from userfair.similarity import pairwise
+from userfair.streamed import streaming
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +43,7 @@ def evaluate(
     k: int = 10,
     epsilon: float = 0.05,
     gamma: float = 1.0,
-    similarities: dict[str, similarity.Similarity] | None = None,
+    similarities: dict[str, pairwise.Similarity] | None = None,
     block_size: int = 2048,
     device: str = "auto",
     envy_utility: str = "precision",
@@ -54,7 +58,7 @@ def evaluate(
     ``seconds`` has one entry per measure plus ``similarity-cos`` and ``similarity-jacc``,
     each the computation only: the first call in a process first runs every step on tiny
     inputs, untimed, so that loading the compiled kernels is not counted
-    (``userfair.warmup``).
+    (``userfair.engine.warmup``).
     The six effectiveness measures come from one vectorised pass, and ME, MME and PEU from
     one pass over the pairs: each of them is credited that pass's time. PUF and UF times
     exclude the cosine/Jaccard computation (reported on its own); UF includes building
@@ -64,31 +68,31 @@ def evaluate(
     genre similarity 1 - JS when gamma < 1). ``envy_utility``: ``precision`` (P@k, default)
     or ``ideal`` (``fairness.envy``).
 
-    ``similarities``: optional precomputed :class:`userfair.similarity.Similarity` objects
+    ``similarities``: optional precomputed :class:`userfair.similarity.pairwise.Similarity` objects
     ``{"cos", "jacc"}`` (and ``"genre"``, used by UF when gamma < 1) of ``inputs.users`` in
     canonical order, e.g. the similarity files; their stored seconds are reported. Missing
     ones are computed here, one at a time.
     gamma < 1 needs ``inputs.genres`` or a given ``"genre"`` similarity.
 
     ``route``: ``dense`` (the (m, m) similarity matrices, above), ``stream``
-    (``userfair.streaming.stream_evaluate``: the same numbers in row passes that never hold
+    (``userfair.streamed.streaming.stream_evaluate``: the same numbers in row passes that never hold
     m x m, on ``device`` too: numba on the CPU, or torch blocks; ``similarities`` are not
     used) or ``auto`` (default): dense when
-    ``similarities`` are given, else ``userfair.route.choose_route`` (stream when the
+    ``similarities`` are given, else ``userfair.engine.route.choose_route`` (stream when the
     dense matrices would exceed half the available memory or m > 20,000).
 
-    Opt-in (``userfair.variants``, after the 18 measures, same route): with grades in
+    Opt-in (``userfair.opt_in.variants``, after the 18 measures, same route): with grades in
     ``inputs`` (``load_inputs(grade=...)``) gNDCG, SD-gNDCG, Gini-gNDCG and PUF over
     {P, NDCG, gNDCG} x {Cos, Jacc, RCos}; ``extra_similarities`` (registry names of
-    ``userfair.similarities``: ``rcos``, ``vec``, ``genre``) add PUF-{P,NDCG[,gNDCG]}-SIM;
+    ``userfair.similarity.registry``: ``rcos``, ``vec``, ``genre``) add PUF-{P,NDCG[,gNDCG]}-SIM;
     ``user_vectors``: the (m, d) vectors ``vec`` reads.
 
     Plugins (``userfair.plugins``, docs/plugins.md): every plugin measure loaded in this
-    process follows, on the same route (``userfair.plugin_routes``).
+    process follows, on the same route (``userfair.engine.plugin_routes``).
 
-    ``groups``: a :class:`userfair.groups.Groups` of ``inputs.users`` adds the group
+    ``groups``: a :class:`userfair.formulas.groups.Groups` of ``inputs.users`` adds the group
     measures ``UserMAD-P`` and ``UserMAD-NDCG`` (``userfair.measures.FAIR_GROUP``) and the
-    record ``groups`` (``userfair.groups.record``: each group's size and mean P, NDCG), on
+    record ``groups`` (``userfair.formulas.groups.record``: each group's size and mean P, NDCG), on
     either route (a grouped mean of the per-user P and NDCG).
     """
     route = route if similarities else route_.choose_route(len(inputs.users), gamma, route)
@@ -154,7 +158,7 @@ def evaluate(
         owned = sim is None  # computed here: UF may turn it into the raw values in place
         if owned:
             log.info("computing similarity-%s ...", kind)
-            sim = similarity.compute(kind, rows, inputs.users, block_size=block_size)
+            sim = pairwise.compute(kind, rows, inputs.users, block_size=block_size)
         elif sim.sim.shape != (m, m):
             raise ValueError(f"similarities[{kind!r}] must be ({m}, {m}), got {sim.sim.shape}")
         clock.seconds[f"similarity-{kind}"] = float(sim.seconds)
@@ -226,14 +230,14 @@ def _uf(inputs: Inputs, rows, jaccard, genre, gamma, k, inplace, block_size, dev
     genre_sim = None
     if gamma < 1.0:
         if genre is None:
-            genre = similarity.compute("genre", rows, inputs.users, inputs.genres, block_size)
+            genre = pairwise.compute("genre", rows, inputs.users, inputs.genres, block_size)
         genre_sim = genre.raw()
-    sim_uf = similarity.uf_similarity(jaccard.raw(inplace), genre_sim, gamma)
+    sim_uf = pairwise.uf_similarity(jaccard.raw(inplace), genre_sim, gamma)
     return fairness.uf(inputs.topk, inputs.train, sim_uf, k=k, block_size=block_size, device=device)
 
 
 def as_json(result: dict) -> dict:
-    """``result`` with NaN kept as float NaN (written as NaN by userfair.io.write_json)."""
+    """``result`` with NaN kept as float NaN (written as NaN by userfair.files.io.write_json)."""
     out = {
         **{
             key: float(result[key])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from userfair.evaluate import evaluate
-from userfair.inputs import load_inputs
+from userfair.files.inputs import load_inputs
 
 
 def evaluate_frames(
@@ -25,7 +25,7 @@ def evaluate_frames(
 
     Returns the same object as ``userfair evaluate --json``: the 18 measures
     (``userfair.measures.NAMES``, floats, NaN allowed) and ``seconds``.
-    Raises ``userfair.io.InputError`` (a ValueError) on inconsistent inputs.
+    Raises ``userfair.files.io.InputError`` (a ValueError) on inconsistent inputs.
     """
     inputs = load_inputs(train, test, topk, k=k, item_features=item_features, valid=valid)
     return evaluate(inputs, k=k, **options)

@@ -32,21 +32,25 @@ plugin and what to fix (:class:`PluginError`).
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import math
 from collections.abc import Iterable, Sequence
 from importlib import metadata
 
 import numpy as np
+from numba.extending import is_jitted
 
-from userfair import measures, similarities
+from userfair import measures
 from userfair.measures.base import Measure
+from userfair.similarity import registry
+from userfair.streamed._plugin_kernels import apply_term
 
 log = logging.getLogger(__name__)
 
 #: The entry-point group installed packages declare their plugins in.
 ENTRY_POINT_GROUP = "userfair.measures"
-#: The per-user scores a plugin measure may read (``userfair.effectiveness`` and gNDCG).
+#: The per-user scores a plugin measure may read (``userfair.formulas.effectiveness`` and gNDCG).
 SCORES = ("HR", "MRR", "P", "MAP", "R", "NDCG", "gNDCG")
 #: Random inputs of the load-time checks: how many users, pairs and draws.
 CHECK_USERS, CHECK_SEED = 40, 20261128
@@ -78,7 +82,7 @@ class UserMeasure:
 class PairMeasure:
     """The mean over unordered pairs of distinct users of a pair term (kind ``pair``).
     Subclasses set ``name``, ``effectiveness``, ``similarity`` (a label of
-    ``userfair.similarities``: Cos, Jacc, RCos, Vec, Genre, or a plugin similarity's),
+    ``userfair.similarity.registry``: Cos, Jacc, RCos, Vec, Genre, or a plugin similarity's),
     ``better``, optionally ``bounds`` and ``text``, and define :meth:`terms`."""
 
     name: str = ""
@@ -88,11 +92,29 @@ class PairMeasure:
     bounds: tuple[float, float] = (-math.inf, math.inf)
     text: str = ""
     kind = "pair"
+    #: Optional: the term of one pair as a scalar function compiled with numba
+    #: (``term = numba.njit(lambda s_u, s_v, sim: ...)``; docs/plugins.md#a-compiled-term).
+    #: The streamed route then runs it inside its compiled row loops (similarity Cos or
+    #: Jacc), and :meth:`terms` defaults to it.
+    term = None
 
     def terms(self, s_u: np.ndarray, s_v: np.ndarray, sim: np.ndarray) -> np.ndarray:
         """The term of each pair: the two users' scores and their similarity, min-max
-        normalised over the unordered pairs as PUF's (arrays of one length)."""
-        raise NotImplementedError
+        normalised over the unordered pairs as PUF's (arrays of one length). Default: the
+        compiled :attr:`term` applied pair by pair."""
+        compiled = compiled_term(self)
+        if compiled is None:
+            raise NotImplementedError
+        as_float = lambda a: np.ascontiguousarray(a, dtype=np.float64)  # noqa: E731
+        return apply_term(compiled, as_float(s_u), as_float(s_v), as_float(sim))
+
+
+def compiled_term(plugin):
+    """The plugin PairMeasure's compiled scalar ``term`` (a numba dispatcher), else None."""
+    raw = inspect.getattr_static(type(plugin), "term", None)
+    if isinstance(raw, staticmethod):
+        raw = raw.__func__
+    return raw if raw is not None and is_jitted(raw) else None
 
 
 class UserSimilarity:
@@ -108,7 +130,7 @@ class UserSimilarity:
 
     def block(self, data, start: int, stop: int):
         """(stop - start, m) raw similarities, dense or scipy.sparse (unstored: 0), of a
-        :class:`userfair.similarities.SimilarityData`."""
+        :class:`userfair.similarity.registry.SimilarityData`."""
         raise NotImplementedError
 
 
@@ -244,10 +266,10 @@ def _register_similarity(cls, source: str) -> None:
     plugin = _construct(cls, source)
     name = _attribute(plugin, source, "name")
     label = _attribute(plugin, source, "label")
-    held = similarities.REGISTRY.get(name)
+    held = registry.REGISTRY.get(name)
     if held is not None and getattr(held.blocks, "plugin_source", None) != source:
         raise PluginError(f"plugin {source}: the similarity name {name!r} is taken; rename it")
-    if held is None and label in {e.label for e in similarities.REGISTRY.values()}:
+    if held is None and label in {e.label for e in registry.REGISTRY.values()}:
         raise PluginError(f"plugin {source}: the similarity label {label!r} is taken; rename it")
     if type(plugin).block is UserSimilarity.block:
         raise PluginError(f"plugin {source}: define block(self, data, start, stop)")
@@ -259,8 +281,8 @@ def _register_similarity(cls, source: str) -> None:
         return block
 
     blocks.plugin_source = source
-    similarities.REGISTRY.pop(name, None)
-    similarities.register(name, label, plugin.needs)(blocks)
+    registry.REGISTRY.pop(name, None)
+    registry.register(name, label, plugin.needs)(blocks)
 
 
 def _register_measure(cls, source: str) -> Measure:
@@ -278,10 +300,18 @@ def _register_measure(cls, source: str) -> Measure:
     pair = isinstance(plugin, PairMeasure)
     label = None
     if pair:
-        labels = {entry.label for entry in similarities.REGISTRY.values()}
+        labels = {entry.label for entry in registry.REGISTRY.values()}
         label = _attribute(plugin, source, "similarity", sorted(labels))
-        if type(plugin).terms is PairMeasure.terms:
-            raise PluginError(f"plugin {source}: define terms(self, s_u, s_v, sim)")
+        term = inspect.getattr_static(type(plugin), "term", None)
+        if term is not None and compiled_term(plugin) is None:
+            raise PluginError(
+                f"plugin {source}: term must be a scalar function compiled with numba "
+                "(term = numba.njit(function of s_u, s_v, sim)), or leave it unset"
+            )
+        if type(plugin).terms is PairMeasure.terms and term is None:
+            raise PluginError(
+                f"plugin {source}: define terms(self, s_u, s_v, sim) or a compiled term"
+            )
     elif type(plugin).compute is UserMeasure.compute:
         raise PluginError(f"plugin {source}: define compute(self, scores, weights)")
     routes = {"dense", "stream", "bootstrap", "recbole"} | ({"decompose"} if pair else set())
@@ -382,6 +412,14 @@ def check(plugin, declaration: Measure) -> bool:
     sim[::7] = 0.0
     forward = checked_terms(plugin, declaration, s_u, s_v, sim)
     backward = checked_terms(plugin, declaration, s_v, s_u, sim)
+    compiled = compiled_term(plugin)
+    if compiled is not None and type(plugin).terms is not PairMeasure.terms:
+        scalar = call(source, "term", apply_term, compiled, s_u, s_v, sim)
+        if not np.allclose(scalar, forward, rtol=1e-9, atol=1e-12):
+            raise PluginError(
+                f"plugin {source}: its compiled term and terms() disagree on random pairs; "
+                "make them the same function (or drop terms: it defaults to the term)"
+            )
     if not np.allclose(forward, backward, rtol=1e-12, atol=1e-15):
         raise PluginError(
             f"plugin {source}: terms(s_u, s_v, sim) != terms(s_v, s_u, sim); a pair term "

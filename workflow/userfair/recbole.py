@@ -32,7 +32,7 @@ Settings (optional RecBole config keys, defaults of ``userfair evaluate``):
 ``userfair_epsilon`` (0.05), ``userfair_envy_utility`` (``precision``),
 ``userfair_block_size`` (2048), ``userfair_device`` (``auto``) and ``userfair_route``
 (``auto``: the dense blockwise route, the streamed one above
-``userfair.route.DENSE_MAX_USERS`` evaluated users or when the dense matrices would not
+``userfair.engine.route.DENSE_MAX_USERS`` evaluated users or when the dense matrices would not
 fit in memory). UF uses gamma = 1 (the raw Jaccard).
 """
 
@@ -50,7 +50,6 @@ require("recbole", NEEDS, __name__)
 
 from userfair import plugins as plugin_loader  # noqa: E402
 from userfair import recbole_patches  # noqa: E402  (after the check, which names the extra)
-from userfair import similarities as registry_  # noqa: E402
 from userfair.measures import FAIR_GROUP, OPT_IN, higher_is_better, plugin_names  # noqa: E402
 from userfair.recbole_collector import (  # noqa: E402
     NEED_POSITIVE,
@@ -59,6 +58,7 @@ from userfair.recbole_collector import (  # noqa: E402
     patch_collector,
 )
 from userfair.recbole_measures import SETTINGS, compute  # noqa: E402  (what they compute)
+from userfair.similarity import registry as registry_  # noqa: E402
 
 log = logging.getLogger(__name__)
 

@@ -70,7 +70,7 @@ def train_matrix(dataset, grade: str | None = None) -> TrainMatrix:
 def grade_matrix(dataset, grade: str) -> sp.csr_matrix:
     """(users, items) CSR of the ``grade`` field of a RecBole dataset's interactions, in
     internal ids, the pattern of its binarised interactions: a repeated (user, item) keeps
-    its largest grade, as ``userfair.inputs`` does. ValueError naming the config key when
+    its largest grade, as ``userfair.files.inputs`` does. ValueError naming the config key when
     the field is not loaded or a grade is not a finite number >= 0."""
     feat = dataset.inter_feat
     if grade not in feat.columns:

@@ -18,13 +18,14 @@ require("recbole", NEEDS, __name__)
 import numpy as np  # noqa: E402  (after the check, which names the extra to install)
 import scipy.sparse as sp  # noqa: E402
 
-from userfair import effectiveness, fairness, plugin_routes, similarity, streaming, variants  # noqa: E402
-from userfair import groups as user_groups  # noqa: E402
-from userfair import route as route_  # noqa: E402
-from userfair import similarities as registry_  # noqa: E402
-from userfair._backend import binary_csr, blocks  # noqa: E402
-from userfair.inputs import Inputs, read_genre_matrix  # noqa: E402
+from userfair.engine import plugin_routes  # noqa: E402
+from userfair.engine import route as route_  # noqa: E402
+from userfair.engine._backend import binary_csr, blocks  # noqa: E402
+from userfair.files.inputs import Inputs, read_genre_matrix  # noqa: E402
+from userfair.formulas import effectiveness, fairness  # noqa: E402
+from userfair.formulas import groups as user_groups  # noqa: E402
 from userfair.measures import FAIR_GROUP, OPT_IN, plugin_names  # noqa: E402
+from userfair.opt_in import variants  # noqa: E402
 from userfair.recbole_collector import (  # noqa: E402
     NEED_GRADES,
     NEED_POSITIVE,
@@ -32,7 +33,10 @@ from userfair.recbole_collector import (  # noqa: E402
     NEED_USERS,
     TrainMatrix,
 )
-from userfair.similarities import read_user_vectors  # noqa: E402
+from userfair.similarity import pairwise  # noqa: E402
+from userfair.similarity import registry as registry_  # noqa: E402
+from userfair.similarity.registry import read_user_vectors  # noqa: E402
+from userfair.streamed import streaming  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +65,7 @@ def clear_cache() -> None:
 
 
 def collected_inputs(dataobject, k: int) -> Inputs:
-    """The :class:`userfair.inputs.Inputs` of a RecBole evaluation at ``k``: its users (in
+    """The :class:`userfair.files.inputs.Inputs` of a RecBole evaluation at ``k``: its users (in
     RecBole's order), their positive items, the first ``k`` items of RecBole's top-k and
     the training matrix, in RecBole's internal ids."""
     train = dataobject[NEED_TRAIN] if NEED_TRAIN in dataobject else None
@@ -133,7 +137,7 @@ def compute(dataobject, topk: list[int], wanted: list[str], settings: dict) -> d
 
 def item_genres(settings: dict, train: TrainMatrix) -> sp.csr_matrix:
     """(items, g) genres of RecBole's internal item ids from ``userfair_item_features`` (a
-    RecBole .item file of external ids; ``userfair.inputs.read_genre_matrix``)."""
+    RecBole .item file of external ids; ``userfair.files.inputs.read_genre_matrix``)."""
     tokens = train.item_tokens
     order = np.argsort(tokens)  # the reader takes the ids sorted
     genres = read_genre_matrix(settings["userfair_item_features"], tokens[order])
@@ -141,7 +145,7 @@ def item_genres(settings: dict, train: TrainMatrix) -> sp.csr_matrix:
 
 
 def recbole_groups(inputs: Inputs, train: TrainMatrix, settings: dict):
-    """The :class:`userfair.groups.Groups` of ``userfair_user_groups`` over the evaluated
+    """The :class:`userfair.formulas.groups.Groups` of ``userfair_user_groups`` over the evaluated
     users, named by their external ids (a user-groups file and the ``.user`` file name
     RecBole's tokens; activity ties go by those ids, as in ``userfair evaluate``)."""
     named = replace(inputs, users=train.user_tokens[inputs.train_rows])
@@ -154,7 +158,7 @@ def recbole_groups(inputs: Inputs, train: TrainMatrix, settings: dict):
 
 def cached_similarities(inputs: Inputs, kinds: list[str], block_size: int, cache_key) -> dict:
     """The min-max normalised similarities ``kinds`` (``cos``, ``jacc``) of the evaluated
-    users, as :func:`userfair.similarity.compute` gives them, from one sparse product of
+    users, as :func:`userfair.similarity.pairwise.compute` gives them, from one sparse product of
     the train rows (the intersections both read); cached for the same users and training
     matrix (every epoch's valid evaluation)."""
     users = inputs.users.tobytes()
@@ -170,7 +174,7 @@ def cached_similarities(inputs: Inputs, kinds: list[str], block_size: int, cache
     formulas = {
         "cos": lambda inter, du, dv: inter / np.sqrt(du * dv),
         "jacc": lambda inter, du, dv: inter / (du + dv - inter),
-    }  # as userfair.similarity.cosine and jaccard
+    }  # as userfair.similarity.pairwise.cosine and jaccard
     for start, stop in blocks(m, block_size):
         inter = (rows[start:stop] @ columns).tocoo()
         u, v = inter.row.astype(np.int64) + start, inter.col.astype(np.int64)
@@ -187,9 +191,9 @@ def cached_similarities(inputs: Inputs, kinds: list[str], block_size: int, cache
         for old in [old for old in _cache if old[0] != cache_key or old[2] != users]:
             del _cache[old]
     for kind in missing:
-        lo, hi = similarity.pair_range(raw[kind], block_size)
-        sim = similarity.min_max(raw[kind], block_size, inplace=True)
-        found[kind] = similarity.Similarity(inputs.users, sim, 0.0, lo, hi)
+        lo, hi = pairwise.pair_range(raw[kind], block_size)
+        sim = pairwise.min_max(raw[kind], block_size, inplace=True)
+        found[kind] = pairwise.Similarity(inputs.users, sim, 0.0, lo, hi)
         if keep:
             _cache[(cache_key, kind, users)] = found[kind]
     return found
@@ -208,7 +212,7 @@ def measures(
     the opt-in measures) of ``inputs`` at ``k``, as :func:`userfair.evaluate.evaluate`
     computes them (gamma = 1), computing only what they need. ``settings``:
     :data:`SETTINGS` (the defaults when None). ``groups``: the
-    :class:`userfair.groups.Groups` the group measures read. ``user_tokens``: the external
+    :class:`userfair.formulas.groups.Groups` the group measures read. ``user_tokens``: the external
     id of each internal user id (the user vectors file names them)."""
     options = {**SETTINGS, **(settings or {})}
     wanted = list(wanted)

@@ -25,8 +25,8 @@ import scipy  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 import torch  # noqa: E402
 
-from userfair import safe_pth  # noqa: E402
-from userfair.io import read_pth  # noqa: E402
+from userfair.files import safe_pth  # noqa: E402
+from userfair.files.io import read_pth  # noqa: E402
 
 # numpy 2 removed these aliases (NEP 52). RecBole's Config.compatibility_settings assigns
 # ``np.float = np.float_`` etc., which raises AttributeError on numpy 2 before any training,
@@ -72,7 +72,7 @@ def checkpoint_state(state):
 
 class _SafeCheckpointTorch(types.ModuleType):
     """``torch`` as seen by recbole.trainer.trainer, whose ``save`` and ``load`` write and
-    read checkpoints in the format of :mod:`userfair.safe_pth` (no pickle; loading runs no
+    read checkpoints in the format of :mod:`userfair.files.safe_pth` (no pickle; loading runs no
     code): RecBole's own checkpoints pickle its Config, and torch >= 2.6 refuses them with
     ``weights_only=True``, while ``weights_only=False`` would run whatever a crafted file
     names. The Config is stored as the model's name (:func:`checkpoint_state`); the model's

@@ -24,10 +24,10 @@ KINDS = ("mean", "statistic", "pair", "envy", "uf", "group")
 
 #: The routes a measure can be served on (docs/architecture.md#routes):
 #: ``dense``: ``userfair.evaluate`` on the (m, m) similarities;
-#: ``stream``: the row passes that never hold m x m (``userfair.streaming`` and the
+#: ``stream``: the row passes that never hold m x m (``userfair.streamed.streaming`` and the
 #: workflow's scattered parts);
-#: ``bootstrap``: every measure recomputed on resampled users (``userfair.uncertainty``);
-#: ``decompose``: the per-user shares (``userfair.decompose``, the who tables);
+#: ``bootstrap``: every measure recomputed on resampled users (``userfair.bootstrap.uncertainty``);
+#: ``decompose``: the per-user shares (``userfair.decomposition.decompose``, the who tables);
 #: ``recbole``: a RecBole metric (``userfair.recbole``);
 #: ``experiments``: the relevance, similarity and extreme-case experiments (Figs. 2-4).
 ROUTES = ("dense", "stream", "bootstrap", "decompose", "recbole", "experiments")

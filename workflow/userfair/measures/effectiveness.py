@@ -1,6 +1,6 @@
 """Declarations of the effectiveness family (docs/method.md#effectiveness): the mean over
-the evaluated users of a per-user score at k. Computed by ``userfair.effectiveness``
-(binary relevance) and ``userfair.graded`` (gNDCG)."""
+the evaluated users of a per-user score at k. Computed by ``userfair.formulas.effectiveness``
+(binary relevance) and ``userfair.formulas.graded`` (gNDCG)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Declarations of the envy family (docs/method.md#envy): envy(u, v) = max(phi_u(L_v) -
 phi_u(L_u), 0) over the pairs of users; ME its mean over ordered pairs, MME the mean of
 each user's maximum, PEU the share of users whose maximum exceeds epsilon. Computed by
-``userfair.fairness.envy`` (dense), the streamed passes and the bootstrap's kernels."""
+``userfair.formulas.fairness.envy`` (dense), the streamed passes and the bootstrap's kernels."""
 
 from __future__ import annotations
 

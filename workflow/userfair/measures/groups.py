@@ -1,5 +1,5 @@
 """Declarations of the group family (docs/method.md#groups): UserMAD, the mean absolute
-deviation of the groups' mean per-user scores. Computed by ``userfair.groups``; opt-in
+deviation of the groups' mean per-user scores. Computed by ``userfair.formulas.groups``; opt-in
 (``--user-groups``, the workflow's group figures)."""
 
 from __future__ import annotations

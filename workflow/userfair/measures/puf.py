@@ -1,15 +1,15 @@
 """Declarations of PUF (docs/method.md#puf): the mean over unordered pairs of users of the
 min-max normalised similarity times the absolute difference of their per-user scores.
 The four of Table 2 (P or NDCG, cosine or Jaccard) and the opt-in variants (gNDCG, and
-the similarities RCos, Vec, Genre). Computed by ``userfair.fairness.puf`` (dense), the
-streamed passes, ``userfair.variants`` (the opt-in ones) and the bootstrap."""
+the similarities RCos, Vec, Genre). Computed by ``userfair.formulas.fairness.puf`` (dense), the
+streamed passes, ``userfair.opt_in.variants`` (the opt-in ones) and the bootstrap."""
 
 from __future__ import annotations
 
 from userfair.measures.base import ROUTES, declare
 
 #: The per-user scores PUF may read, and the labels of the user similarities
-#: (``userfair.similarities.REGISTRY``), in table order.
+#: (``userfair.similarity.registry.REGISTRY``), in table order.
 PUF_SCORES = ("P", "NDCG", "gNDCG")
 PUF_SIMILARITIES = ("Cos", "Jacc", "RCos", "Vec", "Genre")
 #: The four of Table 2.

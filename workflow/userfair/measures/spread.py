@@ -1,6 +1,7 @@
 """Declarations of the spread family (docs/method.md#fairness): a statistic of the
 per-user scores, SD (population standard deviation) and Gini. Computed by
-``userfair.fairness.sd`` / ``gini`` and, weighted, by ``userfair.uncertainty``."""
+``userfair.formulas.fairness.sd`` / ``gini`` and, weighted, by
+``userfair.bootstrap.uncertainty``."""
 
 from __future__ import annotations
 

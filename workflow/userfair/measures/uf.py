@@ -1,6 +1,6 @@
 """Declaration of UF (docs/method.md#uf): the similarity-weighted list distance over the
 similar pairs (raw sim_UF >= mean + SD), on a log scale. Computed by
-``userfair.fairness.uf`` and the streamed passes."""
+``userfair.formulas.fairness.uf`` and the streamed passes."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import os
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 
-from userfair.io import InputError, atomic_path
+from userfair.files.io import InputError, atomic_path
 from userfair.workflow import models
 from userfair.workflow.costs import BASE_MB, KINDS, Cost, Settings, Size, drivers, table
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 
 RAW_DIR = "resources/raw"
 

@@ -36,7 +36,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 from userfair.workflow import catalogue, models, rawfiles
 
 TABLE = "costs.csv"  # package data: userfair/workflow/data/costs.csv

@@ -28,7 +28,7 @@ require("workflow", NEEDS, __name__)
 import requests  # noqa: E402  (after the check, which names the extra to install)
 from tqdm import tqdm  # noqa: E402
 
-from userfair.io import InputError, atomic_path  # noqa: E402
+from userfair.files.io import InputError, atomic_path  # noqa: E402
 from userfair.workflow import catalogue  # noqa: E402
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402  (after the check, which names the extra to ins
 import pandas as pd  # noqa: E402
 import torch  # noqa: E402
 
-from userfair.io import InputError, read_pth  # noqa: E402
+from userfair.files.io import InputError, read_pth  # noqa: E402
 from userfair.workflow import models, recommenders, shared_dataset  # noqa: E402
 
 #: Rows of users per encoder batch (``encoder-mean``).
@@ -94,7 +94,7 @@ def export_user_vectors(
 ) -> pd.DataFrame:
     """The ``user_id`` (external token) and ``e0 .. e{d-1}`` of every user of the split
     (RecBole's padding user left out) from a trained grid point's checkpoint, as
-    ``userfair.similarities.read_user_vectors`` reads them; the model is rebuilt as
+    ``userfair.similarity.registry.read_user_vectors`` reads them; the model is rebuilt as
     ``recommenders.export_topk`` rebuilds it (no retraining)."""
     check_model(model)
     workdir = Path(workdir).resolve()

@@ -3,7 +3,8 @@
 Each experiment returns a long, tidy frame (one measure value per row) that the workflow
 saves before any plotting. Every random choice comes from a ``numpy`` generator seeded by
 the caller, so a rerun reproduces every number. The measures are those of
-:mod:`userfair.fairness` and :mod:`userfair.effectiveness`; nothing is re-implemented here.
+:mod:`userfair.formulas.fairness` and :mod:`userfair.formulas.effectiveness`; nothing is
+re-implemented here.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.stats import skew
 
-from userfair import effectiveness, fairness, measures, plugin_routes, similarity
-from userfair.inputs import Inputs
+from userfair import measures
+from userfair.engine import plugin_routes
+from userfair.files.inputs import Inputs
+from userfair.formulas import effectiveness, fairness
+from userfair.similarity import pairwise
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +136,7 @@ def relevance_measures(
 class PluginSimilarities:
     """The normalised (m, m) similarity each plugin PairMeasure declares, for the
     experiments (which are dense): the ones ``given`` (Fig. 2: the dataset's Jaccard), the
-    others built once from the train rows (``userfair.plugin_routes.dense_similarity``);
+    others built once from the train rows (``userfair.engine.plugin_routes.dense_similarity``);
     with ``every`` set, that one matrix for every label (Fig. 3's sampled similarity)."""
 
     def __init__(self, inputs: Inputs, given=None, block_size: int = 2048, every=None):
@@ -209,7 +213,7 @@ def sample_similarities(
 
 def min_max_vector(values: np.ndarray) -> np.ndarray:
     """(v - min) / (max - min) of a vector of pair values; all zeros when every value is
-    equal (the vector form of ``similarity.min_max``)."""
+    equal (the vector form of ``pairwise.min_max``)."""
     values = np.asarray(values, dtype=float)
     span = values.max() - values.min() if values.size else 0.0
     return np.zeros_like(values) if span == 0 else (values - values.min()) / span
@@ -217,7 +221,7 @@ def min_max_vector(values: np.ndarray) -> np.ndarray:
 
 def pairs_to_matrix(pair_values: np.ndarray, m: int) -> np.ndarray:
     """Symmetric (m, m) matrix with ``pair_values`` on the unordered pairs (upper triangle
-    in row-major order) and 0 on the diagonal, like :mod:`userfair.similarity`."""
+    in row-major order) and 0 on the diagonal, like :mod:`userfair.similarity.pairwise`."""
     if len(pair_values) != pair_count(m):
         raise ValueError(f"{len(pair_values)} pair values for {m} users; expected {pair_count(m)}")
     matrix = np.zeros((m, m))
@@ -259,7 +263,7 @@ def similarity_measures(
 
 def run_similarity(
     inputs: Inputs,
-    jaccard: similarity.Similarity,
+    jaccard: pairwise.Similarity,
     weibull_shapes: list[float],
     settings: Settings,
     seed: int,
@@ -400,8 +404,8 @@ def gamma_measures(
 
 def gamma_similarities(jaccard_raw, genre_sim, gamma, block_size):
     """(sim_UF, its min-max normalised copy) of one gamma."""
-    sim_uf = similarity.uf_similarity(jaccard_raw, genre_sim, gamma)
-    return sim_uf, similarity.min_max(sim_uf, block_size)
+    sim_uf = pairwise.uf_similarity(jaccard_raw, genre_sim, gamma)
+    return sim_uf, pairwise.min_max(sim_uf, block_size)
 
 
 def run_gamma_models(

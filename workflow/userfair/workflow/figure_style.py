@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from userfair.io import atomic_path  # noqa: E402
+from userfair.files.io import atomic_path  # noqa: E402
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import itertools
 import os
 from pathlib import Path
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 from userfair.workflow import models, yamlfile
 
 # The models and the hyper-parameters a grid may set come from the one registry of models,

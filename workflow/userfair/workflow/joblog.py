@@ -1,6 +1,6 @@
 """Logging of one workflow job: every message of the process (RecBole's included) goes to
 the rule's log file, and a failure is logged before it propagates: an expected failure (an
-:class:`~userfair.io.InputError` or ValueError, bad input that the message names) as one
+:class:`~userfair.files.io.InputError` or ValueError, bad input that the message names) as one
 line, which is also all the terminal shows of it (stderr, no traceback), any other with its
 traceback. A bad file of a rule is named with that rule and the command that rebuilds it
 (:func:`userfair.workflow.layout.explain`). ``USERFAIR_DEBUG=1`` in the environment logs
@@ -20,7 +20,7 @@ from typing import Iterator
 
 import psutil
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 from userfair.workflow import layout
 from userfair.workflow.meter import cpu_seconds
 from userfair.workflow.steps import load_plugins

@@ -2,7 +2,7 @@
 the command that rebuilds just that file. The rules' outputs (workflow/rules/*.smk) are the
 layout; :data:`PRODUCERS` states it once more for the steps, and
 tests/test_intermediates.py keeps the two equal. The library names a bad file without
-knowing the workflow (``userfair.io.FileError``); :func:`explain` adds the rule and the
+knowing the workflow (``userfair.files.io.FileError``); :func:`explain` adds the rule and the
 rebuild command, and every job's log line goes through it (``userfair.workflow.joblog``).
 """
 
@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from userfair.io import FileError
+from userfair.files.io import FileError
 
 # The rule that writes each file passed between rules, by its path template.
 PRODUCERS = {

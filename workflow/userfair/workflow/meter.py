@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from userfair.io import write_json
+from userfair.files.io import write_json
 
 log = logging.getLogger(__name__)
 

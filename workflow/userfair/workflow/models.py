@@ -16,7 +16,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 from userfair.workflow import yamlfile
 
 # Training settings a grid may vary for every trainable model.

@@ -9,7 +9,7 @@ import argparse
 import csv
 import os
 
-from userfair.io import atomic_path
+from userfair.files.io import atomic_path
 from userfair.workflow.costs import Request
 
 PLAN_COLUMNS = (

@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from userfair.agreement import EQUIVALENT  # noqa: E402
+from userfair.formulas.agreement import EQUIVALENT  # noqa: E402
 from userfair.measures import NAMES  # noqa: E402
 from userfair.workflow.figure_style import (  # noqa: E402
     COLUMN_WIDTH_IN,

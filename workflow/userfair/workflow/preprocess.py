@@ -23,7 +23,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from userfair.io import InputError, atomic_path
+from userfair.files.io import InputError, atomic_path
 from userfair.workflow import catalogue, rawfiles
 from userfair.workflow.catalogue import Dataset
 

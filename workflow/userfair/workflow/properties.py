@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from userfair import inference, measures
-from userfair.agreement import oriented
+from userfair import measures
+from userfair.bootstrap import inference
+from userfair.formulas.agreement import oriented
 
 #: Tolerance of the experiments' shapes, on the unit range every Fair measure of the paper
 #: lives in: a curve whose span is at most this is flat; a rise or fall, or the drop from a
@@ -266,7 +267,7 @@ def extreme_gap(rows: pd.DataFrame | None) -> tuple[float, float, float]:
 
 def tau_table(run: DatasetRun, names: list[str]) -> pd.DataFrame:
     """Kendall tau-b between the model orderings of every pair of declared ``names``
-    (Fig. 1's conventions, :func:`userfair.inference.tau_intervals`), with the interval
+    (Fig. 1's conventions, :func:`userfair.bootstrap.inference.tau_intervals`), with the interval
     over the draws (NaN without draws): measure_a, measure_b, tau, low, high."""
     names = [name for name in names if declared(name)]
     columns = ["measure_a", "measure_b", "tau", "low", "high"]
@@ -289,7 +290,7 @@ def tau_table(run: DatasetRun, names: list[str]) -> pd.DataFrame:
 def separated(run: DatasetRun, names: list[str]) -> pd.DataFrame:
     """Sakai's discriminative power: per measure the model pairs and the share of them
     whose difference is significant after Holm at the run's level
-    (:func:`userfair.inference.significance` over the draws); empty without draws."""
+    (:func:`userfair.bootstrap.inference.significance` over the draws); empty without draws."""
     if not run.draws or len(run.models) < 2:
         return pd.DataFrame(columns=["measure", "pairs", "separated"])
     frames = {m: run.draws[m][names] for m in run.models}

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from userfair.io import InputError, parse_atomic_header
+from userfair.files.io import InputError, parse_atomic_header
 from userfair.workflow import catalogue
 from userfair.workflow.catalogue import Dataset
 
@@ -89,7 +89,8 @@ class RawSource:
 
 
 def _atomic_header(source: RawSource, member: str) -> dict[str, str]:
-    """The header of an atomic file inside ``source`` (``userfair.io.parse_atomic_header``)."""
+    """The header of an atomic file inside ``source``
+    (``userfair.files.io.parse_atomic_header``)."""
     with source.open(member) as handle:
         first = io.TextIOWrapper(handle, encoding="utf-8", errors="replace").readline()
     return parse_atomic_header(first)

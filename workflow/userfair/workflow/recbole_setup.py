@@ -29,7 +29,7 @@ from recbole.config import Config  # noqa: E402  (after the patches)
 from recbole.data.dataloader import FullSortEvalDataLoader  # noqa: E402
 from recbole.utils import get_model  # noqa: E402
 
-from userfair.io import InputError  # noqa: E402
+from userfair.files.io import InputError  # noqa: E402
 from userfair.workflow.userknn import ItemKNN, UserKNN  # noqa: E402
 
 # RecBole metric names -> the keys of our files (docs/method.md#effectiveness).

@@ -42,7 +42,7 @@ from recbole.data import create_dataset, data_preparation  # noqa: E402
 from recbole.utils import get_trainer, init_seed  # noqa: E402
 
 from userfair import recbole as recbole_metrics  # noqa: E402
-from userfair.io import (  # noqa: E402
+from userfair.files.io import (  # noqa: E402
     InputError,
     atomic_path,
     read_pth,

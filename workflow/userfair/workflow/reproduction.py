@@ -25,9 +25,9 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from userfair import inference
-from userfair.agreement import kendall_tau_b
-from userfair.io import InputError, read_json
+from userfair.bootstrap import inference
+from userfair.files.io import InputError, read_json
+from userfair.formulas.agreement import kendall_tau_b
 from userfair.measures import EFF, NAMES
 from userfair.workflow import catalogue
 from userfair.workflow.tables import check_measures, model_label

@@ -33,12 +33,12 @@ require("workflow", NEEDS, __name__)
 import numpy as np  # noqa: E402  (after the check, which names the extra to install)
 import torch  # noqa: E402
 
-from userfair.io import UnsafeFileError, read_pth, write_pth  # noqa: E402
+from userfair.files.io import UnsafeFileError, read_pth, write_pth  # noqa: E402
 
 log = logging.getLogger(__name__)
 
 RESUME = "resume.pth"
-FORMAT = 2  # 2: the format of userfair.safe_pth (1: a pickle)
+FORMAT = 2  # 2: the format of userfair.files.safe_pth (1: a pickle)
 PLAIN = (bool, int, float, str, type(None))
 
 
@@ -145,7 +145,7 @@ def restore(trainer, train_loader, state: dict) -> None:
 
 def write(state: dict, path) -> None:
     """Write ``state`` to ``path`` atomically (a killed write leaves the previous file), in
-    the format of :mod:`userfair.safe_pth`: reading it back runs no code."""
+    the format of :mod:`userfair.files.safe_pth`: reading it back runs no code."""
     write_pth(state, path)
 
 

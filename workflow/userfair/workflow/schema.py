@@ -26,9 +26,10 @@ require("workflow", NEEDS, __name__)
 
 import jsonschema  # noqa: E402  (after the check, which names the extra to install)
 
-from userfair import bounds, similarity  # noqa: E402
-from userfair.io import InputError  # noqa: E402
-from userfair.workflow import catalogue, layout, models, preprocess, yamlfile  # noqa: E402
+from userfair import bounds  # noqa: E402
+from userfair.files.io import InputError  # noqa: E402
+from userfair.similarity import pairwise  # noqa: E402
+from userfair.workflow import catalogue, config_bounds, layout, models, preprocess, yamlfile  # noqa: E402
 
 #: A dataset name is a folder name under results/ and resources/: letters, digits, ".", "_"
 #: and "-", starting with a letter or digit (so never "..", "/" or an absolute path).
@@ -53,7 +54,7 @@ def config_errors(config: dict, schema: dict) -> list[str]:
     validator = strict_validator(schema)
     errors = sorted(validator.iter_errors(config), key=jsonschema.exceptions.relevance)
     # The keys of userfair.bounds are named once, by bound_errors.
-    errors = [e for e in errors if key_path(e.absolute_path) not in bounds.CONFIG_KEYS]
+    errors = [e for e in errors if key_path(e.absolute_path) not in config_bounds.CONFIG_KEYS]
     return (
         [_message(error) for error in errors]
         + bound_errors(config)
@@ -80,11 +81,11 @@ def strict_validator(schema: dict):
 
 
 def bound_errors(config: dict) -> list[str]:
-    """Every key of :data:`userfair.bounds.CONFIG_KEYS` outside its bound, checked by the
-    same definition as the ``userfair`` command's options (a key the schema already
+    """Every key of :data:`userfair.workflow.config_bounds.CONFIG_KEYS` outside its bound,
+    checked by the same definition as the ``userfair`` command's options (a key the schema already
     refused for its type is not named twice)."""
     errors = []
-    for key, name in bounds.CONFIG_KEYS.items():
+    for key, name in config_bounds.CONFIG_KEYS.items():
         section, _, leaf = key.rpartition(".")
         holder = config.get(section) if section else config
         if not isinstance(holder, dict) or leaf not in holder:
@@ -123,7 +124,7 @@ def longest_file_name(name: str, config: dict | None = None) -> tuple[str, int]:
         "model": _longest(configured or models.names(), ""),
         "replicate": str(replicates - 1),
         "scatteritem": f"{scatter}-of-{scatter}",
-        "kind": _longest(similarity.KINDS, ""),
+        "kind": _longest(pairwise.KINDS, ""),
         "split": _longest(preprocess.SPLITS, ""),
         "suffix": _longest(catalogue.FORMATS + ("zip",), ""),
     }

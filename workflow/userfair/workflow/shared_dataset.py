@@ -2,7 +2,7 @@
 and loaded by every training and export job of that dataset (:func:`read_shared`,
 :func:`load_shared`; ``recommenders.prepare(..., shared=...)``): the dataset, its
 train/valid/test parts, the negative sampler and the full-sort valid/test loaders, i.e. all
-that does not depend on the grid point, in the format of :mod:`userfair.safe_pth`
+that does not depend on the grid point, in the format of :mod:`userfair.files.safe_pth`
 (docs/training.md#dataset).
 """
 
@@ -43,7 +43,7 @@ from recbole.utils import FeatureSource, FeatureType, init_seed  # noqa: E402
 from recbole.utils.argument_list import dataset_arguments  # noqa: E402
 from torch.utils.data import BatchSampler, SequentialSampler  # noqa: E402
 
-from userfair.io import FileError, read_pth, write_pth  # noqa: E402
+from userfair.files.io import FileError, read_pth, write_pth  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 # The model whose config builds the shared parts: a general recommender with uniform negative
 # sampling, so that the sampler is built too (a job re-targets it to its own distribution).
 REFERENCE_MODEL = "BPR"
-SHARED_FORMAT = 2  # 2: userfair.safe_pth, objects of SHARED_CLASSES only (1: a pickle)
+SHARED_FORMAT = 2  # 2: userfair.files.safe_pth, objects of SHARED_CLASSES only (1: a pickle)
 # The config keys the shared parts depend on: RecBole's own dataset arguments (those its
 # create_dataset compares before reusing a saved dataset), the evaluation's split, sampling
 # and batch. A grid point that changes one of them builds its own dataset (with a log line).
@@ -192,7 +192,7 @@ def _dotted(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-#: The classes whose objects a dataset file may hold (userfair.safe_pth rebuilds only these,
+#: The classes whose objects a dataset file may hold (userfair.files.safe_pth rebuilds only these,
 #: by __new__ and their attributes: no constructor or other code of the file runs), and the
 #: one method it may hold.
 SHARED_CLASSES = tuple(
@@ -212,7 +212,7 @@ SHARED_CLASSES = tuple(
 
 
 def write_shared(shared: dict, path) -> None:
-    """Write the content of :func:`build_shared` to ``path`` (userfair.io.write_pth)."""
+    """Write the content of :func:`build_shared` to ``path`` (userfair.files.io.write_pth)."""
     write_pth(shared, path, classes=SHARED_CLASSES)
 
 

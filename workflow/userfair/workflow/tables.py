@@ -15,7 +15,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from userfair.io import InputError, atomic_path, read_json, to_booktabs, write_table
+from userfair.files.io import InputError, atomic_path, read_json
 from userfair.measures import (
     CONVENTION_KEYS,
     FAIR,
@@ -32,9 +32,10 @@ from userfair.measures import (
     plugin_names,
 )
 from userfair.workflow import models
+from userfair.workflow.latex import to_booktabs, write_table
 
 # Column titles of Table 1 (plain words: the CSV keeps them as they are; the LaTeX writer,
-# userfair.io.to_booktabs, escapes every title and cell).
+# userfair.workflow.latex.to_booktabs, escapes every title and cell).
 TABLE1_COLUMNS = {
     "users": "users",
     "test_users": "test users",

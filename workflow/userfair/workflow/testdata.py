@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from userfair.io import atomic_path
+from userfair.files.io import atomic_path
 from userfair.workflow.download import recbole_ml100k_dir
 
 #: Users kept: those with external id 1..USERS.

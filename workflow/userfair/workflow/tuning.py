@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from userfair.io import FileError, InputError, check_fields, read_json
+from userfair.files.io import FileError, InputError, check_fields, read_json
 from userfair.workflow import grids
 
 
@@ -43,7 +43,7 @@ def read_best(path, model: str) -> dict:
     before anything of it is used: ``params`` a mapping of ``model``'s grid keys to numbers
     (as a grid file must give them), ``point`` a grid point number, and ``checkpoint`` that
     point's ``model.pth`` in the same model folder (never a file elsewhere). Anything else is
-    a one-line :class:`userfair.io.FileError` naming the file and the field."""
+    a one-line :class:`userfair.files.io.FileError` naming the file and the field."""
     best = check_fields(
         read_json(path), path, {"params": dict, "checkpoint": str, "point": int}, "best.json"
     )

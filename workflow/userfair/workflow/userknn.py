@@ -26,7 +26,7 @@ from recbole.model.abstract_recommender import GeneralRecommender  # noqa: E402
 from recbole.model.general_recommender import itemknn  # noqa: E402
 from recbole.utils import InputType, ModelType  # noqa: E402
 
-from userfair._backend import binary_csr  # noqa: E402
+from userfair.engine._backend import binary_csr  # noqa: E402
 
 log = logging.getLogger(__name__)
 

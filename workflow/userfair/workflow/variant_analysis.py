@@ -3,7 +3,7 @@ orderings of PUF change with the user similarity and with graded relevance, and 
 and 4 repeated with each configured similarity.
 
 - :func:`variant_tau`: Kendall's tau-b between the model orderings of every pair of PUF
-  variants ``PUF-{S}-{SIM}`` per dataset (``userfair.inference.tau_intervals``: on the
+  variants ``PUF-{S}-{SIM}`` per dataset (``userfair.bootstrap.inference.tau_intervals``: on the
   full data, with the percentile interval over the uncertainty stage's resamples, the
   same resamples for every model), each pair labelled by what differs between its two
   variants (:func:`change`); :func:`tau_summary` per dataset and kind of change.
@@ -24,12 +24,13 @@ import numpy as np
 import pandas as pd
 from scipy.stats import skew
 
-from userfair import effectiveness, similarities
-from userfair.agreement import EQUIVALENT, agreement_matrix
-from userfair.inference import tau_intervals
-from userfair.io import atomic_path
+from userfair.bootstrap.inference import tau_intervals
+from userfair.files.io import atomic_path
+from userfair.formulas import effectiveness
+from userfair.formulas.agreement import EQUIVALENT, agreement_matrix
 from userfair.measures import PUF_SCORES, PUF_SIMILARITIES
-from userfair.similarity import BLOCK_SIZE, min_max
+from userfair.similarity import registry
+from userfair.similarity.pairwise import BLOCK_SIZE, min_max
 from userfair.workflow import experiments
 
 log = logging.getLogger(__name__)
@@ -90,8 +91,8 @@ def variant_tau(
     of every ordered pair of the PUF variants the measure files ``records`` ((dataset,
     model) -> measures) hold, on the full data (``tau``). With ``resamples`` ((dataset,
     model) -> the uncertainty stage's frame) the percentile interval ``low``, ``high`` of
-    the resampled tau and ``excludes_zero`` (``userfair.inference.tau_intervals``); without
-    (``uncertainty.resamples: 0``) those columns are NaN and False. Columns
+    the resampled tau and ``excludes_zero`` (``userfair.bootstrap.inference.tau_intervals``);
+    without (``uncertainty.resamples: 0``) those columns are NaN and False. Columns
     :data:`TAU_COLUMNS`."""
     names = puf_variants(next(iter(records.values())).keys())
     frames = []
@@ -259,11 +260,11 @@ def write_reading(lines: Sequence[str], path, title: str) -> None:
 
 
 def raw_similarity(
-    name: str, data: similarities.SimilarityData, block_size: int = BLOCK_SIZE
+    name: str, data: registry.SimilarityData, block_size: int = BLOCK_SIZE
 ) -> np.ndarray:
     """The (m, m) raw similarity ``name`` of the registry (diagonal 0), from its row
     blocks; dense, so only where the dense similarity files are built (the experiments)."""
-    block = similarities.block_function(name, data)
+    block = registry.block_function(name, data)
     m = data.m
     out = np.zeros((m, m), dtype=np.float64)
     for start in range(0, m, block_size):
@@ -277,11 +278,11 @@ def raw_similarity(
 def experiment_similarities(inputs, names: Sequence[str] = ()) -> tuple[str, ...]:
     """The similarities Figs. 3 and 4 are repeated with: the paper's cos and jacc, the
     similarities of ``names`` (registry names: rcos, genre, vec) and rcos when ``inputs``
-    carry grades, in registry order (``userfair.variants.chosen`` plus cos and jacc)."""
-    wanted = {"cos", "jacc"} | {similarities.entry(n).name for n in names}
+    carry grades, in registry order (``userfair.opt_in.variants.chosen`` plus cos and jacc)."""
+    wanted = {"cos", "jacc"} | {registry.entry(n).name for n in names}
     if inputs.grades is not None:
         wanted.add("rcos")
-    return tuple(name for name in similarities.REGISTRY if name in wanted)
+    return tuple(name for name in registry.REGISTRY if name in wanted)
 
 
 def experiment_rows(
@@ -306,11 +307,11 @@ def experiment_rows(
     ``inputs`` and ``split`` hold the same evaluated users in the same order."""
     if not np.array_equal(inputs.users, split.users):
         raise ValueError("the lists' inputs and the split's inputs name different users")
-    data = similarities.SimilarityData.of(inputs, vectors)
+    data = registry.SimilarityData.of(inputs, vectors)
     scores = effectiveness.per_user(inputs.topk, inputs.relevant, settings.k)
     observed, extreme = [], []
     for name in experiment_similarities(inputs, names):
-        label = similarities.REGISTRY[name].label
+        label = registry.REGISTRY[name].label
         log.info("Figs. 3 and 4 with %s", label)
         raw = raw_similarity(name, data, settings.block_size)
         sim = min_max(raw, settings.block_size)

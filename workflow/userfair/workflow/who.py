@@ -1,12 +1,12 @@
 """Who is treated unfairly, over models: the users job of the workflow (the per-user
-decomposition of ``userfair.decompose`` with the worst cases and the declared user
+decomposition of ``userfair.decomposition.decompose`` with the worst cases and the declared user
 features), each measure's share by group of users with bootstrap intervals, the worst-case
 table and the figure (docs/method.md#who-groups, docs/analyses.md#who).
 
 Groups: activity quantiles (``train_items``) by default, or the values (or quantiles) of a
 declared user feature. A group's share of a measure is the sum of its users' shares over
 the sum over all users (the measure). Its interval resamples the evaluated users with the
-multiplicities of ``userfair.uncertainty.resample_weights`` (the same resamples for every
+multiplicities of ``userfair.bootstrap.uncertainty.resample_weights`` (the same resamples for every
 model of a dataset, the same first rows as the uncertainty stage's for the same seed;
 drawn in chunks, :func:`resample_chunks`), each user keeping its full-sample share:
 resample b's group share is ``sum_{u in g} w_bu share_u / sum_u w_bu share_u``.
@@ -23,9 +23,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from userfair import decompose, decompose_columns, inference, worst_cases
-from userfair.groups import read_user_features as read_user_file
-from userfair.measures import FAIR_PUF
+from userfair.bootstrap import inference
+from userfair.decomposition import decompose, decompose_columns, worst_cases
+from userfair.formulas.groups import read_user_features as read_user_file
+from userfair.measures import FAIR_PUF, plugin_names
 from userfair.workflow import rawfiles
 
 log = logging.getLogger(__name__)
@@ -63,10 +64,9 @@ MISSING_GROUP = "(not in the data)"
 
 def read_user_features(dataset, source, names) -> pd.DataFrame | None:
     """The declared user features ``names`` of the dataset's RecBole ``.user`` file in its
-    raw ``source`` (folder or zip, ``userfair.workflow.rawfiles.RawSource``), keyed by ``user_id``;
-    None
-    when ``names`` is empty, the source is no folder or zip of atomic files, has no
-    ``.user`` file or none of the names (each absent name is logged). Values are text
+    raw ``source`` (folder or zip, ``userfair.workflow.rawfiles.RawSource``), keyed by
+    ``user_id``; None when ``names`` is empty, the source is no folder or zip of atomic
+    files, has no ``.user`` file or none of the names (each absent name is logged). Values are text
     (RecBole tokens); :func:`group_labels` reads numbers where every value is one."""
 
     names = list(names or [])
@@ -276,13 +276,19 @@ def group_table(
     resamples: int = 1000,
     seed: int = 0,
     level: float = 0.95,
-    measures=GROUP_MEASURES,
+    measures=None,
 ) -> pd.DataFrame:
     """:data:`GROUP_COLUMNS` for every (dataset, model) frame of ``frames`` (the users
     files): by activity quantiles (``by`` = ``activity``, ``groups`` of them) and by each
     declared feature the frame has. The resamples are drawn once per dataset (its users
-    are the same for every model: checked), so every model is resampled identically."""
+    are the same for every model: checked), so every model is resampled identically.
+    ``measures`` (default): :data:`GROUP_MEASURES`, then every plugin measure
+    (docs/plugins.md) whose per-user shares every frame holds."""
     inference.check_level(level)
+    if measures is None:
+        measures = GROUP_MEASURES + tuple(
+            name for name in plugin_names() if all(name in f.columns for f in frames.values())
+        )
     parts, weights_of, users_of = [], {}, {}
     for (dataset, model), frame in frames.items():
         users = frame["user_id"].astype(str).to_numpy()

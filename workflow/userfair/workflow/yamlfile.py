@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from userfair.io import InputError
+from userfair.files.io import InputError
 
 
 class StrictLoader(yaml.SafeLoader):

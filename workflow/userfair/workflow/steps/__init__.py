@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from userfair import plugins
-from userfair.io import InputError, read_inter, read_parquet
+from userfair.files.io import InputError, read_inter, read_parquet
 
 Path = str | os.PathLike
 

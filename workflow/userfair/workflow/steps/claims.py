@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from userfair.io import atomic_path, read_json, write_csv
+from userfair.files.io import atomic_path, read_json, write_csv
 from userfair.workflow import claims as checks
 from userfair.workflow import front_page, properties, steps, tables
 from userfair.workflow.steps.uncertainty import read_resamples

@@ -8,8 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from userfair import bounds
-from userfair.io import (
+from userfair.files.io import (
     InputError,
     read_inter,
     read_json,
@@ -18,10 +17,10 @@ from userfair.io import (
     write_json,
     write_parquet,
 )
-from userfair.io import write_table as write_csv_and_tex
-from userfair.workflow import catalogue, rawfiles, tables
+from userfair.workflow import catalogue, config_bounds, rawfiles, tables
 from userfair.workflow import preprocess as data
 from userfair.workflow.download import fetch
+from userfair.workflow.latex import write_table as write_csv_and_tex
 from userfair.workflow.steps import GRADE, Path
 
 log = logging.getLogger(__name__)
@@ -62,7 +61,7 @@ def preprocess(
     entry = catalogue.resolve(dataset, declaration)
     frame = data.preprocess_file(entry, source, min_rating=min_rating, core=core)
     items = frame["item_id"].nunique()
-    bounds.check_items(k, items, f"{dataset} (after preprocessing {source})")
+    config_bounds.check_items(k, items, f"{dataset} (after preprocessing {source})")
     write_parquet(data.as_written(frame), out, index=False)
 
 
@@ -104,7 +103,7 @@ def split(
         test_share=test_share, min_train=min_train, label=preprocessed, protocol=protocol,
     )  # fmt: skip
     items = pd.concat([splits[name]["item_id"].astype(str) for name in data.SPLITS]).nunique()
-    bounds.check_items(k, items, f"the split of {preprocessed}")
+    config_bounds.check_items(k, items, f"the split of {preprocessed}")
     for name in data.SPLITS:
         write_inter(data.as_written(splits[name]), outs[name])
         log.info("%s: %d interactions", outs[name], len(splits[name]))

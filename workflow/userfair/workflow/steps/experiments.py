@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair.inputs import load_inputs, load_split_inputs
-from userfair.io import write_dataset_parquet
-from userfair.similarity import load, uf_similarity
+from userfair.files.inputs import load_inputs, load_split_inputs
+from userfair.files.io import write_dataset_parquet
+from userfair.similarity.pairwise import load, uf_similarity
 from userfair.workflow import experiments
 from userfair.workflow.steps import Path, only
 

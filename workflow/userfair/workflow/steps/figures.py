@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from userfair.io import atomic_path, read_stacked_parquet
+from userfair.files.io import atomic_path, read_stacked_parquet
 from userfair.measures import FAIR, OPT_IN, higher_is_better
 from userfair.workflow import (
     analysis_figures,

@@ -13,14 +13,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from userfair import effectiveness
-from userfair import groups as user_groups
-from userfair.agreement import agreement_matrix
-from userfair.inference import significance, summary, tau_intervals
-from userfair.inputs import load_inputs
-from userfair.io import read_json, read_parquet, write_csv, write_json, write_parquet
+from userfair.bootstrap.inference import significance, summary, tau_intervals
+from userfair.bootstrap.uncertainty import resample_weights
+from userfair.files.inputs import load_inputs
+from userfair.files.io import read_json, read_parquet, write_csv, write_json, write_parquet
+from userfair.formulas import effectiveness
+from userfair.formulas import groups as user_groups
+from userfair.formulas.agreement import agreement_matrix
 from userfair.measures import FAIR_GROUP
-from userfair.uncertainty import resample_weights
 from userfair.workflow import tables, who
 from userfair.workflow.steps import Path
 
@@ -30,6 +30,15 @@ log = logging.getLogger(__name__)
 INDIVIDUAL = ("PUF-P-Cos", "PUF-NDCG-Cos", "PUF-P-Jacc", "PUF-NDCG-Jacc", "UF", "ME", "MME")
 #: Separator of a grouping and a column in the resamples file: ``activity:0.05|UserMAD-P``.
 SEP = "|"
+
+
+def specs_of(groups, features) -> list[str]:
+    """The groupings a config asks for: its ``measures.groups`` as given, or (null) activity
+    at :data:`userfair.formulas.groups.ACTIVITY_SHARE` and each user feature of
+    ``who.features``."""
+    if groups is not None:
+        return list(groups)
+    return [f"activity:{user_groups.ACTIVITY_SHARE}"] + [f"feature:{n}" for n in features or []]
 
 
 def groups_job(
@@ -43,7 +52,7 @@ def groups_job(
     (logged)."""
     inputs = load_inputs(train, test, topk, k=k, valid=valid)
     per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
-    specs = user_groups.specs_of(groups, features)
+    specs = specs_of(groups, features)
     names = [user_groups.parse_spec(s)[1] for s in specs if s.startswith("feature:")]
     frame = who.read_user_features(dataset, source if raw else None, names)
     weights = resample_weights(len(inputs.users), resamples, seed) if resamples else None
@@ -160,7 +169,7 @@ def table_groups(
 
 def _point_taus(points, records, dataset: str, models: list[str]) -> pd.DataFrame:
     """Without the bootstrap: tau-b of each group measure's model ordering against each of
-    :data:`INDIVIDUAL` (userfair.agreement), no interval."""
+    :data:`INDIVIDUAL` (userfair.formulas.agreement), no interval."""
     measures = list(FAIR_GROUP) + list(INDIVIDUAL)
     rows = [{**records[(dataset, m)], **points[m]} for m in models]
     matrix = agreement_matrix(pd.DataFrame(rows, index=models)[measures], measures)

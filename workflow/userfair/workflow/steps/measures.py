@@ -9,25 +9,43 @@ import logging
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
+import scipy.sparse as sp
 
-from userfair import evaluate, pair_records, stream_rows, streaming, variants
-from userfair.agreement import EQUIVALENT, agreement_long
-from userfair.inputs import load_inputs, load_split_inputs
-from userfair.io import InputError, read_json, write_csv, write_json
+from userfair import evaluate
+from userfair.files.inputs import load_inputs, load_split_inputs
+from userfair.files.io import InputError, read_json, write_csv, write_json
+from userfair.formulas.agreement import EQUIVALENT, agreement_long
 from userfair.measures import NAMES, plugin_names
-from userfair.similarities import read_user_vectors
-from userfair.similarity import compute, load_dataset, save
+from userfair.opt_in import variants
+from userfair.similarity.pairwise import compute, load_dataset, save
+from userfair.similarity.registry import read_user_vectors
+from userfair.streamed import pair_records, stream_rows, streaming
 from userfair.workflow import tables
 from userfair.workflow.steps import Path, graded_splits, only
 
 log = logging.getLogger(__name__)
 
 
+def scatter_range(rows: sp.spmatrix, item: str, gamma: float = 1.0) -> tuple[int, int]:
+    """The row range of Snakemake's scatter item ``item`` (``"i-of-n"``, i from 1): the
+    i-th of :func:`userfair.streamed.stream_rows.ranges` (rows, n); an empty range at the
+    end (m, m) when the users give fewer than n ranges, so that the n parts still tile 0:m."""
+    try:
+        i, n = (int(x) for x in item.split("-of-"))
+    except ValueError:
+        raise ValueError(f"not a scatter item 'i-of-n': {item!r}") from None
+    if not 1 <= i <= n:
+        raise ValueError(f"scatter item {item!r}: i must lie in 1..{n}")
+    parts = stream_rows.ranges(rows, n, gamma)
+    m = rows.shape[0]
+    return parts[i - 1] if i <= len(parts) else (m, m)
+
+
 def similarity(
     kind: str, train: Path, test: Path, item: Path | None, out: Path, *, block_size: int,
     stream_above: int,
 ) -> None:  # fmt: skip
-    """Rule similarity: one dense user similarity (userfair.similarity.compute) of the
+    """Rule similarity: one dense user similarity (userfair.similarity.pairwise.compute) of the
     evaluated users. Above ``stream_above`` evaluated users the measures stream and no dense
     similarity is built: only the experiments and the bootstrap would read it, and the
     error says so."""
@@ -54,11 +72,12 @@ def pairs_part(
     train: Path, test: Path, item: Path | None, out: Path, *, scatteritem: str, gamma: float,
     block_size: int, device: str,
 ) -> None:  # fmt: skip
-    """Rule pairs_part: pass one of the streamed measures (userfair.streaming.pass_one) over
+    """Rule pairs_part: pass one of the streamed measures (userfair.streamed.streaming.pass_one)
+    over
     one scattered row range (``scatteritem``, ``i-of-N``; ``1-of-1``: every row)."""
     inputs = load_split_inputs(train, test, item_features=only(item))
     rows = inputs.train_of_evaluated()
-    start, stop = stream_rows.scatter_range(rows, scatteritem, gamma)
+    start, stop = scatter_range(rows, scatteritem, gamma)
     log.info("pass one over rows %s:%s of %d users", start, stop, rows.shape[0])
     stats = streaming.pass_one(
         rows, start, stop, gamma=gamma, genres=inputs.genres, users=inputs.users,
@@ -70,7 +89,7 @@ def pairs_part(
 
 def pairs(parts: Sequence[Path], out: Path) -> None:
     """Rule pairs: pass one of the streamed measures, gathered from its parts
-    (userfair.pair_records.combine)."""
+    (userfair.streamed.pair_records.combine)."""
     stats = pair_records.combine(pair_records.PairStats.load(path) for path in parts)
     stats.save(out)
     log.info("%s: gathered pass one of %d parts, %d users", out, len(parts), stats.m)
@@ -83,10 +102,10 @@ def measure_sums(
     extra_similarities: Sequence[str] = (), vectors: Path | None = None,
     grades: Path | None = None,
 ) -> None:  # fmt: skip
-    """Rule measure_sums: pass two of the streamed measures (userfair.streaming.pass_two)
+    """Rule measure_sums: pass two of the streamed measures (userfair.streamed.streaming.pass_two)
     of one dataset x model over one scattered row range (``1-of-1``: every row). With the
     opt-in measures (``graded``, ``extra_similarities``, as for ``measures``) the same
-    range's PUF sums of every similarity they read (userfair.variants.range_sums) go into
+    range's PUF sums of every similarity they read (userfair.opt_in.variants.range_sums) go into
     the file too, under ``variants``; ``graded`` reads the grades file ``grades``
     (userfair.workflow.steps.graded_splits)."""
     train_split, test_split, grade = graded_splits(train, test, grades, graded)
@@ -95,7 +114,7 @@ def measure_sums(
     )
     stats = pair_records.PairStats.load(pairs)
     rows = inputs.train_of_evaluated()
-    start, stop = stream_rows.scatter_range(rows, scatteritem, stats.gamma)
+    start, stop = scatter_range(rows, scatteritem, stats.gamma)
     log.info("pass two over rows %d:%d of %d users", start, stop, rows.shape[0])
     sums = streaming.pass_two(
         inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,
@@ -125,7 +144,7 @@ def _user_vectors(extra_similarities, item, vectors, users):
 
 def gathered_variants(sums: Sequence[Path]) -> dict[str, variants.RowSums]:
     """The opt-in PUF sums of the measure_sums parts ``sums``, gathered per similarity
-    (userfair.variants.combine); a part without them is named, with what to rerun."""
+    (userfair.opt_in.variants.combine); a part without them is named, with what to rerun."""
     parts: dict[str, list] = {}
     for path in sums:
         record = read_json(path).get("variants")
@@ -153,21 +172,21 @@ def measures(
 
     ``dense``: userfair.evaluate.evaluate on the similarity files ``cos``, ``jacc``,
     ``genre``. ``stream``: pass one (``pairs``) and pass two gathered from its parts
-    (``sums``), then userfair.streaming.finish; the same measures as the dense route.
+    (``sums``), then userfair.streamed.streaming.finish; the same measures as the dense route.
 
     Opt-in (docs/measures.md#opt-in-measures; config measures.relevance and
     measures.similarities): ``graded`` reads each interaction's grade from the grades file
     ``grades`` (rule grades; userfair.workflow.steps.graded_splits) and adds gNDCG,
     SD-gNDCG, Gini-gNDCG and PUF with gNDCG;
-    ``extra_similarities`` (userfair.similarities names: rcos, genre, vec; genre reads the
+    ``extra_similarities`` (userfair.similarity.registry names: rcos, genre, vec; genre reads the
     item genres ``item``, vec the user vectors file ``vectors``) add PUF over them. Dense
     route: userfair.evaluate.evaluate's opt-in; streamed route:
-    userfair.variants.evaluate_variants on the row passes' sums the measure_sums parts
+    userfair.opt_in.variants.evaluate_variants on the row passes' sums the measure_sums parts
     made (``variants`` in each part), gathered here.
 
     ``plugins``: the plugin measures the job computes (``NAME=module:Class``, loaded by
     userfair.workflow.joblog.job_log; a param, so a change reruns the job), after the
-    built-ins on the same route (userfair.plugin_routes)."""
+    built-ins on the same route (userfair.engine.plugin_routes)."""
     streamed = route == "stream"
     needed = ("pairs", "sums") if streamed else ("cos", "jacc")
     given = {"cos": cos, "jacc": jacc, "pairs": pairs, "sums": sums}
@@ -237,7 +256,7 @@ def agreement(
     measure_files: Mapping[str, Path], datasets: list[str], models: list[str], out: Path
 ) -> pd.DataFrame:
     """Rule agreement: Kendall tau-b between the model orderings of every pair of measures
-    (userfair.agreement.agreement_long) from the measure files named ``D/M``."""
+    (userfair.formulas.agreement.agreement_long) from the measure files named ``D/M``."""
     records = tables.read_measure_files(measure_files, datasets, models)
     if len(models) < 3:
         log.warning("only %d models: Kendall tau over so few orderings says little", len(models))

@@ -9,9 +9,15 @@ from __future__ import annotations
 import logging
 import os
 
-from userfair import bounds
-from userfair.io import read_inter, write_json, write_parquet
-from userfair.workflow import embeddings, recbole_setup, recommenders, shared_dataset, tuning
+from userfair.files.io import read_inter, write_json, write_parquet
+from userfair.workflow import (
+    config_bounds,
+    embeddings,
+    recbole_setup,
+    recommenders,
+    shared_dataset,
+    tuning,
+)
 from userfair.workflow.meter import JobMeter, energy_file
 from userfair.workflow.replication import replicate_seed
 from userfair.workflow.steps import Path
@@ -29,7 +35,7 @@ def recbole_dataset(dataset: str, data_dir: Path, workdir: Path, out: Path, *, t
     items = set()
     for part in ("train", "valid", "test"):
         items.update(read_inter(os.path.join(data_dir, f"{dataset}.{part}.inter"))["item_id"])
-    bounds.check_items(training["k"], len(items), f"{dataset} (the split in {data_dir})")
+    config_bounds.check_items(training["k"], len(items), f"{dataset} (the split in {data_dir})")
     settings = recbole_setup.Training(**training, device="cpu", threads=1)
     shared = shared_dataset.build_shared(data_dir, dataset, workdir, settings)
     shared_dataset.write_shared(shared, out)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from userfair.io import read_json, write_csv
+from userfair.files.io import read_json, write_csv
 from userfair.workflow import energy as power_model
 from userfair.workflow import plan as plan_report
 from userfair.workflow.meter import energy_file

@@ -12,14 +12,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from userfair import replicates as inference
-from userfair.agreement import oriented
-from userfair.io import read_json, read_parquet, write_csv
-from userfair.measures import FAIR_GROUP, NAMES
+from userfair.bootstrap import replicates as inference
+from userfair.files.io import read_json, read_parquet, write_csv
+from userfair.formulas.agreement import oriented
+from userfair.measures import FAIR_GROUP, NAMES, plugin_names
 from userfair.workflow import reproduction
 from userfair.workflow.steps import Path
 from userfair.workflow.steps.groups import labelled, measure_of
-from userfair.workflow.tables import check_measures, label_models
+from userfair.workflow.tables import check_measures, held_plugins, label_models
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ def table_replicates(
     ``D/M/r``; a model without a seed has replicate 0's files for every r): the values per
     replicate (replicates.csv), where a run's value varies (variance.csv), Table 2 with
     intervals over both sources, the paired comparisons with Holm and the tau intervals
-    (userfair.replicates), and the conclusions that survive (conclusions.csv). With the
+    (userfair.bootstrap.replicates), and the conclusions that survive (conclusions.csv). With the
     group stage on, ``group_files`` and ``group_resamples`` (rule groups' JSON and parquet
     of every replicate, keyed ``D/M/r``) add every grouping's group measures and group
     means (named ``UserMAD-P (activity:0.05)``, ``P[active] (activity:0.05)``) to every
@@ -108,14 +108,18 @@ def table_replicates(
     of ``nested`` redraw their split per replicate (training.replicate_split): their
     inference is ``nested`` (each replicate keeps its own users)."""
     values, shares, summaries, comparisons, taus, all_points = [], [], [], [], [], {}
-    grouped = []
+    grouped = []  # the plugins, then the group measures: beside NAMES in the conclusions
     for dataset in datasets:
         resamples, points = {}, {}
         names = _read_replicates(
             dataset, models, replicates, measure_files, resample_files, group_files or {},
             group_resamples or {}, resamples, points,
         )  # fmt: skip
-        grouped += [n for n in names if n not in grouped and measure_of(n) in FAIR_GROUP]
+        grouped += [
+            n
+            for n in names
+            if n not in grouped and (measure_of(n) in FAIR_GROUP or n in plugin_names())
+        ]
         for model in models:
             long = points[model].reset_index().melt(id_vars="replicate", var_name="measure")
             values.append(long.assign(dataset=dataset, model=model))
@@ -162,16 +166,25 @@ def _read_replicates(
     dataset, models, replicates, measure_files, resample_files, group_files, group_resamples,
     resamples, points,
 ) -> list[str]:  # fmt: skip
-    """Fill ``resamples[model]`` and ``points[model]`` (userfair.replicates.stack) of one
-    dataset from every replicate's files, the group columns beside the measures when
-    ``group_files`` has them; return the measure names, :data:`NAMES` first. A group a
-    replicate lacks (dropped: no evaluated user) is NaN there."""
-    frames, rows = {}, {}
+    """Fill ``resamples[model]`` and ``points[model]`` (userfair.bootstrap.replicates.stack) of one
+    dataset from every replicate's files, the plugin measures (docs/plugins.md) and the group
+    columns beside the measures when the files have them; return the measure names,
+    :data:`NAMES` first, then the plugins, then the groups. A group a replicate lacks
+    (dropped: no evaluated user) is NaN there."""
+    frames, rows, records = {}, {}, {}
+    for model in models:
+        for r in range(replicates):
+            key = f"{dataset}/{model}/{r}"
+            records[(dataset, model, str(r))] = check_measures(
+                read_json(measure_files[key]), measure_files[key]
+            )
+    measures = NAMES + held_plugins(records)  # a plugin only where every file holds it
     for model in models:
         keys = [f"{dataset}/{model}/{r}" for r in range(replicates)]
-        records = [check_measures(read_json(measure_files[k]), measure_files[k]) for k in keys]
         frames[model] = [read_parquet(resample_files[k]) for k in keys]
-        rows[model] = [{m: r[m] for m in NAMES} for r in records]
+        rows[model] = [
+            {m: records[(dataset, model, str(r))][m] for m in measures} for r in range(replicates)
+        ]
         for i, key in enumerate(keys if _has_groups(group_files, keys) else ()):
             extra, frame = labelled(read_json(group_files[key]), read_parquet(group_resamples[key]))
             rows[model][i].update(extra)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from userfair.io import write_csv
+from userfair.files.io import write_csv
 from userfair.workflow import analysis_figures, figure_style, reproduction, steps, tables
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from userfair.io import check_fields, read_json, write_csv, write_json
+from userfair.files.io import check_fields, read_json, write_csv, write_json
 from userfair.workflow import tuning
 from userfair.workflow.steps import Path
 

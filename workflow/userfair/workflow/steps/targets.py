@@ -7,7 +7,7 @@ import logging
 import os
 from collections.abc import Mapping
 
-from userfair.io import InputError, write_json
+from userfair.files.io import InputError, write_json
 from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)

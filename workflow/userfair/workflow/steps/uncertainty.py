@@ -8,13 +8,13 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair.inference import significance, summary, tau_intervals
-from userfair.inputs import load_inputs
-from userfair.io import InputError, read_parquet, write_csv, write_parquet
-from userfair.similarities import read_user_vectors
-from userfair.similarity import load_dataset
-from userfair.uncertainty import bootstrap, resample_weights
-from userfair.variant_uncertainty import bootstrap_variants
+from userfair.bootstrap.inference import significance, summary, tau_intervals
+from userfair.bootstrap.uncertainty import bootstrap, resample_weights
+from userfair.files.inputs import load_inputs
+from userfair.files.io import InputError, read_parquet, write_csv, write_parquet
+from userfair.opt_in.variant_uncertainty import bootstrap_variants
+from userfair.similarity.pairwise import load_dataset
+from userfair.similarity.registry import read_user_vectors
 from userfair.workflow import tables
 from userfair.workflow.steps import Path, graded_splits, only, read_optional_csv
 
@@ -30,16 +30,16 @@ def uncertainty(
     plugins: Sequence[str] = (),
 ) -> pd.DataFrame:  # fmt: skip
     """Rule uncertainty: every measure of one dataset x model on ``resamples`` bootstrap
-    resamples of the evaluated users (userfair.uncertainty.bootstrap); the same seed for
+    resamples of the evaluated users (userfair.bootstrap.uncertainty.bootstrap); the same seed for
     every model of a dataset, so the resampled users are the same (paired).
 
     Opt-in, as the measures rule (config measures.relevance, measures.similarities):
     ``graded`` and ``extra_similarities`` add the columns of the opt-in measures on the same
-    weights (userfair.variant_uncertainty.bootstrap_variants), after the 18; ``item`` (the
+    weights (userfair.opt_in.variant_uncertainty.bootstrap_variants), after the 18; ``item`` (the
     genre similarity's item genres), ``vectors`` (embedding:MODEL's user vectors) and
     ``grades`` (rule grades) as there. Without them the frame is the 18 columns alone.
     The plugin measures loaded by the job (``plugins``, a param as for ``measures``) follow
-    (userfair.uncertainty.bootstrap)."""
+    (userfair.bootstrap.uncertainty.bootstrap)."""
     train_split, test_split, grade = graded_splits(train, test, grades, graded)
     inputs = load_inputs(
         train_split, test_split, topk, k=k, valid=valid, grade=grade,
@@ -88,7 +88,7 @@ def table_uncertainty(
 ) -> None:  # fmt: skip
     """Rule table_uncertainty: Table 2 with bootstrap intervals (userfair.workflow.tables
     .write_scores_ci), the paired model comparisons (Holm within each measure) and the
-    Kendall tau intervals of Fig. 1 (userfair.inference), from every model's resamples;
+    Kendall tau intervals of Fig. 1 (userfair.bootstrap.inference), from every model's resamples;
     both mappings are keyed ``D/M``. With the group stage on, ``groups`` is its
     ``groups.csv``: Table 2 then ends each dataset with the group measures per grouping."""
     records = tables.read_measure_files(measure_files, datasets, models)

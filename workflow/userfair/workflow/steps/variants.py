@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair.inputs import load_inputs, load_split_inputs
-from userfair.io import write_csv, write_dataset_parquet
-from userfair.similarities import read_user_vectors
+from userfair.files.inputs import load_inputs, load_split_inputs
+from userfair.files.io import write_csv, write_dataset_parquet
+from userfair.similarity.registry import read_user_vectors
 from userfair.workflow import experiments, tables, variant_analysis
 from userfair.workflow.steps import Path, graded_splits, only
 from userfair.workflow.steps.uncertainty import read_resamples

@@ -8,9 +8,11 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from userfair import decompose, pair_records, similarity
-from userfair.inputs import load_inputs
-from userfair.io import read_parquet, write_csv
+from userfair.decomposition import decompose
+from userfair.files.inputs import load_inputs
+from userfair.files.io import read_parquet, write_csv
+from userfair.similarity import pairwise
+from userfair.streamed import pair_records
 from userfair.workflow import tables, who
 from userfair.workflow.steps import Path, only
 
@@ -23,14 +25,15 @@ def users(
     block_size: int, features: list[str], worst: int, worst_measure: str, neighbours: int,
     source: Path, route: str, cos: Path | None = None, jacc: Path | None = None,
     genre: Sequence[Path] = (), pairs: Path | None = None, item: Sequence[Path] = (),
-    raw: Sequence[Path] | Path = (),
+    raw: Sequence[Path] | Path = (), plugins: Sequence[str] = (),
 ) -> pd.DataFrame:  # fmt: skip
-    """Rule users: every evaluated user's exact share of every Fair measure
-    (userfair.workflow.who.users_job, userfair.decompose) -> ``users_out`` (.parquet), and the worst
-    cases -> ``worst_out`` (.csv). The ``route`` is the measures' (common.smk,
-    measure_route): the similarity files
-    (``cos``, ``jacc``[, ``genre``]) or pass one (``pairs``[, ``item``]); the declared user
-    ``features`` are read from the raw ``source`` when the rule got it (``raw``)."""
+    """Rule users: every evaluated user's exact share of every Fair measure and of every
+    pair plugin (``plugins``: the loaded ones, a param so that a change reruns the job;
+    userfair.workflow.who.users_job, userfair.decomposition.decompose) -> ``users_out``
+    (.parquet), and the worst cases -> ``worst_out`` (.csv). The ``route`` is the measures'
+    (common.smk, measure_route): the similarity files (``cos``, ``jacc``[, ``genre``]) or
+    pass one (``pairs``[, ``item``]); the declared user ``features`` are read from the raw
+    ``source`` when the rule got it (``raw``)."""
     streamed = route == "stream"
     if (pairs if streamed else cos) is None:
         raise ValueError(f"route {route!r}: the rule gave no {'pairs' if streamed else 'cos'}")
@@ -42,7 +45,7 @@ def users(
         stats = pair_records.PairStats.load(pairs)
         log.info("streamed route: %d users, pass one from %s", stats.m, pairs)
     else:
-        similarities = similarity.load_dataset(cos, jacc, genre or (), data.users)
+        similarities = pairwise.load_dataset(cos, jacc, genre or (), data.users)
     user_features = who.read_user_features(dataset, source if raw else None, features)
     frame, worst_cases = who.users_job(
         data, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,

@@ -1,0 +1,310 @@
+"""The routes of the plugin measures (docs/plugins.md#routes), generic over their two kinds:
+a UserMeasure is called on the per-user scores it declares (with bootstrap multiplicities
+as weights), a PairMeasure's terms are summed over the unordered pairs u < v in row blocks
+of the raw similarity (``userfair.similarity.registry`` block functions), min-max normalised
+over those pairs as PUF's. Memory: one (rows, m) block at a time, never m x m.
+
+When the term is 0 wherever the similarity is 0 (checked at load:
+``userfair.plugins.zero_at_zero``) and the smallest raw similarity is 0, only the stored
+entries of a sparse block (the pairs that share an item, for Cos and Jacc) are visited;
+otherwise every pair is, in dense blocks, which the streamed route says once. A term
+compiled with numba (``PairMeasure.term``) of a Cos or Jacc measure runs on the streamed
+route inside compiled row loops instead (``userfair.streamed._plugin_kernels``): the raw
+similarity from the shared items' counts, no block at all.
+
+Bootstrap: with W the (B, m) multiplicities, the weighted pair sum of every resample is
+sum_{u<v} w_u w_v t(u, v), one product of each block with W per block, over the
+P_w = (N^2 - sum w^2) / 2 pairs of distinct copies of distinct users; a user's copies
+never pair (as the built-in measures' bootstrap).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from userfair import plugins
+from userfair.formulas import effectiveness, graded
+from userfair.measures import get
+from userfair.opt_in import variants
+from userfair.similarity import registry
+from userfair.similarity.pairwise import BLOCK_SIZE
+from userfair.streamed import _plugin_kernels, stream_rows
+
+log = logging.getLogger(__name__)
+
+#: Entries of one dense (rows, m) block of pair terms (16 MiB of float64).
+BLOCK_ENTRIES = 1 << 21
+_said: set[str] = set()
+
+
+def scores_of(inputs, k: int, needed: Sequence[str], per_user=None) -> dict[str, np.ndarray]:
+    """The per-user scores ``needed`` (effectiveness names, gNDCG with grades)."""
+    out = dict(per_user or {})
+    if any(name not in out and name != "gNDCG" for name in needed):
+        out.update(effectiveness.per_user(inputs.topk, inputs.relevant, k))
+    if "gNDCG" in needed and "gNDCG" not in out:
+        if inputs.grades is None:
+            raise ValueError("a plugin reads gNDCG: load the inputs with grades (--grade FIELD)")
+        out["gNDCG"] = graded.gndcg(inputs.topk, inputs.grades, k)
+    return out
+
+
+def _rows(m: int, block_size: int) -> int:
+    return max(1, min(block_size, BLOCK_ENTRIES // max(m, 1)))
+
+
+def _upper(block, start: int, m: int):
+    """(u, v, raw) of the stored entries with v > u of a sparse block of rows start:."""
+    block = sp.csr_matrix(block)
+    u = np.repeat(np.arange(start, start + block.shape[0]), np.diff(block.indptr))
+    keep = block.indices > u
+    return u[keep], block.indices[keep].astype(np.int64), block.data[keep].astype(np.float64)
+
+
+def _dense_upper(block, start: int, m: int):
+    """(u, v, raw) of every pair v > u of a block of rows start: (dense or sparse)."""
+    dense = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
+    b = dense.shape[0]
+    u_local, v = np.nonzero(np.arange(m)[None, :] > np.arange(start, start + b)[:, None])
+    return u_local + start, v, dense[u_local, v]
+
+
+def raw_range(block, m: int, block_size: int = BLOCK_SIZE) -> tuple[float, float]:
+    """The smallest and largest raw similarity over the unordered pairs (unstored entries
+    of sparse blocks count as 0); (0, 0) without pairs."""
+    lo, hi, unstored = math.inf, -math.inf, False
+    step = _rows(m, block_size)
+    for start in range(0, m, step):
+        stop = min(m, start + step)
+        raw = block(start, stop)
+        if sp.issparse(raw):
+            u, _, values = _upper(raw, start, m)
+            pairs = sum(m - 1 - row for row in range(start, stop))
+            unstored |= u.size < pairs
+        else:
+            _, _, values = _dense_upper(raw, start, m)
+        if values.size:
+            lo, hi = min(lo, float(values.min())), max(hi, float(values.max()))
+    if unstored:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    return (0.0, 0.0) if lo > hi else (lo, hi)
+
+
+class PairPass:
+    """The pair terms of one plugin PairMeasure over one similarity's blocks."""
+
+    def __init__(self, name: str, block, m: int, lo: float, hi: float, block_size: int):
+        self.declaration = get(name)
+        self.plugin = plugins.instance(name)
+        self.block, self.m, self.lo, self.span = block, m, lo, hi - lo
+        self.step = _rows(m, block_size)
+        self.sparse_only = plugins.zero_at_zero(name) and lo == 0.0
+
+    def _terms(self, s, u, v, raw):
+        sim = (raw - self.lo) / self.span if self.span > 0 else np.zeros_like(raw)
+        return plugins.checked_terms(self.plugin, self.declaration, s[u], s[v], sim)
+
+    def blocks(self, s):
+        """(u, v, terms) of each row block (only stored pairs when ``sparse_only``)."""
+        for start in range(0, self.m, self.step):
+            raw = self.block(start, min(self.m, start + self.step))
+            if self.sparse_only and sp.issparse(raw):
+                u, v, values = _upper(raw, start, self.m)
+            else:
+                u, v, values = _dense_upper(raw, start, self.m)
+            yield start, u, v, self._terms(s, u, v, values)
+
+    def mean(self, s) -> float:
+        pairs = self.m * (self.m - 1) / 2
+        if pairs == 0:
+            return math.nan
+        total = math.fsum(float(terms.sum()) for _, _, _, terms in self.blocks(s))
+        return total / pairs
+
+    def weighted_means(self, s, weights: np.ndarray) -> np.ndarray:
+        """(B,) the mean over the pairs of distinct copies of distinct users of each
+        resample of ``weights`` ((B, m) multiplicities)."""
+        w = weights.astype(np.float64)
+        totals = np.zeros(w.shape[0])
+        for _, u, v, terms in self.blocks(s):
+            if u.size:
+                totals += (w[:, u] * w[:, v]) @ terms
+        n = w.sum(axis=1)
+        pairs = (n * n - (w * w).sum(axis=1)) / 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(pairs > 0, totals / pairs, np.nan)
+
+
+def _similarity_blocks(inputs, label: str, vectors, cache: dict):
+    if label not in cache:
+        data = registry.SimilarityData.of(inputs, vectors)
+        entry = registry.entry(label)
+        cache[label] = registry.block_function(entry.name, data)
+    return cache[label]
+
+
+def _pass(name, inputs, vectors, block_size, cache, route):
+    decl = get(name)
+    block = _similarity_blocks(inputs, decl.similarity, vectors, cache)
+    m = len(inputs.users)
+    key = ("range", decl.similarity)
+    if key not in cache:
+        cache[key] = raw_range(block, m, block_size)
+    pair_pass = PairPass(name, block, m, *cache[key], block_size)
+    if route == "stream" and not pair_pass.sparse_only and name not in _said:
+        _said.add(name)
+        why = (
+            "its term is not 0 where the similarity is 0"
+            if not plugins.zero_at_zero(name)
+            else f"the smallest {decl.similarity} similarity is not 0"
+        )
+        log.warning("%s: %s, so every pair is visited (dense blocks of rows)", name, why)
+    return pair_pass
+
+
+def compiled_mean(name: str, inputs, s: np.ndarray, cache: dict) -> float | None:
+    """The mean over the unordered pairs of a pair plugin with a compiled term, inside the
+    streamed route's row loops (``userfair.streamed._plugin_kernels``): the raw Cos or Jacc
+    from the shared items, its range in one pass, the terms in a second; only the pairs
+    sharing an item when the term vanishes at 0 and some pair shares none. None when the
+    plugin has no compiled term or reads another similarity (said once)."""
+    decl = get(name)
+    term = plugins.compiled_term(plugins.instance(name))
+    if term is None:
+        return None
+    kind = _plugin_kernels.KINDS.get(decl.similarity)
+    if kind is None:
+        if name not in _said:
+            _said.add(name)
+            log.warning(
+                "%s: a compiled term, but the row kernels compute only %s; row blocks of %s",
+                name, " and ".join(_plugin_kernels.KINDS), decl.similarity,
+            )  # fmt: skip
+        return None
+    if "rows" not in cache:
+        cache["rows"] = stream_rows.prepare_rows(inputs.train_of_evaluated(), 1.0, None)
+        cache["threads"] = stream_rows.numba_threads()
+    rows, threads = cache["rows"], cache["threads"]
+    m = rows.m
+    if m < 2:
+        return math.nan
+    key = ("compiled range", kind)
+    if key not in cache:
+        low, high, shared = _plugin_kernels.range_rows(*rows.pair_arguments(), kind, threads)
+        pairs = m * (m - 1) / 2
+        low = 0.0 if shared < pairs else low
+        high = 0.0 if shared == 0 else high
+        cache[key] = (low, high)
+    lo, hi = cache[key]
+    sparse = plugins.zero_at_zero(name) and lo == 0.0
+    scores = np.ascontiguousarray(s, dtype=np.float64)
+    total = plugins.call(
+        decl.source, "term", _plugin_kernels.term_rows, *rows.pair_arguments(), kind, scores,
+        lo, hi - lo, sparse, term, threads,
+    )  # fmt: skip
+    return float(total) / (m * (m - 1) / 2)
+
+
+def evaluate_plugins(
+    inputs, k: int, names: Sequence[str] | None = None, per_user=None, route: str = "dense",
+    block_size: int = BLOCK_SIZE, vectors=None,
+) -> tuple[dict[str, float], dict[str, float]]:  # fmt: skip
+    """The plugin measures ``names`` (default: every loaded one) of ``inputs`` at k, and
+    each one's seconds (its similarity's range included for the first pair measure that
+    reads it)."""
+    names = [p.name for p in plugins.loaded()] if names is None else list(names)
+    needed = {get(name).effectiveness for name in names}
+    scores = scores_of(inputs, k, sorted(needed), per_user)
+    values, seconds, cache = {}, {}, {}
+    for name in names:
+        start = time.perf_counter()
+        decl = get(name)
+        s = scores[decl.effectiveness]
+        if s.size < 2:
+            values[name] = math.nan
+        elif decl.kind == "statistic":
+            values[name] = statistic_value(name, s)
+        else:
+            mean = compiled_mean(name, inputs, s, cache) if route == "stream" else None
+            if mean is None:
+                mean = _pass(name, inputs, vectors, block_size, cache, route).mean(s)
+            values[name] = plugins.value_of(decl, mean)
+        seconds[name] = time.perf_counter() - start
+        log.info("%s = %.6g (%.3f s)", name, values[name], seconds[name])
+    return values, seconds
+
+
+def bootstrap_plugins(
+    inputs, weights: np.ndarray, k: int, names: Sequence[str] | None = None,
+    block_size: int = BLOCK_SIZE, vectors=None,
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """(B,) values of each plugin measure over the resamples of ``weights``."""
+    names = [p.name for p in plugins.loaded()] if names is None else list(names)
+    scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names}))
+    out, cache = {}, {}
+    for name in names:
+        decl = get(name)
+        s = scores[decl.effectiveness]
+        if decl.kind == "statistic":
+            compute = plugins.instance(name).compute
+            rows = weights.astype(np.float64)  # once, not per resample
+            raw = [plugins.call(decl.source, "compute", compute, s, row) for row in rows]
+            out[name] = np.array([plugins.value_of(decl, value) for value in raw])
+        else:
+            out[name] = _pass(name, inputs, vectors, block_size, cache, "dense").weighted_means(
+                s, weights
+            )
+    return out
+
+
+def pair_shares(
+    inputs, k: int, names: Sequence[str] | None = None, route: str = "dense",
+    block_size: int = BLOCK_SIZE, vectors=None,
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """Each evaluated user's share of every plugin PairMeasure ``names`` (default: every
+    loaded one), as PUF's (docs/method.md#who): each pair's term split evenly between its
+    two users, share_u = sum over v != u of t(u, v) / (m (m - 1)); the shares sum to the
+    measure. Row blocks, never m x m."""
+    names = [p.name for p in plugins.loaded()] if names is None else list(names)
+    names = [name for name in names if get(name).kind == "pair"]
+    scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names}))
+    m = len(inputs.users)
+    out, cache = {}, {}
+    for name in names:
+        share = np.zeros(m)
+        pair_pass = _pass(name, inputs, vectors, block_size, cache, route)
+        for _, u, v, terms in pair_pass.blocks(scores[get(name).effectiveness]):
+            share += np.bincount(u, terms, minlength=m) + np.bincount(v, terms, minlength=m)
+        out[name] = share / (m * (m - 1)) if m > 1 else np.full(m, math.nan)
+    return out
+
+
+def dense_similarity(inputs, label: str, block_size: int = BLOCK_SIZE, vectors=None) -> np.ndarray:
+    """The (m, m) similarity ``label`` of ``inputs``, min-max normalised over the unordered
+    pairs (userfair.opt_in.variants.dense_similarity): for the experiments, which are dense."""
+    block = _similarity_blocks(inputs, label, vectors, {})
+    return variants.dense_similarity(block, len(inputs.users), block_size)
+
+
+def pair_values(name: str, scores: np.ndarray, sim: np.ndarray) -> float:
+    """A plugin PairMeasure on a given (m, m) normalised similarity (the experiments of
+    Figs. 2-4, where the similarity is the dataset's or a sampled one)."""
+    decl = get(name)
+    plugin = plugins.instance(name)
+    u, v = np.triu_indices(scores.size, 1)
+    terms = plugins.checked_terms(plugin, decl, scores[u], scores[v], sim[u, v])
+    return plugins.value_of(decl, float(np.mean(terms))) if u.size else math.nan
+
+
+def statistic_value(name: str, scores: np.ndarray) -> float:
+    """A plugin UserMeasure on the per-user ``scores`` (unit weights)."""
+    decl = get(name)
+    plugin = plugins.instance(name)
+    raw = plugins.call(decl.source, "compute", plugin.compute, scores, np.ones(scores.size))
+    return plugins.value_of(decl, raw)

@@ -1,0 +1,97 @@
+"""Compiled row loops (numba) of a plugin pair measure whose scalar term is compiled with
+numba (``PairMeasure.term``, docs/plugins.md#a-compiled-term): the streamed route of
+``userfair.engine.plugin_routes`` for the similarities the kernels compute from the shared
+items (raw cosine |H_u & H_v| / sqrt(|H_u| |H_v|), raw Jaccard |H_u & H_v| / |H_u | H_v|)).
+
+The same visits as ``userfair.streamed._streaming_kernels``: each unordered pair u < v once,
+from its smaller row, only the pairs that share a train item when the term vanishes at
+similarity 0 (``sparse``), else every pair (the pairs sharing nothing at raw similarity 0).
+The term is an argument of the kernels (numba's first-class functions): each compiled term
+compiles the kernels once per process (not cached on disk), then runs at the loops' speed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from userfair.streamed._streaming_kernels import _count_row
+
+#: The similarities the kernels compute from the shared items (the registry's labels).
+KINDS = {"Cos": 0, "Jacc": 1}
+
+
+@numba.njit(cache=True, inline="always")
+def _raw(kind, inter, du, dv):
+    if kind == 0:
+        return inter / math.sqrt(du * dv)
+    return inter / (du + dv - inter)
+
+
+@numba.njit(cache=True, parallel=True)
+def range_rows(row_ptr, row_items, col_ptr, col_users, degrees, kind, threads):
+    """(smallest, largest raw similarity of the pairs sharing an item, number of such
+    pairs) over every unordered pair; (inf, -inf, 0) when no pair shares an item."""
+    m = degrees.shape[0]
+    lows, highs, counts_out = np.full(threads, np.inf), np.full(threads, -np.inf), np.zeros(threads)
+    for t in numba.prange(threads):
+        counts = np.zeros(m, np.int32)
+        touched = np.empty(m, np.int32)
+        low, high, shared = np.inf, -np.inf, 0.0
+        for u in range(t, m, threads):
+            n = _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
+            shared += n
+            for a in range(n):
+                v = touched[a]
+                raw = _raw(kind, float(counts[v]), degrees[u], degrees[v])
+                low = min(low, raw)
+                high = max(high, raw)
+                counts[v] = 0
+        lows[t], highs[t], counts_out[t] = low, high, shared
+    return lows.min(), highs.max(), counts_out.sum()
+
+
+@numba.njit(parallel=True)
+def term_rows(
+    row_ptr, row_items, col_ptr, col_users, degrees, kind, scores, lo, span, sparse, term,
+    threads,
+):  # fmt: skip
+    """The sum over the unordered pairs of term(S_u, S_v, sim) with sim the raw similarity
+    min-max normalised ((raw - lo) / span; 0 when span is 0); only the pairs sharing an
+    item when ``sparse`` (the term is 0 at similarity 0 and lo is 0), else every pair."""
+    m = degrees.shape[0]
+    totals = np.zeros(threads)
+    for t in numba.prange(threads):
+        counts = np.zeros(m, np.int32)
+        touched = np.empty(m, np.int32)
+        total = 0.0
+        for u in range(t, m, threads):
+            n = _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
+            su = scores[u]
+            if sparse:
+                for a in range(n):
+                    v = touched[a]
+                    raw = _raw(kind, float(counts[v]), degrees[u], degrees[v])
+                    sim = (raw - lo) / span if span > 0.0 else 0.0
+                    total += term(su, scores[v], sim)
+                    counts[v] = 0
+            else:
+                for v in range(u + 1, m):
+                    inter = float(counts[v])
+                    raw = _raw(kind, inter, degrees[u], degrees[v]) if inter > 0.0 else 0.0
+                    sim = (raw - lo) / span if span > 0.0 else 0.0
+                    total += term(su, scores[v], sim)
+                    counts[v] = 0
+        totals[t] = total
+    return totals.sum()
+
+
+@numba.njit
+def apply_term(term, s_u, s_v, sim):
+    """The term of each pair (arrays of one length): a compiled term as ``terms``."""
+    out = np.empty(s_u.shape[0])
+    for p in range(s_u.shape[0]):
+        out[p] = term(s_u[p], s_v[p], sim[p])
+    return out
