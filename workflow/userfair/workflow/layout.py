@@ -87,11 +87,20 @@ def _template_pattern(template: str) -> re.Pattern:
     return re.compile(rf"(?:^|/){body}$")
 
 
-_PATTERNS = [(_template_pattern(t), rule) for t, rule in PRODUCERS.items()]
+#: The files of a template of :data:`PRODUCERS` that another rule writes: a ``use rule``
+#: of the template's rule for some values of a wildcard (workflow/rules/*.smk), looked up
+#: first.
+USED_RULES = {
+    "results/{dataset}/similarity/genre.npz": "genre_similarity",
+    "results/{dataset}/replicates/{replicate}/similarity/genre.npz": "replicate_genre_similarity",
+}
+
+_PATTERNS = [(_template_pattern(t), rule) for t, rule in (*USED_RULES.items(), *PRODUCERS.items())]
 
 
 def producer(path: str | os.PathLike) -> str | None:
-    """The rule that writes ``path`` (:data:`PRODUCERS`), or None for a file of no rule."""
+    """The rule that writes ``path`` (:data:`USED_RULES`, then :data:`PRODUCERS`), or None
+    for a file of no rule."""
     text = Path(path).as_posix()
     for pattern, rule in _PATTERNS:
         if pattern.search(text):
