@@ -37,11 +37,14 @@ def test_every_rule_file_is_a_stage_the_snakefile_includes():
 
 
 def _python_of(smk: str) -> str:
-    """The module-level Python of a rule file: its rule blocks and directives removed."""
+    """The module-level Python of a rule file: its rule blocks (``use rule`` ones too) and
+    directives (``ruleorder``) removed."""
     keep, skipping = [], False
     for line in smk.splitlines():
-        if re.match(r"^(rule|checkpoint) \w+:|^wildcard_constraints:", line):
+        if re.match(r"^(rule|checkpoint) \w+:|^use rule .* with:|^wildcard_constraints:", line):
             skipping = True
+            continue
+        if line.startswith("ruleorder:"):
             continue
         if skipping and (line.startswith(" ") or not line.strip()):
             continue

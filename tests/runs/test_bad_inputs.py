@@ -201,6 +201,27 @@ def test_a_python_tag_is_refused_naming_the_file(tmp_path):
     assert not (tmp_path / "pwned").exists()
 
 
+@pytest.mark.parametrize(
+    "text, start",
+    [
+        # FullLoader (Snakemake's, through YTE) builds a reference to an imported name
+        ("k: !!python/name:os.system\n", "line 1: the tag !!python/name:os.system is refused"),
+        ("k: !!python/tuple [1, 2]\n", "line 1: the tag !!python/tuple is refused"),
+        # YTE ran the ?-expression while Snakemake loaded the file: refused, said so
+        ("__use_yte__: true\nk: ?5 + 5\n", "__use_yte__ made Snakemake read this file as a YTE"),
+    ],
+)
+def test_a_config_file_snakemake_accepted_is_refused_naming_the_file(tmp_path, text, start):
+    """What Snakemake's loader lets through of a --configfile is refused by the Snakefile's
+    check, naming the file; the same file without the tag or the template passes."""
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    found = schema.duplicate_key_errors([path])
+    assert len(found) == 1 and found[0].startswith(f"{path}: {start}"), found
+    path.write_text("k: 5\n")
+    assert schema.duplicate_key_errors([path]) == []
+
+
 def test_a_grid_with_a_model_twice_is_refused(tmp_path):
     path = tmp_path / "grid.yaml"
     path.write_text("BPR:\n  learning_rate: [0.01]\nBPR:\n  learning_rate: [0.1]\n")
@@ -322,9 +343,9 @@ def test_check_config_names_the_input(tmp_path, config, message):
 
 
 # One dry run per kind of error (a Snakemake process: the workflow stage): one of ours (a
-# duplicate key: the Snakefile hands the --configfile files to check_config) and one of
-# Snakemake's own (a YAML tag in a --configfile: Snakemake reads the file before the
-# workflow and refuses it with its own message, naming no file; no code runs).
+# duplicate key: the Snakefile hands the --configfile files to check_config), one tag that
+# Snakemake's loader builds and the Snakefile's check refuses, and one of Snakemake's own (a
+# tag its loader refuses, before the workflow runs: its message names no file; no code runs).
 @pytest.mark.parametrize(
     "config, message",
     [
@@ -333,6 +354,7 @@ def test_check_config_names_the_input(tmp_path, config, message):
             "run.yaml: key 'measures' is given twice (lines 1 and 4); keep one",
         ),
         ("k: !!python/object/apply:os.mkdir [pwned]\n", "Config file is not valid JSON or YAML"),
+        ("k: !!python/name:os.mkdir\n", "run.yaml: line 1: the tag !!python/name:os.mkdir is"),
     ],
 )
 @pytest.mark.slow
@@ -344,6 +366,26 @@ def test_a_dry_run_stops_at_parse_time_naming_the_input(tmp_path, config, messag
     assert "jobs" not in output.split(message)[0].lower().split("job stats")[-1][-200:]
     assert not (work / "results").exists()
     assert not (work / "pwned").exists()
+
+
+@pytest.mark.slow
+def test_snakemakes_refusal_of_a_configfile_tag_is_named_only_by_verbose(tmp_path):
+    """docs/bad-inputs.md, honestly: Snakemake loads a --configfile before any code of the
+    workflow runs and refuses a !!python/object tag without naming the file (nothing the
+    workflow can change); with --verbose its traceback holds PyYAML's line naming the file,
+    the line and the tag. The tag's call never runs."""
+    work = make_workdir(tmp_path / "run")
+    (work / "run.yaml").write_text("k: !!python/object/apply:os.mkdir [pwned]\n")
+    proc, output = dry_run(work, "--configfile", "run.yaml")
+    assert proc.returncode != 0 and "run.yaml" not in output.split("Config file is not")[-1]
+    proc, output = dry_run(work, "--configfile", "run.yaml", "--verbose")
+    assert proc.returncode != 0, output[-3000:]
+    assert (
+        "could not determine a constructor for the tag "
+        "'tag:yaml.org,2002:python/object/apply:os.mkdir'" in output
+    ), output[-3000:]
+    assert re.search(r'in ".*run\.yaml", line 1, column 4', output), output[-3000:]
+    assert not (work / "pwned").exists() and not (work / "results").exists()
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ import yaml
 from userfair.cli import main
 from userfair.files import io
 from userfair.files.io import InputError
-from userfair.workflow import catalogue, costs, layout, rawfiles, schema, tuning
+from userfair.workflow import catalogue, costs, download, layout, rawfiles, schema, tuning
 from userfair.workflow import preprocess as data
 from userfair.workflow.steps import data as data_steps
 
@@ -150,27 +150,60 @@ def test_k_above_the_catalogues_items_stops_a_fresh_dry_run_before_any_job(tmp_p
 # --- a dataset name too long for a file name --------------------------------------------
 
 
-def test_a_dataset_name_too_long_for_a_file_name_is_refused_at_parse_time():
-    longest = "d" * schema.NAME_MAX_BYTES
-    ok = {
-        "datasets": [longest],
-        "custom_datasets": {longest: {"path": "x.csv", "columns": {"user": "u", "item": "i"}}},
-    }
-    assert "\n".join(schema.config_errors(ok, SCHEMA)) == ""
-    name = "d" * 300
-    bad = {
+def _declared(name: str, **config) -> dict:
+    return {
         "datasets": [name],
         "custom_datasets": {name: {"path": "x.csv", "columns": {"user": "u", "item": "i"}}},
+        **config,
     }
-    errors = schema.config_errors(bad, SCHEMA)
-    assert errors[0] == (
-        f"config key custom_datasets.{name}: the dataset name is 300 bytes long; give one of "
-        f"at most {schema.NAME_MAX_BYTES} (a file name holds 255 bytes, and the workflow's "
-        f"file names add up to {schema.NAME_RESERVE} to it)"
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"models": ["BPR"]}, {"models": ["SLIMElastic"], "training": {"replicates": 12},
+                                "measures": {"scatter": 1000}}],
+)  # fmt: skip
+def test_a_dataset_name_too_long_for_a_file_name_is_refused_at_parse_time(config):
+    """The longest name that fits is derived from the layout's longest file name with the
+    run's models, replicates and scatter (layout.NAMED_COMPONENTS), not a guessed reserve:
+    that name passes, one byte more is refused naming the file name it would make."""
+    _, reserve = schema.longest_file_name("", config)
+    most = layout.COMPONENT_BYTES - reserve
+    assert "\n".join(schema.config_errors(_declared("d" * most, **config), SCHEMA)) == ""
+    name = "d" * (most + 1)
+    errors = schema.config_errors(_declared(name, **config), SCHEMA)
+    assert errors[0].startswith(
+        f"config key custom_datasets.{name}: the dataset name is {most + 1} bytes long, and "
+        f"the longest file name this run makes with it would be 256 bytes ("
     ), errors
-    assert any(
-        e.startswith("config key datasets[0]: the dataset name is 300 bytes") for e in errors
+    assert errors[0].endswith(
+        f"over the 255 a file name holds; give a name of at most {most} bytes"
     )
+    assert any(
+        e.startswith(f"config key datasets[0]: the dataset name is {most + 1}") for e in errors
+    )
+    longest, size = schema.longest_file_name(name, config)
+    assert size == 256 and len(longest.encode()) == 256 and name in longest
+
+
+def test_the_longest_file_name_follows_the_run():
+    """More replicates, more scatter jobs or a longer model name leave less room for the
+    name; the file names are those the rules and RecBole make."""
+    _, plain = schema.longest_file_name("d", {"models": ["BPR"]})
+    _, scattered = schema.longest_file_name("d", {"models": ["BPR"], "measures": {"scatter": 1000}})
+    _, longer = schema.longest_file_name("d", {"models": ["SLIMElastic"]})
+    assert scattered > plain and longer > plain
+    longest, _ = schema.longest_file_name(
+        "d", {"models": ["SLIMElastic"], "measures": {"scatter": 64}}
+    )
+    assert longest == "d_SLIMElastic_1_64-of-64.log"  # results/logs/replicate_sums/...
+
+
+def test_the_catalogues_item_count_of_ml_100k_is_counted_from_its_file():
+    """The one catalogue item count whose raw file ships with the environment (recbole's
+    ml-100k) is counted; the others are their datasets' published counts (catalogue.py)."""
+    inter = io.read_inter(download.recbole_ml100k_dir() / "ml-100k.inter")
+    assert catalogue.CATALOGUE["ml-100k"].raw_items == inter["item_id"].nunique()
 
 
 # --- every pickle protocol of a crafted model.pth ----------------------------------------

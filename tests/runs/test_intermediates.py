@@ -47,6 +47,30 @@ def test_the_producers_table_is_the_rules_outputs():
     assert layout.PRODUCERS == rule_outputs()
 
 
+def test_a_file_of_a_used_rule_names_that_rule():
+    """genre.npz is written by genre_similarity, a `use rule` of similarity for kind genre
+    (so is its replicates' by replicate_genre_similarity): a damaged one names it."""
+    text = "".join(p.read_text() for p in (REPO / "workflow" / "rules").glob("*.smk"))
+    for template, rule in layout.USED_RULES.items():
+        base = layout.PRODUCERS[template.replace("genre.npz", "{kind}.npz")]
+        assert f"use rule {base} as {rule} with:" in text
+        assert layout.producer(template.format(dataset="d", replicate=1)) == rule
+    assert layout.producer("results/d/similarity/jacc.npz") == "similarity"
+
+
+def test_the_named_components_are_the_rules_file_names_with_the_dataset():
+    """layout.NAMED_COMPONENTS, from which the longest dataset name is derived
+    (schema.longest_file_name), lists every file name of the rules' outputs and logs that
+    holds the dataset name beside other text."""
+    found = set()
+    for path in (REPO / "workflow" / "rules").glob("*.smk"):
+        for text in re.findall(r'"((?:results|resources)/[^"]*)"', path.read_text()):
+            found |= {
+                part for part in text.split("/") if "{dataset}" in part and part != "{dataset}"
+            }
+    assert found == set(layout.NAMED_COMPONENTS)
+
+
 def truncate(path: Path) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])

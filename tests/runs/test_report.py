@@ -2,6 +2,7 @@
 (protocol, epochs with their plural, bootstrap, models, datasets), and every table the
 README lists is a report() output of some rule."""
 
+import json
 import re
 from pathlib import Path
 
@@ -70,6 +71,8 @@ def test_the_front_page_reads_as_sentences(protocol, resamples):
     text = front_page(preprocessing__protocol=protocol, uncertainty__resamples=resamples)
     parts = publish_parts(text, writer="html", settings_overrides={"report_level": 2})
     assert "System Message" not in parts["html_body"]
+    text = re.sub(r"\.\. raw:: html\n\n(?:   .*\n|\n)*", "", text)  # the page's style: not prose
+    assert "<style>" not in text
     words = set(flat(text).split())
     assert not {"andsplit", "1;every", "1.30", "1.The", "tau).The"} & words
     prose = re.sub(r"``[^`]*``", "", flat(text))  # file names keep their dots
@@ -135,3 +138,23 @@ def test_the_front_page_names_the_opt_in_variants_only_when_on():
     assert "opt-in PUF variants are on (relevance binary; similarities cos, jacc, genre)" in on
     graded = flat(front_page(measures__relevance=["binary", "graded"]))
     assert "relevance binary, graded; similarities cos, jacc)" in graded
+
+
+def rule_graph(report: Path) -> list[str]:
+    """The rules the report's rule graph draws (its Vega spec's nodes), in order."""
+    html = report.read_text()
+    start = html.index("rulegraph_spec = ") + len("rulegraph_spec = ")
+    spec, _ = json.JSONDecoder().raw_decode(html[start:])
+    return [n["rule"] for d in spec["data"] if d["name"] == "node-data" for n in d["values"]]
+
+
+@pytest.mark.slow
+def test_the_reports_rule_graph_draws_each_rule_once(tiny_run, tmp_path):
+    """Snakemake's report draws a rule once per step of the job graph it has jobs in; the
+    genre similarity waits one step more (for the item genres), so it is its own rule
+    (genre_similarity): `similarity` was drawn twice."""
+    report = tmp_path / "report.html"
+    tiny_run.snakemake("--report", str(report))
+    drawn = rule_graph(report)
+    assert {"similarity", "genre_similarity", "run_config"} <= set(drawn), drawn
+    assert len(drawn) == len(set(drawn)), sorted(r for r in drawn if drawn.count(r) > 1)

@@ -47,6 +47,7 @@ CHECK = r"""
     }
   }
   const page = new DOMParser().parseFromString(workflow_desc, 'text/html');
+  page.querySelectorAll('style').forEach(style => style.remove());  // not text a reader sees
   out.front.text = page.body.textContent.replace(/\s+/g, ' ').trim();
   out.front.tables = Array.from(page.querySelectorAll('table')).map(
     t => [t.querySelector('caption') ? t.querySelector('caption').textContent : '',
@@ -54,6 +55,23 @@ CHECK = r"""
   for (const category of Object.keys(categories)) { app.showCategory(category); await tick(); }
   for (const path of Object.keys(results)) { app.showResultInfo(path); await tick(); out.shown++; }
   return out;
+})()
+"""
+
+
+# The first page's geometry once it has drawn, at the top of its scroll box: [x, y, width,
+# height] of the page (the workflow description), of its claims table and of the rule graph.
+LAYOUT = r"""
+(async () => {
+  const tick = () => new Promise(done => setTimeout(done, 50));
+  for (let i = 0; i < 200 && !document.querySelector('#rulegraph canvas, #rulegraph svg'); i++)
+    await tick();
+  const box = e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; };
+  const claims = Array.from(document.querySelectorAll('.prose table')).find(
+    t => t.caption && t.caption.textContent.startsWith("The paper's claims"));
+  const page = box(document.querySelector('.prose'));
+  return {page, claims: claims ? box(claims).slice(2) : [0, 0],
+          graph: box(document.querySelector('#rulegraph'))};
 })()
 """
 
@@ -67,9 +85,18 @@ def test_the_report_opens_on_the_answer_in_a_real_browser(tiny_run, tmp_path):
     run.snakemake("--report", "results/report.html")
     report = run.test_dir / "results" / "report.html"
     with Browser(binary) as browser:
+        browser.send("Emulation.setDeviceMetricsOverride", session=browser.session,
+                     width=1400, height=900, deviceScaleFactor=1, mobile=False)  # fmt: skip
         browser.open(report.as_uri())
+        layout = browser.evaluate(LAYOUT)
         found = browser.evaluate(CHECK)
         errors = list(browser.errors)
+    # at a 1,400-px window the first page starts at the top of its scroll box (a box centred
+    # vertically lost the top 1,823 px of it) and the claims table has the page's width (it
+    # had 512 px, a column beside the rule graph, which now comes below)
+    assert layout["page"][1] >= 0, layout
+    assert layout["claims"][0] >= 900, layout
+    assert layout["graph"][1] >= layout["page"][1] + layout["page"][3], layout
     assert not errors, errors
     assert found["images"] and all(found["images"].values()), found["images"]
     assert found["pdfs"] and all(found["pdfs"].values()), found["pdfs"]

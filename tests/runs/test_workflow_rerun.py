@@ -173,6 +173,14 @@ def test_html_report(tiny_run, tmp_path):
     assert "UserKNN, ItemKNN, BPR" in html
     flat = " ".join(html.replace("\\n", " ").split())  # the page is a JS string with \n
     assert "at most 1 epoch per grid point" in flat and "1 epochs" not in flat
+    # so do the captions of Figs. 3, 4 and the gamma figures (results/figures/NAME.rst)
+    readings = {"similarity": "Over that range", "extreme": "PUF: MostUnfair",
+                "gamma_models": "UF runs from", "gamma_relevance": "gammas differ by"}  # fmt: skip
+    for name, words in readings.items():
+        reading = (test_dir / "results" / "figures" / f"{name}.rst").read_text()
+        assert reading.startswith("- **ml-100k**:") and words in reading, reading
+        sentence = reading.split(words)[1].split(";")[0].split(".")[0]
+        assert " ".join(f"{words}{sentence}".split()) in flat, (name, sentence)
 
 
 @pytest.mark.slow
@@ -191,7 +199,11 @@ def test_outputs_of_another_config_are_named_not_mixed(tiny_run, tmp_path):
     is told so (a partial run would mix), and its report stops instead of mixing them."""
     repo, test_dir = tiny_run  # dry runs and a refused report: read only
     record = json.loads((test_dir / "results" / "run.json").read_text())
-    assert record == {"datasets": ["ml-100k"], "models": MODELS}
+    assert (record["datasets"], record["models"]) == (["ml-100k"], MODELS)
+    assert (
+        record["config"]["k"] == TEST_CONFIG.get("k", 10)
+        and "threads" not in record["config"]["measures"]
+    )  # the config as far as it decides the outputs
     other = _write_yaml(tmp_path / "other.yaml", {"models": MODELS[:2]})
     dry = _run(repo, "-n", "table_scores", "--configfile", other)
     said = dry.stdout + dry.stderr
@@ -214,6 +226,7 @@ def test_a_report_after_a_partial_run_of_another_config_stops(tiny_run, tmp_path
     than a table; a complete run of the first config rewrites Table 2 and the record, and
     the report is made."""
     repo, test_dir = copy_run(tiny_run, tmp_path / "run")
+    recorded = (test_dir / "results" / "run.json").read_text()
     other = _write_yaml(tmp_path / "other.yaml", {"models": MODELS[:2]})
     _run(repo, "table_scores", "--cores", "1", "--configfile", other)
     report = _run(repo, "--report", "mixed.html", check=False)
@@ -222,9 +235,7 @@ def test_a_report_after_a_partial_run_of_another_config_stops(tiny_run, tmp_path
     assert "no complete run is recorded in results/run.json" in said, said
     assert not (test_dir / "mixed.html").exists()
     # the record back (as a complete run of the first config left it), the table newer
-    (test_dir / "results" / "run.json").write_text(
-        json.dumps({"datasets": ["ml-100k"], "models": MODELS})
-    )
+    (test_dir / "results" / "run.json").write_text(recorded)
     scores = test_dir / "results" / "tables" / "scores.csv"
     os.utime(scores, (scores.stat().st_mtime + 60,) * 2)
     report = _run(repo, "--report", "mixed.html", check=False)
@@ -235,6 +246,33 @@ def test_a_report_after_a_partial_run_of_another_config_stops(tiny_run, tmp_path
     _run(repo, "--cores", "1")
     _run(repo, "--report", "same.html")
     assert (test_dir / "same.html").is_file()
+
+
+@pytest.mark.slow
+def test_a_config_with_other_keys_but_the_same_datasets_and_models_is_not_mixed(tiny_run, tmp_path):
+    """Another config with the same datasets and models (here uncertainty.level) is another
+    configuration too: its report is refused naming the key that differs (the front page
+    would describe it beside the tables of the recorded run), and a partial run of it (one
+    table) removes the record, so that no report, of either config, mixes the two; a
+    speed-only key (threads) changes nothing."""
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
+    record = test_dir / "results" / "run.json"
+    other = _write_yaml(tmp_path / "other.yaml", {"uncertainty": {"level": 0.9}})
+    refused = _run(repo, "--report", "mixed.html", "--configfile", other, check=False)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "the report would mix them" in said, said[-3000:]
+    assert "uncertainty.level 0.95 there, 0.9 here" in said, said[-3000:]
+    threads = _write_yaml(tmp_path / "threads.yaml", {"measures": {"threads": 1}})
+    dry = _run(repo, "-n", "--configfile", threads)
+    assert "another configuration" not in dry.stdout + dry.stderr
+    done = _run(repo, "table_stats", "--forcerun", "table_stats", "--cores", "1",
+                "--configfile", other)  # fmt: skip
+    assert "results/run.json removed" in done.stdout + done.stderr and not record.exists()
+    for extra in ([], ["--configfile", other]):
+        refused = _run(repo, "--report", "mixed.html", *extra, check=False)
+        said = refused.stdout + refused.stderr
+        assert refused.returncode != 0 and "no complete run is recorded" in said, said[-3000:]
+    assert not (test_dir / "mixed.html").exists()
 
 
 @pytest.mark.slow

@@ -15,7 +15,9 @@ import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
+from userfair.workflow import figure_reading
 from userfair.workflow.figure_reading import relevance_reading
+from userfair.workflow.steps import figures as steps
 
 from conftest import REPO
 
@@ -148,3 +150,121 @@ def test_fig_agreement_caption_had_seed_with_glued():
     params = type("P", (), {"replicates": 1, "resamples": 100})
     text = env.from_string(template).render(snakemake=type("S", (), {"params": params}))
     assert "seed.With" not in text and "seed.\nWith" in text
+
+
+# --- Figs. 3, 4 and the gamma figures: each sentence true on one frame, false on another ---
+
+
+def similarity_frame(curves, observed=1.2):
+    """Fig. 3's frame: each measure's value is ``curves[measure](skewness)``."""
+    rows = [("d", f"w{i}", s, m, f(s)) for i, s in enumerate(np.linspace(-1, 3, 7))
+            for m, f in curves.items()]  # fmt: skip
+    rows += [("d", "observed", observed, m, 0.3) for m in curves]
+    return pd.DataFrame(rows, columns=["dataset", "distribution", "skewness", "measure", "value"])
+
+
+PAPER_FIG3 = {"SD-P": lambda s: 0.2, "SD-NDCG": lambda s: 0.25, "UF": lambda s: 0.5 - 0.05 * s,
+              "PUF-P": lambda s: 0.1 - 0.02 * s, "PUF-NDCG": lambda s: 0.12 - 0.02 * s}  # fmt: skip
+
+
+def test_fig3_reading_says_the_papers_shape_only_when_the_data_have_it():
+    text = flat(figure_reading.similarity_reading(similarity_frame(PAPER_FIG3)))
+    assert "skewness runs from -1.00 to 3.00; the dataset's own Jaccard similarity has 1.20" in text
+    assert "SD-P flat (0); " in text and "UF falls (-0.2);" in text
+    assert "SD is flat while UF and PUF fall, as in the paper." in text
+    rising_sd = {**PAPER_FIG3, "SD-P": lambda s: 0.2 + 0.05 * s, "UF": lambda s: 0.5}
+    text = flat(figure_reading.similarity_reading(similarity_frame(rising_sd)))
+    assert "SD-P rises (+0.2)" in text and "UF flat (0)" in text
+    assert "does not hold here for SD-P and UF." in text and "as in the paper" not in text
+
+
+def extreme_frame(puf_gap, uf_gap):
+    rows = [("d", share, a, score, m, (gap if a == "MostUnfair" else 0.0) + base)
+            for share in np.linspace(0, 1, 6) for score in ("P", "NDCG")
+            for m, gap, base in (("PUF", puf_gap, 0.0), ("UF", uf_gap, 0.45))
+            for a in ("MostFair", "MostUnfair")]  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=["dataset", "share", "assignment", "score", "measure", "value"]
+    )
+
+
+def test_fig4_reading_says_puf_separates_the_cases_only_when_it_does():
+    text = flat(figure_reading.extreme_reading(extreme_frame(0.1, 0.003)))
+    assert "PUF: MostUnfair - MostFair is on average +0.1 (P; MostFair from 0 to 0)" in text
+    assert "PUF separates the two cases by more than UF (beyond 0.02), as in the paper." in text
+    text = flat(figure_reading.extreme_reading(extreme_frame(0.1, 0.1)))
+    assert "PUF does not separate the two cases by more than UF" in text
+    assert "for P and NDCG, unlike the paper." in text and "as in the paper" not in text
+
+
+def gamma_models_frame(uf):
+    """UF of each model at each gamma: ``uf[model](gamma)``; PUF-P the same."""
+    rows = [("d", m, g, measure, f(g)) for m, f in uf.items() for g in (0.0, 0.5, 1.0)
+            for measure in ("UF", "PUF-P")]  # fmt: skip
+    return pd.DataFrame(rows, columns=["dataset", "model", "gamma", "measure", "value"])
+
+
+def test_gamma_reading_names_the_fairest_model_per_gamma_only_when_it_changes():
+    steady = {"BPR": lambda g: 0.2 + g, "UserKNN": lambda g: 0.3 + g}
+    text = flat(figure_reading.gamma_models_reading(gamma_models_frame(steady)))
+    assert "UF runs from 0.2 to 1.3; the fairest model is BPR at every γ." in text
+    crossing = {"BPR": lambda g: 0.2 + g, "UserKNN": lambda g: 0.9}
+    text = flat(figure_reading.gamma_models_reading(gamma_models_frame(crossing)))
+    assert "the fairest model changes with γ: BPR at γ = 0, BPR at γ = 0.5, U-KNN at γ = 1" in text
+    assert "at every γ" not in text
+
+
+def test_gamma_relevance_reading_groups_the_gammas_by_shape():
+    rows = [("d", s, g, "UF", (0.5 if g == 1 else s * (1 - s))) for s in SHARES
+            for g in (0.0, 1.0)]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["dataset", "share", "gamma", "measure", "value"])
+    text = flat(figure_reading.gamma_relevance_reading(frame))
+    assert "UF's curve is an inverted U at γ = 0; flat at γ = 1" in text
+    assert "the gammas differ by at most 0.5 at one share" in text
+    same = frame.assign(value=0.5)
+    text = flat(figure_reading.gamma_relevance_reading(same))
+    assert "UF's curve is flat at γ = 0, 1, and the gammas differ by at most 0 at one share" in text
+
+
+@pytest.mark.parametrize(
+    "reading, frame",
+    [
+        (figure_reading.similarity_reading, similarity_frame(PAPER_FIG3)),
+        (figure_reading.extreme_reading, extreme_frame(0.1, 0.0)),
+        (figure_reading.gamma_models_reading, gamma_models_frame({"BPR": lambda g: g})),
+    ],
+)
+def test_the_readings_are_valid_rst(reading, frame):
+    body = publish_parts(reading(frame), writer="html", settings_overrides={"report_level": 2})
+    assert "System Message" not in body["html_body"]
+
+
+def test_the_figure_steps_write_their_readings(tmp_path):
+    """Rules fig_similarity, fig_extreme and fig_gamma write the caption's reading beside the
+    figure (the report includes it)."""
+    style = {"dpi": 50}
+    similarity = tmp_path / "similarity.parquet"
+    similarity_frame(PAPER_FIG3).to_parquet(similarity)
+    steps.fig_similarity([similarity], tmp_path / "s.pdf", tmp_path / "s.png",
+                         tmp_path / "s.rst", style=style)  # fmt: skip
+    assert (tmp_path / "s.rst").read_text() == figure_reading.similarity_reading(
+        similarity_frame(PAPER_FIG3)
+    )
+    extreme = tmp_path / "extreme.parquet"
+    extreme_frame(0.1, 0.0).to_parquet(extreme)
+    steps.fig_extreme([extreme], tmp_path / "e.pdf", tmp_path / "e.png", tmp_path / "e.rst",
+                      style=style)  # fmt: skip
+    assert "PUF separates the two cases" in (tmp_path / "e.rst").read_text()
+    models = tmp_path / "gamma_models.parquet"
+    gamma_models_frame({"BPR": lambda g: g, "UserKNN": lambda g: 1 - g}).to_parquet(models)
+    lists = tmp_path / "gamma_relevance.parquet"
+    pd.DataFrame(
+        [("d", s, g, "UF", 0.5) for s in SHARES for g in (0.0, 1.0)],
+        columns=["dataset", "share", "gamma", "measure", "value"],
+    ).to_parquet(lists)
+    outs = [tmp_path / f"g{i}.{kind}" for i, kind in enumerate(["pdf", "png", "pdf", "png"])]
+    steps.fig_gamma([models], [lists], *outs, tmp_path / "gm.rst", tmp_path / "gr.rst",
+                    style=style)  # fmt: skip
+    assert "the fairest model changes with γ" in (tmp_path / "gm.rst").read_text()
+    assert "UF's curve is flat at γ = 0, 1" in (tmp_path / "gr.rst").read_text()
+    assert all(path.stat().st_size > 0 for path in outs)

@@ -140,3 +140,70 @@ def test_a_figure_is_never_grown(tmp_path):
 
     with Image.open(tmp_path / "x.png") as image:
         assert image.size[0] <= 3.5 * STYLE.dpi * 1.6  # bbox tight may add the labels' overhang
+
+
+def _similarity_frame(datasets: int, plugins: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(datasets)
+    measures = plots.SIMILARITY_MEASURES + [f"Plugin{i}" for i in range(plugins)]
+    rows = [(f"d{k}", f"weibull{shape}", skew, m, float(rng.uniform(0, 0.6)))
+            for k in range(datasets) for shape, skew in enumerate(np.linspace(-1, 3, 8))
+            for m in measures]  # fmt: skip
+    rows += [(f"d{k}", "observed", 1.7, m, 0.3) for k in range(datasets) for m in measures]
+    return pd.DataFrame(rows, columns=["dataset", "distribution", "skewness", "measure", "value"])
+
+
+@pytest.mark.parametrize("datasets, plugins", [(1, 0), (2, 3), (3, 5)])
+def test_fig3(datasets, plugins):
+    fig = plots.similarity_axes(_similarity_frame(datasets, plugins), STYLE)
+    width = fig.get_size_inches()[0]
+    assert width == (figure_style.COLUMN_WIDTH_IN if datasets == 1 else figure_style.PAGE_WIDTH_IN)
+    looks = figure_style.model_styles(plots.similarity_measures(_similarity_frame(1, plugins)))
+    for line in fig.axes[0].lines[: len(looks)]:  # each measure in its colour and marker
+        assert (line.get_color(), line.get_marker()) == looks[line.get_label()]
+    assert_publishable(fig)
+
+
+@pytest.mark.parametrize("datasets, plugins", [(1, 0), (2, 2), (4, 0)])
+def test_fig4(datasets, plugins):
+    measures = ["PUF", "UF"] + [f"Plugin{i}" for i in range(plugins)]
+    rows = [(f"d{k}", share, a, score, m, share * (0.2 if a == "MostFair" else 0.8))
+            for k in range(datasets) for share in np.linspace(0, 1, 11)
+            for a in ("MostFair", "MostUnfair") for score in ("P", "NDCG")
+            for m in measures]  # fmt: skip
+    frame = pd.DataFrame(
+        rows, columns=["dataset", "share", "assignment", "score", "measure", "value"]
+    )
+    fig = plots.extreme_axes(frame, STYLE)
+    assert np.isclose(fig.get_size_inches()[0], figure_style.COLUMN_WIDTH_IN)
+    looks = figure_style.model_styles(measures)
+    for line in fig.axes[0].lines:  # a measure's colour and marker; its assignment's fill
+        measure, assignment = line.get_label().split()
+        assert (line.get_color(), line.get_marker()) == looks[measure]
+        assert line.get_fillstyle() == plots.ASSIGNMENTS[assignment][1]
+    assert_publishable(fig)
+
+
+@pytest.mark.parametrize("datasets", [1, 2])
+def test_the_gamma_figures(models, datasets):
+    rng = np.random.default_rng(len(models))
+    gammas = [0.0, 0.25, 0.5, 0.75, 1.0]
+    rows = [(f"d{k}", m, g, measure, float(rng.uniform(0, 1)))
+            for k in range(datasets) for m in models for g in gammas
+            for measure in plots.GAMMA_MEASURES]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["dataset", "model", "gamma", "measure", "value"])
+    fig = plots.gamma_models_axes(frame, STYLE)
+    looks = figure_style.model_styles([model_label(m) for m in models])
+    lines = fig.axes[0].lines
+    assert len(lines) == len(models)  # one line a model, in its colour and marker
+    for line in lines:
+        assert (line.get_color(), line.get_marker()) == looks[line.get_label()]
+    assert np.isclose(fig.get_size_inches()[0], figure_style.PAGE_WIDTH_IN)
+    assert_publishable(fig)
+    rows = [(f"d{k}", s, g, measure, float(rng.uniform(0, 1)))
+            for k in range(datasets) for s in np.linspace(0, 1, 11) for g in gammas
+            for measure in plots.GAMMA_MEASURES]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["dataset", "share", "gamma", "measure", "value"])
+    fig = plots.gamma_relevance_axes(frame, STYLE)
+    assert len(fig.axes[0].lines) == len(gammas)
+    assert np.isclose(fig.get_size_inches()[0], figure_style.PAGE_WIDTH_IN)
+    assert_publishable(fig)

@@ -70,6 +70,23 @@ def test_every_script_is_named_as_its_rule_and_makes_one_library_call():
         )
 
 
+def test_other_config_counts_every_recorded_key_not_the_speed_only_ones(tmp_path):
+    from userfair.workflow.steps.targets import other_config, run_config
+
+    record = tmp_path / "run.json"
+    config = {"k": 10, "measures": {"epsilon": 0.05, "threads": 2, "block_size": 64}}
+    run_config(["d"], ["M"], record, config)
+    faster = {"k": 10, "measures": {"epsilon": 0.05, "threads": 8, "block_size": 4096}}
+    assert other_config(record, ["d"], ["M"], faster) is None
+    assert other_config(record, ["d"], ["M"]) is None  # datasets and models alone: the same
+    why = other_config(record, ["d"], ["M"], {**config, "k": 5})
+    assert "same datasets and models" in why and "k 10 there, 5 here" in why, why
+    why = other_config(record, ["d"], ["M"], {"k": 10, "measures": {"epsilon": 0.1}})
+    assert "measures.epsilon 0.05 there, 0.1 here" in why, why
+    run_config(["d"], ["M"], record)  # a record without the config: it may differ
+    assert "does not record" in other_config(record, ["d"], ["M"], config)
+
+
 def test_other_config_names_the_configuration_results_hold(tmp_path):
     from userfair.files.io import InputError
     from userfair.workflow.steps.targets import other_config, run_config

@@ -270,15 +270,21 @@ def test_gamma_figures(tmp_path, drawn):
     )
     plots.gamma_relevance_figure(relevance, STYLE, tmp_path / "h.pdf", tmp_path / "h.png")
     _assert_figure_files(tmp_path / "h.pdf", tmp_path / "h.png")
-    bars, lines = drawn
-    for fig in (bars, lines):
+    by_model, lines = drawn
+    for fig in (by_model, lines):
         assert [ax.get_title() for ax in _panels(fig)] == plots.GAMMA_MEASURES
-        (legend,) = fig.legends
-        assert [t.get_text() for t in legend.get_texts()] == ["0", "0.5", "1"]
-    for ax, measure in zip(_panels(bars), plots.GAMMA_MEASURES):
-        heights = sorted(round(p.get_height(), 9) for p in ax.patches if p.get_height())
-        assert heights == sorted([round(g + 0.1, 9) for g in gammas] * len(MODELS))
-        assert [t.get_text() for t in ax.get_xticklabels()] == [label(m) for m in MODELS]
+    # the real runs: one line a model over gamma, the models in the legend
+    (legend,) = by_model.legends
+    assert [t.get_text() for t in legend.get_texts()] == [label(m) for m in MODELS]
+    for ax in _panels(by_model):
+        assert [line.get_label() for line in ax.get_lines()] == [label(m) for m in MODELS]
+        for line in ax.get_lines():
+            np.testing.assert_allclose(line.get_xdata(), gammas)
+            np.testing.assert_allclose(line.get_ydata(), [g + 0.1 for g in gammas])
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "0.5", "1"]
+    # the Fig. 2 lists: one line a gamma
+    (legend,) = lines.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["0", "0.5", "1"]
     for ax in _panels(lines):
         values = sorted(round(v, 9) for line in ax.get_lines() for v in line.get_ydata())
         assert values == sorted(round(s * g, 9) for s in np.linspace(0, 1, 11) for g in gammas)

@@ -29,7 +29,11 @@ from userfair.workflow.steps.groups import specs_of
 from userfair.workflow import catalogue, costs, energy, grids, models, replication
 from userfair.workflow import plan as plan_report
 from userfair.workflow import reproduction, steps
-from userfair.workflow.steps.targets import newer_than_record, other_config
+from userfair.workflow.steps.targets import (
+    newer_than_record,
+    other_config,
+    recorded_config,
+)
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -263,7 +267,7 @@ def check_results_are_this_configs(record):
             "could mix configurations or miss outputs, so it is not made; run "
             "snakemake --cores N with this config to the end first"
         )
-    why = other_config(record, DATASETS, MODELS)
+    why = other_config(record, DATASETS, MODELS, config)
     if why is None:
         # the same datasets and models, but a partial run since the record may have used
         # another config (a table rebuilt with another k): a report stops on it too
@@ -283,7 +287,7 @@ def forget_other_config(record):
     run of one configuration writes it again (check_results_are_this_configs)."""
     if workflow.remote_exec or workflow.subprocess_exec:
         return
-    if other_config(record, DATASETS, MODELS) is None:
+    if other_config(record, DATASETS, MODELS, config) is None:
         return
     os.remove(record)
     logger.warning(

@@ -89,6 +89,7 @@ rule fig_similarity:
             category="Figures",
             labels={"figure": "Fig. 3: varying similarity", "format": "PNG"},
         ),
+        reading="results/figures/similarity.rst",
     log:
         "results/logs/fig_similarity/fig_similarity.log",
     conda:
@@ -121,6 +122,7 @@ rule fig_extreme:
             category="Figures",
             labels={"figure": "Fig. 4: extreme cases", "format": "PNG"},
         ),
+        reading="results/figures/extreme.rst",
     log:
         "results/logs/fig_extreme/fig_extreme.log",
     conda:
@@ -166,6 +168,8 @@ rule fig_gamma:
             category="Figures",
             labels={"figure": "Appendix: gamma, varying relevance", "format": "PNG"},
         ),
+        models_reading="results/figures/gamma_models.rst",
+        relevance_reading="results/figures/gamma_relevance.rst",
     log:
         "results/logs/fig_gamma/fig_gamma.log",
     conda:

@@ -26,6 +26,21 @@ rule similarity:
         "../scripts/similarity.py"
 
 
+# The genre similarity needs the item genres (rule genres, after the split): one step later
+# than the other kinds, so its own rule; the report's rule graph, which draws a rule once per
+# step of the job graph, drew `similarity` twice.
+use rule similarity as genre_similarity with:
+    input:
+        train=rules.split.output.train,
+        test=rules.split.output.test,
+        item=rules.genres.output[0],
+    wildcard_constraints:
+        kind="genre",
+
+
+ruleorder: genre_similarity > similarity
+
+
 # The streamed route (more evaluated users than measures.stream_above; docs/measures.md
 # #in-the-workflow): pass one per dataset, scattered over measures.scatter jobs
 # (pairs_part) and gathered (pairs), then pass two per dataset x model, scattered

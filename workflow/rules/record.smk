@@ -1,7 +1,9 @@
-# Record stage: results/run.json names the configuration (datasets, models) that every
-# table and figure of results/ covers; it is written after every other target, so it
-# changes only when a run completes. A later invocation with another configuration says so (a report of it
-# stops), so the outputs of two configs never mix silently (docs/your-data.md).
+# Record stage: results/run.json names the configuration that every table and figure of
+# results/ covers (datasets, models and the config but its speed-only keys:
+# userfair.workflow.steps.targets.recorded_config); it is written after every other target,
+# so it changes only when a run completes. A later invocation with another configuration
+# says so (a report of it stops), so the outputs of two configs never mix silently
+# (docs/your-data.md).
 
 
 rule run_config:
@@ -20,6 +22,7 @@ rule run_config:
     params:
         datasets=DATASETS,
         models=MODELS,
+        config=recorded_config(config),
     message:
         "Record the configuration every table and figure covers"
     script:

@@ -92,6 +92,21 @@ rule replicate_similarity:
         "../scripts/replicate_similarity.py"
 
 
+# The genre kind after replicate_genres: its own rule (see genre_similarity, measures.smk).
+use rule replicate_similarity as replicate_genre_similarity with:
+    input:
+        train=rules.replicate_split.output.train,
+        test=rules.replicate_split.output.test,
+        item=rules.replicate_genres.output[0],
+    wildcard_constraints:
+        dataset=one_of(REDRAWN),
+        replicate=r"[1-9]\d*",
+        kind="genre",
+
+
+ruleorder: replicate_genre_similarity > replicate_similarity
+
+
 rule replicate:
     input:
         unpack(replicate_splits),

@@ -1,4 +1,5 @@
-"""Rule fig_gamma: the appendix figures (UF and PUF for every gamma), PDF and PNG."""
+"""Rule fig_gamma: the appendix figures (UF and PUF for every gamma), PDF and PNG,
+and their readings."""
 
 from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.figures import fig_gamma
@@ -12,5 +13,7 @@ with job_log(snakemake):
         out.models_png,
         out.relevance_pdf,
         out.relevance_png,
+        out.models_reading,
+        out.relevance_reading,
         style=snakemake.params.style,
     )

@@ -1,4 +1,5 @@
-"""Rule fig_similarity: the figure of the similarity experiment, PDF and PNG."""
+"""Rule fig_similarity: the figure of the similarity experiment, PDF and PNG, and its
+reading (the caption's sentences about this run)."""
 
 from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.figures import fig_similarity
@@ -8,5 +9,6 @@ with job_log(snakemake):
         list(snakemake.input.data),
         snakemake.output.pdf,
         snakemake.output.png,
+        snakemake.output.reading,
         style=snakemake.params.style,
     )

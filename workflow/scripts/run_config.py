@@ -4,4 +4,9 @@ from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.targets import run_config
 
 with job_log(snakemake):
-    run_config(snakemake.params.datasets, snakemake.params.models, snakemake.output[0])
+    run_config(
+        snakemake.params.datasets,
+        snakemake.params.models,
+        snakemake.output[0],
+        snakemake.params.config,
+    )

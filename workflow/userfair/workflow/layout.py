@@ -59,17 +59,48 @@ PRODUCERS = {
 }
 
 
+#: Every file-name component of the layout that holds the dataset name beside other text:
+#: the rules' outputs and logs (workflow/rules/*.smk; tests/runs/test_intermediates.py keeps this
+#: list equal to theirs) and the names RecBole reads in a job's data path
+#: (userfair.workflow.recbole_setup.recbole_name and link_split). With the longest value
+#: each other wildcard takes in a run (:func:`userfair.workflow.schema.longest_file_name`),
+#: the longest of them bounds the dataset names a file system takes.
+NAMED_COMPONENTS = (
+    "{dataset}.item", "{dataset}.log", "{dataset}.pdf", "{dataset}.png", "{dataset}.rst",
+    "{dataset}.train.inter", "{dataset}.valid.inter", "{dataset}.test.inter",
+    "{dataset}.{suffix}", "{dataset}.{suffix}.log",
+    "{dataset}_{kind}.log", "{dataset}_{model}.log", "{dataset}_{model}_{replicate}.log",
+    "{dataset}_{model}_{replicate}_{scatteritem}.log", "{dataset}_{model}_{scatteritem}.log",
+    "{dataset}_{replicate}.log", "{dataset}_{replicate}_{kind}.log",
+    "{dataset}_{scatteritem}.log",
+)  # fmt: skip
+#: RecBole's, in a job's data path: the folder and its linked split files.
+RECBOLE_COMPONENTS = ("{dataset}_split", "{dataset}_split.{split}.inter")
+#: The most bytes of one path component on every common file system (ext4, XFS, APFS,
+#: NTFS in UTF-16 units).
+COMPONENT_BYTES = 255
+
+
 def _template_pattern(template: str) -> re.Pattern:
     parts = re.split(r"(\{[^}]+\})", template)
     body = "".join("[^/]+" if p.startswith("{") else re.escape(p) for p in parts)
     return re.compile(rf"(?:^|/){body}$")
 
 
-_PATTERNS = [(_template_pattern(t), rule) for t, rule in PRODUCERS.items()]
+#: The files of a template of :data:`PRODUCERS` that another rule writes: a ``use rule``
+#: of the template's rule for some values of a wildcard (workflow/rules/*.smk), looked up
+#: first.
+USED_RULES = {
+    "results/{dataset}/similarity/genre.npz": "genre_similarity",
+    "results/{dataset}/replicates/{replicate}/similarity/genre.npz": "replicate_genre_similarity",
+}
+
+_PATTERNS = [(_template_pattern(t), rule) for t, rule in (*USED_RULES.items(), *PRODUCERS.items())]
 
 
 def producer(path: str | os.PathLike) -> str | None:
-    """The rule that writes ``path`` (:data:`PRODUCERS`), or None for a file of no rule."""
+    """The rule that writes ``path`` (:data:`USED_RULES`, then :data:`PRODUCERS`), or None
+    for a file of no rule."""
     text = Path(path).as_posix()
     for pattern, rule in _PATTERNS:
         if pattern.search(text):

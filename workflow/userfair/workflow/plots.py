@@ -26,13 +26,13 @@ import seaborn as sns  # noqa: E402
 from userfair.formulas.agreement import EQUIVALENT  # noqa: E402
 from userfair.measures import NAMES  # noqa: E402
 from userfair.workflow.figure_style import (  # noqa: E402
+    COLUMN_WIDTH_IN,
     MIN_FONT_PT,
     PAGE_WIDTH_IN,
     Style,
     check_columns,
     honest_span,
-    legend_outside,
-    panel_grid,
+    model_styles,
     percent,
     save,
 )
@@ -295,51 +295,82 @@ def relevance_axes(relevance: pd.DataFrame, style: Style) -> plt.Figure:
 
 
 def similarity_figure(similarity: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
-    """Fig. 3: measure vs skewness of the sampled similarities; a grey vertical line marks
-    the skewness of the dataset's Jaccard similarities. One panel per dataset."""
+    """Fig. 3 (:func:`similarity_axes`), saved."""
+    save(similarity_axes(similarity, style), pdf_path, png_path, style)
+
+
+def similarity_measures(similarity: pd.DataFrame) -> list[str]:
+    """The series of Fig. 3: :data:`SIMILARITY_MEASURES` and the plugin measures the
+    experiment holds (docs/plugins.md), at most 5 of them."""
+    extra = [m for m in dict.fromkeys(similarity["measure"]) if m not in SIMILARITY_MEASURES]
+    return SIMILARITY_MEASURES + extra[:5]
+
+
+def _datasets_grid(datasets: list[str], height: float, **kwargs):
+    """One panel a dataset: a column's width (:data:`COLUMN_WIDTH_IN`) for one, else a
+    page's (:data:`PAGE_WIDTH_IN`) with two panels a row; ``height`` inches a row."""
+    ncols = min(2, len(datasets))
+    nrows = -(-len(datasets) // ncols)
+    width = COLUMN_WIDTH_IN if ncols == 1 else PAGE_WIDTH_IN
+    fig, axes = plt.subplots(nrows, ncols, squeeze=False, layout="constrained",
+                             figsize=(width, height * nrows + 0.6), **kwargs)  # fmt: skip
+    for ax in axes.flat[len(datasets) :]:
+        ax.set_visible(False)
+    return fig, axes
+
+
+def similarity_axes(similarity: pd.DataFrame, style: Style) -> plt.Figure:
+    """Fig. 3: each measure against the skewness of the sampled similarities, one panel a
+    dataset (:func:`_datasets_grid`), one colour and marker a measure in every panel
+    (:func:`figure_style.model_styles`); a grey dashed line marks the skewness of the
+    dataset's Jaccard similarities. Each panel's y range is at least :data:`MIN_SPAN` of
+    its largest value (:func:`honest_span`)."""
     check_columns(
         similarity, ["dataset", "distribution", "skewness", "measure", "value"], "similarity"
     )
     style.apply()
     datasets = list(dict.fromkeys(similarity["dataset"]))
-    fig, axes = panel_grid(len(datasets), style.column_width_in, 2.3)
+    drawn = similarity_measures(similarity)
+    looks = model_styles(drawn)
+    fig, axes = _datasets_grid(datasets, 2.0)
     for ax, dataset in zip(axes.flat, datasets):
         part = similarity[similarity["dataset"] == dataset]
         sampled = part[part["distribution"] != "observed"].sort_values("skewness")
-        drawn = (
-            SIMILARITY_MEASURES
-            + [  # and the plugin measures (docs/plugins.md)
-                name
-                for name in dict.fromkeys(sampled["measure"])
-                if name not in SIMILARITY_MEASURES
-            ][:5]
-        )
-        for measure, marker in zip(drawn, "osDo^v<>Dp"):
+        for measure in drawn:
             series = sampled[sampled["measure"] == measure]
-            ax.plot(
-                series["skewness"],
-                series["value"],
-                marker=marker,
-                markersize=3,
-                lw=1,
-                label=measure,
-            )
+            colour, marker = looks[measure]
+            ax.plot(series["skewness"], series["value"], color=colour, marker=marker,
+                    markersize=3, lw=1, label=measure)  # fmt: skip
         observed = part.loc[part["distribution"] == "observed", "skewness"]
         if len(observed):
             ax.axvline(observed.iloc[0], color="grey", lw=1, ls="--", label="observed $sim_{Jacc}$")
-        ax.set(title=dataset, xlabel="skewness of user similarity", ylabel="score")
+        ax.set_title(dataset, fontsize=MIN_FONT_PT + 1)
+        ax.set_xlabel("skewness of user similarity", fontsize=MIN_FONT_PT + 1)
+        ax.set_ylabel("score", fontsize=MIN_FONT_PT + 1)
+        ax.tick_params(labelsize=MIN_FONT_PT)
         honest_span(ax)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    legend_outside(fig, handles, labels, ncol=3)
-    save(fig, pdf_path, png_path, style)
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False,
+               fontsize=MIN_FONT_PT, handlelength=1.5)  # fmt: skip
+    return fig
 
 
 # --- Fig. 4 ----------------------------------------------------------------------------
 
+#: Fig. 4's assignments: line style and whether the marker is filled.
+ASSIGNMENTS = {"MostFair": ("-", "full"), "MostUnfair": ("--", "none")}
+
 
 def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
-    """Fig. 4: PUF and UF under the MostFair and MostUnfair assignments; columns = P and
-    NDCG, rows = datasets."""
+    """Fig. 4 (:func:`extreme_axes`), saved."""
+    save(extreme_axes(extreme, style), pdf_path, png_path, style)
+
+
+def extreme_axes(extreme: pd.DataFrame, style: Style) -> plt.Figure:
+    """Fig. 4: PUF and UF (and the plugin measures the experiment holds) under the MostFair
+    (solid, filled markers) and MostUnfair (dashed, open markers) assignments; columns = P
+    and NDCG, rows = datasets, drawn for a column (:data:`COLUMN_WIDTH_IN`); one colour and
+    marker a measure (:func:`figure_style.model_styles`)."""
     check_columns(
         extreme, ["dataset", "share", "assignment", "score", "measure", "value"], "extreme"
     )
@@ -347,40 +378,34 @@ def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> N
     datasets = list(dict.fromkeys(extreme["dataset"]))
     scores = ["P", "NDCG"]
     fig, axes = plt.subplots(
-        len(datasets),
-        len(scores),
-        squeeze=False,
-        layout="constrained",
-        sharex=True,
-        sharey=True,
-        figsize=(style.column_width_in, 1.6 * len(datasets) + 0.9),
-    )
+        len(datasets), len(scores), squeeze=False, layout="constrained", sharex=True,
+        sharey=True, figsize=(COLUMN_WIDTH_IN, 1.55 * len(datasets) + 0.9),
+    )  # fmt: skip
     drawn = ["PUF", "UF"] + [m for m in dict.fromkeys(extreme["measure"]) if m not in ("PUF", "UF")]
-    colors = dict(zip(drawn, sns.color_palette(n_colors=len(drawn))))  # plugins after PUF, UF
+    looks = model_styles(drawn)
     for row, dataset in enumerate(datasets):
         for col, score in enumerate(scores):
             ax = axes[row, col]
             part = extreme[(extreme["dataset"] == dataset) & (extreme["score"] == score)]
-            for (measure, assignment), series in part.groupby(["measure", "assignment"]):
-                series = series.sort_values("share")
-                ax.plot(
-                    percent(series["share"]),
-                    series["value"],
-                    color=colors[measure],
-                    ls="-" if assignment == "MostFair" else "--",
-                    marker="o" if assignment == "MostFair" else "^",
-                    markersize=3,
-                    lw=1,
-                    label=f"{measure} {assignment}",
-                )
-            ax.set_title(f"{dataset}: {score}" if len(datasets) > 1 else score)
-            ax.set_ylabel("score" if col == 0 else "")
+            for measure in drawn:
+                colour, marker = looks[measure]
+                for assignment, (line, fill) in ASSIGNMENTS.items():
+                    series = part[(part["measure"] == measure) & (part["assignment"] == assignment)]
+                    series = series.sort_values("share")
+                    ax.plot(percent(series["share"]), series["value"], color=colour, ls=line,
+                            marker=marker, fillstyle=fill, markersize=3, lw=1,
+                            label=f"{measure} {assignment}")  # fmt: skip
+            ax.set_title(f"{dataset}: {score}" if len(datasets) > 1 else score,
+                         fontsize=MIN_FONT_PT + 1)  # fmt: skip
+            ax.set_ylabel("score" if col == 0 else "", fontsize=MIN_FONT_PT + 1)
             ax.set_xticks([0, 50, 100])
+            ax.tick_params(labelsize=MIN_FONT_PT)
             honest_span(ax)
-    fig.supxlabel(PERCENT_LABEL)
+    fig.supxlabel(PERCENT_LABEL, fontsize=MIN_FONT_PT + 1)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    legend_outside(fig, handles, labels, ncol=2, where="upper")
-    save(fig, pdf_path, png_path, style)
+    fig.legend(handles, labels, loc="outside upper center", ncol=2, frameon=False,
+               fontsize=MIN_FONT_PT, handlelength=2.2)  # fmt: skip
+    return fig
 
 
 # --- Appendix: gamma -------------------------------------------------------------------
@@ -389,77 +414,91 @@ def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> N
 GAMMA_MEASURES = ["UF", "PUF-P", "PUF-NDCG"]
 
 
-def _gamma_grid(frame: pd.DataFrame, style: Style, height: float):
-    datasets = list(dict.fromkeys(frame["dataset"]))
-    fig, axes = plt.subplots(
+def _gamma_grid(datasets: list[str], height: float):
+    """Rows = datasets, columns = :data:`GAMMA_MEASURES`, drawn for a page."""
+    return plt.subplots(
         len(datasets), len(GAMMA_MEASURES), squeeze=False, layout="constrained",
-        figsize=(2 * style.column_width_in, height * len(datasets) + 0.8),
+        figsize=(PAGE_WIDTH_IN, height * len(datasets) + 0.7),
     )  # fmt: skip
-    return datasets, fig, axes
 
 
-def _gamma_legend(fig: plt.Figure, axes) -> None:
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    for ax in axes.flat:
-        if ax.get_legend() is not None:
-            ax.get_legend().remove()
-    fig.legend(
-        handles,
-        labels,
-        title="$\\gamma$",
-        loc="outside upper center",
-        ncol=len(labels),
-        frameon=False,
-    )
+def _panel_text(ax, dataset: str, measure: str, datasets: list[str], first: bool) -> None:
+    ax.set_title(f"{dataset}: {measure}" if len(datasets) > 1 else measure,
+                 fontsize=MIN_FONT_PT + 1)  # fmt: skip
+    ax.set_ylabel("score" if first else "", fontsize=MIN_FONT_PT + 1)
+    ax.set_xlabel("")
+    ax.tick_params(labelsize=MIN_FONT_PT)
 
 
 def gamma_models_figure(gamma: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
-    """UF and PUF with sim_UF for every gamma on the real runs: bars per model; rows =
-    datasets, columns = measures."""
+    """The gamma figure of the real runs (:func:`gamma_models_axes`), saved."""
+    save(gamma_models_axes(gamma, style), pdf_path, png_path, style)
+
+
+def gamma_models_axes(gamma: pd.DataFrame, style: Style) -> plt.Figure:
+    """UF and PUF with sim_UF for every gamma on the real runs: x = gamma, one line a model
+    in its colour and marker (:func:`figure_style.model_styles`, the models in the frame's
+    order, as in every figure of the run); rows = datasets, columns = measures, drawn for a
+    page (:data:`PAGE_WIDTH_IN`)."""
     check_columns(gamma, ["dataset", "model", "gamma", "measure", "value"], "gamma (models)")
     style.apply()
-    gamma = gamma.assign(
-        model=gamma["model"].map(model_label), gamma=gamma["gamma"].map(lambda g: f"{g:g}")
-    )
-    datasets, fig, axes = _gamma_grid(gamma, style, 1.9)
+    gamma = gamma.assign(model=gamma["model"].map(model_label))
+    models = list(dict.fromkeys(gamma["model"]))
+    looks = model_styles(models)
+    datasets = list(dict.fromkeys(gamma["dataset"]))
+    fig, axes = _gamma_grid(datasets, 1.7)
+    gammas = sorted(gamma["gamma"].unique())
     for row, dataset in enumerate(datasets):
         for col, measure in enumerate(GAMMA_MEASURES):
             ax = axes[row, col]
             part = gamma[(gamma["dataset"] == dataset) & (gamma["measure"] == measure)]
-            sns.barplot(data=part, x="model", y="value", hue="gamma", ax=ax)
-            ax.set_title(f"{dataset}: {measure}" if len(datasets) > 1 else measure)
-            ax.set(xlabel="", ylabel="score" if col == 0 else "")
-            ax.tick_params(axis="x", labelrotation=90)
-    _gamma_legend(fig, axes)
-    save(fig, pdf_path, png_path, style)
+            for model in models:
+                series = part[part["model"] == model].sort_values("gamma")
+                colour, marker = looks[model]
+                ax.plot(series["gamma"], series["value"], color=colour, marker=marker,
+                        markersize=3, lw=1, label=model)  # fmt: skip
+            ax.set_xticks(gammas, [f"{g:g}" for g in gammas])
+            _panel_text(ax, dataset, measure, datasets, col == 0)
+            honest_span(ax)
+    fig.supxlabel("$\\gamma$ (weight of the Jaccard similarity in sim$_{UF}$)",
+                  fontsize=MIN_FONT_PT + 1)  # fmt: skip
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=min(len(models), 7),
+               frameon=False, fontsize=MIN_FONT_PT, handlelength=1.5)  # fmt: skip
+    return fig
 
 
 def gamma_relevance_figure(gamma: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
-    """UF and PUF with sim_UF for every gamma on the Fig. 2 lists; rows = datasets,
-    columns = measures."""
+    """The gamma figure of the Fig. 2 lists (:func:`gamma_relevance_axes`), saved."""
+    save(gamma_relevance_axes(gamma, style), pdf_path, png_path, style)
+
+
+def gamma_relevance_axes(gamma: pd.DataFrame, style: Style) -> plt.Figure:
+    """UF and PUF with sim_UF for every gamma on the Fig. 2 lists: x = % users with zero
+    relevance, one line a gamma (a colour and marker of the shared style each); rows =
+    datasets, columns = measures, drawn for a page (:data:`PAGE_WIDTH_IN`)."""
     check_columns(gamma, ["dataset", "share", "gamma", "measure", "value"], "gamma (relevance)")
     style.apply()
-    gamma = gamma.assign(
-        percent=percent(gamma["share"]), gamma=gamma["gamma"].map(lambda g: f"{g:g}")
-    )
-    datasets, fig, axes = _gamma_grid(gamma, style, 1.6)
+    gamma = gamma.assign(percent=percent(gamma["share"]))
+    gammas = sorted(gamma["gamma"].unique())
+    looks = model_styles([f"{g:g}" for g in gammas])
+    datasets = list(dict.fromkeys(gamma["dataset"]))
+    fig, axes = _gamma_grid(datasets, 1.5)
     for row, dataset in enumerate(datasets):
         for col, measure in enumerate(GAMMA_MEASURES):
             ax = axes[row, col]
             part = gamma[(gamma["dataset"] == dataset) & (gamma["measure"] == measure)]
-            sns.lineplot(
-                data=part,
-                x="percent",
-                y="value",
-                hue="gamma",
-                style="gamma",
-                markers=True,
-                dashes=False,
-                markersize=4,
-                ax=ax,
-            )
-            ax.set_title(f"{dataset}: {measure}" if len(datasets) > 1 else measure)
-            ax.set(xlabel="", ylabel="score" if col == 0 else "", xticks=[0, 50, 100])
-    _gamma_legend(fig, axes)
-    fig.supxlabel(PERCENT_LABEL)
-    save(fig, pdf_path, png_path, style)
+            for value in gammas:
+                series = part[part["gamma"] == value].sort_values("percent")
+                colour, marker = looks[f"{value:g}"]
+                ax.plot(series["percent"], series["value"], color=colour, marker=marker,
+                        markersize=3, lw=1, label=f"{value:g}")  # fmt: skip
+            ax.set_xticks([0, 50, 100])
+            _panel_text(ax, dataset, measure, datasets, col == 0)
+            honest_span(ax)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, title="$\\gamma$", loc="outside upper center",
+               ncol=len(labels), frameon=False, fontsize=MIN_FONT_PT,
+               title_fontsize=MIN_FONT_PT + 1)  # fmt: skip
+    fig.supxlabel(PERCENT_LABEL, fontsize=MIN_FONT_PT + 1)
+    return fig

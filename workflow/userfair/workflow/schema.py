@@ -28,7 +28,8 @@ import jsonschema  # noqa: E402  (after the check, which names the extra to inst
 
 from userfair import bounds  # noqa: E402
 from userfair.files.io import InputError  # noqa: E402
-from userfair.workflow import catalogue, config_bounds, models, yamlfile  # noqa: E402
+from userfair.similarity import pairwise  # noqa: E402
+from userfair.workflow import catalogue, config_bounds, layout, models, preprocess, yamlfile  # noqa: E402
 
 #: A dataset name is a folder name under results/ and resources/: letters, digits, ".", "_"
 #: and "-", starting with a letter or digit (so never "..", "/" or an absolute path).
@@ -96,24 +97,57 @@ def bound_errors(config: dict) -> list[str]:
     return errors
 
 
-#: A path component holds 255 bytes on every common file system; the workflow's file names
-#: add up to NAME_RESERVE bytes to a dataset name
-#: (results/logs/replicate_sums/NAME_MODEL_R_I-of-N.log, RecBole's NAME_split.train.inter).
-NAME_RESERVE = 64
-NAME_MAX_BYTES = 255 - NAME_RESERVE
+def _longest(values, fallback: str) -> str:
+    names = [str(v) for v in values or () if isinstance(v, (str, int))]
+    return max(names, key=lambda v: len(v.encode("utf-8")), default=fallback)
 
 
-def dataset_name_error(name, key: str) -> str | None:
+def longest_file_name(name: str, config: dict | None = None) -> tuple[str, int]:
+    """The longest file name (path component) the workflow writes or RecBole reads with
+    the dataset ``name`` under ``config``, and its size in bytes: each template of
+    :data:`layout.NAMED_COMPONENTS` and :data:`layout.RECBOLE_COMPONENTS` filled with the
+    longest value each of its other wildcards takes in this run (the configured models, the
+    last replicate, 1 without replicates so that a later run with them fits too, the scatter
+    item ``S-of-S``, the similarity kinds, the splits and the
+    raw file suffixes); without a usable ``config`` the registry's longest model and one
+    replicate and scatter job."""
+    config = config if isinstance(config, dict) else {}
+    training = config.get("training") if isinstance(config.get("training"), dict) else {}
+    measures = config.get("measures") if isinstance(config.get("measures"), dict) else {}
+    replicates = training.get("replicates", 1)
+    scatter = measures.get("scatter", 1)
+    replicates = replicates if isinstance(replicates, int) and replicates > 1 else 2
+    scatter = scatter if isinstance(scatter, int) and scatter > 0 else 1
+    configured = config.get("models") if isinstance(config.get("models"), list) else None
+    values = {
+        "dataset": name,
+        "model": _longest(configured or models.names(), ""),
+        "replicate": str(replicates - 1),
+        "scatteritem": f"{scatter}-of-{scatter}",
+        "kind": _longest(pairwise.KINDS, ""),
+        "split": _longest(preprocess.SPLITS, ""),
+        "suffix": _longest(catalogue.FORMATS + ("zip",), ""),
+    }
+    filled = [t.format(**values) for t in layout.NAMED_COMPONENTS + layout.RECBOLE_COMPONENTS]
+    longest = max(filled, key=lambda text: len(text.encode("utf-8")))
+    return longest, len(longest.encode("utf-8"))
+
+
+def dataset_name_error(name, key: str, config: dict | None = None) -> str | None:
     """Why ``name`` cannot be a dataset name (it becomes a folder under results/ and part of
-    file names), or None."""
+    file names: the longest, :func:`longest_file_name` under ``config``, must fit in
+    :data:`layout.COMPONENT_BYTES`), or None."""
     if isinstance(name, str) and DATASET_NAME.fullmatch(name):
-        size = len(name.encode("utf-8"))
-        if size <= NAME_MAX_BYTES:
+        longest, size = longest_file_name(name, config)
+        if size <= layout.COMPONENT_BYTES:
             return None
+        own = len(name.encode("utf-8"))
+        most = layout.COMPONENT_BYTES - (size - own)
         return (
-            f"config key {key}: the dataset name is {size} bytes long; give one of at most "
-            f"{NAME_MAX_BYTES} (a file name holds 255 bytes, and the workflow's file names "
-            f"add up to {NAME_RESERVE} to it)"
+            f"config key {key}: the dataset name is {own} bytes long, and the longest file "
+            f"name this run makes with it would be {size} bytes "
+            f"({longest.replace(name, 'NAME')}), over the {layout.COMPONENT_BYTES} a file "
+            f"name holds; give a name of at most {most} bytes"
         )
     return (
         f"config key {key}: {name!r} is not a usable dataset name (letters, digits, '.', "
@@ -122,18 +156,31 @@ def dataset_name_error(name, key: str) -> str | None:
     )
 
 
+#: The key that makes Snakemake read a config file as a YTE template: it evaluates the
+#: file's ``?``-expressions as Python while it loads the file, before the Snakefile runs.
+YTE_KEY = "__use_yte__"
+
+
 def duplicate_key_errors(files: Iterable[str | os.PathLike]) -> list[str]:
     """The config files Snakemake loaded (``workflow.configfiles``), re-read by
     :mod:`userfair.workflow.yamlfile`: a key given twice in one file (Snakemake keeps the last
-    silently) or a tag is an error naming the file, the key and both lines."""
+    silently), a tag, or a YTE template (:data:`YTE_KEY`: Snakemake has run its code by
+    now; the config is then not the file's data) is an error naming the file."""
     errors = []
     for path in files:
         if not Path(path).is_file():  # Snakemake read it from elsewhere (a stream)
             continue
         try:
-            yamlfile.load(path)
+            data = yamlfile.load(path)
         except InputError as error:
             errors.append(str(error))
+            continue
+        if isinstance(data, dict) and data.get(YTE_KEY):
+            errors.append(
+                f"{path}: {YTE_KEY} made Snakemake read this file as a YTE template and run "
+                "its ?-expressions as Python before the workflow started; this workflow's "
+                f"config files hold plain data: write the values and remove {YTE_KEY}"
+            )
     return errors
 
 
@@ -171,9 +218,9 @@ def name_errors(config: dict) -> list[str]:
     custom = config.get("custom_datasets") or {}
     errors = []
     if isinstance(custom, dict):
-        bad = [name for name in custom if dataset_name_error(name, "")]
+        bad = [name for name in custom if dataset_name_error(name, "", config)]
         for name in bad:
-            errors.append(dataset_name_error(name, f"custom_datasets.{name}"))
+            errors.append(dataset_name_error(name, f"custom_datasets.{name}", config))
         custom = {name: spec for name, spec in custom.items() if name not in bad}
         for name, spec in custom.items():
             try:
@@ -184,8 +231,8 @@ def name_errors(config: dict) -> list[str]:
         custom = {}
     datasets = catalogue.names(custom)
     for index, name in enumerate(config.get("datasets") or []):
-        if isinstance(name, str) and dataset_name_error(name, ""):
-            errors.append(dataset_name_error(name, f"datasets[{index}]"))
+        if isinstance(name, str) and dataset_name_error(name, "", config):
+            errors.append(dataset_name_error(name, f"datasets[{index}]", config))
         elif isinstance(name, str) and name not in datasets:
             what = "datasets (the catalogue's, then those of custom_datasets; docs/data.md)"
             errors.append(f"config key datasets[{index}]: {_unknown(name, datasets, what)}")

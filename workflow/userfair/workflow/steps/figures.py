@@ -65,29 +65,49 @@ def fig_relevance(
     _written(pdf, png)
 
 
-def fig_similarity(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
-    """Rule fig_similarity: Fig. 3 (userfair.workflow.plots.similarity_figure)."""
-    plots.similarity_figure(read_stacked_parquet(data), figure_style.Style(**style), pdf, png)
+def _write_text(path: Path | None, text: str) -> None:
+    """``text`` -> ``path`` (a figure's reading), atomically; nothing without a path."""
+    if path is not None:
+        with atomic_path(path) as tmp:
+            tmp.write_text(text)
+
+
+def fig_similarity(
+    data: Sequence[Path], pdf: Path, png: Path, reading: Path | None = None, *, style: dict
+) -> None:
+    """Rule fig_similarity: Fig. 3 (userfair.workflow.plots.similarity_figure) and, in
+    ``reading``, what it shows in words (figure_reading.similarity_reading, the caption's)."""
+    frame = read_stacked_parquet(data)
+    plots.similarity_figure(frame, figure_style.Style(**style), pdf, png)
+    _write_text(reading, figure_reading.similarity_reading(frame))
     _written(pdf, png)
 
 
-def fig_extreme(data: Sequence[Path], pdf: Path, png: Path, *, style: dict) -> None:
-    """Rule fig_extreme: Fig. 4 (userfair.workflow.plots.extreme_figure)."""
-    plots.extreme_figure(read_stacked_parquet(data), figure_style.Style(**style), pdf, png)
+def fig_extreme(
+    data: Sequence[Path], pdf: Path, png: Path, reading: Path | None = None, *, style: dict
+) -> None:
+    """Rule fig_extreme: Fig. 4 (userfair.workflow.plots.extreme_figure) and, in
+    ``reading``, what it shows in words (figure_reading.extreme_reading)."""
+    frame = read_stacked_parquet(data)
+    plots.extreme_figure(frame, figure_style.Style(**style), pdf, png)
+    _write_text(reading, figure_reading.extreme_reading(frame))
     _written(pdf, png)
 
 
 def fig_gamma(
     models: Sequence[Path], relevance: Sequence[Path], models_pdf: Path, models_png: Path,
-    relevance_pdf: Path, relevance_png: Path, *, style: dict,
+    relevance_pdf: Path, relevance_png: Path, models_reading: Path | None = None,
+    relevance_reading: Path | None = None, *, style: dict,
 ) -> None:  # fmt: skip
     """Rule fig_gamma: the appendix figures (userfair.workflow.plots.gamma_models_figure and
-    gamma_relevance_figure), UF and PUF for every gamma."""
+    gamma_relevance_figure), UF and PUF for every gamma, and their readings
+    (figure_reading.gamma_models_reading and gamma_relevance_reading)."""
     look = figure_style.Style(**style)
-    plots.gamma_models_figure(read_stacked_parquet(models), look, models_pdf, models_png)
-    plots.gamma_relevance_figure(
-        read_stacked_parquet(relevance), look, relevance_pdf, relevance_png
-    )
+    on_models, on_lists = read_stacked_parquet(models), read_stacked_parquet(relevance)
+    plots.gamma_models_figure(on_models, look, models_pdf, models_png)
+    plots.gamma_relevance_figure(on_lists, look, relevance_pdf, relevance_png)
+    _write_text(models_reading, figure_reading.gamma_models_reading(on_models))
+    _write_text(relevance_reading, figure_reading.gamma_relevance_reading(on_lists))
     _written(models_pdf, models_png, relevance_pdf, relevance_png)
 
 
