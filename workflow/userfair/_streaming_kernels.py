@@ -278,39 +278,49 @@ def pass_two_rows(
     return out
 
 
+@numba.njit(cache=True, inline="always")
+def envy_row(u, rel_ptr, rel_items, list_ptr, list_users, own, denominator, counts, touched):
+    """(sum of envy(u, v) over v != u, u's max envy). ``counts`` (length m) is zero on entry
+    and on exit; ``touched`` is scratch of length m. Only a nonzero count |L_v & R_u| can
+    give a positive envy, so only those v are visited."""
+    n = 0
+    for p in range(rel_ptr[u], rel_ptr[u + 1]):
+        i = rel_items[p]
+        for q in range(list_ptr[i], list_ptr[i + 1]):
+            v = list_users[q]
+            if counts[v] == 0:
+                touched[n] = v
+                n += 1
+            counts[v] += 1
+    worst, row_total = 0.0, 0.0
+    for a in range(n):
+        v = touched[a]
+        if v != u:
+            gain = counts[v] / denominator[u] - own[u]
+            if gain > 0.0:
+                row_total += gain
+                worst = max(worst, gain)
+        counts[v] = 0
+    return row_total, worst
+
+
 @numba.njit(cache=True, parallel=True)
 def envy_rows(rel_ptr, rel_items, list_ptr, list_users, own, denominator, start, stop,
               epsilon, threads):  # fmt: skip
     """Per row u of start:stop (one output row each): the sum of envy(u, v) over v != u,
-    u's max envy and whether it exceeds ``epsilon`` (1.0 or 0.0).
+    u's max envy and whether it exceeds ``epsilon`` (1.0 or 0.0) (:func:`envy_row`).
 
     ``rel_items``: u's relevant items among the recommended ones (CSR by user);
-    ``list_users``: the users whose list holds each recommended item (CSR by item). Only a
-    nonzero count |L_v & R_u| can give a positive envy, so only those v are visited."""
+    ``list_users``: the users whose list holds each recommended item (CSR by item)."""
     m = own.shape[0]
     out = np.zeros((stop - start, 3))
     for t in numba.prange(threads):
         counts = np.zeros(m, np.int32)
         touched = np.empty(m, np.int32)
         for u in range(start + t, stop, threads):
-            n = 0
-            for p in range(rel_ptr[u], rel_ptr[u + 1]):
-                i = rel_items[p]
-                for q in range(list_ptr[i], list_ptr[i + 1]):
-                    v = list_users[q]
-                    if counts[v] == 0:
-                        touched[n] = v
-                        n += 1
-                    counts[v] += 1
-            worst, row_total = 0.0, 0.0
-            for a in range(n):
-                v = touched[a]
-                if v != u:
-                    gain = counts[v] / denominator[u] - own[u]
-                    if gain > 0.0:
-                        row_total += gain
-                        worst = max(worst, gain)
-                counts[v] = 0
+            row_total, worst = envy_row(
+                u, rel_ptr, rel_items, list_ptr, list_users, own, denominator, counts, touched
+            )
             out[u - start, 0] = row_total
             out[u - start, 1] = worst
             out[u - start, 2] = 1.0 if worst > epsilon else 0.0

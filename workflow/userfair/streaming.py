@@ -270,20 +270,13 @@ def pass_two(
     seconds_pairs = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    denominator = fairness.envy_denominators(relevant, k, envy_utility)
-    relevant_rec = relevant[:, items].tocsr()
-    relevant_rec.sort_indices()
-    own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
+    relevant_rec, own, denominator = envy_setup(relevant, items, local, k, envy_utility)
     if target is None:
-        holders = fairness.lists_matrix(local, len(items)).T.tocsr()  # item -> users with it listed
-        as64 = lambda a: a.astype(np.int64)  # noqa: E731
-        hits = as64(relevant_rec.indptr), as64(relevant_rec.indices)
-        lists_of = as64(holders.indptr), as64(holders.indices)
+        lists_arguments = envy_lists(relevant_rec, local, len(items))
 
         def envy_block(lo, hi):
             return kern.envy_rows(
-                *hits,
-                *lists_of,
+                *lists_arguments,
                 own,
                 denominator,
                 lo,
@@ -322,6 +315,30 @@ def pass_two(
         seconds_uf_setup=uf_setup,
         seconds_envy=seconds_envy,
         users_sha256=users_digest(inputs.users),
+    )
+
+
+def envy_setup(relevant, items: np.ndarray, local: np.ndarray, k: int, envy_utility: str):
+    """(the relevant matrix restricted to the recommended ``items`` as sorted CSR, each
+    user's own utility, the utilities' denominators) of the lists ``local`` (indices into
+    ``items``)."""
+    denominator = fairness.envy_denominators(relevant, k, envy_utility)
+    relevant_rec = relevant[:, items].tocsr()
+    relevant_rec.sort_indices()
+    own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
+    return relevant_rec, own, denominator
+
+
+def envy_lists(relevant_rec, local: np.ndarray, r: int) -> tuple:
+    """The first arguments of the compiled envy kernels: each user's relevant recommended
+    items (CSR by user) and each recommended item's listing users (CSR by item), int64."""
+    holders = fairness.lists_matrix(local, r).T.tocsr()  # item -> users with it listed
+    as64 = lambda a: a.astype(np.int64)  # noqa: E731
+    return (
+        as64(relevant_rec.indptr),
+        as64(relevant_rec.indices),
+        as64(holders.indptr),
+        as64(holders.indices),
     )
 
 

@@ -1,0 +1,166 @@
+"""The sampled estimate of the pair measures (userfair.estimate): a sample of every user is
+the exact route, the estimators are unbiased over every possible sample of a tiny case, the
+SE is the finite-population formula, and the command prints it."""
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from test_streaming import K, close, split_inputs
+from userfair import estimate, streaming
+from userfair.cli import main
+from userfair.evaluate import evaluate
+from userfair.io import write_inter
+from userfair.measures import NAMES
+
+from measures_data import random_split
+
+
+@pytest.mark.parametrize(
+    "seed, options",
+    [
+        (0, {}),
+        (1, {"envy_utility": "ideal"}),
+        (2, {"share_all": True}),  # every pair shares an item: raw minima above 0
+        (3, {"gamma": 0.6}),  # sim_UF mixes the dense genre similarity
+    ],
+)
+def test_every_row_sampled_is_the_exact_route(tmp_path, seed, options):
+    options = dict(options)
+    gamma = options.pop("gamma", 1.0)
+    utility = options.pop("envy_utility", "precision")
+    inputs = split_inputs(seed, tmp_path, m=30, **options)
+    exact = streaming.stream_evaluate(inputs, k=K, gamma=gamma, envy_utility=utility)
+    found = estimate.stream_estimate(inputs, 1.0, seed, k=K, gamma=gamma, envy_utility=utility)
+    bad = {key: (found[key], exact[key]) for key in NAMES if not close(found[key], exact[key])}
+    assert not bad, bad
+    record = found["estimate"]
+    assert (record["rows"], record["users"], record["share"]) == (30, 30, 1.0)
+    assert set(record["measures"]) == set(estimate.ESTIMATED)
+    for key, entry in record["measures"].items():
+        assert entry["se"] == 0.0 and entry["low"] == entry["value"] == entry["high"], key
+        assert close(entry["value"], exact[key]), key
+
+
+def test_row_values_do_not_depend_on_the_other_sampled_rows():
+    inputs = split_inputs(4, m=25)
+    stats = streaming.pass_one(inputs.train_of_evaluated(), users=inputs.users)
+    every = estimate.row_values(inputs, stats, np.arange(25), k=K)
+    some = np.array([1, 7, 8, 20])
+    part = estimate.row_values(inputs, stats, some, k=K)
+    np.testing.assert_array_equal(part.pairs, every.pairs[some])
+    np.testing.assert_array_equal(part.envy, every.envy[some])
+
+
+def test_every_estimate_is_unbiased_over_all_samples_and_its_variance_too():
+    """Over all C(9, 3) samples, the mean of each estimated total is the exact total (the
+    exact route's pass two), the mean of each linear measure is the exact measure, and the
+    mean of SE^2 is the estimator's variance over the samples."""
+    m, n = 9, 3
+    inputs = split_inputs(5, m=m)
+    stats = streaming.pass_one(inputs.train_of_evaluated(), users=inputs.users)
+    exact_sums = streaming.pass_two(inputs, stats, k=K)
+    exact = streaming.pair_measures(stats, exact_sums)
+    every = estimate.row_values(inputs, stats, np.arange(m), k=K)
+    names = ("puf_p_jacc", "puf_ndcg_jacc", "uf_sum", "envy_sum", "max_envy_sum")
+    totals = {name: [] for name in names + ("envious_users",)}
+    values = {key: [] for key in estimate.ESTIMATED}
+    for rows in itertools.combinations(range(m), n):
+        rows = np.array(rows)
+        sample = estimate.RowValues(rows, every.pairs[rows], every.envy[rows], 0.0, 0.0, 0.0)
+        found = estimate.totals(sample, m)
+        for name in totals:
+            totals[name].append(found[name])
+        _, record = estimate.estimates(stats, sample, K)
+        for key in values:
+            values[key].append(record[key]["value"])
+    for name, pairs in totals.items():
+        total, se = np.array(pairs).T
+        assert close(total.mean(), float(getattr(exact_sums, name))), name
+        assert close((se**2).mean(), total.var(), 1e-9), name  # E[SE^2] = Var(T^)
+    assert np.array(totals["uf_sum"]).T[1].max() > 0  # a varying sum, not a constant
+    for key in ("ME", "MME", "PEU", "PUF-P-Jacc", "PUF-NDCG-Jacc"):
+        assert close(float(np.mean(values[key])), exact[key]), key
+
+
+def test_the_standard_error_of_a_hand_worked_sample():
+    # m = 4 rows, sampled values 1 and 3: T^ = 4 * 2 = 8, s^2 = 2, f = 1/2,
+    # SE = 4 * sqrt((1 - 1/2) * 2 / 2) = 4 * sqrt(1/2)
+    total, se = estimate.total_estimate(np.array([1.0, 3.0]), 4)
+    assert total == 8.0 and math.isclose(se, 4 * math.sqrt(0.5), rel_tol=1e-15)
+    assert estimate.total_estimate(np.array([1.0, 3.0, 2.0, 6.0]), 4) == (12.0, 0.0)
+    with pytest.raises(ValueError, match="a sample of 5 rows out of 4"):
+        estimate.total_estimate(np.ones(5), 4)
+
+
+def test_the_interval_is_the_total_interval_through_the_measure():
+    inputs = split_inputs(6, m=30)
+    stats = streaming.pass_one(inputs.train_of_evaluated(), users=inputs.users)
+    rows = estimate.sample_rows(30, 0.4, 0)
+    values = estimate.row_values(inputs, stats, rows, k=K)
+    _, record = estimate.estimates(stats, values, K, level=0.9)
+    quantile = 1.7958848187040433  # t(0.95, 11 degrees of freedom): 1.796 in printed tables
+    assert len(rows) == 12
+    for key in ("ME", "MME", "PUF-P-Jacc", "PUF-NDCG-Jacc"):
+        entry = record[key]
+        assert entry["se"] > 0, key
+        assert math.isclose(entry["low"], entry["value"] - quantile * entry["se"], rel_tol=1e-9)
+        assert math.isclose(entry["high"], entry["value"] + quantile * entry["se"], rel_tol=1e-9)
+    uf = record["UF"]  # the log of the sum's interval, not symmetric
+    total, se = estimate.totals(values, 30)["uf_sum"]
+    pairs = 30 * 29 / 2
+    assert math.isclose(uf["high"], math.log((total + quantile * se) / K**2) / math.log(pairs))
+    assert math.isclose(uf["se"], se / (total * math.log(pairs)))
+    assert uf["low"] < uf["value"] < uf["high"]
+
+
+def test_samples_are_uniform_draws_of_the_asked_share():
+    rows = estimate.sample_rows(1000, 0.05, 3)
+    assert len(rows) == 50 and len(set(rows)) == 50 and list(rows) == sorted(rows)
+    assert list(estimate.sample_rows(5, 1.0, 9)) == [0, 1, 2, 3, 4]
+    assert len(estimate.sample_rows(10, 0.01, 0)) == 2  # at least 2: a variance
+    assert not np.array_equal(rows, estimate.sample_rows(1000, 0.05, 4))
+    counts = np.bincount(
+        np.concatenate([estimate.sample_rows(20, 0.25, s) for s in range(2000)]), minlength=20
+    )
+    assert counts.min() > 400 and counts.max() < 600  # 500 expected per row
+    for bad in (0.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match=r"must lie in \(0, 1\]"):
+            estimate.sample_rows(10, bad, 0)
+
+
+def test_evaluate_samples_on_the_streamed_route_only():
+    inputs = split_inputs(7, m=20)
+    found = evaluate(inputs, k=K, sample_users=0.5, seed=3)
+    assert found["estimate"]["rows"] == 10 and found["estimate"]["seed"] == 3
+    with pytest.raises(ValueError, match="streamed route"):
+        evaluate(inputs, k=K, route="dense", sample_users=0.5)
+
+
+def _files(tmp_path, inputs_seed=8):
+    train, test, topk, _ = random_split(inputs_seed, m=24)
+    paths = [tmp_path / name for name in ("train.inter", "test.inter", "topk.tsv")]
+    write_inter(train, paths[0])
+    write_inter(test, paths[1])
+    topk.to_csv(paths[2], sep="\t", index=False)
+    return [f"--{flag}={path}" for flag, path in zip(("train", "test", "topk"), paths)]
+
+
+def test_the_command_prints_the_estimate_beside_the_value(tmp_path, capsys):
+    files = _files(tmp_path)
+    assert main(["evaluate", *files, "--sample-users", "0.5", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "SE" in out.splitlines()[0] and "low" in out.splitlines()[0]
+    line = next(line for line in out.splitlines() if line.startswith("PUF-P-Jacc "))
+    assert len(line.split()) == 6, line  # measure, value, SE, low, high, seconds
+    assert "estimated from 12 of 24 users" in out
+    exact_line = next(line for line in out.splitlines() if line.startswith("PUF-P-Cos "))
+    assert len(exact_line.split()) == 3, exact_line  # exact: no SE
+    assert main(["evaluate", *files, "--sample-users", "0.5", "--seed", "1", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["estimate"]["measures"]["UF"]["se"] > 0
+    assert main(["evaluate", *files, "--sample-users", "0.5", "--resamples", "5"]) == 2
+    assert "--sample-users" in capsys.readouterr().err
