@@ -164,3 +164,26 @@ def test_the_command_prints_the_estimate_beside_the_value(tmp_path, capsys):
     assert record["estimate"]["measures"]["UF"]["se"] > 0
     assert main(["evaluate", *files, "--sample-users", "0.5", "--resamples", "5"]) == 2
     assert "--sample-users" in capsys.readouterr().err
+
+
+def test_scattered_sample_parts_combine_to_the_one_process_estimate():
+    inputs = split_inputs(9, m=40)
+    stats = streaming.pass_one(inputs.train_of_evaluated(), users=inputs.users)
+    whole = estimate.sample_part(inputs, stats, 0, 40, 0.3, 5, k=K)
+    parts = [estimate.sample_part(inputs, stats, a, b, 0.3, 5, k=K) for a, b in
+             [(0, 7), (7, 8), (8, 31), (31, 40)]]  # fmt: skip
+    combined = estimate.combine_parts(json.loads(json.dumps(parts[::-1])))  # any order
+    assert combined["rows"] == whole["rows"] == 12 == sum(part["rows"] for part in parts)
+    one = estimate.finish_estimate(inputs, stats, whole)
+    scattered = estimate.finish_estimate(inputs, stats, combined)
+    for key in estimate.ESTIMATED:
+        for part in ("value", "se", "low", "high"):
+            found = scattered["estimate"]["measures"][key][part]
+            assert close(found, one["estimate"]["measures"][key][part], 1e-12), (key, part)
+    with pytest.raises(ValueError, match="do not tile"):
+        estimate.combine_parts([parts[0], parts[2], parts[3]])
+    with pytest.raises(ValueError, match="differ in"):
+        other = estimate.sample_part(inputs, stats, 7, 8, 0.3, 6, k=K)  # another seed
+        estimate.combine_parts([parts[0], other, parts[2], parts[3]])
+    with pytest.raises(ValueError, match="sample covers rows 0:7"):
+        estimate.finish_estimate(inputs, stats, parts[0])

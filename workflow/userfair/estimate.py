@@ -40,7 +40,14 @@ from userfair import _sample_kernels as sk
 from userfair import effectiveness, fairness, streaming, warmup
 from userfair._backend import binary_csr
 from userfair.inputs import Inputs
-from userfair.pair_records import PairStats, PairSums, check_stats, users_digest
+from userfair.pair_records import (
+    FORMAT,
+    PairStats,
+    PairSums,
+    check_stats,
+    merge_moments,
+    users_digest,
+)
 from userfair.stream_rows import numba_threads, prepare_rows
 
 log = logging.getLogger(__name__)
@@ -49,6 +56,8 @@ log = logging.getLogger(__name__)
 ESTIMATED = ("ME", "MME", "PEU", "UF", "PUF-P-Jacc", "PUF-NDCG-Jacc")
 #: Default interval level.
 LEVEL = 0.95
+#: The ``kind`` of a sampled part's record (:func:`sample_part`).
+KIND = "pair-sample"
 
 
 def sample_rows(m: int, fraction: float, seed: int) -> np.ndarray:
@@ -64,16 +73,8 @@ def total_estimate(values: np.ndarray, m: int) -> tuple[float, float]:
     """(T^, SE(T^)) of the total over m rows from the row ``values`` of a uniform sample
     without replacement (module docstring); SE is 0 when every row is sampled, NaN for a
     sample of one row out of more."""
-    n = len(values)
-    if not 1 <= n <= m:
-        raise ValueError(f"a sample of {n} rows out of {m}")
-    total = m * float(np.mean(values))
-    if n == m:
-        return total, 0.0
-    if n == 1:
-        return total, math.nan
-    variance = float(np.var(values, ddof=1))
-    return total, m * math.sqrt((1.0 - n / m) * variance / n)
+    mean = float(np.mean(values)) if len(values) else 0.0
+    return total_from_moments(len(values), mean, float(np.sum((values - mean) ** 2)), m)
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,9 @@ def row_values(
     return RowValues(rows, pairs, envy, seconds_pairs, uf_setup, seconds_envy)
 
 
+#: The seconds a sample records.
+_SECONDS = ("seconds_pairs", "seconds_uf_setup", "seconds_envy")
+
 #: The PairSums field of each row-value column, and whether it is over unordered pairs
 #: (half the row values' total) or over ordered pairs / users.
 _FIELDS = (
@@ -153,28 +157,54 @@ _FIELDS = (
 )
 
 
-def totals(values: RowValues, m: int) -> dict[str, tuple[float, float]]:
-    """Each :class:`PairSums` total's (T^, SE(T^)) from the sample's row values."""
+def moments(values: RowValues) -> dict[str, tuple[int, float, float]]:
+    """Each :class:`PairSums` field's (count, mean, sum of squared deviations) of the
+    sample's row values: what a part of a scattered sample records, merged exactly across
+    parts by ``userfair.pair_records.merge_moments``."""
     out = {}
-    for name, part, column, unordered in _FIELDS:
-        total, se = total_estimate(getattr(values, part)[:, column], m)
+    for name, part, column, _ in _FIELDS:
+        y = getattr(values, part)[:, column]
+        mean = float(np.mean(y)) if len(y) else 0.0
+        out[name] = (len(y), mean, float(np.sum((y - mean) ** 2)))
+    return out
+
+
+def total_from_moments(count: int, mean: float, m2: float, m: int) -> tuple[float, float]:
+    """:func:`total_estimate` from the row values' count, mean and sum of squared
+    deviations."""
+    if not 1 <= count <= m:
+        raise ValueError(f"a sample of {count} rows out of {m}")
+    total = m * mean
+    if count == m:
+        return total, 0.0
+    if count == 1:
+        return total, math.nan
+    return total, m * math.sqrt((1.0 - count / m) * (m2 / (count - 1)) / count)
+
+
+def totals(found, m: int) -> dict[str, tuple[float, float]]:
+    """Each :class:`PairSums` total's (T^, SE(T^)) from the sample's :class:`RowValues` or
+    their :func:`moments`."""
+    if isinstance(found, RowValues):
+        found = moments(found)
+    out = {}
+    for name, _, _, unordered in _FIELDS:
+        total, se = total_from_moments(*found[name], m)
         out[name] = (total / 2, se / 2) if unordered else (total, se)
     return out
 
 
-def _sums(found: dict, m: int, k: int, epsilon: float, envy_utility: str, shift: float, values):
+def _sums(found: dict, m: int, k: int, epsilon: float, envy_utility: str, shift: float, seconds):
     """A complete :class:`PairSums` of the totals ``T^ + shift SE(T^)``."""
     return PairSums(
         m=m, start=0, stop=m, k=k, epsilon=float(epsilon), envy_utility=envy_utility,
-        **{name: total + shift * se for name, (total, se) in found.items()},
-        seconds_pairs=values.seconds_pairs, seconds_uf_setup=values.seconds_uf_setup,
-        seconds_envy=values.seconds_envy,
+        **{name: total + shift * se for name, (total, se) in found.items()}, **seconds,
     )  # fmt: skip
 
 
 def estimates(
     stats: PairStats,
-    values: RowValues,
+    values,
     k: int,
     epsilon: float = 0.05,
     envy_utility: str = "precision",
@@ -182,22 +212,29 @@ def estimates(
     measures=ESTIMATED,
 ) -> tuple[PairSums, dict]:
     """(the estimated :class:`PairSums`, ``{measure: {"value", "se", "low", "high"}}``) of
-    the sample's ``values``: each measure's value, standard error and ``level`` interval
+    the sample's ``values`` (:class:`RowValues`, or a complete record of
+    :func:`combine_parts`): each measure's value, standard error and ``level`` interval
     from its total's (module docstring; ``measures`` may add PUF-P-Cos, PUF-NDCG-Cos,
     estimated the same way, for the coverage benchmark)."""
     if not 0.0 < level < 1.0:
         raise ValueError(f"the interval level must lie in (0, 1), got {level}")
-    m, n = stats.m, len(values.rows)
-    found = totals(values, m)
+    m = stats.m
+    if isinstance(values, RowValues):
+        n, found = len(values.rows), totals(values, m)
+        seconds = {name: getattr(values, name) for name in _SECONDS}
+    else:
+        n = values["rows"]
+        found = totals({name: tuple(entry) for name, entry in values["moments"].items()}, m)
+        seconds = {name: values[name] for name in _SECONDS}
     quantile = float(scipy_stats.t.ppf((1.0 + level) / 2.0, n - 1)) if n >= 2 else math.nan
-    point = streaming.pair_measures(stats, _sums(found, m, k, epsilon, envy_utility, 0, values))
+    point = streaming.pair_measures(stats, _sums(found, m, k, epsilon, envy_utility, 0, seconds))
     low = streaming.pair_measures(
-        stats, _sums(found, m, k, epsilon, envy_utility, -quantile, values)
+        stats, _sums(found, m, k, epsilon, envy_utility, -quantile, seconds)
     )
     high = streaming.pair_measures(
-        stats, _sums(found, m, k, epsilon, envy_utility, quantile, values)
+        stats, _sums(found, m, k, epsilon, envy_utility, quantile, seconds)
     )
-    unit = streaming.pair_measures(stats, _sums(found, m, k, epsilon, envy_utility, 1, values))
+    unit = streaming.pair_measures(stats, _sums(found, m, k, epsilon, envy_utility, 1, seconds))
     record = {}
     for name in measures:
         if name == "UF":
@@ -214,7 +251,109 @@ def estimates(
                 "low": low[name],
                 "high": high[name],
             }
-    return _sums(found, m, k, epsilon, envy_utility, 0, values), record
+    return _sums(found, m, k, epsilon, envy_utility, 0, seconds), record
+
+
+def sample_part(
+    inputs: Inputs,
+    stats: PairStats,
+    start: int,
+    stop: int,
+    share: float,
+    seed: int,
+    k: int = 10,
+    epsilon: float = 0.05,
+    envy_utility: str = "precision",
+) -> dict:
+    """The record of the sampled rows (:func:`sample_rows` of ``share`` and ``seed``) that
+    fall in ``start:stop``: their number and each total's row-value :func:`moments`, with the
+    settings and seconds (JSON; parts of a scatter go through :func:`combine_parts`)."""
+    check_stats(stats, inputs)
+    if envy_utility not in fairness.ENVY_UTILITIES:
+        raise ValueError(
+            f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
+        )
+    m = len(inputs.users)
+    rows = sample_rows(m, share, seed)
+    rows = rows[(rows >= start) & (rows < stop)]
+    values = row_values(inputs, stats, rows, k=k, epsilon=epsilon, envy_utility=envy_utility)
+    return {
+        "format": FORMAT,
+        "kind": KIND,
+        "m": m,
+        "start": int(start),
+        "stop": int(stop),
+        "share": float(share),
+        "seed": int(seed),
+        "k": int(k),
+        "epsilon": float(epsilon),
+        "envy_utility": envy_utility,
+        "rows": len(rows),
+        "moments": {name: list(entry) for name, entry in moments(values).items()},
+        **{name: getattr(values, name) for name in _SECONDS},
+        "users_sha256": users_digest(inputs.users),
+    }
+
+
+def combine_parts(parts) -> dict:
+    """One record of :func:`sample_part` records whose row ranges tile 0:m (any order),
+    of the same users, sample and settings: counts and seconds added, moments merged in
+    row order (``userfair.pair_records.merge_moments``)."""
+    parts = sorted(parts, key=lambda part: part["start"])
+    if not parts:
+        raise ValueError("no sampled part to combine")
+    same = ("kind", "format", "m", "share", "seed", "k", "epsilon", "envy_utility", "users_sha256")
+    first = parts[0]
+    for part in parts:
+        differ = [key for key in same if part.get(key) != first.get(key)]
+        if differ:
+            raise ValueError(f"sampled parts differ in {differ}")
+    position = 0
+    for part in parts:
+        if part["start"] != position:
+            raise ValueError(f"sampled parts do not tile 0:{first['m']} at row {position}")
+        position = part["stop"]
+    if position != first["m"]:
+        raise ValueError(f"sampled parts stop at row {position} of {first['m']}")
+    merged = {}
+    for name in first["moments"]:
+        entry = (0, 0.0, 0.0)
+        for part in parts:
+            entry = merge_moments(entry, tuple(part["moments"][name]))
+        merged[name] = list(entry)
+    return {
+        **first,
+        "start": 0,
+        "stop": first["m"],
+        "rows": sum(part["rows"] for part in parts),
+        "moments": merged,
+        **{name: sum(part[name] for part in parts) for name in _SECONDS},
+    }
+
+
+def finish_estimate(inputs: Inputs, stats: PairStats, record: dict, level: float = LEVEL):
+    """Every measure as ``userfair.streaming.finish`` returns it, the pair measures of
+    :data:`ESTIMATED` from the complete sample ``record`` (:func:`combine_parts`), plus the
+    record ``estimate``: share, seed, sampled rows, users, level and per estimated measure
+    its value, SE and interval."""
+    check_stats(stats, inputs)
+    if record["start"] != 0 or record["stop"] != stats.m or record["m"] != stats.m:
+        raise ValueError(f"the sample covers rows {record['start']}:{record['stop']}")
+    if record["users_sha256"] != users_digest(inputs.users):
+        raise ValueError("the sample is of other users (another split or order)")
+    settings = (record["k"], record["epsilon"], record["envy_utility"])
+    sums, found = estimates(stats, record, *settings, level=level)
+    sums = PairSums(**{**sums.__dict__, "users_sha256": record["users_sha256"]})
+    result = streaming.finish(inputs, stats, sums)
+    result["estimate"] = {
+        "share": record["share"],
+        "seed": record["seed"],
+        "rows": record["rows"],
+        "users": stats.m,
+        "level": float(level),
+        "measures": found,
+    }
+    return result
 
 
 def stream_estimate(
@@ -231,16 +370,9 @@ def stream_estimate(
 ) -> dict:
     """Every measure as ``userfair.streaming.stream_evaluate`` returns it, the pair
     measures of :data:`ESTIMATED` estimated from a uniform sample of ``fraction`` of the
-    evaluated users (``seed``) against all users, plus the record ``estimate``: the share,
-    seed, sampled rows, users, level and per estimated measure its value, SE and interval.
-    Pass one (``stats``, computed unless given) stays exact: the normalisation's minimum
-    and maximum and UF's threshold."""
-    if envy_utility not in fairness.ENVY_UTILITIES:
-        raise ValueError(
-            f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
-        )
-    m = len(inputs.users)
-    rows = sample_rows(m, fraction, seed)
+    evaluated users (``seed``) against all users (:func:`finish_estimate`). Pass one
+    (``stats``, computed unless given) stays exact: the normalisation's minimum and maximum
+    and UF's threshold."""
     tiny = warmup.tiny_inputs()
     warmup.once(
         ("estimate", gamma < 1.0, envy_utility),
@@ -257,17 +389,7 @@ def stream_estimate(
         )  # fmt: skip
     elif stats.gamma != gamma:
         raise ValueError(f"pair stats were computed with gamma={stats.gamma}, not {gamma}")
-    log.info("sampled %d of %d users (share %g, seed %d)", len(rows), m, fraction, seed)
-    values = row_values(inputs, stats, rows, k=k, epsilon=epsilon, envy_utility=envy_utility)
-    sums, record = estimates(stats, values, k, epsilon, envy_utility, level)
-    sums = PairSums(**{**sums.__dict__, "users_sha256": users_digest(inputs.users)})
-    result = streaming.finish(inputs, stats, sums)
-    result["estimate"] = {
-        "share": float(fraction),
-        "seed": int(seed),
-        "rows": len(rows),
-        "users": m,
-        "level": float(level),
-        "measures": record,
-    }
-    return result
+    m = len(inputs.users)
+    record = sample_part(inputs, stats, 0, m, fraction, seed, k, epsilon, envy_utility)
+    log.info("sampled %d of %d users (share %g, seed %d)", record["rows"], m, fraction, seed)
+    return finish_estimate(inputs, stats, record, level)
