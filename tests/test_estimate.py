@@ -13,8 +13,11 @@ from test_streaming import K, close, split_inputs
 from userfair import estimate, streaming
 from userfair.cli import main
 from userfair.evaluate import evaluate
-from userfair.io import write_inter
+from userfair.inputs import load_inputs
+from userfair.io import read_json, write_inter
 from userfair.measures import NAMES
+from userfair.workflow import tables
+from userfair.workflow.steps import measures as steps
 
 from measures_data import random_split
 
@@ -187,3 +190,68 @@ def test_scattered_sample_parts_combine_to_the_one_process_estimate():
         estimate.combine_parts([parts[0], other, parts[2], parts[3]])
     with pytest.raises(ValueError, match="sample covers rows 0:7"):
         estimate.finish_estimate(inputs, stats, parts[0])
+
+
+def _workflow_measures(split, tmp, parts: int, estimate_key: dict | None) -> dict:
+    """The real steps of pairs_part, pairs, measure_sums (``parts`` parts) and measures on
+    the streamed route, with the config's measures.estimate ``estimate_key``."""
+    tmp.mkdir()
+    settings = {"k": K, "block_size": 7, "device": "cpu", "epsilon": 0.05}
+    settings["envy_utility"] = "precision"
+    names = [f"{i}-of-{parts}" for i in range(1, parts + 1)]
+    ones = [str(tmp / f"pairs-{name}.json") for name in names]
+    for name, out in zip(names, ones):
+        steps.pairs_part(
+            split["train"], split["test"], [], out, scatteritem=name, gamma=1.0,
+            block_size=7, device="cpu",
+        )  # fmt: skip
+    steps.pairs(ones, str(tmp / "pairs.json"))
+    sums = [str(tmp / f"sums-{name}.json") for name in names]
+    for name, out in zip(names, sums):
+        steps.measure_sums(
+            split["train"], split["valid"], split["test"], split["topk"], str(tmp / "pairs.json"),
+            [], out, scatteritem=name, estimate=estimate_key, seed=11, **settings,
+        )  # fmt: skip
+    steps.measures(
+        split["train"], split["valid"], split["test"], split["topk"], str(tmp / "m.json"),
+        route="stream", gamma=1.0, pairs=str(tmp / "pairs.json"), sums=sums, item=[],
+        estimate=estimate_key, seed=11, **settings,
+    )  # fmt: skip
+    return read_json(tmp / "m.json")
+
+
+def test_the_workflow_steps_estimate_from_scattered_samples(tmp_path):
+    train, test, topk, _ = random_split(12, m=36)
+    split = {name: str(tmp_path / f"{name}.inter") for name in ("train", "valid", "test")}
+    write_inter(train, split["train"])
+    write_inter(test, split["test"])
+    write_inter(test, split["valid"])
+    split["topk"] = str(tmp_path / "topk.tsv")
+    topk.to_csv(split["topk"], sep="\t", index=False)
+    exact = _workflow_measures(split, tmp_path / "exact", 2, {})
+    assert "estimate" not in exact
+    whole = _workflow_measures(split, tmp_path / "whole", 3, {"pairs": 1.0})
+    half = _workflow_measures(split, tmp_path / "half", 3, {"pairs": 0.5})
+    assert all(close(whole[key], exact[key]) for key in NAMES)
+    assert whole["estimate"]["rows"] == 36 and half["estimate"]["rows"] == 18
+    inputs = load_inputs(split["train"], split["test"], split["topk"], k=K, valid=split["valid"])
+    library = estimate.stream_estimate(inputs, 0.5, 11, k=K)
+    for key in estimate.ESTIMATED:
+        entry, found = library["estimate"]["measures"][key], half["estimate"]["measures"][key]
+        assert all(close(found[part], entry[part], 1e-12) for part in entry), key
+        assert found["se"] > 0, key
+    records = {("d", "BPR"): half, ("d", "NCL"): exact}
+    table, bold = tables.table_scores(records, ["d"], ["BPR", "NCL"])
+    spread = ["BPR SE", "BPR low", "BPR high", "NCL SE", "NCL low", "NCL high"]
+    assert list(table.columns[-6:]) == spread and not bold[spread].any().any()
+    entry = half["estimate"]["measures"]["PUF-P-Jacc"]
+    row = table.loc["PUF-P-Jacc"]
+    assert (row["BPR SE"], row["BPR low"], row["BPR high"]) == (
+        entry["se"],
+        entry["low"],
+        entry["high"],
+    )
+    assert row[spread[3:]].isna().all() and table.loc["PUF-P-Cos", spread].isna().all()
+    assert r"uniform sample of 50\% of the users" in tables.estimate_caption(records)
+    plain, _ = tables.table_scores({("d", "NCL"): exact}, ["d"], ["NCL"])
+    assert not any(column.endswith(" SE") for column in plain.columns)
