@@ -6,16 +6,17 @@ docs/performance.md#estimate-coverage.
 
 QK-like synthetic inputs (``benchmarks/streaming.py``'s ``synthetic``, mean 19 train items
 per user, 20,000 items). The exact pair measures come from the exact route (pass one, pass
-two; the cosine PUF from pass two's pair sums too, so that it can be checked like the
-others). Then the row values of **every** user against all users are computed once
-(``userfair.estimate.row_values`` on all rows): an estimate's numbers depend only on the
-sampled rows' values (checked here: one real sampled run per share equals the subset of
-the full one to the last bit), so each seed's estimate is its sample's subset of them,
-and 200 seeds cost one full pass instead of 200 sampled ones. Each seed draws its sample
-with ``userfair.estimate.sample_rows`` (what ``--sample-users`` and
-``measures.estimate.pairs`` use) and its intervals come from
-``userfair.estimate.estimates``; the table gives, per measure and share, the share of seeds
-whose interval covers the exact value, with the binomial standard error of that share.
+two; the cosine PUF by the items, and estimated from the sample's cosine row sums too, so
+that it can be checked like the others). Then the row values of **every** user against
+all users are computed once (``userfair.estimate.row_values`` on all rows). An estimate's
+numbers depend only on the sampled rows' values (checked here: one real sampled run per
+share equals the subset of the full one to the last bit), so each seed's estimate is its
+sample's subset of them, and 200 seeds cost one full pass instead of 200 sampled ones.
+Each seed draws its sample with ``userfair.estimate.sample_rows`` (what ``--sample-users``
+and ``measures.estimate.pairs`` use) and its intervals come from
+``userfair.estimate.estimates``; the table gives, per measure and share, the share of
+seeds whose interval covers the exact value, with the binomial standard error of that
+share.
 
 Also timed in the same process: pass two (the exact route's pair and envy passes) against
 one sampled run of each share (``row_values`` on the sample), wall and CPU seconds, with
@@ -74,16 +75,20 @@ def main() -> None:
     )
     log(f"pass one: {one_wall:.1f} s wall, {one_cpu:.1f} CPU-s")
     sums, two_wall, two_cpu = timed(streaming.pass_two, inputs, stats, k=k)
-    exact = streaming.pair_measures(stats, sums)
+    exact = streaming.finish(inputs, stats, sums)  # the cosine PUF by the items
+    exact = {name: exact[name] for name in MEASURES}
     log(f"pass two: {two_wall:.1f} s wall, {two_cpu:.1f} CPU-s; exact {exact}")
     every, all_wall, all_cpu = timed(estimate.row_values, inputs, stats, np.arange(m), k=k)
     log(f"row values of every user: {all_wall:.1f} s wall, {all_cpu:.1f} CPU-s")
     full = estimate.totals(every, m)
     sanity = {
         name: abs(full[name][0] - getattr(sums, name)) / max(abs(getattr(sums, name)), 1e-300)
-        for name in ("puf_p_jacc", "puf_ndcg_jacc", "puf_p_cos", "puf_ndcg_cos", "uf_sum",
-                     "envy_sum", "max_envy_sum", "envious_users")
+        for name in ("puf_p_jacc", "puf_ndcg_jacc", "uf_sum", "envy_sum", "max_envy_sum",
+                     "envious_users")
     }  # fmt: skip
+    for name, key in (("puf_p_cos", "PUF-P-Cos"), ("puf_ndcg_cos", "PUF-NDCG-Cos")):
+        value = streaming.puf_value(full[name][0], stats.cos_range, stats.pairs)
+        sanity[name] = abs(value - exact[key]) / exact[key]
     log(f"every row's totals against pass two (relative): {sanity}")
     assert max(sanity.values()) < 1e-9, sanity
 
