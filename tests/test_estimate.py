@@ -255,3 +255,22 @@ def test_the_workflow_steps_estimate_from_scattered_samples(tmp_path):
     assert r"uniform sample of 50\% of the users" in tables.estimate_caption(records)
     plain, _ = tables.table_scores({("d", "NCL"): exact}, ["d"], ["NCL"])
     assert not any(column.endswith(" SE") for column in plain.columns)
+
+
+def test_intervals_stay_inside_the_measures_range():
+    """A share near 1 (here every sampled user envious: PEU's interval would reach past 1
+    without the clip) keeps every interval end inside the declared bounds."""
+    inputs = split_inputs(10, m=30)
+    stats = streaming.pass_one(inputs.train_of_evaluated(), users=inputs.users)
+    every = estimate.row_values(inputs, stats, np.arange(30), k=K)
+    envious = np.flatnonzero(every.envy[:, 2] == 1.0)
+    calm = np.flatnonzero(every.envy[:, 2] == 0.0)
+    assert len(calm) >= 1 and len(envious) >= 4
+    rows = np.sort(np.r_[envious[:3], calm[:1]])  # 3 of 4 envious: the raw interval passes 1
+    sample = estimate.RowValues(rows, every.pairs[rows], every.envy[rows], 0.0, 0.0, 0.0)
+    _, record = estimate.estimates(stats, sample, K)
+    total, se = estimate.totals(sample, 30)["envious_users"]
+    assert (total + 3.182 * se) / 30 > 1.0  # t(0.975, 3 degrees of freedom) = 3.182
+    assert record["PEU"]["high"] == 1.0 and 0.0 <= record["PEU"]["low"] < record["PEU"]["value"]
+    for key, entry in record.items():
+        assert 0.0 <= entry["low"] <= entry["high"] <= 1.0 or key == "UF", key

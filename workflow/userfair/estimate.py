@@ -21,6 +21,9 @@ T^ +- t_{n-1} SE(T^). Estimated this way:
   interval is the log of T's interval (so it covers exactly when T's does) and its SE the
   delta method's, SE(T^) / (T^ log(m (m - 1) / 2)).
 
+Interval ends are clipped to the measure's range (``userfair.measures``' bounds: PEU, MME,
+ME and PUF in [0, 1], UF at most 1), which the true value never leaves.
+
 PUF-P-Cos and PUF-NDCG-Cos are not sampled: by the items (``userfair.puf_items``) they are
 exact in O(interactions), cheaper than any sample. Nothing here is estimated that cannot be:
 SD, Gini and the effectiveness means are exact per user anyway.
@@ -40,6 +43,7 @@ from userfair import _sample_kernels as sk
 from userfair import effectiveness, fairness, streaming, warmup
 from userfair._backend import binary_csr
 from userfair.inputs import Inputs
+from userfair.measures import get as get_measure
 from userfair.pair_records import (
     FORMAT,
     PairStats,
@@ -260,6 +264,10 @@ def estimates(
                 "low": low[name],
                 "high": high[name],
             }
+    for name, entry in record.items():  # the true value lies in the measure's range
+        bottom, top = get_measure(name).bounds
+        entry["low"] = max(entry["low"], bottom) if not math.isnan(entry["low"]) else math.nan
+        entry["high"] = min(entry["high"], top) if not math.isnan(entry["high"]) else math.nan
     return sums, record
 
 
