@@ -176,6 +176,8 @@ def moments(values: RowValues) -> dict[str, tuple[int, float, float]]:
 def total_from_moments(count: int, mean: float, m2: float, m: int) -> tuple[float, float]:
     """:func:`total_estimate` from the row values' count, mean and sum of squared
     deviations."""
+    if count == m == 0:  # no user: nothing to estimate (the measures are NaN)
+        return 0.0, 0.0
     if not 1 <= count <= m:
         raise ValueError(f"a sample of {count} rows out of {m}")
     total = m * mean
