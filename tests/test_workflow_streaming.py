@@ -105,3 +105,28 @@ def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_run
     assert _finished(log, "pairs_part") == 2 and _finished(log, "measure_sums") == 2, log[-4000:]
     _assert_same(mixed, streamed)
     assert json.loads((work / PAIRS).read_text())["gamma"] == 0.8
+
+
+@pytest.mark.slow
+def test_the_config_estimate_samples_the_streamed_pair_measures(tmp_path, tiny_run):
+    """measures.estimate.pairs through the real rules: a sample of every user is the exact
+    streamed route, a half sample puts each estimated measure's SE and interval in the
+    measures file and beside it in Table 2."""
+    run = copy_run(tiny_run, tmp_path / "run")
+    work = run.test_dir
+    exact, _ = _measures(run, _config(run, "stream", stream_above=0))
+    whole, log = _measures(
+        run, _config(run, "whole", stream_above=0, scatter=2, estimate={"pairs": 1.0})
+    )
+    assert _finished(log, "measure_sums") == 2 and _finished(log, "pairs") == 0, log[-4000:]
+    _assert_same(exact, whole)
+    assert all(entry["se"] == 0.0 for entry in whole["estimate"]["measures"].values())
+    config = _config(run, "half", stream_above=0, scatter=2, estimate={"pairs": 0.5})
+    half, log = _measures(run, config)
+    record = half["estimate"]
+    assert record["share"] == 0.5 and 2 * record["rows"] in (record["users"], record["users"] + 1)
+    assert record["measures"]["PUF-P-Jacc"]["se"] > 0, record
+    assert half["PUF-P-Cos"] == pytest.approx(exact["PUF-P-Cos"], rel=1e-12)  # not sampled
+    run.snakemake("results/tables/scores.csv", "--cores", "2", "--configfile", config)
+    table = (work / "results/tables/scores.csv").read_text()
+    assert f"{MODEL} SE" in table.splitlines()[0], table.splitlines()[0]
