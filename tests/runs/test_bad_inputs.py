@@ -61,8 +61,9 @@ def test_the_command_and_the_config_refuse_the_same_values(key, name, capsys):
     probes = [-1, 0, 1, 0.5, 5, 2**32, math.nan, math.inf, 10.0]
     option = bounds.option(name)
     for value in probes:
-        section, _, leaf = key.rpartition(".")
-        config = {section: {leaf: value}} if section else {leaf: value}
+        config = {"leaf": value}
+        for part in reversed(key.split(".")):  # nested: measures.estimate.pairs
+            config = {part: config.pop("leaf")} if "leaf" in config else {part: config}
         refused_by_config = f"config key {key}:" in errors(config)
         try:
             option(repr(value) if isinstance(value, float) else str(value))

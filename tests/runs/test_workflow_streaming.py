@@ -8,10 +8,12 @@ import json
 import math
 import shutil
 
+import pandas as pd
 import pytest
 import yaml
 
 from userfair.measures import NAMES
+from userfair.workflow.tables import model_label
 
 from conftest import copy_run
 
@@ -105,3 +107,33 @@ def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_run
     assert _finished(log, "pairs_part") == 2 and _finished(log, "measure_sums") == 2, log[-4000:]
     _assert_same(mixed, streamed)
     assert json.loads((work / PAIRS).read_text())["gamma"] == 0.8
+
+
+@pytest.mark.slow
+def test_the_config_estimate_samples_the_streamed_pair_measures(tmp_path, tiny_run):
+    """measures.estimate.pairs through the real rules: a sample of every user is the exact
+    streamed route, a half sample puts each estimated measure's SE and interval in the
+    measures file and beside it in Table 2."""
+    run = copy_run(tiny_run, tmp_path / "run")
+    work = run.test_dir
+    exact, _ = _measures(run, _config(run, "stream", stream_above=0, scatter=2))
+    whole, log = _measures(
+        run, _config(run, "whole", stream_above=0, scatter=2, estimate={"pairs": 1.0})
+    )
+    # pass one is the exact one's: only pass two's parts and the gather rerun
+    assert _finished(log, "measure_sums") == 2 and _finished(log, "pairs_part") == 0, log[-4000:]
+    _assert_same(exact, whole)
+    assert all(entry["se"] == 0.0 for entry in whole["estimate"]["measures"].values())
+    config = _config(run, "half", stream_above=0, scatter=2, estimate={"pairs": 0.5})
+    half, log = _measures(run, config)
+    record = half["estimate"]
+    assert record["share"] == 0.5 and 2 * record["rows"] in (record["users"], record["users"] + 1)
+    assert record["measures"]["PUF-P-Jacc"]["se"] > 0, record
+    assert half["PUF-P-Cos"] == pytest.approx(exact["PUF-P-Cos"], rel=1e-12)  # not sampled
+    run.snakemake("results/tables/scores.csv", "--cores", "2", "--configfile", config)
+    table = pd.read_csv(work / "results/tables/scores.csv", index_col="Measure")
+    label = model_label(MODEL)
+    row = table.loc["PUF-P-Jacc"]
+    assert row[f"{label} SE"] == pytest.approx(record["measures"]["PUF-P-Jacc"]["se"], rel=1e-6)
+    assert row[label] == pytest.approx(half["PUF-P-Jacc"], rel=1e-6)
+    assert math.isnan(table.loc["PUF-P-Cos", f"{label} SE"])  # exact: no SE

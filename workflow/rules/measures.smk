@@ -115,8 +115,9 @@ rule measure_sums:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("epsilon", "envy_utility"),
+        **measure_settings("epsilon", "envy_utility", "estimate"),
         **opt_in_params("graded", "extra_similarities"),
+        seed=config["seed"],
     message:
         "Pass two of {wildcards.model} on {wildcards.dataset}, part {wildcards.scatteritem}"
     script:
@@ -143,9 +144,10 @@ rule measures:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("epsilon", "envy_utility", "gamma"),
+        **measure_settings("epsilon", "envy_utility", "gamma", "estimate"),
         **opt_in_params(),
         route=route_param,
+        seed=config["seed"],
     message:
         "Every Eff and Fair measure of {wildcards.model} on {wildcards.dataset}"
     script:

@@ -87,6 +87,7 @@ BOUNDS: dict[str, Bound] = {
     "level": Bound(False, above=0, below=1, what="interval level"),
     "worst": Bound(True, minimum=0, what="worst cases listed"),
     "neighbours": Bound(True, minimum=1, what="most similar users looked at"),
+    "sample-users": Bound(False, above=0, maximum=1, what="sampled share of the users"),
 }
 
 

@@ -143,16 +143,34 @@ def _group_lines(result: dict) -> list[str]:
 
 
 def format_table(result: dict) -> str:
-    """A readable two-column table of the measures and their seconds."""
-    lines = [f"{'measure':<16} {'value':>10} {'seconds':>9}"]
+    """A readable table of the measures and their seconds; with a sampled ``estimate``,
+    each estimated measure's SE and interval beside its value."""
+    record = result.get("estimate")
+    estimated = record["measures"] if record else {}
+    spread = f" {'SE':>10} {'low':>10} {'high':>10}" if record else ""
+    lines = [f"{'measure':<16} {'value':>10}{spread} {'seconds':>9}"]
     for key in _measure_keys(result):
-        value = result[key]
-        text = "nan" if math.isnan(value) else f"{value:.6f}"
-        lines.append(f"{key:<16} {text:>10} {result['seconds'].get(key, 0.0):>9.3f}")
+        cells = f"{_number(result[key]):>10}"
+        if key in estimated:
+            entry = estimated[key]
+            cells += "".join(f" {_number(entry[part]):>10}" for part in ("se", "low", "high"))
+        elif record:
+            cells += " " * len(spread)
+        lines.append(f"{key:<16} {cells} {result['seconds'].get(key, 0.0):>9.3f}")
     for name in [key for key in result["seconds"] if key.startswith("similarity-")]:
-        lines.append(f"{name:<16} {'':>10} {result['seconds'][name]:>9.3f}")
+        lines.append(f"{name:<16} {'':>10}{' ' * len(spread)} {result['seconds'][name]:>9.3f}")
+    if record:
+        lines.append(_estimate_line(record))
     lines.append("conventions: " + ", ".join(f"{k}={v}" for k, v in result["conventions"].items()))
     return "\n".join(lines + _group_lines(result))
+
+
+def _estimate_line(record: dict) -> str:
+    return (
+        f"SE, low, high: estimated from {record['rows']} of {record['users']} users "
+        f"(a uniform sample, share {record['share']:g}, seed {record['seed']}) against all "
+        f"users, {record['level']:g} intervals; the other measures are exact"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,6 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "users":
         return _users(args)
     if args.resamples != 0:
+        if args.sample_users is not None:
+            print(
+                "userfair: error: --sample-users with --resamples: the bootstrap resamples the "
+                "users on the dense route, where every measure is exact and cheap; give one",
+                file=sys.stderr,
+            )
+            return 2
         return _evaluate_with_intervals(args)
     # Imported here, not at the top: `userfair --help` stays free of numpy and pandas.
     from userfair.evaluate import evaluate
@@ -189,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,
             block_size=args.block_size, device=args.device, envy_utility=args.envy_utility,
             route=args.route, extra_similarities=extra, user_vectors=vectors,
-            groups=_groups(args, inputs),
+            groups=_groups(args, inputs), sample_users=args.sample_users, seed=args.seed,
         )  # fmt: skip
     except (InputError, ValueError) as error:
         print(f"userfair: error: {error}", file=sys.stderr)

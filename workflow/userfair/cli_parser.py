@@ -112,6 +112,12 @@ def parser() -> argparse.ArgumentParser:
         "--seed", type=option("seed"), default=DEFAULT_SEED,
         help=f"seed of the resamples ({DEFAULT_SEED}, the workflow's default seed)",
     )  # fmt: skip
+    run.add_argument(
+        "--sample-users", type=option("sample-users"), default=None, metavar="SHARE",
+        help="estimate the pair measures ME, MME, PEU, UF, PUF-*-Jacc from a uniform sample of "
+        "this share of the users (0 < SHARE <= 1; --seed) against all users, with a standard "
+        "error and an interval (streamed route; docs/method.md#estimate)",
+    )  # fmt: skip
     compare_parser(commands, run)
     users_parser(commands, run)
     claims_parser(commands)
@@ -163,7 +169,7 @@ def users_parser(commands, evaluate_parser) -> None:
         help="most similar users looked at for each worst case (10)",
     )  # fmt: skip
     for action in evaluate_parser._actions:
-        if action.dest not in ("help", "json", "resamples", "level", "seed"):
+        if action.dest not in ("help", "json", "resamples", "level", "seed", "sample_users"):
             users._add_action(action)
 
 
@@ -185,5 +191,5 @@ def compare_parser(commands, evaluate_parser) -> None:
         "--resamples", type=option("resamples"), default=1000, help="bootstrap resamples (1000)"
     )
     for action in evaluate_parser._actions:
-        if action.dest not in ("help", "topk", "resamples"):
+        if action.dest not in ("help", "topk", "resamples", "sample_users"):
             paired._add_action(action)

@@ -14,7 +14,7 @@ from userfair.formulas import groups as user_groups
 from userfair.measures import EFF, FAIR_GROUP, NAMES, OPT_IN, conventions, plugin_names
 from userfair.opt_in import variants
 from userfair.similarity import pairwise
-from userfair.streamed import streaming
+from userfair.streamed import estimate, streaming
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,8 @@ def evaluate(
     extra_similarities=(),
     user_vectors=None,
     groups: user_groups.Groups | None = None,
+    sample_users: float | None = None,
+    seed: int = 0,
 ) -> dict:
     """The 18 measures (``userfair.measures.NAMES``; floats, NaN allowed), ``seconds`` and
     ``conventions``.
@@ -94,16 +96,32 @@ def evaluate(
     measures ``UserMAD-P`` and ``UserMAD-NDCG`` (``userfair.measures.FAIR_GROUP``) and the
     record ``groups`` (``userfair.formulas.groups.record``: each group's size and mean P, NDCG), on
     either route (a grouped mean of the per-user P and NDCG).
+
+    ``sample_users`` (a share in (0, 1]): the pair measures ``userfair.streamed.estimate.ESTIMATED``
+    estimated from a uniform sample of that share of the users (``seed``) against all users,
+    with a standard error and an interval in the record ``estimate``
+    (``userfair.streamed.estimate.stream_estimate``, docs/method.md#estimate); the streamed route
+    only (``route`` auto or stream, no ``similarities``).
     """
+    if sample_users is not None:
+        if route == "dense" or similarities:
+            raise ValueError("a sampled estimate runs on the streamed route, not the dense one")
+        route = "stream"
     route = route if similarities else route_.choose_route(len(inputs.users), gamma, route)
     device = "cpu" if resolve(device) is None else device  # import torch once, untimed
     extra = {"names": tuple(extra_similarities), "vectors": user_vectors}
     if route == "stream":
         log.info("streamed route for %d users", len(inputs.users))
-        result = streaming.stream_evaluate(
-            inputs, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,
-            block_size=block_size, device=device,
-        )  # fmt: skip
+        if sample_users is None:
+            result = streaming.stream_evaluate(
+                inputs, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,
+                block_size=block_size, device=device,
+            )  # fmt: skip
+        else:
+            result = estimate.stream_estimate(
+                inputs, sample_users, seed, k=k, epsilon=epsilon, gamma=gamma,
+                envy_utility=envy_utility, block_size=block_size,
+            )  # fmt: skip
         result = _with_variants(result, inputs, k, "stream", block_size, **extra)
         result = with_plugins(result, inputs, k, "stream", block_size, user_vectors)
         return add_groups(result, inputs, k, groups)
@@ -202,6 +220,7 @@ def _with_variants(result, inputs, k, route, block_size, names, vectors) -> dict
         **values,
         "seconds": {**result["seconds"], **seconds},
         "conventions": result["conventions"],
+        **({"estimate": result["estimate"]} if "estimate" in result else {}),
     }
 
 
@@ -247,6 +266,7 @@ def as_json(result: dict) -> dict:
         "seconds": {name: float(value) for name, value in result["seconds"].items()},
         "conventions": dict(result["conventions"]),
     }
-    if "groups" in result:
-        out["groups"] = result["groups"]
+    for record in ("groups", "estimate"):
+        if record in result:
+            out[record] = result[record]
     return out

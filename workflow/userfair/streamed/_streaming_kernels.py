@@ -24,8 +24,9 @@ import numpy as np
 #: Columns of :func:`pass_one_rows`'s per-row output.
 ONE_SHARING, ONE_COS_MIN, ONE_COS_MAX, ONE_JACC_MIN, ONE_JACC_MAX = 0, 1, 2, 3, 4
 ONE_UF_N, ONE_UF_MEAN, ONE_UF_M2 = 5, 6, 7
-#: Columns of :func:`pass_two_rows`'s per-row output.
-TWO_P_COS, TWO_P_JACC, TWO_NDCG_COS, TWO_NDCG_JACC, TWO_UF, TWO_UF_PAIRS = 0, 1, 2, 3, 4, 5
+#: Columns of :func:`pass_two_rows`'s per-row output (the cosine PUF is not among them: it
+#: is computed by the items, ``userfair.streamed.puf_items``, without a pair pass).
+TWO_P_JACC, TWO_NDCG_JACC, TWO_UF, TWO_UF_PAIRS = 0, 1, 2, 3
 
 
 @numba.njit(cache=True, inline="always")
@@ -212,16 +213,16 @@ def list_distance(
 @numba.njit(cache=True, parallel=True)
 def pass_two_rows(
     row_ptr, row_items, col_ptr, col_users, degrees, start, stop, gamma, dist, own,
-    precision, ndcg, cos_lo, jacc_lo, threshold,
+    precision, ndcg, jacc_lo, threshold,
     lists, k, dense, cosines, c_ptr, c_items, c_values, r, threads,
 ):  # fmt: skip
-    """Per row u of start:stop (one output row each), over the pairs u < v: the PUF sums
-    sum (s - lo) |S(u) - S(v)| over the pairs sharing an item (s the raw cosine or Jaccard,
+    """Per row u of start:stop (one output row each), over the pairs u < v: the Jaccard
+    PUF sums sum (s - lo) |S(u) - S(v)| over the pairs sharing an item (s the raw Jaccard,
     lo its minimum over all pairs: a pair sharing no item has s = 0 = lo whenever one
     exists), for S = P and NDCG; UF's sum of sim_UF * k^2 d_L over the pairs with
     sim_UF >= threshold, and their number."""
     m = degrees.shape[0]
-    out = np.zeros((stop - start, 6))
+    out = np.zeros((stop - start, 4))
     for t in numba.prange(threads):
         counts = np.zeros(m, np.int32)
         touched = np.empty(m, np.int32)
@@ -234,18 +235,13 @@ def pass_two_rows(
             n = _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
             du = degrees[u]
             similar = 0
-            row_p_cos, row_p_jacc, row_n_cos, row_n_jacc = 0.0, 0.0, 0.0, 0.0
+            row_p_jacc, row_n_jacc = 0.0, 0.0
             for a in range(n):
                 v = touched[a]
                 inter = float(counts[v])
-                cosine = inter / math.sqrt(du * degrees[v])
                 jacc = inter / (du + degrees[v] - inter)
-                gap_p = abs(precision[u] - precision[v])
-                gap_n = abs(ndcg[u] - ndcg[v])
-                row_p_cos += (cosine - cos_lo) * gap_p
-                row_p_jacc += (jacc - jacc_lo) * gap_p
-                row_n_cos += (cosine - cos_lo) * gap_n
-                row_n_jacc += (jacc - jacc_lo) * gap_n
+                row_p_jacc += (jacc - jacc_lo) * abs(precision[u] - precision[v])
+                row_n_jacc += (jacc - jacc_lo) * abs(ndcg[u] - ndcg[v])
                 if gamma == 1.0 and jacc >= threshold:
                     partners[similar] = v
                     weights[similar] = jacc
@@ -253,9 +249,7 @@ def pass_two_rows(
             # row sums, then the rows' (the caller's): rounding grows with rows + row
             # length, not with the number of pairs
             row = u - start
-            out[row, TWO_P_COS] = row_p_cos
             out[row, TWO_P_JACC] = row_p_jacc
-            out[row, TWO_NDCG_COS] = row_n_cos
             out[row, TWO_NDCG_JACC] = row_n_jacc
             if gamma == 1.0:
                 for a in range(n):
@@ -278,39 +272,49 @@ def pass_two_rows(
     return out
 
 
+@numba.njit(cache=True, inline="always")
+def envy_row(u, rel_ptr, rel_items, list_ptr, list_users, own, denominator, counts, touched):
+    """(sum of envy(u, v) over v != u, u's max envy). ``counts`` (length m) is zero on entry
+    and on exit; ``touched`` is scratch of length m. Only a nonzero count |L_v & R_u| can
+    give a positive envy, so only those v are visited."""
+    n = 0
+    for p in range(rel_ptr[u], rel_ptr[u + 1]):
+        i = rel_items[p]
+        for q in range(list_ptr[i], list_ptr[i + 1]):
+            v = list_users[q]
+            if counts[v] == 0:
+                touched[n] = v
+                n += 1
+            counts[v] += 1
+    worst, row_total = 0.0, 0.0
+    for a in range(n):
+        v = touched[a]
+        if v != u:
+            gain = counts[v] / denominator[u] - own[u]
+            if gain > 0.0:
+                row_total += gain
+                worst = max(worst, gain)
+        counts[v] = 0
+    return row_total, worst
+
+
 @numba.njit(cache=True, parallel=True)
 def envy_rows(rel_ptr, rel_items, list_ptr, list_users, own, denominator, start, stop,
               epsilon, threads):  # fmt: skip
     """Per row u of start:stop (one output row each): the sum of envy(u, v) over v != u,
-    u's max envy and whether it exceeds ``epsilon`` (1.0 or 0.0).
+    u's max envy and whether it exceeds ``epsilon`` (1.0 or 0.0) (:func:`envy_row`).
 
     ``rel_items``: u's relevant items among the recommended ones (CSR by user);
-    ``list_users``: the users whose list holds each recommended item (CSR by item). Only a
-    nonzero count |L_v & R_u| can give a positive envy, so only those v are visited."""
+    ``list_users``: the users whose list holds each recommended item (CSR by item)."""
     m = own.shape[0]
     out = np.zeros((stop - start, 3))
     for t in numba.prange(threads):
         counts = np.zeros(m, np.int32)
         touched = np.empty(m, np.int32)
         for u in range(start + t, stop, threads):
-            n = 0
-            for p in range(rel_ptr[u], rel_ptr[u + 1]):
-                i = rel_items[p]
-                for q in range(list_ptr[i], list_ptr[i + 1]):
-                    v = list_users[q]
-                    if counts[v] == 0:
-                        touched[n] = v
-                        n += 1
-                    counts[v] += 1
-            worst, row_total = 0.0, 0.0
-            for a in range(n):
-                v = touched[a]
-                if v != u:
-                    gain = counts[v] / denominator[u] - own[u]
-                    if gain > 0.0:
-                        row_total += gain
-                        worst = max(worst, gain)
-                counts[v] = 0
+            row_total, worst = envy_row(
+                u, rel_ptr, rel_items, list_ptr, list_users, own, denominator, counts, touched
+            )
             out[u - start, 0] = row_total
             out[u - start, 1] = worst
             out[u - start, 2] = 1.0 if worst > epsilon else 0.0

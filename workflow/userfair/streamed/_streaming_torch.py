@@ -214,21 +214,20 @@ class Lists:
         return (self.cosines @ onehot.T).T
 
 
-def pass_two_rows(train, lists, precision, ndcg, cos_lo, jacc_lo, threshold, lo, hi):
-    """(1, 6): the columns of ``kern.pass_two_rows`` over the pairs u < v, u in lo:hi
+def pass_two_rows(train, lists, precision, ndcg, jacc_lo, threshold, lo, hi):
+    """(1, 4): the columns of ``kern.pass_two_rows`` over the pairs u < v, u in lo:hi
     (``precision``, ``ndcg``: the per-user scores as (m,) float64 tensors on the device)."""
     upper, sharing, cosine, jaccard = train.block(lo, hi)
-    out = np.zeros((1, 6))
+    del cosine  # the cosine PUF is by the items (userfair.streamed.puf_items)
+    out = np.zeros((1, 4))
     u, v = sharing.nonzero(as_tuple=True)
     u, v = u + lo, v + lo
     gap_p = (precision[u] - precision[v]).abs()
     gap_n = (ndcg[u] - ndcg[v]).abs()
-    shared_cosine, shared_jaccard = cosine[sharing] - cos_lo, jaccard[sharing] - jacc_lo
-    out[0, kern.TWO_P_COS] = (shared_cosine * gap_p).sum().item()
+    shared_jaccard = jaccard[sharing] - jacc_lo
     out[0, kern.TWO_P_JACC] = (shared_jaccard * gap_p).sum().item()
-    out[0, kern.TWO_NDCG_COS] = (shared_cosine * gap_n).sum().item()
     out[0, kern.TWO_NDCG_JACC] = (shared_jaccard * gap_n).sum().item()
-    del u, v, gap_p, gap_n, shared_cosine, shared_jaccard, cosine
+    del u, v, gap_p, gap_n, shared_jaccard
     values = train.uf_similarity(lo, hi, sharing, jaccard)
     # at gamma = 1 a pair sharing no item is never similar (the kernel visits only sharing
     # pairs there); with the genre similarity every pair is

@@ -161,8 +161,10 @@ class PairSums(_Record):
     """Pass two's sums over the rows ``start:stop`` (pairs u < v, u in the rows; for envy
     the ordered pairs (u, v), u in the rows).
 
-    ``puf_*``: sum of (s - lo) |S(u) - S(v)| over the pairs sharing an item (s the raw cosine
-    or Jaccard, S the per-user P@k or NDCG@k); ``uf_sum``: sum of sim_UF * k^2 d_L over
+    ``puf_*``: sum of (s - lo) |S(u) - S(v)| over the pairs sharing an item (s the raw
+    Jaccard, S the per-user P@k or NDCG@k; the cosine PUF is by the items,
+    ``userfair.streamed.puf_items``, and a record of an older version with cosine sums loads with
+    them ignored); ``uf_sum``: sum of sim_UF * k^2 d_L over
     the similar pairs, ``uf_similar_pairs`` their number; ``envy_sum``: sum of envy(u, v);
     ``max_envy_sum``: sum of each u's max envy; ``envious_users``: users whose max envy
     exceeds ``epsilon``. ``k``, ``epsilon``, ``envy_utility``: the settings the sums were
@@ -176,9 +178,7 @@ class PairSums(_Record):
     k: int
     epsilon: float
     envy_utility: str
-    puf_p_cos: float
     puf_p_jacc: float
-    puf_ndcg_cos: float
     puf_ndcg_jacc: float
     uf_sum: float
     uf_similar_pairs: int

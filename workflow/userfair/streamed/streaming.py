@@ -13,8 +13,9 @@ ranges, holding per thread only arrays of length m and r (r: recommended items):
   numbers, serialisable to JSON; ranges of rows combine with ``combine`` (both in
   ``userfair.streamed.pair_records``, the records' format).
 * **pass two** (:func:`pass_two`, given the combined ``PairStats``): the sums behind
-  PUF, UF and the envy measures over a row range, as a ``PairSums``; ranges add up
-  with ``combine``.
+  the Jaccard PUF, UF and the envy measures over a row range, as a ``PairSums``; ranges
+  add up with ``combine``. The cosine PUF needs no pair pass: :func:`finish` takes it by
+  the items (``userfair.streamed.puf_items``), from pass one's raw cosine range.
 * :func:`finish` turns the complete stats and sums into the 18 measures;
   :func:`stream_evaluate` does everything in one process (what ``userfair.evaluate``
   calls on the streamed route).
@@ -227,7 +228,7 @@ def pass_two(
 
     clock = time.perf_counter()
     data = prepare_rows(inputs.train_of_evaluated(), stats.gamma, inputs.genres)
-    (cos_lo, _), (jacc_lo, _) = stats.cos_range, stats.jacc_range
+    jacc_lo, _ = stats.jacc_range
     threshold = stats.uf_threshold if stats.pairs >= 2 else math.inf
     precision = np.ascontiguousarray(scores["P"])
     ndcg = np.ascontiguousarray(scores["NDCG"])
@@ -244,7 +245,6 @@ def pass_two(
                 data.own,
                 precision,
                 ndcg,
-                float(cos_lo),
                 float(jacc_lo),
                 float(threshold),
                 local,
@@ -263,30 +263,23 @@ def pass_two(
 
         def pair_block(lo, hi):
             return on_device.pass_two_rows(
-                train, lists, *on_scores, float(cos_lo), float(jacc_lo), threshold, lo, hi
+                train, lists, *on_scores, float(jacc_lo), threshold, lo, hi
             )
 
-    pair_sums = np.zeros(6)
+    pair_sums = np.zeros(4)
     for a, b in blocks(stop - start, block_size):
         pair_sums += pair_block(start + a, start + b).sum(axis=0)
         log.debug("pass two: rows %d:%d of %d", start + a, start + b, m)
     seconds_pairs = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    denominator = fairness.envy_denominators(relevant, k, envy_utility)
-    relevant_rec = relevant[:, items].tocsr()
-    relevant_rec.sort_indices()
-    own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
+    relevant_rec, own, denominator = envy_setup(relevant, items, local, k, envy_utility)
     if target is None:
-        holders = fairness.lists_matrix(local, len(items)).T.tocsr()  # item -> users with it listed
-        as64 = lambda a: a.astype(np.int64)  # noqa: E731
-        hits = as64(relevant_rec.indptr), as64(relevant_rec.indices)
-        lists_of = as64(holders.indptr), as64(holders.indices)
+        lists_arguments = envy_lists(relevant_rec, local, len(items))
 
         def envy_block(lo, hi):
             return kern.envy_rows(
-                *hits,
-                *lists_of,
+                *lists_arguments,
                 own,
                 denominator,
                 lo,
@@ -312,9 +305,7 @@ def pass_two(
         k=k,
         epsilon=float(epsilon),
         envy_utility=envy_utility,
-        puf_p_cos=float(pair_sums[kern.TWO_P_COS]),
         puf_p_jacc=float(pair_sums[kern.TWO_P_JACC]),
-        puf_ndcg_cos=float(pair_sums[kern.TWO_NDCG_COS]),
         puf_ndcg_jacc=float(pair_sums[kern.TWO_NDCG_JACC]),
         uf_sum=float(pair_sums[kern.TWO_UF]),
         uf_similar_pairs=int(pair_sums[kern.TWO_UF_PAIRS]),
@@ -325,6 +316,30 @@ def pass_two(
         seconds_uf_setup=uf_setup,
         seconds_envy=seconds_envy,
         users_sha256=users_digest(inputs.users),
+    )
+
+
+def envy_setup(relevant, items: np.ndarray, local: np.ndarray, k: int, envy_utility: str):
+    """(the relevant matrix restricted to the recommended ``items`` as sorted CSR, each
+    user's own utility, the utilities' denominators) of the lists ``local`` (indices into
+    ``items``)."""
+    denominator = fairness.envy_denominators(relevant, k, envy_utility)
+    relevant_rec = relevant[:, items].tocsr()
+    relevant_rec.sort_indices()
+    own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
+    return relevant_rec, own, denominator
+
+
+def envy_lists(relevant_rec, local: np.ndarray, r: int) -> tuple:
+    """The first arguments of the compiled envy kernels: each user's relevant recommended
+    items (CSR by user) and each recommended item's listing users (CSR by item), int64."""
+    holders = fairness.lists_matrix(local, r).T.tocsr()  # item -> users with it listed
+    as64 = lambda a: a.astype(np.int64)  # noqa: E731
+    return (
+        as64(relevant_rec.indptr),
+        as64(relevant_rec.indices),
+        as64(holders.indptr),
+        as64(holders.indices),
     )
 
 
@@ -345,7 +360,7 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
     and UF's moments come from one pass); ME, MME, PEU the envy part of pass two;
     PUF-P-Jacc and PUF-NDCG-Jacc the pair part of pass two (one pass gives their sums and
     UF's); UF that plus its item cosines; PUF-P-Cos and PUF-NDCG-Cos their sums by the items
-    (``userfair.streamed.puf_items`` on pass one's raw range; pass two's cosine sums go unused).
+    (``userfair.streamed.puf_items`` on pass one's raw range; pass two computes no cosine sums).
     Times of ranges run apart are summed (work, not the wall time of a scatter)."""
 
     check_stats(stats, inputs)
@@ -390,8 +405,17 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
     }
 
 
+def puf_value(total: float, lo_hi: tuple[float, float], pairs: int) -> float:
+    """PUF from its shifted sum over the pairs, ``total`` = sum (s - lo) |S(u) - S(v)|, and
+    the raw range (lo, hi) of s: total / (hi - lo) / pairs, 0 when hi = lo."""
+    lo, hi = lo_hi
+    return 0.0 if hi == lo else total / (hi - lo) / pairs
+
+
 def pair_measures(stats: PairStats, sums: PairSums) -> dict:
-    """ME, MME, PEU, UF and the four PUF of the complete ``stats`` and ``sums``."""
+    """ME, MME, PEU, UF and the two Jaccard PUF of the complete ``stats`` and ``sums`` (all
+    of :data:`PAIR_KEYS` NaN for m < 2; the cosine PUF comes from :func:`finish`, by the
+    items)."""
     m, pairs, k = stats.m, stats.pairs, sums.k
     if m < 2:
         return {key: math.nan for key in PAIR_KEYS}
@@ -401,11 +425,9 @@ def pair_measures(stats: PairStats, sums: PairSums) -> dict:
         "PEU": sums.envious_users / m,
         "UF": fairness.uf_value(sums.uf_sum / (k * k), pairs) if pairs >= 2 else math.nan,
     }
-    for kind, (lo, hi) in (("cos", stats.cos_range), ("jacc", stats.jacc_range)):
-        label = "Cos" if kind == "cos" else "Jacc"
-        for name in ("P", "NDCG"):
-            total = getattr(sums, f"puf_{name.lower()}_{kind}")
-            out[f"PUF-{name}-{label}"] = 0.0 if hi == lo else total / (hi - lo) / pairs
+    for name in ("P", "NDCG"):
+        total = getattr(sums, f"puf_{name.lower()}_jacc")
+        out[f"PUF-{name}-Jacc"] = puf_value(total, stats.jacc_range, pairs)
     return out
 
 

@@ -16,6 +16,7 @@ CONFIG_KEYS: dict[str, str] = {
     "who.resamples": "resamples",
     "who.worst": "worst",
     "who.neighbours": "neighbours",
+    "measures.estimate.pairs": "sample-users",
 }
 
 

@@ -86,8 +86,10 @@ def bound_errors(config: dict) -> list[str]:
     refused for its type is not named twice)."""
     errors = []
     for key, name in config_bounds.CONFIG_KEYS.items():
-        section, _, leaf = key.rpartition(".")
-        holder = config.get(section) if section else config
+        *sections, leaf = key.split(".")
+        holder = config
+        for section in sections:  # nested keys (measures.estimate.pairs) too
+            holder = holder.get(section) if isinstance(holder, dict) else None
         if not isinstance(holder, dict) or leaf not in holder:
             continue
         try:

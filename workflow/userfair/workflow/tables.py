@@ -176,7 +176,7 @@ def held_plugins(records: dict[tuple[str, str], dict]) -> tuple[str, ...]:
     """The plugin measures (docs/plugins.md) the measure files hold, in load order.
     ValueError when some files hold a plugin and others do not, or a file holds a measure
     that neither the registry nor this run's plugins know (a plugin since removed)."""
-    known = {"seconds", "conventions", "groups"}
+    known = {"seconds", "conventions", "groups", "estimate"}
     for source, record in records.items():
         stray = [key for key in record if key not in known and not is_known(key)]
         if stray:
@@ -227,9 +227,34 @@ def table_scores(
     frame.insert(
         2, "Better", frame["measure"].map(lambda m: "higher" if higher_is_better(m) else "lower")
     )
+    spread = estimate_columns(records, frame, datasets, models)
+    frame = pd.concat([frame, spread], axis=1)
     table = frame.set_index(pd.Index(frame.pop("measure"), name="Measure"))
     labels = pd.DataFrame(False, index=bold.index, columns=["Dataset", "Group", "Better"])
-    return table, pd.concat([labels, bold], axis=1)
+    plain = pd.DataFrame(False, index=bold.index, columns=spread.columns)
+    return table, pd.concat([labels, bold, plain], axis=1)
+
+
+#: The columns beside each model's value of a sampled estimate (config measures.estimate).
+ESTIMATE_PARTS = ("se", "low", "high")
+
+
+def estimate_columns(records, frame: pd.DataFrame, datasets, models) -> pd.DataFrame:
+    """Per model, the columns ``M SE``, ``M low``, ``M high`` of the estimated measures'
+    standard errors and intervals (the files' ``estimate`` records, userfair.streamed.estimate),
+    empty for the exact ones; no column when no file holds an estimate."""
+    if not any("estimate" in record for record in records.values()):
+        return pd.DataFrame(index=frame.index)
+    columns = {}
+    for model in models:
+        for part in ESTIMATE_PARTS:
+            cells = []
+            for dataset, measure in zip(frame["Dataset"], frame["measure"]):
+                found = records[(dataset, model)].get("estimate", {}).get("measures", {})
+                cells.append(_number(found[measure][part]) if measure in found else math.nan)
+            name = "SE" if part == "se" else part
+            columns[f"{model_label(model)} {name}"] = cells
+    return pd.DataFrame(columns, index=frame.index)
 
 
 def table_timing(records: dict[tuple[str, str], dict], datasets: list[str]) -> pd.DataFrame:
@@ -287,9 +312,24 @@ def write_scores(records, datasets, models, csv_path, tex_path) -> pd.DataFrame:
         label="tab:scores",
         caption=r"Eff and Fair scores at $k$ for every recommender; the best score "
         r"per measure in bold; Better says whether higher or lower is better. "
+        + estimate_caption(records)
         + conventions_caption(shared_conventions(records)),
     )
     return table
+
+
+def estimate_caption(records) -> str:
+    """The caption's sentence on the sampled estimates, empty when there are none."""
+    found = [record["estimate"] for record in records.values() if "estimate" in record]
+    if not found:
+        return ""
+    shares = sorted({f"{100 * entry['share']:g}" for entry in found})
+    level = f"{100 * found[0]['level']:g}"
+    return (
+        rf"Columns SE, low, high: the standard error and {level}\% interval of the measures "
+        rf"estimated from a uniform sample of {' or '.join(shares)}\% of the users against "
+        "all users (measures.estimate); empty for the exact measures. "
+    )
 
 
 def write_timing(records, datasets, csv_path, tex_path) -> pd.DataFrame:

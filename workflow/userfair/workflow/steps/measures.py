@@ -19,6 +19,7 @@ from userfair.measures import NAMES, plugin_names
 from userfair.opt_in import variants
 from userfair.similarity.pairwise import compute, load_dataset, save
 from userfair.similarity.registry import read_user_vectors
+from userfair.streamed import estimate as sampled
 from userfair.streamed import pair_records, stream_rows, streaming
 from userfair.workflow import tables
 from userfair.workflow.steps import Path, graded_splits, only
@@ -100,10 +101,13 @@ def measure_sums(
     out: Path, *, scatteritem: str, k: int, epsilon: float, envy_utility: str,
     block_size: int, device: str, graded: bool = False,
     extra_similarities: Sequence[str] = (), vectors: Path | None = None,
-    grades: Path | None = None,
+    grades: Path | None = None, estimate: Mapping | None = None, seed: int = 0,
 ) -> None:  # fmt: skip
     """Rule measure_sums: pass two of the streamed measures (userfair.streamed.streaming.pass_two)
-    of one dataset x model over one scattered row range (``1-of-1``: every row). With the
+    of one dataset x model over one scattered row range (``1-of-1``: every row); with
+    ``estimate`` ``{pairs: share}`` (config measures.estimate) instead the row values of
+    the users of the range in the uniform sample of that share (``seed``: the config's)
+    against all users (userfair.streamed.estimate.sample_part, docs/method.md#estimate). With the
     opt-in measures (``graded``, ``extra_similarities``, as for ``measures``) the same
     range's PUF sums of every similarity they read (userfair.opt_in.variants.range_sums) go into
     the file too, under ``variants``; ``graded`` reads the grades file ``grades``
@@ -115,12 +119,22 @@ def measure_sums(
     stats = pair_records.PairStats.load(pairs)
     rows = inputs.train_of_evaluated()
     start, stop = scatter_range(rows, scatteritem, stats.gamma)
-    log.info("pass two over rows %d:%d of %d users", start, stop, rows.shape[0])
-    sums = streaming.pass_two(
-        inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,
-        block_size=block_size, device=device,
-    )  # fmt: skip
-    record = sums.to_dict()
+    share = (estimate or {}).get("pairs")
+    if share is not None:
+        log.info("sampled rows (share %g) of rows %d:%d of %d", share, start, stop, rows.shape[0])
+        record = sampled.sample_part(
+            inputs, stats, start, stop, share, seed, k=k, epsilon=epsilon,
+            envy_utility=envy_utility,
+        )  # fmt: skip
+        seconds = record["seconds_pairs"], record["seconds_envy"]
+    else:
+        log.info("pass two over rows %d:%d of %d users", start, stop, rows.shape[0])
+        sums = streaming.pass_two(
+            inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,
+            block_size=block_size, device=device,
+        )  # fmt: skip
+        record = sums.to_dict()
+        seconds = sums.seconds_pairs, sums.seconds_envy
     if graded or extra_similarities:
         user_vectors = _user_vectors(extra_similarities, item, vectors, inputs.users)
         parts = variants.range_sums(
@@ -129,7 +143,7 @@ def measure_sums(
         record["variants"] = {name: part.record() for name, part in parts.items()}
         log.info("opt-in PUF sums of %s over rows %d:%d", list(parts), start, stop)
     write_json(record, out)
-    log.info("%s: pairs %.3f s, envy %.3f s", out, sums.seconds_pairs, sums.seconds_envy)
+    log.info("%s: pairs %.3f s, envy %.3f s", out, *seconds)
 
 
 def _user_vectors(extra_similarities, item, vectors, users):
@@ -166,6 +180,7 @@ def measures(
     graded: bool = False, extra_similarities: Sequence[str] = (), vectors: Path | None = None,
     grades: Path | None = None,
     plugins: Sequence[str] = (),
+    estimate: Mapping | None = None, seed: int = 0,
 ) -> dict:  # fmt: skip
     """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on
     the ``route`` the workflow chose (common.smk, measure_route).
@@ -186,7 +201,12 @@ def measures(
 
     ``plugins``: the plugin measures the job computes (``NAME=module:Class``, loaded by
     userfair.workflow.joblog.job_log; a param, so a change reruns the job), after the
-    built-ins on the same route (userfair.engine.plugin_routes)."""
+    built-ins on the same route (userfair.engine.plugin_routes).
+
+    ``estimate`` ``{pairs: share}`` (config measures.estimate; streamed route only): the
+    parts are samples (userfair.streamed.estimate.sample_part, of the config's ``seed``), and the
+    pair measures of userfair.streamed.estimate.ESTIMATED are estimates, each with its SE and
+    interval in the file's ``estimate`` record (userfair.streamed.estimate.finish_estimate)."""
     streamed = route == "stream"
     needed = ("pairs", "sums") if streamed else ("cos", "jacc")
     given = {"cos": cos, "jacc": jacc, "pairs": pairs, "sums": sums}
@@ -205,9 +225,17 @@ def measures(
             raise ValueError(
                 f"{pairs} was computed with gamma={stats.gamma}, not measures.gamma={gamma}"
             )
-        pair_sums = pair_records.combine(pair_records.PairSums.load(path) for path in sums)
-        log.info("streamed route: gathered pass two of %d parts", len(sums))
-        result = streaming.finish(inputs, stats, pair_sums)
+        share = (estimate or {}).get("pairs")
+        if share is not None:
+            record = sampled.combine_parts(read_json(path) for path in sums)
+            if (record["share"], record["seed"]) != (share, seed):
+                raise ValueError(f"{sums[0]} samples share {record['share']}, not {share}")
+            log.info("streamed route: %d sampled users of %d parts", record["rows"], len(sums))
+            result = sampled.finish_estimate(inputs, stats, record)
+        else:
+            pair_sums = pair_records.combine(pair_records.PairSums.load(path) for path in sums)
+            log.info("streamed route: gathered pass two of %d parts", len(sums))
+            result = streaming.finish(inputs, stats, pair_sums)
         if graded or extra_similarities:
             values, seconds = variants.evaluate_variants(
                 inputs, k, extra_similarities, user_vectors, route="stream",
