@@ -22,9 +22,8 @@ from test_envs import directive, rule_blocks
 
 RULES = REPO / "workflow" / "rules"
 # Every stage file the Snakefile includes, in its order (common.smk is the contract itself).
-INCLUDED = re.findall(
-    r'^include: "workflow/rules/(\w+)\.smk"', (REPO / "Snakefile").read_text(), re.M
-)
+SNAKEFILE = REPO / "workflow" / "Snakefile"
+INCLUDED = re.findall(r'^include: "rules/(\w+)\.smk"', SNAKEFILE.read_text(), re.M)
 STAGES = [stage for stage in INCLUDED if stage not in ("common", "targets")]
 
 
@@ -178,9 +177,13 @@ def test_one_default_per_setting_the_library_and_the_workflow_share():
 
 def _dry_run(tmp_path, config: dict, *targets: str, snakefile: str | None = None):
     work = make_workdir(tmp_path / "run")
-    if snakefile is not None:
-        (work / "Snakefile").unlink()
-        (work / "Snakefile").write_text(snakefile)
+    if snakefile is not None:  # workflow/ of its own: the repository's files but the Snakefile
+        (work / "workflow").unlink()
+        (work / "workflow").mkdir()
+        for entry in (REPO / "workflow").iterdir():
+            if entry.name != "Snakefile":
+                (work / "workflow" / entry.name).symlink_to(entry)
+        (work / "workflow" / "Snakefile").write_text(snakefile)
     (work / "run.yaml").write_text(yaml.safe_dump(config))
     proc = snakemake(work, "-n", *targets, "--configfile", "run.yaml", check=False)
     return proc, proc.stdout + proc.stderr
@@ -222,8 +225,8 @@ def test_a_bad_config_fails_at_parse_time_naming_its_key(tmp_path, config, messa
 
 @pytest.mark.slow
 def test_dropping_a_stage_fails_at_the_rule_that_needs_it(tmp_path):
-    snakefile = (REPO / "Snakefile").read_text()
-    without = snakefile.replace('include: "workflow/rules/experiments.smk"\n', "")
+    snakefile = SNAKEFILE.read_text()
+    without = snakefile.replace('include: "rules/experiments.smk"\n', "")
     assert without != snakefile
     proc, output = _dry_run(tmp_path, {}, snakefile=without)
     assert proc.returncode != 0
@@ -273,7 +276,7 @@ def test_no_file_keeps_a_private_list_of_model_or_dataset_names():
     names = _registered_names()
     literal = re.compile(r"""['"](%s)['"]""" % "|".join(map(re.escape, names)))
     files = [
-        REPO / "Snakefile",
+        SNAKEFILE,
         *RULES.glob("*.smk"),
         *(REPO / "workflow" / "scripts").glob("*.py"),
         *(p for p in (REPO / "workflow" / "userfair").rglob("*.py") if p.name not in REGISTRIES),

@@ -59,7 +59,7 @@ def rules() -> dict[str, set[str]]:
 
 def rules_in_files() -> set[str]:
     """The rule (and checkpoint) names declared in the Snakefile and workflow/rules/*.smk."""
-    files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    files = [REPO / "workflow" / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
     text = "\n".join(path.read_text() for path in files)
     return set(re.findall(r"^(?:rule|checkpoint) (\w+):", text, flags=re.M))
 

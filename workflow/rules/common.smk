@@ -103,12 +103,12 @@ RAW_SUFFIXES = ["zip", "csv", "tsv", "parquet"]
 # Every grid point of every configured model (config `grid`), checked here so that an
 # unknown model or grid key fails before any job starts.
 def grid_file():
-    """config grid: relative to the working directory, else to the workflow's folder (the
-    grids it ships, config/grids/, found from another --directory)."""
+    """config grid: relative to the working directory, else to the repository (the
+    folder above workflow/: its config/grids/, found from another --directory)."""
     path = Path(config["grid"])
     if path.is_absolute() or path.exists():
         return path
-    shipped = Path(workflow.basedir) / path
+    shipped = Path(workflow.basedir).parent / path
     return shipped if shipped.exists() else path
 
 
@@ -134,7 +134,7 @@ SCATTER_ITEM = r"\d+-of-\d+"
 # rerun such rules with --forcerun. Paths found beside the Snakefile, relative to the
 # working directory.
 DRAWING_CODE = [
-    os.path.relpath(os.path.join(workflow.basedir, "workflow/userfair", module))
+    os.path.relpath(os.path.join(workflow.basedir, "userfair", module))
     for module in (
         "workflow/plots.py",
         "workflow/figure_style.py",
@@ -879,7 +879,7 @@ def replicate_similarities(wildcards):
 # The drawing code of fig_replicates: the shared one and its own module.
 REPLICATE_DRAWING_CODE = DRAWING_CODE + [
     os.path.relpath(
-        os.path.join(workflow.basedir, "workflow/userfair/workflow/replicate_figure.py")
+        os.path.join(workflow.basedir, "userfair/workflow/replicate_figure.py")
     )
 ]
 
@@ -1001,7 +1001,7 @@ def who_settings(*keys):
 # The group figure's code: the drawing code and its reading (an edit reruns fig_groups).
 GROUP_FIGURE_CODE = DRAWING_CODE + [
     os.path.relpath(
-        os.path.join(workflow.basedir, "workflow/userfair/workflow/group_reading.py")
+        os.path.join(workflow.basedir, "userfair/workflow/group_reading.py")
     )
 ]
 
@@ -1067,7 +1067,7 @@ VARIANTS = GRADED or bool(EXTRA_SIMILARITIES)
 # The drawing code of fig_variants (see DRAWING_CODE).
 VARIANT_DRAWING_CODE = DRAWING_CODE + [
     os.path.relpath(
-        os.path.join(workflow.basedir, "workflow/userfair/workflow/variant_figures.py")
+        os.path.join(workflow.basedir, "userfair/workflow/variant_figures.py")
     )
 ]
 
