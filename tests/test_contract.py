@@ -1,4 +1,4 @@
-"""The contract between the stages (workflow/rules/common.smk) and the rules' hygiene:
+"""The contract between the stages (workflow/rules/common/) and the rules' hygiene:
 each stage file reads no global of another, a dropped include fails at the rule that needs
 it, rules hold no inline logic, the measures rules have threads, a bad config fails at
 parse time naming its key. (Which jobs get a GPU is checked on a real cluster by
@@ -21,16 +21,33 @@ from conftest import REPO, make_workdir, snakemake
 from test_envs import directive, rule_blocks
 
 RULES = REPO / "workflow" / "rules"
-# Every stage file the Snakefile includes, in its order (common.smk is the contract itself).
+# The contract between the stages, one file per concern (rules/common/*.smk).
+COMMON = RULES / "common"
 SNAKEFILE = REPO / "workflow" / "Snakefile"
-INCLUDED = re.findall(r'^include: "rules/(\w+)\.smk"', SNAKEFILE.read_text(), re.M)
-STAGES = [stage for stage in INCLUDED if stage not in ("common", "targets")]
+# Every file the Snakefile includes, in its order: rules/common/*.smk, then the stage files.
+INCLUDED = re.findall(r'^include: "rules/([\w/]+)\.smk"', SNAKEFILE.read_text(), re.M)
+STAGES = [stage for stage in INCLUDED if "/" not in stage and stage != "targets"]
+# No rule file grows past this many lines (issue 44: a file a reader takes in at once).
+MAX_LINES = 500
 
 
 def test_every_rule_file_is_a_stage_the_snakefile_includes():
-    assert INCLUDED[0] == "common" and INCLUDED[-1] == "targets", INCLUDED
-    assert sorted(INCLUDED) == sorted(p.stem for p in RULES.glob("*.smk")), INCLUDED
+    common = [name for name in INCLUDED if name.startswith("common/")]
+    assert INCLUDED[: len(common)] == common and INCLUDED[-1] == "targets", INCLUDED
+    assert sorted(common) == sorted(f"common/{p.stem}" for p in COMMON.glob("*.smk")), common
+    assert sorted(INCLUDED[len(common) :]) == sorted(p.stem for p in RULES.glob("*.smk"))
     assert {"data", "models", "measures", "uncertainty", "experiments", "figures"} <= set(STAGES)
+
+
+def test_no_rule_file_is_longer_than_the_limit():
+    files = [SNAKEFILE, *RULES.rglob("*.smk")]
+    assert len(files) > len(STAGES) + 1
+    long = {
+        str(path.relative_to(REPO)): n
+        for path in files
+        if (n := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"split these by concern (at most {MAX_LINES} lines each): {long}"
 
 
 def _python_of(smk: str) -> str:
@@ -74,14 +91,12 @@ def test_no_stage_file_uses_a_global_of_another_stage_file():
 
 
 def test_rule_files_hold_no_lambdas_and_no_repeated_regex_joins():
-    for path in RULES.glob("*.smk"):
+    for path in RULES.rglob("*.smk"):
         text = path.read_text()
-        assert "lambda" not in text, f"{path.name}: a lambda (use a named function, common.smk)"
-        assert text.count("re.escape") <= 1, f"{path.name}: use one_of() of common.smk"
-    rules_text = "".join(
-        p.read_text() for p in RULES.glob("*.smk") if p.stem not in ("common", "targets")
-    )
-    assert not re.search(r"^def ", rules_text, re.M), "functions belong in common.smk"
+        assert "lambda" not in text, f"{path.name}: a lambda (use a named function, common/)"
+        assert text.count("re.escape") <= 1, f"{path.name}: use one_of() of common/settings.smk"
+    rules_text = "".join(p.read_text() for p in RULES.glob("*.smk") if p.stem != "targets")
+    assert not re.search(r"^def ", rules_text, re.M), "functions belong in rules/common/"
 
 
 def test_measures_rules_run_on_their_threads():
@@ -205,7 +220,7 @@ def test_check_config_names_the_bad_key(config, message):
 
 
 # One real dry run per kind of error: a schema error (check_config, above in-process) and a
-# path that does not exist (common.smk's checks beyond the schema).
+# path that does not exist (the checks beyond the schema, rules/common/checks.smk).
 @pytest.mark.parametrize(
     "config, message",
     [
@@ -277,7 +292,7 @@ def test_no_file_keeps_a_private_list_of_model_or_dataset_names():
     literal = re.compile(r"""['"](%s)['"]""" % "|".join(map(re.escape, names)))
     files = [
         SNAKEFILE,
-        *RULES.glob("*.smk"),
+        *RULES.rglob("*.smk"),
         *(REPO / "workflow" / "scripts").glob("*.py"),
         *(p for p in (REPO / "workflow" / "userfair").rglob("*.py") if p.name not in REGISTRIES),
         *(REPO / "profiles").rglob("*.yaml"),
@@ -307,7 +322,7 @@ def test_training_jobs_take_their_partition_from_their_gpu_request():
         assert "slurm_partition=training_partition," in resources, rule
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     assert "set-resources" not in profile
-    common = (RULES / "common.smk").read_text()
+    common = (COMMON / "resources.smk").read_text()
     body = common[common.index("def training_partition") :].split("\n\n\n")[0]
     assert "training_gpus(wildcards)" in body and "USERFAIR_SLURM_GPU_PARTITION" in body
 
@@ -445,10 +460,10 @@ def test_imports_sit_at_module_top_unless_optional_or_slow():
 def test_speed_only_settings_are_never_rule_params():
     """A changed param reruns its job: the measures' block size and device
     (steps.SPEED_KEYS) are read by the scripts from the config, never given as params
-    (docs/cluster.md); common.smk's measure_settings refuses them."""
+    (docs/cluster.md); measure_settings (rules/common/params.smk) refuses them."""
     from userfair.workflow.steps import SPEED_KEYS
 
-    for path in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+    for path in sorted((REPO / "workflow" / "rules").rglob("*.smk")):
         code = "\n".join(line.split("#")[0] for line in path.read_text().splitlines())
         calls = re.findall(r"measure_settings\(([^)]*)\)", code)
         for key in SPEED_KEYS:

@@ -67,7 +67,7 @@ def rules_in_files() -> set[str]:
 @cache
 def output_patterns() -> list[str]:
     """Every quoted results/ or resources/ path of the rule files (outputs and logs)."""
-    text = "\n".join(p.read_text() for p in (REPO / "workflow" / "rules").glob("*.smk"))
+    text = "\n".join(p.read_text() for p in (REPO / "workflow" / "rules").rglob("*.smk"))
     return sorted(set(re.findall(r'"((?:results|resources)/[^"]+)"', text)))
 
 

@@ -1,6 +1,6 @@
 # Models stage (docs/training.md, docs/method.md#recommenders): recbole_dataset (once per
 # dataset) -> tune (one job per dataset x model x grid point) -> select -> topk. The grid is
-# loaded and checked in common.smk.
+# loaded and checked in rules/common/settings.smk.
 
 
 rule recbole_dataset:

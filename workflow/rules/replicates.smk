@@ -3,7 +3,7 @@
 # winning grid point with its own seed (one job each), and its measures and bootstrap
 # resamples are computed as replicate 0's are. Replicate 0 is today's model (rules topk,
 # measures, uncertainty), and so is every replicate of a KNN model, whose lists do not
-# depend on a seed (common.smk, replicate_file). R = 1: no job, no file.
+# depend on a seed (rules/common/paths.smk, replicate_file). R = 1: no job, no file.
 # With training.replicate_split, replicate r of a dataset split at random (REDRAWN) also
 # redraws the split with its seed (replicate_split) and gets its own item genres
 # (replicate_genres) and similarities (replicate_similarity); every model, the KNN ones

@@ -73,7 +73,7 @@ def named(
     inputs: Mapping[str, object], *, prefix: str | None = None, keys: Sequence[str] = ()
 ) -> dict:
     """A rule's named inputs as plain values: those whose name starts with ``prefix``, keyed
-    by the rest of the name (``"measures:D/M"`` -> ``"D/M"``; common.smk's per_run and
+    by the rest of the name (``"measures:D/M"`` -> ``"D/M"``; rules/common/paths.smk's per_run and
     per_model), or those of ``keys`` the rule has (a list input stays a list)."""
     if prefix is not None:
         return {

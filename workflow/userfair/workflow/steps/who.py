@@ -27,7 +27,7 @@ def users(
 ) -> pd.DataFrame:  # fmt: skip
     """Rule users: every evaluated user's exact share of every Fair measure
     (userfair.workflow.who.users_job, userfair.decompose) -> ``users_out`` (.parquet), and the worst
-    cases -> ``worst_out`` (.csv). The ``route`` is the measures' (common.smk,
+    cases -> ``worst_out`` (.csv). The ``route`` is the measures' (rules/common/route.smk,
     measure_route): the similarity files
     (``cos``, ``jacc``[, ``genre``]) or pass one (``pairs``[, ``item``]); the declared user
     ``features`` are read from the raw ``source`` when the rule got it (``raw``)."""
@@ -57,7 +57,8 @@ def users(
 
 
 def _by_run(files: Mapping[str, Path], datasets, models, read) -> dict:
-    """{(dataset, model): read(file)} of the named inputs ``D/M`` (common.smk, per_run)."""
+    """{(dataset, model): read(file)} of the named inputs ``D/M`` (per_run,
+    rules/common/paths.smk)."""
     return {(d, m): read(files[f"{d}/{m}"]) for d in datasets for m in models}
 
 
