@@ -54,7 +54,7 @@ def _python_of(smk: str) -> str:
     """The module-level Python of a rule file: its rule blocks and directives removed."""
     keep, skipping = [], False
     for line in smk.splitlines():
-        if re.match(r"^(rule|checkpoint) \w+:|^wildcard_constraints:", line):
+        if re.match(r"^(rule|checkpoint) \w+:|^use rule .* with:|^wildcard_constraints:", line):
             skipping = True
             continue
         if skipping and (line.startswith(" ") or not line.strip()):

@@ -58,10 +58,13 @@ def rules() -> dict[str, set[str]]:
 
 
 def rules_in_files() -> set[str]:
-    """The rule (and checkpoint) names declared in the Snakefile and workflow/rules/*.smk."""
+    """The rule (and checkpoint) names declared in the Snakefile and workflow/rules/*.smk,
+    those of ``use rule BASE as NAME with:`` too."""
     files = [REPO / "workflow" / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
     text = "\n".join(path.read_text() for path in files)
-    return set(re.findall(r"^(?:rule|checkpoint) (\w+):", text, flags=re.M))
+    return set(
+        re.findall(r"^(?:rule|checkpoint|use rule \w+ as) (\w+)(?::| with:)", text, flags=re.M)
+    )
 
 
 @cache

@@ -30,7 +30,7 @@ def rule_outputs() -> dict[str, str]:
     for path in sorted((REPO / "workflow" / "rules").glob("*.smk")):
         rule, in_output = None, False
         for line in path.read_text().splitlines():
-            head = re.match(r"(?:rule|checkpoint) (\w+):", line)
+            head = re.match(r"(?:rule|checkpoint|use rule \w+ as) (\w+)(?::| with:)", line)
             if head:
                 rule, in_output = head.group(1), False
             elif re.match(r"    \w+:", line):

@@ -106,6 +106,16 @@ def replicate_item_genres_of_kind(wildcards):
     return replicate_item_genres(wildcards) if wildcards.kind == "genre" else []
 
 
+def replicate_opt_in_item_genres(wildcards):
+    """Input of `replicate_uncertainty`: the item genres the opt-in genre similarity reads
+    (opt_in_item_genres), replicate r's own where its split is redrawn."""
+    if not opt_in_item_genres(wildcards):
+        return []
+    if wildcards.dataset in REDRAWN:
+        return replicate_item_genres(wildcards)
+    return opt_in_item_genres(wildcards)
+
+
 def replicate_similarities(wildcards):
     """Input function (use with unpack): the dense similarity files (cos, jacc, and genre
     when UF mixes it in) of replicate r's split: its own (rule replicate_similarity) where
