@@ -459,9 +459,11 @@ def test_imports_sit_at_module_top_unless_optional_or_slow():
 
 def test_speed_only_settings_are_never_rule_params():
     """A changed param reruns its job: the measures' block size and device
-    (steps.SPEED_KEYS) are read by the scripts from the config, never given as params
-    (docs/cluster.md); measure_settings (rules/common/params.smk) refuses them."""
-    from userfair.workflow.steps import SPEED_KEYS
+    (steps.SPEED_KEYS) and training's eval batch size (steps.TRAINING_SPEED_KEYS) are read
+    by the scripts from the config, never given as params (docs/cluster.md);
+    measure_settings (rules/common/params.smk) refuses them, training_settings leaves them
+    out."""
+    from userfair.workflow.steps import SPEED_KEYS, TRAINING_SPEED_KEYS
 
     for path in sorted((REPO / "workflow" / "rules").rglob("*.smk")):
         code = "\n".join(line.split("#")[0] for line in path.read_text().splitlines())
@@ -469,3 +471,5 @@ def test_speed_only_settings_are_never_rule_params():
         for key in SPEED_KEYS:
             assert f'["measures"]["{key}"]' not in code, (path.name, key)
             assert not any(f'"{key}"' in call for call in calls), (path.name, key)
+        for key in TRAINING_SPEED_KEYS:
+            assert f'["training"]["{key}"]' not in code and f'"{key}"' not in code, (path, key)

@@ -18,12 +18,9 @@ rule recbole_dataset:
         runtime=dataset_resource("runtime"),
     params:
         # only what the shared parts depend on, so that other training settings do not
-        # rebuild it (userfair.workflow.shared_dataset.SHARED_KEYS)
-        training={
-            "eval_batch_size": config["training"]["eval_batch_size"],
-            "seed": config["seed"],
-            "k": config["k"],
-        },
+        # rebuild it (userfair.workflow.shared_dataset.SHARED_KEYS); the speed-only
+        # eval_batch_size is read by the script (steps.TRAINING_SPEED_KEYS)
+        training={"seed": config["seed"], "k": config["k"]},
         data_dir=split_folder,
         workdir="results/{dataset}/models/dataset_build",
     message:

@@ -71,7 +71,9 @@ def training_settings():
     """What every training and export job receives
     (userfair.workflow.recbole_setup.Training, whose threads come from the rule's threads).
     """
-    keys = ("epochs", "stopping_step", "device", "train_batch_size", "eval_batch_size")
+    keys = ("epochs", "stopping_step", "device", "train_batch_size")
+    # speed-only (steps.TRAINING_SPEED_KEYS): the scripts add them, never params
+    assert not set(keys) & set(steps.TRAINING_SPEED_KEYS), keys
     return {
         **{key: config["training"][key] for key in keys},
         "seed": config["seed"],
