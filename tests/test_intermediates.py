@@ -46,6 +46,18 @@ def test_the_producers_table_is_the_rules_outputs():
     assert layout.PRODUCERS == rule_outputs()
 
 
+def test_a_rules_one_file_is_read_from_the_layout():
+    """The parse-time checks (rules/common/checks.smk) read stats.json and
+    preprocessed.parquet from the layout, not from literals of their own."""
+    assert layout.template("stats") == "results/{dataset}/data/stats.json"
+    assert layout.template("preprocess") == "results/{dataset}/data/preprocessed.parquet"
+    for rule in ("tune", "no_such_rule"):  # two files; none
+        with pytest.raises(ValueError, match=f"rule {rule} writes"):
+            layout.template(rule)
+    checks = (REPO / "workflow" / "rules" / "common" / "checks.smk").read_text()
+    assert "results/{dataset}" not in checks  # no path template of its own
+
+
 def truncate(path: Path) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])

@@ -6,7 +6,7 @@
 
 rule download:
     output:
-        "resources/raw/{dataset}/{dataset}.{suffix}",
+        RAW_FILE,
     log:
         "results/logs/download/{dataset}.{suffix}.log",
     wildcard_constraints:

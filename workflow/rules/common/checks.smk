@@ -12,7 +12,7 @@ from pathlib import Path
 from snakemake.logging import logger
 
 from userfair import bounds
-from userfair.workflow import catalogue, costs, models, replication
+from userfair.workflow import catalogue, costs, layout, models, replication
 from userfair.workflow.steps.targets import newer_than_record, other_config
 
 
@@ -69,7 +69,7 @@ def check_config_beyond_schema():
         # (the outputs of rules preprocess and stats: data.smk is included after this file)
         # A dry run or `snakemake plan` alone (which needs no data: the cost model sizes
         # the jobs from the catalogue) names it and goes on; a run stops here.
-        preprocessed = f"results/{dataset}/data/preprocessed.parquet"
+        preprocessed = layout.template("preprocess").format(dataset=dataset)
         if entry.source == "tenrec" and not Path(source).exists():
             if not Path(preprocessed).exists():
                 why = f"{source}: not found. {catalogue.tenrec_help(source)}"
@@ -81,7 +81,7 @@ def check_config_beyond_schema():
         # before any job (the catalogue's raw file, a declared dataset's small raw table);
         # the preprocess, split and recbole_dataset jobs check the items they keep, before
         # any job that k would stop. A damaged stats.json is named with how to rebuild it.
-        stats = f"results/{dataset}/data/stats.json"
+        stats = layout.template("stats").format(dataset=dataset)
         if Path(stats).is_file():
             items = costs.read_stats(stats)["items"]
             bounds.check_items(config["k"], items, f"{dataset} ({stats})")

@@ -67,8 +67,11 @@ PLUGINS = steps.load_plugins(config)
 DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec"] + [
     n for n in CUSTOM_DATASETS if catalogue.needs_download(dataset_entry(n))
 ]
-# Suffixes of a downloaded raw file: zip (RecBole archives) or a declared table's format.
-RAW_SUFFIXES = ["zip", "csv", "tsv", "parquet"]
+# Suffixes of a downloaded raw file: zip (RecBole archives) or a declared table's format
+# (the catalogue's table of raw formats).
+RAW_SUFFIXES = list(catalogue.RAW_SUFFIX.values())
+# The file the download rule writes (resources/raw/D/D.SUFFIX).
+RAW_FILE = catalogue.RAW_TEMPLATE
 
 
 # Every grid point of every configured model (config `grid`), checked here so that an

@@ -68,6 +68,15 @@ def _template_pattern(template: str) -> re.Pattern:
 _PATTERNS = [(_template_pattern(t), rule) for t, rule in PRODUCERS.items()]
 
 
+def template(rule: str) -> str:
+    """The one path template of :data:`PRODUCERS` that ``rule`` writes (a rule of several
+    files is refused: name the file instead)."""
+    found = [t for t, writer in PRODUCERS.items() if writer == rule]
+    if len(found) != 1:
+        raise ValueError(f"rule {rule} writes {len(found)} files of the layout, not one")
+    return found[0]
+
+
 def producer(path: str | os.PathLike) -> str | None:
     """The rule that writes ``path`` (:data:`PRODUCERS`), or None for a file of no rule."""
     text = Path(path).as_posix()
