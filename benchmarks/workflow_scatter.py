@@ -67,7 +67,7 @@ def main() -> None:
         }
     ).to_parquet(models / "topk.parquet")
     (out / "raw").mkdir(exist_ok=True)  # dataset_options path: must exist, never read
-    for name in ("Snakefile", "config", "workflow", "envs", "profiles"):
+    for name in ("config", "workflow", "envs", "profiles"):
         if not (out / name).exists():
             (out / name).symlink_to(REPO / name)
     (out / "grid.yaml").write_text(yaml.safe_dump({"UserKNN": {"k": [50], "shrink": [0.0]}}))

@@ -122,7 +122,7 @@ def make_workdir(path: Path) -> Path:
     """A fresh run directory that sees the repository's workflow through symlinks, so
     results/ and resources/ of a test never touch the repository's own."""
     path.mkdir(parents=True, exist_ok=True)
-    for name in ("Snakefile", "config", "workflow", "envs", "profiles"):
+    for name in ("config", "workflow", "envs", "profiles"):
         if not (path / name).exists():
             (path / name).symlink_to(REPO / name)
     return path

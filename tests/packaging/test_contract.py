@@ -1,4 +1,4 @@
-"""The contract between the stages (workflow/rules/common.smk) and the rules' hygiene:
+"""The contract between the stages (workflow/rules/common/) and the rules' hygiene:
 each stage file reads no global of another, a dropped include fails at the rule that needs
 it, rules hold no inline logic, the measures rules have threads, a bad config fails at
 parse time naming its key. (Which jobs get a GPU is checked on a real cluster by
@@ -23,17 +23,33 @@ from conftest import REPO, make_workdir, snakemake
 from test_envs import directive, rule_blocks
 
 RULES = REPO / "workflow" / "rules"
-# Every stage file the Snakefile includes, in its order (common.smk is the contract itself).
-INCLUDED = re.findall(
-    r'^include: "workflow/rules/(\w+)\.smk"', (REPO / "Snakefile").read_text(), re.M
-)
-STAGES = [stage for stage in INCLUDED if stage not in ("common", "targets")]
+# The contract between the stages, one file per concern (rules/common/*.smk).
+COMMON = RULES / "common"
+SNAKEFILE = REPO / "workflow" / "Snakefile"
+# Every file the Snakefile includes, in its order: rules/common/*.smk, then the stage files.
+INCLUDED = re.findall(r'^include: "rules/([\w/]+)\.smk"', SNAKEFILE.read_text(), re.M)
+STAGES = [stage for stage in INCLUDED if "/" not in stage and stage != "targets"]
+# No rule file grows past this many lines (issue 44: a file a reader takes in at once).
+MAX_LINES = 500
 
 
 def test_every_rule_file_is_a_stage_the_snakefile_includes():
-    assert INCLUDED[0] == "common" and INCLUDED[-1] == "targets", INCLUDED
-    assert sorted(INCLUDED) == sorted(p.stem for p in RULES.glob("*.smk")), INCLUDED
+    common = [name for name in INCLUDED if name.startswith("common/")]
+    assert INCLUDED[: len(common)] == common and INCLUDED[-1] == "targets", INCLUDED
+    assert sorted(common) == sorted(f"common/{p.stem}" for p in COMMON.glob("*.smk")), common
+    assert sorted(INCLUDED[len(common) :]) == sorted(p.stem for p in RULES.glob("*.smk"))
     assert {"data", "models", "measures", "uncertainty", "experiments", "figures"} <= set(STAGES)
+
+
+def test_no_rule_file_is_longer_than_the_limit():
+    files = [SNAKEFILE, *RULES.rglob("*.smk")]
+    assert len(files) > len(STAGES) + 1
+    long = {
+        str(path.relative_to(REPO)): n
+        for path in files
+        if (n := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"split these by concern (at most {MAX_LINES} lines each): {long}"
 
 
 def _python_of(smk: str) -> str:
@@ -80,14 +96,12 @@ def test_no_stage_file_uses_a_global_of_another_stage_file():
 
 
 def test_rule_files_hold_no_lambdas_and_no_repeated_regex_joins():
-    for path in RULES.glob("*.smk"):
+    for path in RULES.rglob("*.smk"):
         text = path.read_text()
-        assert "lambda" not in text, f"{path.name}: a lambda (use a named function, common.smk)"
-        assert text.count("re.escape") <= 1, f"{path.name}: use one_of() of common.smk"
-    rules_text = "".join(
-        p.read_text() for p in RULES.glob("*.smk") if p.stem not in ("common", "targets")
-    )
-    assert not re.search(r"^def ", rules_text, re.M), "functions belong in common.smk"
+        assert "lambda" not in text, f"{path.name}: a lambda (use a named function, common/)"
+        assert text.count("re.escape") <= 1, f"{path.name}: use one_of() of common/settings.smk"
+    rules_text = "".join(p.read_text() for p in RULES.glob("*.smk") if p.stem != "targets")
+    assert not re.search(r"^def ", rules_text, re.M), "functions belong in rules/common/"
 
 
 def test_measures_rules_run_on_their_threads():
@@ -183,9 +197,13 @@ def test_one_default_per_setting_the_library_and_the_workflow_share():
 
 def _dry_run(tmp_path, config: dict, *targets: str, snakefile: str | None = None):
     work = make_workdir(tmp_path / "run")
-    if snakefile is not None:
-        (work / "Snakefile").unlink()
-        (work / "Snakefile").write_text(snakefile)
+    if snakefile is not None:  # workflow/ of its own: the repository's files but the Snakefile
+        (work / "workflow").unlink()
+        (work / "workflow").mkdir()
+        for entry in (REPO / "workflow").iterdir():
+            if entry.name != "Snakefile":
+                (work / "workflow" / entry.name).symlink_to(entry)
+        (work / "workflow" / "Snakefile").write_text(snakefile)
     (work / "run.yaml").write_text(yaml.safe_dump(config))
     proc = snakemake(work, "-n", *targets, "--configfile", "run.yaml", check=False)
     return proc, proc.stdout + proc.stderr
@@ -207,7 +225,7 @@ def test_check_config_names_the_bad_key(config, message):
 
 
 # One real dry run per kind of error: a schema error (check_config, above in-process) and a
-# path that does not exist (common.smk's checks beyond the schema).
+# path that does not exist (the checks beyond the schema, rules/common/checks.smk).
 @pytest.mark.parametrize(
     "config, message",
     [
@@ -227,8 +245,8 @@ def test_a_bad_config_fails_at_parse_time_naming_its_key(tmp_path, config, messa
 
 @pytest.mark.slow
 def test_dropping_a_stage_fails_at_the_rule_that_needs_it(tmp_path):
-    snakefile = (REPO / "Snakefile").read_text()
-    without = snakefile.replace('include: "workflow/rules/experiments.smk"\n', "")
+    snakefile = SNAKEFILE.read_text()
+    without = snakefile.replace('include: "rules/experiments.smk"\n', "")
     assert without != snakefile
     proc, output = _dry_run(tmp_path, {}, snakefile=without)
     assert proc.returncode != 0
@@ -278,8 +296,8 @@ def test_no_file_keeps_a_private_list_of_model_or_dataset_names():
     names = _registered_names()
     literal = re.compile(r"""['"](%s)['"]""" % "|".join(map(re.escape, names)))
     files = [
-        REPO / "Snakefile",
-        *RULES.glob("*.smk"),
+        SNAKEFILE,
+        *RULES.rglob("*.smk"),
         *(REPO / "workflow" / "scripts").glob("*.py"),
         *(p for p in (REPO / "workflow" / "userfair").rglob("*.py") if p.name not in REGISTRIES),
         *(REPO / "profiles").rglob("*.yaml"),
@@ -309,7 +327,7 @@ def test_training_jobs_take_their_partition_from_their_gpu_request():
         assert "slurm_partition=training_partition," in resources, rule
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     assert "set-resources" not in profile
-    common = (RULES / "common.smk").read_text()
+    common = (COMMON / "resources.smk").read_text()
     body = common[common.index("def training_partition") :].split("\n\n\n")[0]
     assert "training_gpus(wildcards)" in body and "USERFAIR_SLURM_GPU_PARTITION" in body
 
@@ -453,13 +471,17 @@ def test_imports_sit_at_module_top_unless_optional_or_slow():
 
 def test_speed_only_settings_are_never_rule_params():
     """A changed param reruns its job: the measures' block size and device
-    (steps.SPEED_KEYS) are read by the scripts from the config, never given as params
-    (docs/cluster.md); common.smk's measure_settings refuses them."""
-    from userfair.workflow.steps import SPEED_KEYS
+    (steps.SPEED_KEYS) and training's eval batch size (steps.TRAINING_SPEED_KEYS) are read
+    by the scripts from the config, never given as params (docs/cluster.md);
+    measure_settings (rules/common/params.smk) refuses them, training_settings leaves them
+    out."""
+    from userfair.workflow.steps import SPEED_KEYS, TRAINING_SPEED_KEYS
 
-    for path in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+    for path in sorted((REPO / "workflow" / "rules").rglob("*.smk")):
         code = "\n".join(line.split("#")[0] for line in path.read_text().splitlines())
         calls = re.findall(r"measure_settings\(([^)]*)\)", code)
         for key in SPEED_KEYS:
             assert f'["measures"]["{key}"]' not in code, (path.name, key)
             assert not any(f'"{key}"' in call for call in calls), (path.name, key)
+        for key in TRAINING_SPEED_KEYS:
+            assert f'["training"]["{key}"]' not in code and f'"{key}"' not in code, (path, key)

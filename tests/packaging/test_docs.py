@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from userfair.engine.route import DENSE_MAX_USERS
+from userfair.workflow import catalogue
 
 from conftest import BIN, REPO
 
@@ -61,17 +62,22 @@ def rules() -> dict[str, set[str]]:
 
 
 def rules_in_files() -> set[str]:
-    """The rule (and checkpoint) names declared in the Snakefile and workflow/rules/*.smk."""
-    files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    """The rule (and checkpoint) names declared in the Snakefile and workflow/rules/*.smk,
+    those of ``use rule BASE as NAME with:`` too."""
+    files = [REPO / "workflow" / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
     text = "\n".join(path.read_text() for path in files)
-    return set(re.findall(r"^(?:rule|checkpoint) (\w+):", text, flags=re.M))
+    return set(
+        re.findall(r"^(?:rule|checkpoint|use rule \w+ as) (\w+)(?::| with:)", text, flags=re.M)
+    )
 
 
 @cache
 def output_patterns() -> list[str]:
     """Every quoted results/ or resources/ path of the rule files (outputs and logs)."""
-    text = "\n".join(p.read_text() for p in (REPO / "workflow" / "rules").glob("*.smk"))
-    return sorted(set(re.findall(r'"((?:results|resources)/[^"]+)"', text)))
+    text = "\n".join(p.read_text() for p in (REPO / "workflow" / "rules").rglob("*.smk"))
+    # the download rule's output is the catalogue's template (its one table of raw formats)
+    found = set(re.findall(r'"((?:results|resources)/[^"]+)"', text)) | {catalogue.RAW_TEMPLATE}
+    return sorted(found)
 
 
 def _pattern_regex(pattern: str) -> re.Pattern:

@@ -353,7 +353,7 @@ def test_ruff_format_check_passes():
 @pytest.mark.lint
 def test_snakefmt_check_passes():
     proc = subprocess.run(
-        [str(BIN / "snakefmt"), "--check", "--diff", "Snakefile", "workflow/rules"],
+        [str(BIN / "snakefmt"), "--check", "--diff", "workflow"],
         cwd=REPO,
         capture_output=True,
         text=True,

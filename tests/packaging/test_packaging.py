@@ -569,7 +569,8 @@ def test_sdist_and_wheel_hold_the_library_and_its_metadata(dists):
     assert root_files <= names, root_files - names
     assert {f"workflow/userfair/{m}" for m in modules} <= names
     assert {f"workflow/userfair/{t}" for t in PAPER_NUMBERS} <= names
-    assert not any(n.startswith(("tests/", "config/", "Snakefile")) for n in names)
+    workflow = ("tests/", "config/", "workflow/Snakefile", "workflow/rules/", "workflow/scripts/")
+    assert not any(n.startswith(workflow) for n in names)
 
     with zipfile.ZipFile(dists["wheel"]) as wheel:
         names = set(wheel.namelist())

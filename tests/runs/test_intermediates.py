@@ -31,7 +31,7 @@ def rule_outputs() -> dict[str, str]:
     for path in sorted((REPO / "workflow" / "rules").glob("*.smk")):
         rule, in_output = None, False
         for line in path.read_text().splitlines():
-            head = re.match(r"(?:rule|checkpoint) (\w+):", line)
+            head = re.match(r"(?:rule|checkpoint|use rule \w+ as) (\w+)(?::| with:)", line)
             if head:
                 rule, in_output = head.group(1), False
             elif re.match(r"    \w+:", line):
@@ -50,7 +50,7 @@ def test_the_producers_table_is_the_rules_outputs():
 def test_a_file_of_a_used_rule_names_that_rule():
     """genre.npz is written by genre_similarity, a `use rule` of similarity for kind genre
     (so is its replicates' by replicate_genre_similarity): a damaged one names it."""
-    text = "".join(p.read_text() for p in (REPO / "workflow" / "rules").glob("*.smk"))
+    text = "".join(p.read_text() for p in (REPO / "workflow" / "rules").rglob("*.smk"))
     for template, rule in layout.USED_RULES.items():
         base = layout.PRODUCERS[template.replace("genre.npz", "{kind}.npz")]
         assert f"use rule {base} as {rule} with:" in text
@@ -63,12 +63,24 @@ def test_the_named_components_are_the_rules_file_names_with_the_dataset():
     (schema.longest_file_name), lists every file name of the rules' outputs and logs that
     holds the dataset name beside other text."""
     found = set()
-    for path in (REPO / "workflow" / "rules").glob("*.smk"):
+    for path in (REPO / "workflow" / "rules").rglob("*.smk"):
         for text in re.findall(r'"((?:results|resources)/[^"]*)"', path.read_text()):
             found |= {
                 part for part in text.split("/") if "{dataset}" in part and part != "{dataset}"
             }
     assert found == set(layout.NAMED_COMPONENTS)
+
+
+def test_a_rules_one_file_is_read_from_the_layout():
+    """The parse-time checks (rules/common/checks.smk) read stats.json and
+    preprocessed.parquet from the layout, not from literals of their own."""
+    assert layout.template("stats") == "results/{dataset}/data/stats.json"
+    assert layout.template("preprocess") == "results/{dataset}/data/preprocessed.parquet"
+    for rule in ("tune", "no_such_rule"):  # two files; none
+        with pytest.raises(ValueError, match=f"rule {rule} writes"):
+            layout.template(rule)
+    checks = (REPO / "workflow" / "rules" / "common" / "checks.smk").read_text()
+    assert "results/{dataset}" not in checks  # no path template of its own
 
 
 def truncate(path: Path) -> None:

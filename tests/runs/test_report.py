@@ -100,11 +100,14 @@ def readme_tables() -> list[str]:
 
 def report_outputs() -> set[str]:
     """Every path wrapped in report(...) in a rule file (the first argument), and those of
-    common.smk's paper_gap_outputs, in the report when a dataset has published numbers
-    (``shown(...)``; without one they are header-only and the report says why)."""
+    report_when(shown, ...) (rules/common/paths.smk), in the report when ``shown`` (the
+    paper-gap tables: when a dataset has published numbers; without one they are
+    header-only and the report says why)."""
     found = set()
     for path in (REPO / "workflow" / "rules").glob("*.smk"):
-        found |= set(re.findall(r'(?:report|shown)\(\s*f?"([^"]+)"', path.read_text()))
+        found |= set(
+            re.findall(r'(?:report|report_when)\(\s*(?:\w+,\s*)?f?"([^"]+)"', path.read_text())
+        )
     return found
 
 

@@ -277,12 +277,17 @@ def test_a_config_with_other_keys_but_the_same_datasets_and_models_is_not_mixed(
 
 @pytest.mark.slow
 def test_speed_only_settings_rerun_nothing(tiny_run, tmp_path):
-    """Block size, device and threads change how fast a job runs, never what it writes: they
-    are not params (userfair.workflow.steps.SPEED_KEYS), so changing them schedules nothing."""
+    """Block size, device and threads of the measures, and training's eval batch size,
+    threads and checkpoint interval change how fast a job runs, never what it writes: they are
+    not params (userfair.workflow.steps.SPEED_KEYS, TRAINING_SPEED_KEYS), so changing them
+    schedules nothing: no dataset.pth rebuilt, no model retrained."""
     repo = tiny_run.repo  # a dry run: reads only
     faster = _write_yaml(
         tmp_path / "speed.yaml",
-        {"measures": {"block_size": 64, "device": "auto", "threads": 1}},
+        {
+            "measures": {"block_size": 64, "device": "auto", "threads": 1},
+            "training": {"eval_batch_size": 12345, "threads": 2, "checkpoint_every": 3},
+        },
     )
     dry = _run(repo, "-n", "--configfile", faster)
     assert "Nothing to be done" in dry.stdout, _scheduled_jobs(dry.stdout)

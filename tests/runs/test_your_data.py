@@ -127,9 +127,9 @@ def _fails_at_parse_time(tmp_path, message, **overrides):
 def _refused_by_the_snakefiles_checks(tmp_path, message, **overrides):
     """The checks the Snakefile makes before any job, in-process on the config Snakemake
     would merge (config/config.yaml, then run.yaml): the schema and names
-    (schema.check_config), then the grid (grids.load_points, as common.smk calls it). One
-    real dry run per kind of error is enough: the one below, tests/packaging/test_contract.py and
-    tests/workflow/test_training_grids.py."""
+    (schema.check_config), then the grid (grids.load_points, as rules/common/settings.smk
+    calls it). One real dry run per kind of error is enough: the one below,
+    tests/packaging/test_contract.py and tests/workflow/test_training_grids.py."""
     grid = tmp_path / "grid.yaml"
     grid.write_text(yaml.safe_dump(GRID))
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

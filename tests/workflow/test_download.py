@@ -139,6 +139,9 @@ def test_a_declared_table_is_fetched_without_a_zip_check(server, tmp_path):
     dataset = catalogue.declare("plays", spec)
     dest = tmp_path / catalogue.downloaded_archive(dataset)
     assert dest.name == "plays.csv"
+    # one table of raw formats: a suffix for every format the catalogue reads
+    assert set(catalogue.RAW_SUFFIX) == set(catalogue.FORMATS)
+    assert catalogue.downloaded_archive("ml-100k") == "resources/raw/ml-100k/ml-100k.zip"
     download.fetch(dataset, dest, url=dataset.url)
     assert dest.read_bytes() == (root / "plays.csv").read_bytes()
     with pytest.raises(InputError, match="not a zip archive"):  # a RecBole archive still is

@@ -1,12 +1,12 @@
 # Data stage (docs/data.md, docs/method.md#data): download -> preprocess -> split
 # (+ genres) -> stats -> table_stats; with graded relevance also rule grades (each kept
 # interaction's grade, beside the split), which only the measure jobs read. Reads only names
-# of common.smk.
+# of rules/common/.
 
 
 rule download:
     output:
-        "resources/raw/{dataset}/{dataset}.{suffix}",
+        RAW_FILE,
     log:
         "results/logs/download/{dataset}.{suffix}.log",
     wildcard_constraints:
@@ -129,7 +129,7 @@ rule genres:
 
 
 # A checkpoint: its test_users (the evaluated users) choose the measures' route
-# (common.smk, streamed).
+# (measure_route, rules/common/route.smk).
 checkpoint stats:
     input:
         preprocessed=rules.preprocess.output[0],

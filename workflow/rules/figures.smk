@@ -1,6 +1,6 @@
 # Figures (docs/analyses.md, docs/method.md#analyses): PDF + PNG in one seaborn style. The
 # style settings are params of these rules only, so changing `plots:` reruns only figures;
-# so does editing the drawing code (DRAWING_CODE, common.smk).
+# so does editing the drawing code (DRAWING_CODE, rules/common/settings.smk).
 
 
 rule fig_agreement:

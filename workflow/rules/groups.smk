@@ -42,7 +42,7 @@ rule groups:
 # split (replicate_splits) and replicate 0's resample seed (table_replicates reads them).
 
 
-rule replicate_groups:
+use rule groups as replicate_groups with:
     input:
         unpack(replicate_splits),
         topk=rules.replicate.output.topk,
@@ -55,23 +55,9 @@ rule replicate_groups:
     wildcard_constraints:
         replicate=r"[1-9]\d*",
         model=one_of(REPLICATED_MODELS),
-    conda:
-        "../../envs/measures.yaml"
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    params:
-        k=config["k"],
-        groups=config["measures"]["groups"],
-        features=config["who"]["features"],
-        resamples=RESAMPLES,
-        seed=config["seed"],
-        source=raw_source,
     message:
         "Group measures of replicate {wildcards.replicate} of {wildcards.model} on "
         "{wildcards.dataset}"
-    script:
-        "../scripts/replicate_groups.py"
 
 
 rule table_groups:

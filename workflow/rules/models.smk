@@ -1,6 +1,6 @@
 # Models stage (docs/training.md, docs/method.md#recommenders): recbole_dataset (once per
 # dataset) -> tune (one job per dataset x model x grid point) -> select -> topk. The grid is
-# loaded and checked in common.smk.
+# loaded and checked in rules/common/settings.smk.
 
 
 rule recbole_dataset:
@@ -18,12 +18,9 @@ rule recbole_dataset:
         runtime=dataset_resource("runtime"),
     params:
         # only what the shared parts depend on, so that other training settings do not
-        # rebuild it (userfair.workflow.shared_dataset.SHARED_KEYS)
-        training={
-            "eval_batch_size": config["training"]["eval_batch_size"],
-            "seed": config["seed"],
-            "k": config["k"],
-        },
+        # rebuild it (userfair.workflow.shared_dataset.SHARED_KEYS); the speed-only
+        # eval_batch_size is read by the script (steps.TRAINING_SPEED_KEYS)
+        training={"seed": config["seed"], "k": config["k"]},
         data_dir=split_folder,
         workdir="results/{dataset}/models/dataset_build",
     message:

@@ -3,16 +3,19 @@
 # winning grid point with its own seed (one job each), and its measures and bootstrap
 # resamples are computed as replicate 0's are. Replicate 0 is today's model (rules topk,
 # measures, uncertainty), and so is every replicate of a KNN model, whose lists do not
-# depend on a seed (common.smk, replicate_file). R = 1: no job, no file.
+# depend on a seed (rules/common/paths.smk, replicate_file). R = 1: no job, no file.
 # With training.replicate_split, replicate r of a dataset split at random (REDRAWN) also
 # redraws the split with its seed (replicate_split) and gets its own item genres
 # (replicate_genres) and similarities (replicate_similarity); every model, the KNN ones
 # too, is retrained on it.
+# Every replicate rule but `replicate` (which retrains the winner) is `use rule BASE as
+# replicate_BASE with:` of the rule that makes replicate 0's file: the same script, params
+# (but the split's seed), threads and resources, so that a change to the base rule reaches
+# its replicate; only the inputs (replicate r's files), outputs, log and message are its own
+# (tests/runs/test_replicate_rules.py checks the params).
 
 
-rule replicate_split:
-    input:
-        rules.preprocess.output,
+use rule split as replicate_split with:
     output:
         train="results/{dataset}/replicates/{replicate}/data/{dataset}.train.inter",
         valid="results/{dataset}/replicates/{replicate}/data/{dataset}.valid.inter",
@@ -22,26 +25,15 @@ rule replicate_split:
     wildcard_constraints:
         dataset=one_of(REDRAWN),
         replicate=r"[1-9]\d*",
-    conda:
-        "../../envs/data.yaml"
-    resources:
-        mem_mb=dataset_mem_mb,
-        runtime=60,
     params:
         temporal=False,
         seed=replicate_split_seed,
-        valid_share=config["preprocessing"]["valid_share"],
-        test_share=config["preprocessing"]["test_share"],
-        min_train=config["preprocessing"]["min_train_interactions"],
-        protocol=config["preprocessing"]["protocol"],
     message:
         "Split {wildcards.dataset} again for replicate {wildcards.replicate} (seed "
         "{params.seed}, {params.protocol} protocol, steps 4-5)"
-    script:
-        "../scripts/replicate_split.py"
 
 
-rule replicate_genres:
+use rule genres as replicate_genres with:
     input:
         raw_input,
         splits=rules.replicate_split.output,
@@ -52,21 +44,11 @@ rule replicate_genres:
     wildcard_constraints:
         dataset=one_of([d for d in REDRAWN if d in GENRE_DATASETS]),
         replicate=r"[1-9]\d*",
-    conda:
-        "../../envs/data.yaml"
-    resources:
-        mem_mb=dataset_mem_mb,
-        runtime=30,
-    params:
-        source=raw_source,
-        declaration=declaration,
     message:
         "Item genres of replicate {wildcards.replicate}'s split of {wildcards.dataset}"
-    script:
-        "../scripts/replicate_genres.py"
 
 
-rule replicate_similarity:
+use rule similarity as replicate_similarity with:
     input:
         train=rules.replicate_split.output.train,
         test=rules.replicate_split.output.test,
@@ -79,17 +61,9 @@ rule replicate_similarity:
         dataset=one_of(REDRAWN),
         replicate=r"[1-9]\d*",
         kind=one_of(SIMILARITY_KINDS),
-    conda:
-        "../../envs/measures.yaml"
-    threads: config["measures"]["threads"]
-    resources:
-        mem_mb=8000,
-        runtime=60,
     message:
         "User similarity {wildcards.kind} of replicate {wildcards.replicate}'s split of "
         "{wildcards.dataset}"
-    script:
-        "../scripts/replicate_similarity.py"
 
 
 # The genre kind after replicate_genres: its own rule (see genre_similarity, measures.smk).
@@ -143,17 +117,20 @@ rule replicate:
 
 # The streamed route (more evaluated users than measures.stream_above): pass two of the
 # replicate's lists over measures.scatter parts, gathered by replicate_measures, as
-# measure_sums and measures do for replicate 0.
+# measure_sums and measures do for replicate 0 (a redrawn split is refused there:
+# replicate_measure_inputs, so the split is the dataset's).
 
 
-rule replicate_sums:
+use rule measure_sums as replicate_sums with:
     input:
         train=rules.split.output.train,
         valid=rules.split.output.valid,
         test=rules.split.output.test,
         topk=rules.replicate.output.topk,
         pairs=rules.pairs.output[0],
-        item=uf_item_genres,
+        item=streamed_item_genres,
+        vectors=opt_in_user_vectors,
+        grades=opt_in_grades,
     output:
         "results/{dataset}/measures/{model}/replicates/{replicate}/sums/{scatteritem}.json",
     log:
@@ -162,26 +139,17 @@ rule replicate_sums:
         replicate=r"[1-9]\d*",
         model=one_of(REPLICATED_MODELS),
         scatteritem=SCATTER_ITEM,
-    conda:
-        "../../envs/measures.yaml"
-    threads: config["measures"]["threads"]
-    resources:
-        mem_mb=8000,
-        runtime=120,
-    params:
-        **measure_settings("epsilon", "envy_utility"),
     message:
         "Pass two of replicate {wildcards.replicate} of {wildcards.model} on "
         "{wildcards.dataset}, part {wildcards.scatteritem}"
-    script:
-        "../scripts/replicate_sums.py"
 
 
-rule replicate_measures:
+use rule measures as replicate_measures with:
     input:
         unpack(replicate_measure_inputs),
         topk=rules.replicate.output.topk,
         stats=rules.stats.output[0],
+        grades=opt_in_grades,
     output:
         "results/{dataset}/measures/{model}/replicates/{replicate}.json",
     log:
@@ -189,27 +157,19 @@ rule replicate_measures:
     wildcard_constraints:
         replicate=r"[1-9]\d*",
         model=one_of(REPLICATED_MODELS),
-    conda:
-        "../../envs/measures.yaml"
-    threads: config["measures"]["threads"]
-    resources:
-        mem_mb=8000,
-        runtime=120,
-    params:
-        **measure_settings("epsilon", "envy_utility", "gamma"),
-        route=route_param,
     message:
         "Every measure of replicate {wildcards.replicate} of {wildcards.model} on "
         "{wildcards.dataset}"
-    script:
-        "../scripts/replicate_measures.py"
 
 
-rule replicate_uncertainty:
+use rule uncertainty as replicate_uncertainty with:
     input:
         unpack(replicate_splits),
         unpack(replicate_similarities),
         topk=rules.replicate.output.topk,
+        item=replicate_opt_in_item_genres,
+        vectors=opt_in_user_vectors,
+        grades=opt_in_grades,
     output:
         "results/{dataset}/uncertainty/{model}/replicates/{replicate}.parquet",
     log:
@@ -217,19 +177,9 @@ rule replicate_uncertainty:
     wildcard_constraints:
         replicate=r"[1-9]\d*",
         model=one_of(REPLICATED_MODELS),
-    conda:
-        "../../envs/measures.yaml"
-    threads: config["measures"]["threads"]
-    resources:
-        mem_mb=8000,
-        runtime=120,
-    params:
-        **uncertainty_settings(),
     message:
         "Bootstrap resamples of replicate {wildcards.replicate} of {wildcards.model} on "
         "{wildcards.dataset}"
-    script:
-        "../scripts/replicate_uncertainty.py"
 
 
 rule table_replicates:

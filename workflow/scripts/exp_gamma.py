@@ -12,7 +12,7 @@ with job_log(snakemake):
         snakemake.input.test,
         snakemake.input.jacc,
         snakemake.input.genre,
-        # named inputs "topk:M" (common.smk, per_model)
+        # named inputs "topk:M" (rules/common/paths.smk, per_model)
         steps.named(snakemake.input, prefix="topk:"),
         snakemake.output.models,
         snakemake.output.relevance,

@@ -1,6 +1,6 @@
 """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on the
 dense route (the similarity files) or the streamed one (pass one and pass two, gathered):
-the route is params.route (common.smk, measure_route)."""
+the route is params.route (rules/common/route.smk, measure_route)."""
 
 from userfair.workflow import steps
 from userfair.workflow.joblog import job_log

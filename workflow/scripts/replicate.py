@@ -1,6 +1,7 @@
 """Rule replicate: retrain the winning grid point of one model with replicate r's seed;
 writes topk.parquet, valid.json and recbole_test.json in the replicate's folder."""
 
+from userfair.workflow import steps
 from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.models import replicate
 
@@ -17,7 +18,8 @@ with job_log(snakemake):
         out.topk,
         out.valid,
         out.test,
-        training=p.training,
+        # speed-only settings (eval batch): not params, so changing them reruns nothing
+        training=steps.with_training_speed(p.training, snakemake.config),
         threads=snakemake.threads,
         checkpoint_every=snakemake.config["training"]["checkpoint_every"],
     )

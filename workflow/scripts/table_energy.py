@@ -5,5 +5,5 @@ from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.plan import table_energy
 
 with job_log(snakemake):
-    # named inputs "RULE:D/M/JOB" (common.smk, energy_inputs): the jobs' outputs
+    # named inputs "RULE:D/M/JOB" (rules/common/inputs.smk, energy_inputs): the jobs' outputs
     table_energy(dict(snakemake.input.items()), snakemake.output[0], **snakemake.params)

@@ -8,7 +8,7 @@ from userfair.workflow.steps.groups import table_groups
 with job_log(snakemake):
     p, out = snakemake.params, snakemake.output
     table_groups(
-        # named inputs "groups:D/M", ... (common.smk, per_run)
+        # named inputs "groups:D/M", ... (rules/common/paths.smk, per_run)
         steps.named(snakemake.input, prefix="groups:"),
         steps.named(snakemake.input, prefix="group_resamples:"),
         steps.named(snakemake.input, prefix="measures:"),

@@ -9,7 +9,8 @@ from userfair.workflow.steps.replicates import table_replicates
 with job_log(snakemake):
     p, out = snakemake.params, snakemake.output
     table_replicates(
-        # named inputs "measures:D/M/r" and "resamples:D/M/r" (common.smk, per_replicate)
+        # named inputs "measures:D/M/r" and "resamples:D/M/r"
+        # (rules/common/paths.smk, per_replicate)
         steps.named(snakemake.input, prefix="measures:"),
         steps.named(snakemake.input, prefix="resamples:"),
         p.datasets,

@@ -4,7 +4,7 @@ from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.data import table_stats
 
 with job_log(snakemake):
-    # named inputs "D/stats", "D/train", ... (workflow/rules/common.smk, per_dataset)
+    # named inputs "D/stats", "D/train", ... (workflow/rules/common/paths.smk, per_dataset)
     table_stats(
         dict(snakemake.input.items()),
         snakemake.params.datasets,

@@ -9,7 +9,7 @@ from userfair.workflow.steps.uncertainty import table_uncertainty
 with job_log(snakemake):
     p, out = snakemake.params, snakemake.output
     table_uncertainty(
-        # named inputs "measures:D/M" and "resamples:D/M" (common.smk, per_run)
+        # named inputs "measures:D/M" and "resamples:D/M" (rules/common/paths.smk, per_run)
         steps.named(snakemake.input, prefix="measures:"),
         steps.named(snakemake.input, prefix="resamples:"),
         p.datasets,

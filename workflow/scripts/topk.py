@@ -1,6 +1,7 @@
 """Rule topk: the winner's checkpoint -> topk.parquet (k items per test user) and RecBole's
 own test metrics (recbole_test.json)."""
 
+from userfair.workflow import steps
 from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.models import topk
 
@@ -15,6 +16,7 @@ with job_log(snakemake):
         snakemake.input.shared,
         out.topk,
         out.test,
-        training=p.training,
+        # speed-only settings (eval batch): not params, so changing them reruns nothing
+        training=steps.with_training_speed(p.training, snakemake.config),
         threads=snakemake.threads,
     )

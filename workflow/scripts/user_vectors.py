@@ -1,6 +1,7 @@
 """Rule user_vectors: the winner's checkpoint -> the user vectors of every user of the split
 (user_vectors.parquet), read by the opt-in similarity embedding:MODEL."""
 
+from userfair.workflow import steps
 from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.models import user_vectors
 
@@ -14,6 +15,7 @@ with job_log(snakemake):
         p.workdir,
         snakemake.input.shared,
         snakemake.output[0],
-        training=p.training,
+        # speed-only settings (eval batch): not params, so changing them reruns nothing
+        training=steps.with_training_speed(p.training, snakemake.config),
         threads=snakemake.threads,
     )

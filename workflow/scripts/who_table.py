@@ -5,7 +5,7 @@ from userfair.workflow.steps.who import who_table
 
 with job_log(snakemake):
     p = snakemake.params
-    # named inputs "D/M" (common.smk, per_run)
+    # named inputs "D/M" (rules/common/paths.smk, per_run)
     who_table(
         dict(snakemake.input.items()),
         p.datasets,

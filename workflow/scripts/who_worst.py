@@ -5,5 +5,5 @@ from userfair.workflow.steps.who import who_worst
 
 with job_log(snakemake):
     p = snakemake.params
-    # named inputs "D/M" (common.smk, per_run)
+    # named inputs "D/M" (rules/common/paths.smk, per_run)
     who_worst(dict(snakemake.input.items()), p.datasets, p.models, snakemake.output[0])

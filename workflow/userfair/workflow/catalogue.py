@@ -154,6 +154,11 @@ CATALOGUE: dict[str, Dataset] = {
 DEFAULT_SHAPE = CATALOGUE["ml-20m"].shape
 
 FORMATS = ("recbole", "csv", "tsv", "parquet")
+#: The one table of raw formats beside FORMATS: the suffix of the file the ``download`` rule
+#: writes for each (a RecBole archive is a zip), and the template of that file, which the rule's
+#: output (workflow/rules/data.smk) and :func:`downloaded_archive` both read.
+RAW_SUFFIX = {"recbole": "zip", "csv": "csv", "tsv": "tsv", "parquet": "parquet"}
+RAW_TEMPLATE = f"{RAW_DIR}/{{dataset}}/{{dataset}}.{{suffix}}"
 #: The keys of one custom_datasets entry (config.schema.yaml describes each).
 CUSTOM_KEYS = (
     "path",
@@ -325,8 +330,7 @@ def downloaded_archive(dataset: str | Dataset) -> str:
     """Where the ``download`` rule puts the dataset's raw file: ``NAME.zip`` for RecBole
     archives, ``NAME.<format>`` for a declared table."""
     dataset = _dataset(dataset)
-    suffix = "zip" if dataset.format == "recbole" else dataset.format
-    return f"{RAW_DIR}/{dataset.name}/{dataset.name}.{suffix}"
+    return RAW_TEMPLATE.format(dataset=dataset.name, suffix=RAW_SUFFIX[dataset.format])
 
 
 def raw_source(dataset: str | Dataset, dataset_options: dict | None = None) -> str:

@@ -1,7 +1,7 @@
 """Hyper-parameter grids (config/grids/*.yaml): validation and expansion into grid points.
 
 Pure and light (no torch, no RecBole import) so that the workflow can check a grid and count
-its points while Snakemake builds the DAG, before any job runs (workflow/rules/common.smk).
+its points while Snakemake builds the DAG, before any job runs (workflow/rules/common/settings.smk).
 
 A grid file maps each model to ``{parameter: [values, ...]}``; the grid points are the
 cartesian product in the file's key order (the last key varies fastest), numbered from 0.

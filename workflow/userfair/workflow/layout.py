@@ -98,6 +98,15 @@ USED_RULES = {
 _PATTERNS = [(_template_pattern(t), rule) for t, rule in (*USED_RULES.items(), *PRODUCERS.items())]
 
 
+def template(rule: str) -> str:
+    """The one path template of :data:`PRODUCERS` that ``rule`` writes (a rule of several
+    files is refused: name the file instead)."""
+    found = [t for t, writer in PRODUCERS.items() if writer == rule]
+    if len(found) != 1:
+        raise ValueError(f"rule {rule} writes {len(found)} files of the layout, not one")
+    return found[0]
+
+
 def producer(path: str | os.PathLike) -> str | None:
     """The rule that writes ``path`` (:data:`USED_RULES`, then :data:`PRODUCERS`), or None
     for a file of no rule."""

@@ -44,7 +44,7 @@ OURS = {"UserKNN": UserKNN, "ItemKNN": ItemKNN}
 @dataclass(frozen=True)
 class Training:
     """Settings shared by every model: the config's ``training`` keys that the workflow
-    passes (workflow/rules/common.smk, ``training_settings``), the job's threads, and the
+    passes (workflow/rules/common/params.smk, ``training_settings``), the job's threads, and the
     top-level seed and k."""
 
     epochs: int = 30

@@ -37,6 +37,21 @@ def speed(config: Mapping) -> dict:
     return {key: config["measures"][key] for key in SPEED_KEYS}
 
 
+#: The ``training:`` settings that change how fast (and in how much memory) a training or
+#: export job runs, never what it writes: RecBole's full-sort evaluation scores the same
+#: users against the same items in batches of any size. Never rule params, as
+#: :data:`SPEED_KEYS`: the scripts of recbole_dataset, tune, topk, user_vectors and
+#: replicate add them with :func:`with_training_speed`. (``training.threads`` is the rules'
+#: ``threads:`` and ``training.checkpoint_every`` is read by the tune and replicate scripts.)
+TRAINING_SPEED_KEYS = ("eval_batch_size",)
+
+
+def with_training_speed(training: Mapping, config: Mapping) -> dict:
+    """The training settings a job's step receives: the rule's ``training`` param and the
+    speed-only settings (:data:`TRAINING_SPEED_KEYS`) of the workflow's config."""
+    return {**training, **{key: config["training"][key] for key in TRAINING_SPEED_KEYS}}
+
+
 def load_plugins(config: Mapping) -> list[str]:
     """Load and check the plugin measures of ``config`` (``measures.plugins`` and, unless
     ``measures.entry_points`` is false, the installed entry points; userfair.plugins.load)
@@ -73,7 +88,7 @@ def named(
     inputs: Mapping[str, object], *, prefix: str | None = None, keys: Sequence[str] = ()
 ) -> dict:
     """A rule's named inputs as plain values: those whose name starts with ``prefix``, keyed
-    by the rest of the name (``"measures:D/M"`` -> ``"D/M"``; common.smk's per_run and
+    by the rest of the name (``"measures:D/M"`` -> ``"D/M"``; rules/common/paths.smk's per_run and
     per_model), or those of ``keys`` the rule has (a list input stays a list)."""
     if prefix is not None:
         return {

@@ -135,7 +135,7 @@ def stats(preprocessed: Path, splits, out: Path, *, protocol: str) -> dict:
 def table_stats(files: Mapping[str, Path], datasets: list[str], csv: Path, tex: Path):
     """Rule table_stats: Table 1 (userfair.workflow.tables.table1) as CSV and booktabs LaTeX, from
     the
-    named inputs ``D/stats``, ``D/train``, ``D/valid``, ``D/test`` (common.smk,
+    named inputs ``D/stats``, ``D/train``, ``D/valid``, ``D/test`` (rules/common/paths.smk,
     per_dataset)."""
     rows = {}
     for name in datasets:

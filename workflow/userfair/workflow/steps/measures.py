@@ -1,7 +1,7 @@
 """Steps of the measures stage (workflow/rules/measures.smk): similarity, pairs_part,
 pairs, measure_sums, measures, table_scores, table_timing, agreement. The route of the
-measures (dense or streamed) is the workflow's decision (common.smk, measure_route), given
-to the steps as ``route``; the steps never re-derive it."""
+measures (dense or streamed) is the workflow's decision (rules/common/route.smk,
+measure_route), given to the steps as ``route``; the steps never re-derive it."""
 
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ def measures(
     estimate: Mapping | None = None, seed: int = 0,
 ) -> dict:  # fmt: skip
     """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on
-    the ``route`` the workflow chose (common.smk, measure_route).
+    the ``route`` the workflow chose (rules/common/route.smk, measure_route).
 
     ``dense``: userfair.evaluate.evaluate on the similarity files ``cos``, ``jacc``,
     ``genre``. ``stream``: pass one (``pairs``) and pass two gathered from its parts

@@ -61,7 +61,7 @@ def paper_gap(
     run_note = f"grid {run['grid']} ({run['points']} points), at most {epochs}" + (
         f", {resamples:,} resamples" if resamples else ", no bootstrap"
     )
-    if "pdf" in outputs:  # only when some dataset has published numbers (common.smk)
+    if "pdf" in outputs:  # only when some dataset has published numbers (reproduction.smk)
         analysis_figures.paper_gap_figure(
             result["cells"],
             result["tau"],

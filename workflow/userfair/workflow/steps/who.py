@@ -31,9 +31,9 @@ def users(
     pair plugin (``plugins``: the loaded ones, a param so that a change reruns the job;
     userfair.workflow.who.users_job, userfair.decomposition.decompose) -> ``users_out``
     (.parquet), and the worst cases -> ``worst_out`` (.csv). The ``route`` is the measures'
-    (common.smk, measure_route): the similarity files (``cos``, ``jacc``[, ``genre``]) or
-    pass one (``pairs``[, ``item``]); the declared user ``features`` are read from the raw
-    ``source`` when the rule got it (``raw``)."""
+    (rules/common/route.smk, measure_route): the similarity files (``cos``, ``jacc``[,
+    ``genre``]) or pass one (``pairs``[, ``item``]); the declared user ``features`` are read
+    from the raw ``source`` when the rule got it (``raw``)."""
     streamed = route == "stream"
     if (pairs if streamed else cos) is None:
         raise ValueError(f"route {route!r}: the rule gave no {'pairs' if streamed else 'cos'}")
@@ -60,7 +60,8 @@ def users(
 
 
 def _by_run(files: Mapping[str, Path], datasets, models, read) -> dict:
-    """{(dataset, model): read(file)} of the named inputs ``D/M`` (common.smk, per_run)."""
+    """{(dataset, model): read(file)} of the named inputs ``D/M`` (per_run,
+    rules/common/paths.smk)."""
     return {(d, m): read(files[f"{d}/{m}"]) for d in datasets for m in models}
 
 
