@@ -370,6 +370,30 @@ def test_a_dry_run_stops_at_parse_time_naming_the_input(tmp_path, config, messag
 
 
 @pytest.mark.slow
+def test_a_tag_in_the_workflows_own_config_file_is_named(tmp_path):
+    """config/config.yaml (the Snakefile's configfile, the file a user edits) is read
+    strictly before Snakemake loads it: a !!python/object tag stops the dry run in one line
+    naming the file, the line and the tag, and its call never runs."""
+    work = tmp_path / "run"
+    work.mkdir()
+    (work / "config").mkdir()
+    text = (REPO / "config" / "config.yaml").read_text()
+    (work / "config" / "config.yaml").write_text(
+        text + "\nmeasures_extra: !!python/object/apply:os.mkdir [pwned]\n"
+    )
+    (work / "config" / "config.schema.yaml").symlink_to(REPO / "config" / "config.schema.yaml")
+    make_workdir(work)
+    lines = text.count("\n") + 2
+    proc, output = dry_run(work)
+    expected = (
+        f"config/config.yaml: line {lines}: the tag !!python/object/apply:os.mkdir is refused"
+    )
+    assert proc.returncode != 0 and expected in output, output[-3000:]
+    assert "Config file is not valid JSON or YAML" not in output
+    assert not (work / "pwned").exists() and not (work / "results").exists()
+
+
+@pytest.mark.slow
 def test_snakemakes_refusal_of_a_configfile_tag_is_named_only_by_verbose(tmp_path):
     """docs/bad-inputs.md, honestly: Snakemake loads a --configfile before any code of the
     workflow runs and refuses a !!python/object tag without naming the file (nothing the

@@ -186,6 +186,17 @@ def duplicate_key_errors(files: Iterable[str | os.PathLike]) -> list[str]:
     return errors
 
 
+def check_config_file(path: str | os.PathLike) -> None:
+    """The workflow's own config file (``configfile:`` in the Snakefile), read strictly
+    before Snakemake loads it: a tag (``!!python/object``, ...), a key given twice or bad
+    YAML is one InputError naming the file and the line, where Snakemake's loader would
+    name no file. Nothing when the file is absent (Snakemake says so itself)."""
+    if Path(path).is_file():
+        errors = duplicate_key_errors([path])
+        if errors:
+            raise InputError(errors[0])
+
+
 def _message(error: jsonschema.ValidationError) -> str:
     """``config key PATH: MESSAGE``; an unknown key is named by its own path, with the
     section's keys close to it suggested (``config key modles: not a key of the config;
