@@ -13,7 +13,11 @@ from snakemake.logging import logger
 
 from userfair.workflow import config_bounds
 from userfair.workflow import catalogue, costs, layout, models, replication
-from userfair.workflow.steps.targets import newer_than_record, other_config, recorded_config
+from userfair.workflow.steps.targets import (
+    newer_than_record,
+    other_config,
+    recorded_config,
+)
 
 
 def no_job_runs():
