@@ -18,7 +18,7 @@ import torch
 from userfair.files import io, runfiles
 from userfair.files.io import DamagedFileError
 from userfair.similarity import pairwise
-from userfair.workflow import layout
+from userfair.workflow import catalogue, layout
 
 from conftest import REPO, copy_run, snakemake
 
@@ -62,12 +62,17 @@ def test_the_named_components_are_the_rules_file_names_with_the_dataset():
     """layout.NAMED_COMPONENTS, from which the longest dataset name is derived
     (schema.longest_file_name), lists every file name of the rules' outputs and logs that
     holds the dataset name beside other text."""
-    found = set()
+    # the rules' literal paths, and the download rule's output: the catalogue's raw file
+    # (rules/common/settings.smk's RAW_FILE, catalogue.RAW_TEMPLATE)
+    texts = [catalogue.RAW_TEMPLATE]
     for path in (REPO / "workflow" / "rules").rglob("*.smk"):
-        for text in re.findall(r'"((?:results|resources)/[^"]*)"', path.read_text()):
-            found |= {
-                part for part in text.split("/") if "{dataset}" in part and part != "{dataset}"
-            }
+        texts += re.findall(r'"((?:results|resources)/[^"]*)"', path.read_text())
+    found = {
+        part
+        for text in texts
+        for part in text.split("/")
+        if "{dataset}" in part and part != "{dataset}"
+    }
     assert found == set(layout.NAMED_COMPONENTS)
 
 
