@@ -241,7 +241,7 @@ def test_every_measure_equals_the_library_at_every_k(trained, phase):
 
 WITHOUT_PLUGIN = """
 import json, sys
-sys.path.insert(0, {tests!r})
+sys.path[:0] = {tests!r}  # this module's folder and tests/ (conftest)
 from userfair import recbole_patches
 recbole_patches.apply()
 import torch
@@ -262,7 +262,9 @@ def test_recboles_own_metrics_are_the_same_without_the_plugin(trained, data_path
     metrics only) gives exactly the values of the run with the 12 fairness metrics."""
     config_dict = settings(data_path, tmp_path, metrics=RECBOLE_METRICS)
     code = WITHOUT_PLUGIN.format(
-        tests=str(REPO / "tests"), config=json.dumps(config_dict), checkpoint=trained["checkpoint"]
+        tests=[str(REPO / "tests" / "library"), str(REPO / "tests")],
+        config=json.dumps(config_dict),
+        checkpoint=trained["checkpoint"],
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "workflow"), str(REPO)])}
     proc = subprocess.run(

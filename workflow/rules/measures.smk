@@ -33,7 +33,7 @@ use rule similarity as genre_similarity with:
     input:
         train=rules.split.output.train,
         test=rules.split.output.test,
-        item=rules.genres.output[0],
+        item=rules.genres.output,  # a list, as the input function of similarity gives
     wildcard_constraints:
         kind="genre",
 

@@ -71,7 +71,7 @@ use rule replicate_similarity as replicate_genre_similarity with:
     input:
         train=rules.replicate_split.output.train,
         test=rules.replicate_split.output.test,
-        item=rules.replicate_genres.output[0],
+        item=rules.replicate_genres.output,  # a list, as the base rule's
     wildcard_constraints:
         dataset=one_of(REDRAWN),
         replicate=r"[1-9]\d*",

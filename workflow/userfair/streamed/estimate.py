@@ -37,7 +37,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 from userfair.engine import warmup
 from userfair.engine._backend import binary_csr
@@ -246,6 +245,9 @@ def estimates(
         n = values["rows"]
         found = totals({name: tuple(entry) for name, entry in values["moments"].items()}, m)
         seconds = {name: values[name] for name in _SECONDS}
+    # scipy.stats here, not at the top: a second to import, which every evaluate would pay
+    from scipy import stats as scipy_stats
+
     quantile = float(scipy_stats.t.ppf((1.0 + level) / 2.0, n - 1)) if n >= 2 else math.nan
     settings = {"k": k, "epsilon": float(epsilon), "envy_utility": envy_utility}
     sums, point = _measures_at(stats, found, 0.0, settings, seconds)
