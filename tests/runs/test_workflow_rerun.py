@@ -317,7 +317,7 @@ def test_drawing_code_change_reruns_only_figures(tiny_run, module, build, tmp_pa
 @pytest.mark.slow
 def test_computing_code_change_reruns_nothing(tiny_run, tmp_path):
     repo, _ = copy_run(tiny_run, tmp_path / "run")
-    computing_code = repo / "workflow" / "userfair" / "fairness.py"
+    computing_code = repo / "workflow" / "userfair" / "formulas" / "fairness.py"
     computing_code.write_text(computing_code.read_text() + "\n# edited by the rerun test\n")
     assert "Nothing to be done" in _run(repo, "-n").stdout
 

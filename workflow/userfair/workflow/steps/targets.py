@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 NOT_RECORDED = (
     "download.other_hosts", "download.max_mb",
     "training.threads", "training.checkpoint_every", "training.max_runtime",
-    "training.planned_epochs",
+    "training.planned_epochs", "training.eval_batch_size",
     "measures.block_size", "measures.device", "measures.threads", "measures.stream_above",
     "measures.scatter",
 )  # fmt: skip
