@@ -321,31 +321,38 @@ def test_every_library_name_a_doc_quotes_exists(doc):
     assert not missing, f"{doc.name} names what does not exist: {missing}"
 
 
-def _library_modules() -> set[str]:
+def _modules() -> dict[str, Path]:
+    """Every module of the package by its dotted name (a package by its own name), sorted."""
     root = REPO / "workflow" / "userfair"
-    names = set()
-    for path in root.rglob("*.py"):
-        parts = path.relative_to(root).with_suffix("").parts
-        if parts[0] == "workflow" or "__pycache__" in parts:
-            continue
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        names.add(".".join(parts) or "userfair")
-    return names
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = ("userfair", *path.relative_to(root).with_suffix("").parts)
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _architecture_rows(heading: str) -> set[str]:
+    """The names in the first column of docs/architecture.md's table under ``heading`` (a
+    package's row is its bold heading: **`streamed/`**)."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
+    named = set()
+    for line in section.splitlines():
+        if line.startswith("| ") and "---" not in line:
+            named |= set(re.findall(r"`([\w.]+)/?`", line.split("|")[1])) - {"__init__"}
+    return named
 
 
 def test_every_library_module_has_its_row_in_the_architecture():
     """docs/architecture.md#the-library is drawn from the code: every module of the library
     (outside userfair.workflow) is named in the first column of its table, and every name
     there is a module."""
-    text = (REPO / "docs" / "architecture.md").read_text()
-    section = text.split("## The library", 1)[1].split("\n## ", 1)[0]
-    named = set()
-    for line in section.splitlines():
-        if line.startswith("| ") and "---" not in line:
-            first = line.split("|")[1]  # a package's row is its bold heading: **`streamed/`**
-            named |= set(re.findall(r"`([\w.]+)/?`", first)) - {"__init__"}
-    modules = _library_modules()
+    named = _architecture_rows("## The library")
+    modules = {
+        m.removeprefix("userfair.")
+        for m in _modules()
+        if not (m + ".").startswith("userfair.workflow.")
+    }
     assert not modules - named, f"modules without a row: {sorted(modules - named)}"
     assert not named - modules, f"rows naming no module: {sorted(named - modules)}"
 
@@ -353,16 +360,11 @@ def test_every_library_module_has_its_row_in_the_architecture():
 def test_every_workflow_module_has_its_row_in_the_architecture():
     """docs/architecture.md#the-workflow-subpackage names every module of userfair.workflow
     (steps included) in the first column of its table, and nothing else."""
-    text = (REPO / "docs" / "architecture.md").read_text()
-    section = text.split("## The workflow subpackage", 1)[1].split("\n## ", 1)[0]
-    named = set()
-    for line in section.splitlines():
-        if line.startswith("| ") and "---" not in line:
-            named |= set(re.findall(r"`([\w.]+)`", line.split("|")[1])) - {"__init__"}
-    root = REPO / "workflow" / "userfair" / "workflow"
+    named = _architecture_rows("## The workflow subpackage")
     modules = {
-        ".".join(("workflow", *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
-        for p in root.rglob("*.py")
+        m.removeprefix("userfair.")
+        for m in _modules()
+        if (m + ".").startswith("userfair.workflow.")
     }
     assert not modules - named, f"modules without a row: {sorted(modules - named)}"
     assert not named - modules, f"rows naming no module: {sorted(named - modules)}"
@@ -374,16 +376,15 @@ MAP_START, MAP_END = "<!-- tests map: start -->", "<!-- tests map: end -->"
 
 
 def _package_modules() -> dict[str, Path]:
-    root = REPO / "workflow" / "userfair"
+    """:func:`_modules` but the packages whose ``__init__`` holds no code (a docstring and
+    imports at most): userfair.measures stays, userfair.streamed goes."""
     out = {}
-    for path in sorted(root.rglob("*.py")):
-        parts = ("userfair", *path.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":  # a package with code of its own (userfair.measures)
+    for name, path in _modules().items():
+        if path.name == "__init__.py":
             body = ast.parse(path.read_text()).body
             if not [n for n in body if not isinstance(n, (ast.Expr, ast.ImportFrom))]:
                 continue
-            parts = parts[:-1]
-        out[".".join(parts)] = path
+        out[name] = path
     return out
 
 
@@ -404,7 +405,7 @@ def _imported(path: Path, known) -> set[str]:
     return found
 
 
-def tests_map() -> list[tuple[str, str]]:
+def _tests_map() -> list[tuple[str, str]]:
     """(module, where its tests are) for every module of the package: the test files that
     import it, else those of the modules that import it ("via ..."), else the rule steps'
     runs."""
@@ -435,7 +436,8 @@ def test_the_tests_map_is_the_code():
     import it (or those of its importers): computed from the code, so a moved test or a new
     module shows here. USERFAIR_WRITE_MAP=1 rewrites the map."""
     lines = ["| module | tests |", "| --- | --- |"]
-    lines += [f"| `{module}` | {where} |" for module, where in tests_map()]
+    rows = _tests_map()
+    lines += [f"| `{module}` | {where} |" for module, where in rows]
     table = "\n".join(lines)
     readme = REPO / "tests" / "README.md"
     text = readme.read_text()
@@ -445,4 +447,4 @@ def test_the_tests_map_is_the_code():
     if os.environ.get("USERFAIR_WRITE_MAP") == "1":
         readme.write_text(expected)
     assert text == expected, "tests/README.md's map is stale; rerun with USERFAIR_WRITE_MAP=1"
-    assert not [m for m, where in tests_map() if where == "none"], "modules without a test"
+    assert not [m for m, where in rows if where == "none"], "modules without a test"
