@@ -19,7 +19,7 @@ import math
 import numba
 import numpy as np
 
-from userfair.streamed._streaming_kernels import _count_row, _genre_js_similarity
+from userfair.streamed._streaming_kernels import _count_row, _genre_partners
 
 #: Columns of :func:`pair_rows`'s per-thread (m, PAIR_ROWS) output, a user's entries side
 #: by side (one pair touches two cache lines, not 2 x PAIR_ROWS): for each PUF
@@ -162,15 +162,10 @@ def pair_rows(
                 for a in range(n):
                     counts[touched[a]] = 0
             else:
-                for v in range(u + 1, m):
-                    inter = float(counts[v])
-                    jacc = inter / (du + degrees[v] - inter) if inter > 0.0 else 0.0
-                    value = gamma * jacc + (1.0 - gamma) * _genre_js_similarity(dist, own, u, v)
-                    if value >= threshold:
-                        partners[similar] = v
-                        weights[similar] = value
-                        similar += 1
-                    counts[v] = 0
+                similar = _genre_partners(
+                    u, u + 1, m, du, degrees, counts, gamma, dist, own, threshold, partners,
+                    weights, similar,
+                )  # fmt: skip
             _uf_terms(
                 u, partners, weights, similar, lists, k, dense, cosines, c_ptr, c_items,
                 c_values, to_items, mine,

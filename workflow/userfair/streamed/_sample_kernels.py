@@ -16,7 +16,7 @@ import math
 import numba
 import numpy as np
 
-from userfair.streamed._streaming_kernels import _genre_js_similarity, envy_row, list_distance
+from userfair.streamed._streaming_kernels import _genre_partners, envy_row, list_distance
 
 #: Columns of :func:`sampled_pair_rows`'s per-row output.
 ROW_P_JACC, ROW_NDCG_JACC, ROW_UF, ROW_UF_PAIRS, ROW_P_COS, ROW_NDCG_COS = 0, 1, 2, 3, 4, 5
@@ -85,17 +85,10 @@ def sampled_pair_rows(
                 for a in range(n):
                     counts[touched[a]] = 0
             else:  # every pair: the genre similarity is dense
-                for v in range(m):
-                    if v == u:
-                        continue
-                    inter = float(counts[v])
-                    jacc = inter / (du + degrees[v] - inter) if inter > 0.0 else 0.0
-                    value = gamma * jacc + (1.0 - gamma) * _genre_js_similarity(dist, own, u, v)
-                    if value >= threshold:
-                        partners[similar] = v
-                        weights[similar] = value
-                        similar += 1
-                    counts[v] = 0
+                similar = _genre_partners(
+                    u, 0, m, du, degrees, counts, gamma, dist, own, threshold, partners,
+                    weights, similar,
+                )  # fmt: skip
             out[row, ROW_P_JACC] = p_jacc
             out[row, ROW_NDCG_JACC] = n_jacc
             out[row, ROW_P_COS] = p_cos

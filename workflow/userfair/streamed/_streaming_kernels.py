@@ -61,6 +61,29 @@ def _genre_js_similarity(dist, own, u, v):
 
 
 @numba.njit(cache=True, inline="always")
+def _genre_partners(
+    u, first, m, du, degrees, counts, gamma, dist, own, threshold, partners, weights, similar
+):  # fmt: skip
+    """UF's similar partners of row u when the genre similarity is mixed in (gamma < 1):
+    every v in first:m but u with sim_UF = gamma * jacc + (1 - gamma) * (1 - JS) >= threshold
+    (jacc from counts[v], 0 where u and v share nothing) appended to partners/weights from
+    index ``similar``; clears counts[v]; returns the new number of partners. Pass two and
+    the decomposition visit v > u (first = u + 1), the sampled rows every v != u (first = 0)."""
+    for v in range(first, m):
+        if v == u:
+            continue
+        inter = float(counts[v])
+        jacc = inter / (du + degrees[v] - inter) if inter > 0.0 else 0.0
+        value = gamma * jacc + (1.0 - gamma) * _genre_js_similarity(dist, own, u, v)
+        if value >= threshold:
+            partners[similar] = v
+            weights[similar] = value
+            similar += 1
+        counts[v] = 0
+    return similar
+
+
+@numba.njit(cache=True, inline="always")
 def _merge(n_a, mean_a, m2_a, n_b, mean_b, m2_b):
     """Count, mean and sum of squared deviations of two groups together (Chan et al.)."""
     if n_b == 0:
@@ -255,15 +278,10 @@ def pass_two_rows(
                 for a in range(n):
                     counts[touched[a]] = 0
             else:
-                for v in range(u + 1, m):
-                    inter = float(counts[v])
-                    jacc = inter / (du + degrees[v] - inter) if inter > 0.0 else 0.0
-                    value = gamma * jacc + (1.0 - gamma) * _genre_js_similarity(dist, own, u, v)
-                    if value >= threshold:
-                        partners[similar] = v
-                        weights[similar] = value
-                        similar += 1
-                    counts[v] = 0
+                similar = _genre_partners(
+                    u, u + 1, m, du, degrees, counts, gamma, dist, own, threshold, partners,
+                    weights, similar,
+                )  # fmt: skip
             out[row, TWO_UF] = list_distance(
                 u, partners, weights, similar, lists, k, dense, cosines, c_ptr, c_items,
                 c_values, to_items,
