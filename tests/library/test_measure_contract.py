@@ -2,13 +2,14 @@
 route its declaration names, and a test failure names the measure and the route.
 
 Each route is run once on tiny inputs with everything opt-in switched on (grades, the
-RCos / Vec / Genre similarities, groups, two plugin measures); its output's measure names
+RCos / Vec / Genre similarities, groups, three plugin measures); its output's measure names
 are compared with the declarations that claim it."""
 
 from __future__ import annotations
 
 import dataclasses
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -32,6 +33,18 @@ class _Pair(plugins.PairMeasure):
         return sim * np.abs(s_u - s_v)
 
 
+@numba.njit
+def _gap(s_u, s_v, sim):
+    return sim * abs(s_u - s_v)
+
+
+class _Compiled(plugins.PairMeasure):
+    """A compiled term: the sampled route serves it."""
+
+    name, effectiveness, similarity, better = "Contract-P-Cos", "P", "Cos", "lower"
+    term = _gap
+
+
 @pytest.fixture(scope="module")
 def outputs():
     """The measure names each route produced, with every opt-in on."""
@@ -42,7 +55,8 @@ def outputs():
     from userfair.opt_in import variant_uncertainty
     from userfair.workflow import experiments
 
-    plugins.load([f"{__name__}:_Mean", f"{__name__}:_Pair"], entry_points=False)
+    plugins.load([f"{__name__}:{c}" for c in ("_Mean", "_Pair", "_Compiled")],
+                 entry_points=False)  # fmt: skip
     base_inputs = tiny_inputs(m=14, n=18, k=3)
     grades = base_inputs.relevant.multiply(2.0).tocsr()
     inputs = dataclasses.replace(
@@ -75,6 +89,8 @@ def outputs():
     sim = np.random.default_rng(1).random((14, 14))
     sim = (sim + sim.T) / 2
     settings = experiments.Settings(3, 0.05, 64, "cpu", "precision")
+    sampled = evaluate(inputs, k=3, sample_users=0.5, seed=2)
+    out["sample"] = set(sampled["estimate"]["measures"])
     out["experiments"] = set(experiments.relevance_measures(inputs.topk, inputs, sim, sim,
                                                            settings))  # fmt: skip
     yield out

@@ -17,6 +17,7 @@ from userfair.bootstrap.uncertainty import bootstrap, resample_weights
 from userfair.engine import plugin_routes
 from userfair.engine.warmup import tiny_inputs
 from userfair.evaluate import evaluate
+from userfair.streamed import _plugin_kernels, streaming
 
 import reference
 
@@ -161,11 +162,11 @@ def test_hand_worked_pair_and_user_measures(registered):
     )  # fmt: skip
     # raw Jaccard: (a,b) 1/3, (a,c) 0, (b,c) 1/2 -> min-max: 2/3, 0, 1
     # PUF2 = mean of (4/9 * 0.5, 0 * 1, 1 * 0.5) = (2/9 + 1/2) / 3 = 13/54
-    values, _ = plugin_routes.evaluate_plugins(inputs, 2, ["PUF2-P-Jacc"])
+    values, _, _ = plugin_routes.evaluate_plugins(inputs, 2, ["PUF2-P-Jacc"])
     assert values["PUF2-P-Jacc"] == pytest.approx(13 / 54, rel=1e-14)
     # NDCG: a 0; b hit at rank 1 of ideal 2: 1 / (1 + 1/log2 3); c 1 -> MAD from the mean
     ndcg = np.array([0.0, 1 / (1 + 1 / math.log2(3)), 1.0])
-    values, _ = plugin_routes.evaluate_plugins(inputs, 2, ["MAD-NDCG"])
+    values, _, _ = plugin_routes.evaluate_plugins(inputs, 2, ["MAD-NDCG"])
     assert values["MAD-NDCG"] == pytest.approx(np.abs(ndcg - ndcg.mean()).mean(), rel=1e-14)
 
 
@@ -624,3 +625,76 @@ def test_the_example_packages_compiled_term_agrees_with_its_terms(monkeypatch):
     finally:
         plugins.clear()
         sys.modules.pop("userfair_example_measures", None)
+
+
+def test_pass_ones_ranges_serve_the_compiled_route(monkeypatch):
+    """Given pass one's stats, the compiled route takes the similarity range from them (no
+    range pass of its own: the kernel is made to fail) and its values are bit for bit those
+    of its own range pass."""
+    specs = [f"{__name__}:{c}" for c in ("CompiledJacc", "CompiledCos", "CompiledShift")]
+    try:
+        plugins.load(specs, entry_points=False)
+        for seed in (0, 2):
+            inputs = tiny_inputs(m=25, n=30, k=4, seed=seed)
+            inputs = _sparse(inputs) if seed == 2 else inputs
+            scores = evaluate(inputs, k=4, route="dense")
+            eff = plugin_routes.scores_of(inputs, 4, ["P", "NDCG"])
+            own = {
+                name: plugin_routes.compiled_mean(name, inputs, eff[name.split("-")[1]], {})
+                for name in ("C2-P-Jacc", "C2-NDCG-Cos", "CShift-P-Jacc")
+            }
+            stats = streaming.stats_of(inputs)
+            with monkeypatch.context() as patched:
+                patched.setattr(_plugin_kernels, "range_rows", _no_range_pass)
+                for name, value in own.items():
+                    s = eff[name.split("-")[1]]
+                    assert plugin_routes.compiled_mean(name, inputs, s, {}, stats) == value
+                    assert value == pytest.approx(scores[name], rel=1e-12, abs=1e-15)
+    finally:
+        plugins.clear()
+
+
+def _no_range_pass(*args):
+    raise AssertionError("the range pass ran although pass one's stats were given")
+
+
+def test_a_compiled_pair_plugin_is_estimated_from_the_sample(caplog):
+    """The sampled estimate (docs/method.md#estimate) covers a pair plugin with a compiled
+    term: over every sample of 3 of 9 users the estimate's mean is the exact value
+    (unbiased) and the mean of SE^2 its variance; the whole sample gives the exact value
+    with SE 0; through evaluate its entry joins the estimate record, and a pair plugin
+    without a compiled term is computed exact, which is said once."""
+    from itertools import combinations
+
+    specs = [f"{__name__}:{c}" for c in ("CompiledJacc", "CompiledShift", "Squared")]
+    try:
+        plugins.load(specs, entry_points=False)
+        inputs = _sparse(tiny_inputs(m=9, n=12, k=3, seed=5), density=0.2)
+        eff = plugin_routes.scores_of(inputs, 3, ["P"])["P"]
+        for name in ("C2-P-Jacc", "CShift-P-Jacc"):
+            exact = plugin_routes.compiled_mean(name, inputs, eff, {})
+            found = [
+                plugin_routes.compiled_estimate(name, inputs, eff, {}, np.array(rows), 0.95)
+                for rows in combinations(range(9), 3)
+            ]
+            values = np.array([entry["value"] for entry in found])
+            assert len(found) == 84 and values.std() > 0
+            assert values.mean() == pytest.approx(exact, rel=1e-12)
+            ses = np.array([entry["se"] for entry in found])
+            assert (ses**2).mean() == pytest.approx(values.var(), rel=1e-9)
+            for entry in found:
+                assert entry["low"] <= entry["value"] <= entry["high"]
+            whole = plugin_routes.compiled_estimate(name, inputs, eff, {}, np.arange(9), 0.95)
+            assert whole["value"] == pytest.approx(exact, rel=1e-12) and whole["se"] == 0.0
+        with caplog.at_level("WARNING"):
+            result = evaluate(inputs, k=3, sample_users=0.5, seed=3)
+            evaluate(inputs, k=3, sample_users=0.5, seed=3)
+        record = result["estimate"]["measures"]
+        assert {"C2-P-Jacc", "CShift-P-Jacc", "PUF-P-Jacc"} <= set(record)
+        assert "PUF2-P-Jacc" in result and "PUF2-P-Jacc" not in record
+        for name in ("C2-P-Jacc", "CShift-P-Jacc"):
+            assert record[name]["value"] == result[name]
+        said = [r.message for r in caplog.records if "no sampled route" in r.getMessage()]
+        assert len(said) == 1, said
+    finally:
+        plugins.clear()

@@ -110,20 +110,25 @@ def evaluate(
     route = route if similarities else route_.choose_route(len(inputs.users), gamma, route)
     device = "cpu" if resolve(device) is None else device  # import torch once, untimed
     extra = {"names": tuple(extra_similarities), "vectors": user_vectors}
+    if envy_utility not in fairness.ENVY_UTILITIES:
+        raise ValueError(
+            f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
+        )
     if route == "stream":
         log.info("streamed route for %d users", len(inputs.users))
+        stats = streaming.stats_of(inputs, gamma, block_size, device)
         if sample_users is None:
             result = streaming.stream_evaluate(
                 inputs, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,
-                block_size=block_size, device=device,
+                block_size=block_size, device=device, stats=stats,
             )  # fmt: skip
         else:
             result = estimate.stream_estimate(
                 inputs, sample_users, seed, k=k, epsilon=epsilon, gamma=gamma,
-                envy_utility=envy_utility, block_size=block_size,
+                envy_utility=envy_utility, block_size=block_size, stats=stats,
             )  # fmt: skip
         result = _with_variants(result, inputs, k, "stream", block_size, **extra)
-        result = with_plugins(result, inputs, k, "stream", block_size, user_vectors)
+        result = with_plugins(result, inputs, k, "stream", block_size, user_vectors, stats=stats)
         return add_groups(result, inputs, k, groups)
     if route not in route_.ROUTES:
         raise ValueError(f"route must be one of {route_.ROUTES}, got {route!r}")
@@ -131,10 +136,6 @@ def evaluate(
         raise ValueError(
             f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
             "(--item-features on the command line)"
-        )
-    if envy_utility not in fairness.ENVY_UTILITIES:
-        raise ValueError(
-            f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
         )
     warmup.once(  # kernels loaded before any clock starts
         ("evaluate", device, gamma < 1.0, envy_utility),
@@ -199,15 +200,27 @@ def evaluate(
     return add_groups(result, inputs, k, groups, per_user)
 
 
-def with_plugins(result, inputs, k, route, block_size, vectors=None, per_user=None) -> dict:
+def with_plugins(
+    result, inputs, k, route, block_size, vectors=None, per_user=None, stats=None
+) -> dict:  # fmt: skip
     """``result`` with the plugin measures loaded in this process (``userfair.plugins``)
-    after the built-ins, each with its seconds (none loaded: ``result`` as it is)."""
+    after the built-ins, each with its seconds (none loaded: ``result`` as it is). On the
+    streamed route, ``stats``: pass one's (the similarity ranges); with a sampled
+    ``estimate`` in ``result``, the pair plugins with a compiled term are estimated from
+    the same sample, their SE and interval added to its record."""
     if not plugin_names():
         return result
-    values, seconds = plugin_routes.evaluate_plugins(
-        inputs, k, per_user=per_user, route=route, block_size=block_size, vectors=vectors
-    )
-    return {**result, **values, "seconds": {**result["seconds"], **seconds}}
+    sample = result.get("estimate") if route == "stream" else None
+    values, seconds, estimated = plugin_routes.evaluate_plugins(
+        inputs, k, per_user=per_user, route=route, block_size=block_size, vectors=vectors,
+        stats=stats, sample=sample,
+    )  # fmt: skip
+    out = {**result, **values, "seconds": {**result["seconds"], **seconds}}
+    if estimated:
+        out["estimate"] = {
+            **sample, "measures": {**sample["measures"], **estimated}
+        }  # fmt: skip
+    return out
 
 
 def _with_variants(result, inputs, k, route, block_size, names, vectors) -> dict:

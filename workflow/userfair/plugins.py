@@ -44,6 +44,7 @@ from numba.extending import is_jitted
 from userfair import measures
 from userfair.measures.base import Measure
 from userfair.similarity import registry
+from userfair.streamed._plugin_kernels import KINDS as COMPILED_KINDS
 from userfair.streamed._plugin_kernels import apply_term
 
 log = logging.getLogger(__name__)
@@ -315,6 +316,8 @@ def _register_measure(cls, source: str) -> Measure:
     elif type(plugin).compute is UserMeasure.compute:
         raise PluginError(f"plugin {source}: define compute(self, scores, weights)")
     routes = {"dense", "stream", "bootstrap", "recbole"} | ({"decompose"} if pair else set())
+    if pair and compiled_term(plugin) is not None and label in COMPILED_KINDS:
+        routes.add("sample")  # its row sums in the compiled loops (plugin_routes)
     if score in ("HR", "MRR", "P", "MAP", "R", "NDCG"):
         routes.add("experiments")  # Figs. 2-4 draw binary relevance lists
     group = "Eff (plugins)" if better == "higher" else "Fair (plugins)"

@@ -223,7 +223,7 @@ def measures(
     builtin = [n for n in wanted if n not in OPT_IN and n not in plugged]
     scores = default_measures(inputs, k, builtin, options, route, cache_key, groups)
     if plugged:  # the plugin measures (docs/plugins.md) on the same route
-        values, _ = plugin_routes.evaluate_plugins(
+        values, _, _ = plugin_routes.evaluate_plugins(
             inputs, k, plugged, route=route, block_size=int(options["userfair_block_size"])
         )
         scores.update(values)

@@ -30,11 +30,13 @@ import scipy.sparse as sp
 
 from userfair import plugins
 from userfair.formulas import effectiveness, graded
-from userfair.measures import get
+from userfair.measures import get, unserved
 from userfair.opt_in import variants
 from userfair.similarity import registry
 from userfair.similarity.pairwise import BLOCK_SIZE
 from userfair.streamed import _plugin_kernels, stream_rows
+from userfair.streamed import estimate as sampled
+from userfair.streamed.pair_records import check_stats
 
 log = logging.getLogger(__name__)
 
@@ -168,12 +170,12 @@ def _pass(name, inputs, vectors, block_size, cache, route):
     return pair_pass
 
 
-def compiled_mean(name: str, inputs, s: np.ndarray, cache: dict) -> float | None:
-    """The mean over the unordered pairs of a pair plugin with a compiled term, inside the
-    streamed route's row loops (``userfair.streamed._plugin_kernels``): the raw Cos or Jacc
-    from the shared items, its range in one pass, the terms in a second; only the pairs
-    sharing an item when the term vanishes at 0 and some pair shares none. None when the
-    plugin has no compiled term or reads another similarity (said once)."""
+def _compiled(name: str, inputs, cache: dict, stats=None):
+    """(term, kind, rows, threads, lo, hi, sparse) of a pair plugin with a compiled term
+    on the streamed row loops, or None (no compiled term, or a similarity the kernels do not
+    compute: said once). The raw similarity's range is pass one's (``stats``, a complete
+    ``userfair.streamed.pair_records.PairStats`` of these users) when given, else one
+    compiled pass of its own, once per similarity."""
     decl = get(name)
     term = plugins.compiled_term(plugins.instance(name))
     if term is None:
@@ -191,37 +193,103 @@ def compiled_mean(name: str, inputs, s: np.ndarray, cache: dict) -> float | None
         cache["rows"] = stream_rows.prepare_rows(inputs.train_of_evaluated(), 1.0, None)
         cache["threads"] = stream_rows.numba_threads()
     rows, threads = cache["rows"], cache["threads"]
-    m = rows.m
-    if m < 2:
-        return math.nan
     key = ("compiled range", kind)
-    if key not in cache:
+    if key in cache:
+        pass
+    elif stats is not None:  # pass one's: the same raw values, no pass of its own
+        check_stats(stats, inputs)
+        cache[key] = stats.cos_range if decl.similarity == "Cos" else stats.jacc_range
+    else:
         low, high, shared = _plugin_kernels.range_rows(*rows.pair_arguments(), kind, threads)
-        pairs = m * (m - 1) / 2
+        pairs = rows.m * (rows.m - 1) / 2
         low = 0.0 if shared < pairs else low
         high = 0.0 if shared == 0 else high
         cache[key] = (low, high)
     lo, hi = cache[key]
     sparse = plugins.zero_at_zero(name) and lo == 0.0
+    return term, kind, rows, threads, lo, hi, sparse
+
+
+def compiled_mean(name: str, inputs, s: np.ndarray, cache: dict, stats=None) -> float | None:
+    """The mean over the unordered pairs of a pair plugin with a compiled term, inside the
+    streamed route's row loops (``userfair.streamed._plugin_kernels``): the raw Cos or Jacc
+    from the shared items, its range from pass one's ``stats`` (else a pass of its own),
+    the terms in one pass; only the pairs sharing an item when the term vanishes at 0 and
+    some pair shares none. None when the plugin has no compiled term or reads another
+    similarity (said once)."""
+    found = _compiled(name, inputs, cache, stats)
+    if found is None:
+        return None
+    term, kind, rows, threads, lo, hi, sparse = found
+    m = rows.m
+    if m < 2:
+        return math.nan
     scores = np.ascontiguousarray(s, dtype=np.float64)
     total = plugins.call(
-        decl.source, "term", _plugin_kernels.term_rows, *rows.pair_arguments(), kind, scores,
-        lo, hi - lo, sparse, term, threads,
+        get(name).source, "term", _plugin_kernels.term_rows, *rows.pair_arguments(), kind,
+        scores, lo, hi - lo, sparse, term, threads,
     )  # fmt: skip
     return float(total) / (m * (m - 1) / 2)
 
 
+def compiled_estimate(
+    name: str, inputs, s: np.ndarray, cache: dict, sample: np.ndarray, level: float,
+    stats=None,
+) -> dict | None:  # fmt: skip
+    """A pair plugin with a compiled term estimated as the built-in pair measures are
+    (``userfair.streamed.estimate``, docs/method.md#estimate): each sampled row's sum over
+    every other user, T^ = m mean / 2 over the unordered pairs with its finite-population
+    SE, the value T^ / pairs, and the ``level`` t interval, clipped to the declared bounds
+    (the range of the similarity stays exact). ``{"value", "se", "low", "high"}``, or None
+    where :func:`compiled_mean` has no route."""
+    found = _compiled(name, inputs, cache, stats)
+    if found is None:
+        return None
+    term, kind, rows, threads, lo, hi, sparse = found
+    decl, m = get(name), rows.m
+    if m < 2:
+        return {"value": math.nan, "se": math.nan, "low": math.nan, "high": math.nan}
+    sample = np.ascontiguousarray(sample, dtype=np.int64)
+    values = plugins.call(
+        decl.source, "term", _plugin_kernels.sampled_term_rows, *rows.pair_arguments(), kind,
+        np.ascontiguousarray(s, dtype=np.float64), lo, hi - lo, sparse, term, sample, threads,
+    )  # fmt: skip
+    total, se = sampled.total_estimate(values, m)
+    pairs = m * (m - 1) / 2
+    value, spread = plugins.value_of(decl, total / 2 / pairs), se / 2 / pairs
+    # scipy.stats here, not at the top: a second to import, which every evaluate would pay
+    from scipy import stats as scipy_stats
+
+    n = len(sample)
+    quantile = float(scipy_stats.t.ppf((1.0 + level) / 2.0, n - 1)) if n >= 2 else math.nan
+    bottom, top = decl.bounds
+    return {
+        "value": value,
+        "se": spread,
+        "low": max(value - quantile * spread, bottom),
+        "high": min(value + quantile * spread, top),
+    }
+
+
 def evaluate_plugins(
     inputs, k: int, names: Sequence[str] | None = None, per_user=None, route: str = "dense",
-    block_size: int = BLOCK_SIZE, vectors=None,
-) -> tuple[dict[str, float], dict[str, float]]:  # fmt: skip
-    """The plugin measures ``names`` (default: every loaded one) of ``inputs`` at k, and
-    each one's seconds (its similarity's range included for the first pair measure that
-    reads it)."""
+    block_size: int = BLOCK_SIZE, vectors=None, stats=None, sample: dict | None = None,
+) -> tuple[dict[str, float], dict[str, float], dict[str, dict]]:  # fmt: skip
+    """The plugin measures ``names`` (default: every loaded one) of ``inputs`` at k, each
+    one's seconds (its similarity's range included for the first pair measure that reads
+    it, unless pass one's ``stats`` give it) and the estimated ones' entries.
+
+    ``sample`` (streamed route: the result's ``estimate`` record, its ``share``, ``seed``
+    and ``level``): each pair plugin with a compiled term is estimated from the same sample
+    of users as the built-in pair measures (:func:`compiled_estimate`), its value, SE and
+    interval in the third dict; any other is computed exact, which is said once."""
     names = [p.name for p in plugins.loaded()] if names is None else list(names)
     needed = {get(name).effectiveness for name in names}
     scores = scores_of(inputs, k, sorted(needed), per_user)
-    values, seconds, cache = {}, {}, {}
+    values, seconds, estimated, cache = {}, {}, {}, {}
+    rows = None
+    if sample is not None:
+        rows = sampled.sample_rows(len(inputs.users), sample["share"], sample["seed"])
     for name in names:
         start = time.perf_counter()
         decl = get(name)
@@ -230,14 +298,20 @@ def evaluate_plugins(
             values[name] = math.nan
         elif decl.kind == "statistic":
             values[name] = statistic_value(name, s)
+        elif rows is not None and "sample" in decl.routes:
+            entry = compiled_estimate(name, inputs, s, cache, rows, sample["level"], stats)
+            values[name], estimated[name] = entry["value"], entry
         else:
-            mean = compiled_mean(name, inputs, s, cache) if route == "stream" else None
+            if rows is not None:
+                unserved("sample", [name], "computed exact (the sampled route needs a "
+                         "compiled term of Cos or Jacc)")  # fmt: skip
+            mean = compiled_mean(name, inputs, s, cache, stats) if route == "stream" else None
             if mean is None:
                 mean = _pass(name, inputs, vectors, block_size, cache, route).mean(s)
             values[name] = plugins.value_of(decl, mean)
         seconds[name] = time.perf_counter() - start
         log.info("%s = %.6g (%.3f s)", name, values[name], seconds[name])
-    return values, seconds
+    return values, seconds, estimated
 
 
 def bootstrap_plugins(

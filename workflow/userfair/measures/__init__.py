@@ -194,6 +194,7 @@ ROUTE_WORDS = {
     "decompose": "per-user decomposition",
     "recbole": "RecBole metric",
     "experiments": "experiment (Figs. 2-4)",
+    "sample": "sampled",
 }
 
 

@@ -29,8 +29,11 @@ KINDS = ("mean", "statistic", "pair", "envy", "uf", "group")
 #: ``bootstrap``: every measure recomputed on resampled users (``userfair.bootstrap.uncertainty``);
 #: ``decompose``: the per-user shares (``userfair.decomposition.decompose``, the who tables);
 #: ``recbole``: a RecBole metric (``userfair.recbole``);
-#: ``experiments``: the relevance, similarity and extreme-case experiments (Figs. 2-4).
-ROUTES = ("dense", "stream", "bootstrap", "decompose", "recbole", "experiments")
+#: ``experiments``: the relevance, similarity and extreme-case experiments (Figs. 2-4);
+#: ``sample``: estimated from a uniform sample of users against all users, with a standard
+#: error and an interval (``userfair.streamed.estimate``); on such a run every other measure
+#: is exact.
+ROUTES = ("dense", "stream", "bootstrap", "decompose", "recbole", "experiments", "sample")
 
 #: Where a built-in comes from (a plugin's source is its ``module:Class``).
 BUILTIN = "userfair"

@@ -25,7 +25,8 @@ def puf_name(score: str, label: str) -> str:
 def _puf(score: str, label: str):
     default = (score, label) in DEFAULT
     # the experiments of Figs. 2-4 read the Jaccard (Fig. 2) or sampled similarities
-    routes = set(ROUTES) - (set() if label == "Jacc" else {"experiments"})
+    # the cosine PUF is exact by the items, cheaper than any sample (no sampled route)
+    routes = set(ROUTES) - (set() if label == "Jacc" else {"experiments", "sample"})
     return declare(puf_name(score, label), "pair", "lower", "puf",
                    "Fair (PUF)" if default else "Fair (PUF variants)", effectiveness=score,
                    similarity=label, default=default,

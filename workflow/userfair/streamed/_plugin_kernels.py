@@ -17,6 +17,7 @@ import math
 import numba
 import numpy as np
 
+from userfair.streamed._sample_kernels import _count_all
 from userfair.streamed._streaming_kernels import _count_row
 
 #: The similarities the kernels compute from the shared items (the registry's labels).
@@ -86,6 +87,46 @@ def term_rows(
                     counts[v] = 0
         totals[t] = total
     return totals.sum()
+
+
+@numba.njit(parallel=True)
+def sampled_term_rows(
+    row_ptr, row_items, col_ptr, col_users, degrees, kind, scores, lo, span, sparse, term,
+    rows, threads,
+):  # fmt: skip
+    """Per row u of ``rows`` (one value each): the sum over **every** v != u of
+    term(S_u, S_v, sim), sim normalised as in :func:`term_rows` (only the v sharing an item
+    with u when ``sparse``): the row values of the sampled estimate
+    (``userfair.streamed.estimate``), whose total over all rows is twice the pairs' sum."""
+    m = degrees.shape[0]
+    size = rows.shape[0]
+    out = np.zeros(size)
+    for t in numba.prange(threads):
+        counts = np.zeros(m, np.int32)
+        touched = np.empty(m, np.int32)
+        for row in range(t, size, threads):
+            u = rows[row]
+            n = _count_all(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
+            su = scores[u]
+            total = 0.0
+            if sparse:
+                for a in range(n):
+                    v = touched[a]
+                    raw = _raw(kind, float(counts[v]), degrees[u], degrees[v])
+                    sim = (raw - lo) / span if span > 0.0 else 0.0
+                    total += term(su, scores[v], sim)
+                    counts[v] = 0
+            else:
+                for v in range(m):
+                    if v == u:
+                        continue
+                    inter = float(counts[v])
+                    raw = _raw(kind, inter, degrees[u], degrees[v]) if inter > 0.0 else 0.0
+                    sim = (raw - lo) / span if span > 0.0 else 0.0
+                    total += term(su, scores[v], sim)
+                    counts[v] = 0
+            out[row] = total
+    return out
 
 
 @numba.njit

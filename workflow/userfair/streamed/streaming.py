@@ -431,6 +431,24 @@ def pair_measures(stats: PairStats, sums: PairSums) -> dict:
     return out
 
 
+def stats_of(
+    inputs: Inputs, gamma: float = 1.0, block_size: int = BLOCK_SIZE, device: str = "cpu"
+) -> PairStats:
+    """:func:`pass_one` over every evaluated user of ``inputs`` (gamma < 1 needs
+    ``inputs.genres``): what :func:`stream_evaluate`, the sampled estimate and the plugins'
+    compiled route (the similarity ranges) read."""
+    if gamma < 1.0 and inputs.genres is None:
+        raise ValueError(
+            f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
+            "(--item-features on the command line)"
+        )
+    log.info("streamed pass one over %d users ...", len(inputs.users))
+    return pass_one(
+        inputs.train_of_evaluated(), gamma=gamma, genres=inputs.genres, users=inputs.users,
+        block_size=block_size, device=device,
+    )  # fmt: skip
+
+
 def stream_evaluate(
     inputs: Inputs,
     k: int = 10,
@@ -448,21 +466,8 @@ def stream_evaluate(
         raise ValueError(
             f"unknown envy utility {envy_utility!r}; expected one of {fairness.ENVY_UTILITIES}"
         )
-    if gamma < 1.0 and inputs.genres is None:
-        raise ValueError(
-            f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
-            "(--item-features on the command line)"
-        )
     if stats is None:
-        log.info("streamed pass one over %d users ...", len(inputs.users))
-        stats = pass_one(
-            inputs.train_of_evaluated(),
-            gamma=gamma,
-            genres=inputs.genres,
-            users=inputs.users,
-            block_size=block_size,
-            device=device,
-        )
+        stats = stats_of(inputs, gamma, block_size, device)
     elif stats.gamma != gamma:
         raise ValueError(f"pair stats were computed with gamma={stats.gamma}, not {gamma}")
     log.info("pass one: %.3f s; streamed pass two ...", stats.seconds)

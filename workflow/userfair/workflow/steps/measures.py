@@ -243,7 +243,9 @@ def measures(
             )  # fmt: skip
             result = {**result, **values, "seconds": {**result["seconds"], **seconds}}
         # the plugin measures (docs/plugins.md) in row blocks, never m x m
-        result = evaluate.with_plugins(result, inputs, k, "stream", block_size, user_vectors)
+        result = evaluate.with_plugins(
+            result, inputs, k, "stream", block_size, user_vectors, stats=stats
+        )
     else:
         similarities = load_dataset(cos, jacc, genre or (), inputs.users)
         result = evaluate.evaluate(
