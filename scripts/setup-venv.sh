@@ -24,4 +24,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     pip install --no-deps --no-build-isolation -e .
     echo "$want" > "$stamp"
 fi
+# The numba kernels compiled into their on-disk cache once, not by every fresh process
+# (docs/performance.md#precompiled-kernels); a no-op while the sources are unchanged.
+"$VENV/bin/python" -m userfair.engine.precompile
 echo "[setup] $VENV ready: $("$VENV/bin/python" -c 'import torch, recbole, snakemake; print("torch", torch.__version__, "recbole", recbole.__version__, "snakemake", snakemake.__version__)')"

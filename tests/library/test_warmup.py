@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from userfair import evaluate
-from userfair.engine import warmup
+from userfair.engine import precompile, warmup
 
 WORKFLOW = Path(__file__).resolve().parents[2] / "workflow"
 
 FRESH = """
 import json, sys, time
 from userfair import evaluate
-from userfair.engine import warmup
+from userfair.engine import precompile, warmup
 from userfair.similarity import pairwise
 inputs = warmup.tiny_inputs(m=30, n=40, k=5, seed=1)
 start = time.perf_counter()
@@ -61,3 +61,19 @@ def test_once_runs_a_warm_up_once_per_key():
 def test_tiny_inputs_serve_every_measure():
     result = evaluate.evaluate(warmup.tiny_inputs(), k=3, gamma=0.5, route="dense")
     assert all(result[key] == result[key] for key in ("UF", "PUF-P-Cos", "ME", "MME"))  # no NaN
+
+
+def test_precompile_reaches_every_cached_kernel():
+    """scripts/setup-venv.sh compiles the kernels into numba's cache
+    (userfair.engine.precompile): its steps reach every public cached kernel, so a fresh
+    checkout's first processes (the test workers, the first jobs) load rather than compile.
+    The stamp makes a second run a no-op until a source changes."""
+    found = precompile.cached_kernels()
+    assert len(found) >= 20, sorted(found)
+    assert "userfair.streamed._streaming_kernels.pass_one_rows" in found
+    assert not any(name.rsplit(".", 1)[1].startswith("_") for name in found)
+    stamp = Path(precompile.userfair.__path__[0], "__pycache__", precompile.STAMP_NAME)
+    seconds = precompile.precompile(force=True)
+    assert set(seconds) == set(precompile._steps()) and precompile.uncompiled() == []
+    assert stamp.read_text().strip() == precompile.digest()
+    assert precompile.precompile() == {}  # the stamp: nothing changed

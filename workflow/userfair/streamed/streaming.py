@@ -155,15 +155,18 @@ def pass_one(
 # --- pass two ----------------------------------------------------------------------------
 
 
-def item_cosines_for(inputs: Inputs, local_items: np.ndarray, threads: int):
+def item_cosines_for(
+    inputs: Inputs, local_items: np.ndarray, threads: int,
+    dense_items: int = fairness.UF_DENSE_ITEMS,
+):  # fmt: skip
     """The cosines of the recommended items' train columns, as the kernel's arguments:
-    dense (r, r) when r^2 fits ``fairness.UF_DENSE_ITEMS`` or when at least
-    :data:`DENSE_COSINES_SHARE` of them are nonzero (counted first), else CSR rows."""
+    dense (r, r) when r^2 fits ``dense_items`` (``fairness.UF_DENSE_ITEMS``) or when at
+    least :data:`DENSE_COSINES_SHARE` of them are nonzero (counted first), else CSR rows."""
 
     r = len(local_items)
     unit = fairness.unit_item_columns(inputs.train, local_items)  # (users, r) CSC
     rows = unit.tocsr()
-    if r * r > fairness.UF_DENSE_ITEMS:
+    if r * r > dense_items:
         nonzeros = kern.item_cosine_counts(
             unit.indptr, unit.indices, rows.indptr, rows.indices, r, threads
         )
