@@ -54,6 +54,31 @@ def range_rows(row_ptr, row_items, col_ptr, col_users, degrees, kind, threads):
     return lows.min(), highs.max(), counts_out.sum()
 
 
+@numba.njit(inline="always")
+def _row_total(u, first, n, counts, touched, degrees, kind, scores, lo, span, sparse, term):
+    """Row u's sum of term(S_u, S_v, sim) over the n users v in touched (those sharing an
+    item with u, when ``sparse``) or over every v in first:m but u; clears counts[v]."""
+    su = scores[u]
+    total = 0.0
+    if sparse:
+        for a in range(n):
+            v = touched[a]
+            raw = _raw(kind, float(counts[v]), degrees[u], degrees[v])
+            sim = (raw - lo) / span if span > 0.0 else 0.0
+            total += term(su, scores[v], sim)
+            counts[v] = 0
+    else:
+        for v in range(first, degrees.shape[0]):
+            if v == u:
+                continue
+            inter = float(counts[v])
+            raw = _raw(kind, inter, degrees[u], degrees[v]) if inter > 0.0 else 0.0
+            sim = (raw - lo) / span if span > 0.0 else 0.0
+            total += term(su, scores[v], sim)
+            counts[v] = 0
+    return total
+
+
 @numba.njit(parallel=True)
 def term_rows(
     row_ptr, row_items, col_ptr, col_users, degrees, kind, scores, lo, span, sparse, term,
@@ -70,21 +95,9 @@ def term_rows(
         total = 0.0
         for u in range(t, m, threads):
             n = _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
-            su = scores[u]
-            if sparse:
-                for a in range(n):
-                    v = touched[a]
-                    raw = _raw(kind, float(counts[v]), degrees[u], degrees[v])
-                    sim = (raw - lo) / span if span > 0.0 else 0.0
-                    total += term(su, scores[v], sim)
-                    counts[v] = 0
-            else:
-                for v in range(u + 1, m):
-                    inter = float(counts[v])
-                    raw = _raw(kind, inter, degrees[u], degrees[v]) if inter > 0.0 else 0.0
-                    sim = (raw - lo) / span if span > 0.0 else 0.0
-                    total += term(su, scores[v], sim)
-                    counts[v] = 0
+            total += _row_total(
+                u, u + 1, n, counts, touched, degrees, kind, scores, lo, span, sparse, term
+            )
         totals[t] = total
     return totals.sum()
 
@@ -107,25 +120,9 @@ def sampled_term_rows(
         for row in range(t, size, threads):
             u = rows[row]
             n = _count_all(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
-            su = scores[u]
-            total = 0.0
-            if sparse:
-                for a in range(n):
-                    v = touched[a]
-                    raw = _raw(kind, float(counts[v]), degrees[u], degrees[v])
-                    sim = (raw - lo) / span if span > 0.0 else 0.0
-                    total += term(su, scores[v], sim)
-                    counts[v] = 0
-            else:
-                for v in range(m):
-                    if v == u:
-                        continue
-                    inter = float(counts[v])
-                    raw = _raw(kind, inter, degrees[u], degrees[v]) if inter > 0.0 else 0.0
-                    sim = (raw - lo) / span if span > 0.0 else 0.0
-                    total += term(su, scores[v], sim)
-                    counts[v] = 0
-            out[row] = total
+            out[row] = _row_total(
+                u, 0, n, counts, touched, degrees, kind, scores, lo, span, sparse, term
+            )
     return out
 
 
