@@ -257,3 +257,42 @@ def envy_rows(relevant, lists, own, denominator, epsilon, lo, hi):
     return np.array(
         [[gain.sum().item(), worst.sum().item(), float((worst > epsilon).sum().item())]]
     )
+
+
+def weighted_spread(unit, scores: np.ndarray, device) -> np.ndarray:
+    """(q,) A_S = sum over the pairs u < v of (unit_u . unit_v) |S_u - S_v| for each row S of
+    ``scores`` (q, m), ``unit`` the (m, n) unit rows (CSR or dense; its zeros join no
+    pair): ``userfair.streamed.puf_items.weighted_spread`` on ``device``. The same
+    column-by-column gap sums, sum_p (x_{p+1} - x_p) W_{<=p} W_{>p}, in float64: each column's
+    entries ordered by score with one sort of the keys (column, rank of the user's score),
+    the W's of every column from one running sum over all entries (less its value at the
+    column's start), the columns' sums added in column order on the host. Memory on the
+    device: about 48 bytes per stored entry, plus the scores."""
+    unit = sp.csr_matrix(unit, dtype=np.float64, copy=True)
+    unit.sum_duplicates()
+    n = unit.shape[1]
+    indptr = _tensor(unit.indptr, device, torch.int64)
+    columns = _tensor(unit.indices, device, torch.int64)
+    weights = _tensor(unit.data, device, F64)
+    m = len(indptr) - 1
+    owner = torch.repeat_interleave(torch.arange(m, device=device), torch.diff(indptr))
+    counts = torch.bincount(columns, minlength=n)
+    col_end = torch.cumsum(counts, 0)  # one past each column's last entry
+    col_start = col_end - counts
+    out = np.zeros(len(scores))
+    for j, x in enumerate(np.atleast_2d(np.asarray(scores, dtype=np.float64))):
+        x = _tensor(x, device, F64)
+        rank = torch.empty(m, dtype=torch.int64, device=device)
+        rank[torch.argsort(x, stable=True)] = torch.arange(m, device=device)
+        order = torch.argsort(columns * m + rank[owner])  # keys are distinct: no ties
+        col, xs, ws = columns[order], x[owner[order]], weights[order]
+        running = torch.cumsum(ws, 0)
+        start = col_start[col]
+        before = torch.where(start > 0, running[(start - 1).clamp(min=0)], 0.0)
+        below = running - before  # W_{<=p} inside the column
+        above = running[col_end[col] - 1] - running  # W_{>p}
+        same = col[1:] == col[:-1]
+        terms = torch.where(same, (xs[1:] - xs[:-1]) * below[:-1] * above[:-1], 0.0)
+        sums = torch.zeros(n, dtype=F64, device=device).index_add_(0, col[:-1], terms)
+        out[j] = float(sum(sums.cpu().numpy().tolist()))
+    return out
