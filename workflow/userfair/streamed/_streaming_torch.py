@@ -267,7 +267,7 @@ def weighted_spread(unit, scores: np.ndarray, device) -> np.ndarray:
     entries ordered by score with one sort of the keys (column, rank of the user's score),
     the W's of every column from one running sum over all entries (less its value at the
     column's start), the columns' sums added in column order on the host. Memory on the
-    device: about 48 bytes per stored entry, plus the scores."""
+    device: up to about 150 bytes per stored entry (int64 keys and float64 temporaries)."""
     unit = sp.csr_matrix(unit, dtype=np.float64, copy=True)
     unit.sum_duplicates()
     n = unit.shape[1]
