@@ -9,7 +9,8 @@ then every streamed pair pass twice, on the CPU (``device="cpu"``: the numba ker
 cores) and on ``--device`` (torch: ``cuda``, or ``torch-cpu`` to try the script without a
 GPU): pass one (``streaming.pass_one``), pass two (``streaming.pass_two``: PUF-Jacc's and
 UF's pair loop, UF's item cosines, envy) and the cosine PUF by the items
-(``puf_items.weighted_spread`` of the P and NDCG scores). Each route is warmed up first on
+(``puf_items.weighted_spread`` of the P and NDCG scores) and the per-user decomposition
+(``decompose_stream.stream_parts``: ``userfair users`` streamed). Each route is warmed up first on
 a tiny input (numba's compilation or cache load, CUDA's start: printed, not timed as the
 passes'). The table gives the seconds of each step on both, the speed-up, and the largest
 relative difference of the step's results (counts must be equal; sums to 1e-9). Sizes
@@ -33,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from streaming import DENSITIES, K, synthetic  # noqa: E402
+from userfair.decomposition import decompose_stream  # noqa: E402
 from userfair.engine._backend import binary_csr, resolve  # noqa: E402
 from userfair.formulas import effectiveness  # noqa: E402
 from userfair.similarity.registry import CosineBlocks  # noqa: E402
@@ -55,8 +57,11 @@ def difference(a, b) -> float:
             else:
                 worst = max(worst, abs(x - y) / max(abs(y), 1e-300))
         return worst
-    a, b = np.asarray(a), np.asarray(b)
-    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)))
+    if isinstance(a, dict):
+        return max(difference(a[name], b[name]) for name in b)
+    a, b = np.asarray(a), np.asarray(b)  # relative to the entry, or to 1e-12 of the largest
+    floor = max(1e-12 * float(np.max(np.abs(b), initial=0.0)), 1e-300)
+    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), floor), initial=0.0))
 
 
 def steps(inputs, device: str) -> dict:
@@ -72,12 +77,16 @@ def steps(inputs, device: str) -> dict:
     clock = time.perf_counter()
     spread = puf_items.weighted_spread(unit, scores, resolve(device))
     spread_s = time.perf_counter() - clock
+    clock = time.perf_counter()
+    shares = decompose_stream.stream_parts(inputs, stats, k=K, device=device)
+    shares_s = time.perf_counter() - clock
     return {
         "pass one": (one_s, stats),
         "pass two: pairs (PUF-Jacc, UF)": (sums.seconds_pairs, sums),
         "pass two: UF's item cosines": (sums.seconds_uf_setup, None),
         "pass two: envy (ME, MME, PEU)": (sums.seconds_envy, None),
         "cosine PUF by the items": (spread_s, spread),
+        "per-user decomposition (userfair users)": (shares_s, shares),
     }
 
 

@@ -1,16 +1,19 @@
 """The streamed measures' torch path (userfair.streamed._streaming_torch, device torch-cpu: the code
 that runs on a GPU) gives the numba path's PairStats and PairSums and the dense route's
-measures, and the cosine PUF by the items (userfair.streamed.puf_items) the numba kernels'
-sums."""
+measures, the cosine PUF by the items (userfair.streamed.puf_items) the numba kernels'
+sums, and the per-user decomposition's accumulators (userfair.decomposition.decompose_stream)
+the numba kernels' ones."""
 
 import collections
 import dataclasses
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from userfair.decomposition import decompose_stream
 from userfair.evaluate import evaluate
 from userfair.files.inputs import load_inputs
 from userfair.formulas import fairness
@@ -216,3 +219,33 @@ def test_finish_runs_the_cosine_puf_on_its_device(inputs, monkeypatch):
     on_torch = streaming.finish(data, stats, sums, device="torch-cpu")
     assert devices[-1] == torch.device("cpu")
     assert_same(on_torch, streaming.finish(data, stats, sums))
+
+
+@pytest.mark.parametrize("share_all", [False, True])
+@pytest.mark.parametrize("gamma", [1.0, 0.4])
+@pytest.mark.parametrize("utility", ["precision", "ideal"])
+@pytest.mark.parametrize("cut", [(0, None), (37, 181)])
+def test_decomposition_parts_on_torch_equal_numba(inputs, share_all, gamma, utility, cut):
+    """Every per-user accumulator of the streamed decomposition (PUF's shares to the worse-
+    and better-served user, UF's terms, the cosine sums, envies and the max envy's shares)
+    equals the numba kernels' to 1e-9 relative, over the whole and over a row range."""
+    data = inputs[share_all]
+    options = {"gamma": gamma, "genres": data.genres, "users": data.users}
+    stats = streaming.pass_one(data.train_of_evaluated(), **options)
+    a, b = cut
+    run = lambda **kw: decompose_stream.stream_parts(  # noqa: E731
+        data, stats, a, b, k=K, envy_utility=utility, **kw
+    )
+    on_torch, on_numba = run(block_size=BLOCK, device="torch-cpu"), run()
+    assert list(on_torch) == list(on_numba) == list(decompose_stream.PARTS)
+    for name in decompose_stream.PARTS:
+        np.testing.assert_allclose(on_torch[name], on_numba[name], rtol=1e-9, atol=1e-12,
+                                   err_msg=name)  # fmt: skip
+    assert on_numba["UF-terms"].any() and on_numba["max-envied"].any()
+
+
+def test_streamed_decomposition_on_torch_equals_numba(inputs):
+    data = inputs[False]
+    frames = [decompose_stream.stream_decompose(data, k=K, gamma=0.4, device=device)
+              for device in ("torch-cpu", "cpu")]  # fmt: skip
+    pd.testing.assert_frame_equal(*frames, rtol=1e-9, atol=1e-12)
