@@ -63,6 +63,18 @@ def test_pair_work_grows_as_the_square_and_per_user_work_linearly():
     assert "on 100 nodes x 2 thread(s)" in text
     assert "EXTRAPOLATED from 4 timed SLURM parts" in text
     assert "pair work x 100 ((M/m)^2" in text and "memory x 10 (M/m)" in text
+    assert text.endswith(
+        "OVER the rules' requests: a part's 10.0 GiB exceed the jobs' 7.8 GiB (raise it: "
+        "finer parts need as much)"
+    )  # 10,200 MB against the rules' 8,000 MB; the parts' 3 min fit their 120
+
+
+def test_parts_longer_than_the_rules_runtime_are_said_so():
+    measured = scatter_plan.Measured.from_cluster(cluster_result())
+    p = scatter_plan.plan(measured, 10_000_000, nodes=100)
+    assert p.pass_two_part_s / 60 > scatter_plan.RULE_RUNTIME_MIN
+    assert "min exceed the jobs' 120-minute runtime" in scatter_plan.over(p)
+    assert scatter_plan.over(scatter_plan.plan(measured, 100_000, nodes=4)) == ""
 
 
 def test_a_sampled_range_of_streaming_py_counts_as_its_share_of_the_work():

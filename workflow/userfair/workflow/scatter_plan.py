@@ -194,9 +194,32 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:,.1f} h"
 
 
+#: What the rules ``pairs_part`` and ``measure_sums`` ask for (workflow/rules/measures.smk).
+RULE_RUNTIME_MIN, RULE_MEM_MB = 120, 8000
+
+
+def over(p: Plan, runtime_min: float = RULE_RUNTIME_MIN, mem_mb: float = RULE_MEM_MB) -> str:
+    """What of ``p``'s parts exceeds a job's ``runtime_min`` and ``mem_mb`` (the rules'
+    requests), as a sentence; '' if nothing does."""
+    longest = max(p.pass_one_part_s, p.pass_two_part_s) / 60
+    said = []
+    if longest > runtime_min:
+        said.append(
+            f"a part's {longest:,.0f} min exceed the jobs' {runtime_min:,.0f}-minute runtime "
+            "(scatter finer or raise it)"
+        )
+    if p.job_mb > mem_mb:
+        said.append(
+            f"a part's {p.job_mb / 1024:,.1f} GiB exceed the jobs' {mem_mb / 1024:,.1f} GiB "
+            "(raise it: finer parts need as much)"
+        )
+    return ("OVER the rules' requests: " + "; ".join(said)) if said else ""
+
+
 def line(p: Plan) -> str:
-    """``p`` as one line of text, its extrapolation said beside the numbers."""
-    return (
+    """``p`` as one line of text, its extrapolation said beside the numbers, then what
+    exceeds the rules' requests (:func:`over`)."""
+    text = (
         f"{p.users:,} users ({p.train / 1e6:,.1f} M train interactions, "
         f"{p.item_visits:.2g} item visits) on {p.nodes} nodes x {p.threads} thread(s): "
         f"pass one {p.nodes} jobs of {_duration(p.pass_one_part_s)}, pass two {p.nodes} jobs "
@@ -207,6 +230,7 @@ def line(p: Plan) -> str:
         f"20,000-item catalogue), per-user work and memory x {p.user_scale:,.0f} (M/m), "
         f"nodes as fast per thread as the measuring machine"
     )
+    return f"{text}. {over(p)}" if over(p) else text
 
 
 def main(argv: list[str] | None = None) -> int:
