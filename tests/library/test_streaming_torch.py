@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from userfair.cli import main
 from userfair.decomposition import decompose_stream
 from userfair.evaluate import evaluate
 from userfair.files.inputs import load_inputs
@@ -21,6 +22,7 @@ from userfair.similarity.registry import CosineBlocks
 from userfair.streamed import pair_records, puf_items, stream_rows, streaming
 
 from measures_data import random_split
+from test_decompose import inputs_args, split_files  # noqa: F401
 from test_streaming import K, assert_same, close, split_inputs
 
 torch = pytest.importorskip("torch")
@@ -248,4 +250,16 @@ def test_streamed_decomposition_on_torch_equals_numba(inputs):
     data = inputs[False]
     frames = [decompose_stream.stream_decompose(data, k=K, gamma=0.4, device=device)
               for device in ("torch-cpu", "cpu")]  # fmt: skip
+    pd.testing.assert_frame_equal(*frames, rtol=1e-9, atol=1e-12)
+
+
+def test_users_command_takes_its_device_on_the_streamed_route(split_files):  # noqa: F811
+    """`userfair users --route stream --device torch-cpu` (the option was once accepted and
+    ignored) writes the frame the numba kernels write."""
+    frames = []
+    for device in ("torch-cpu", "cpu"):
+        out = split_files / f"{device}.parquet"
+        args = [*inputs_args(split_files), "--route", "stream", "--device", device]
+        assert main(["users", *args, "--out", str(out)]) == 0
+        frames.append(pd.read_parquet(out))
     pd.testing.assert_frame_equal(*frames, rtol=1e-9, atol=1e-12)
