@@ -22,7 +22,9 @@ in one process), then both passes again on the first of ``--parts`` balanced row
 (``userfair.streamed.stream_rows.ranges``): the job of a scatter over ``--parts`` jobs. ``sample``
 (sizes from
 ``--sample-from`` on): only that one range, and the one-process time estimated from its
-share of the work. ``dense``: ``evaluate(route="dense")``, where its m x m matrices fit
+share of the work (``python -m userfair.workflow.scatter_plan out.json`` turns the largest
+sampled row of ``--json`` into plan lines on N nodes). ``dense``: ``evaluate(route="dense")``,
+where its m x m matrices fit
 (``--dense-max``), as the naive comparison. ``--device`` (default ``cpu``: the numba
 kernels) is where the streamed passes run: ``cuda`` for a GPU, ``torch-cpu`` for the same
 torch code on the CPU; the dense comparison always runs on ``cpu``.

@@ -1,19 +1,28 @@
 """The streamed measures' torch path (userfair.streamed._streaming_torch, device torch-cpu: the code
 that runs on a GPU) gives the numba path's PairStats and PairSums and the dense route's
-measures."""
+measures, the cosine PUF by the items (userfair.streamed.puf_items) the numba kernels'
+sums, and the per-user decomposition's accumulators (userfair.decomposition.decompose_stream)
+the numba kernels' ones."""
 
 import collections
 import dataclasses
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
+import scipy.sparse as sp
 
+from userfair.cli import main
+from userfair.decomposition import decompose_stream
 from userfair.evaluate import evaluate
 from userfair.files.inputs import load_inputs
 from userfair.formulas import fairness
-from userfair.streamed import pair_records, stream_rows, streaming
+from userfair.similarity.registry import CosineBlocks
+from userfair.streamed import pair_records, puf_items, stream_rows, streaming
 
 from measures_data import random_split
+from test_decompose import inputs_args, split_files  # noqa: F401
 from test_streaming import K, assert_same, close, split_inputs
 
 torch = pytest.importorskip("torch")
@@ -165,3 +174,92 @@ def test_blocks_shrink_to_the_free_memory(inputs, monkeypatch):
     assert _streaming_torch.block_rows(3, train.row_bytes(), torch.device("cpu")) == 3
     small = streaming.pass_one(rows, users=data.users, device="torch-cpu")  # 5 rows a block
     assert_equal_records(small, streaming.pass_one(rows, users=data.users))
+
+
+def random_rows(seed: int, m: int, n: int, graded: bool) -> sp.csr_matrix:
+    """(m, n) rows of a random sparse matrix: binary or graded, with empty rows and
+    columns (no user or item is special-cased)."""
+    rng = np.random.default_rng(seed)
+    rows = sp.random(m, n, density=0.08, random_state=seed, format="lil")
+    rows[rng.choice(m, 5, replace=False)] = 0  # users without items
+    rows = sp.csr_matrix(rows)
+    rows.data[:] = rng.integers(1, 6, rows.nnz) if graded else 1.0
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("graded", [False, True])
+def test_cosine_puf_by_items_on_torch_equals_numba(seed, graded):
+    """A_S of the cosine PUF by the items: the torch route's column sums equal the compiled
+    kernels' to 1e-9 relative, on scores with ties, for CSR and dense unit rows; so do the
+    PUF values."""
+    m, n = 400, 60
+    block = CosineBlocks(random_rows(seed, m, n, graded))
+    rng = np.random.default_rng(100 + seed)
+    scores = rng.random((3, m))
+    scores[0, : m // 2] = np.round(scores[0, : m // 2], 1)  # many ties
+    scores[2] = np.round(scores[2] * 10) / 10  # precision-like: few distinct values
+    numba_sums = puf_items.weighted_spread(block.unit, scores)
+    cpu = torch.device("cpu")
+    for unit in (block.unit, block.unit.toarray()):
+        torch_sums = puf_items.weighted_spread(unit, scores, cpu)
+        np.testing.assert_allclose(torch_sums, numba_sums, rtol=1e-9, atol=0)
+    found, extremes = puf_items.cosine_puf(block, scores, device=cpu)
+    expected, _ = puf_items.cosine_puf(block, scores)
+    np.testing.assert_allclose(found, expected, rtol=1e-9, atol=0)
+    assert extremes.lo == 0.0  # the empty rows certify it
+
+
+def test_finish_runs_the_cosine_puf_on_its_device(inputs, monkeypatch):
+    data = inputs[False]
+    devices = []
+    real = puf_items.weighted_spread
+    spy = lambda unit, scores, device=None: devices.append(device) or real(unit, scores, device)  # noqa: E731
+    monkeypatch.setattr(puf_items, "weighted_spread", spy)
+    stats = streaming.pass_one(data.train_of_evaluated(), users=data.users)
+    sums = streaming.pass_two(data, stats, k=K)
+    on_torch = streaming.finish(data, stats, sums, device="torch-cpu")
+    assert devices[-1] == torch.device("cpu")
+    assert_same(on_torch, streaming.finish(data, stats, sums))
+
+
+@pytest.mark.parametrize("share_all", [False, True])
+@pytest.mark.parametrize("gamma", [1.0, 0.4])
+@pytest.mark.parametrize("utility", ["precision", "ideal"])
+@pytest.mark.parametrize("cut", [(0, None), (37, 181)])
+def test_decomposition_parts_on_torch_equal_numba(inputs, share_all, gamma, utility, cut):
+    """Every per-user accumulator of the streamed decomposition (PUF's shares to the worse-
+    and better-served user, UF's terms, the cosine sums, envies and the max envy's shares)
+    equals the numba kernels' to 1e-9 relative, over the whole and over a row range."""
+    data = inputs[share_all]
+    options = {"gamma": gamma, "genres": data.genres, "users": data.users}
+    stats = streaming.pass_one(data.train_of_evaluated(), **options)
+    a, b = cut
+    run = lambda **kw: decompose_stream.stream_parts(  # noqa: E731
+        data, stats, a, b, k=K, envy_utility=utility, **kw
+    )
+    on_torch, on_numba = run(block_size=BLOCK, device="torch-cpu"), run()
+    assert list(on_torch) == list(on_numba) == list(decompose_stream.PARTS)
+    for name in decompose_stream.PARTS:
+        np.testing.assert_allclose(on_torch[name], on_numba[name], rtol=1e-9, atol=1e-12,
+                                   err_msg=name)  # fmt: skip
+    assert on_numba["UF-terms"].any() and on_numba["max-envied"].any()
+
+
+def test_streamed_decomposition_on_torch_equals_numba(inputs):
+    data = inputs[False]
+    frames = [decompose_stream.stream_decompose(data, k=K, gamma=0.4, device=device)
+              for device in ("torch-cpu", "cpu")]  # fmt: skip
+    pd.testing.assert_frame_equal(*frames, rtol=1e-9, atol=1e-12)
+
+
+def test_users_command_takes_its_device_on_the_streamed_route(split_files):  # noqa: F811
+    """`userfair users --route stream --device torch-cpu` (the option was once accepted and
+    ignored) writes the frame the numba kernels write."""
+    frames = []
+    for device in ("torch-cpu", "cpu"):
+        out = split_files / f"{device}.parquet"
+        args = [*inputs_args(split_files), "--route", "stream", "--device", device]
+        assert main(["users", *args, "--out", str(out)]) == 0
+        frames.append(pd.read_parquet(out))
+    pd.testing.assert_frame_equal(*frames, rtol=1e-9, atol=1e-12)

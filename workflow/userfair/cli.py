@@ -53,12 +53,12 @@ def _users(args) -> int:
 
             stats = streaming.pass_one(
                 inputs.train_of_evaluated(), gamma=args.gamma, genres=inputs.genres,
-                users=inputs.users, block_size=args.block_size,
+                users=inputs.users, block_size=args.block_size, device=args.device,
             )  # fmt: skip
         frame = decompose.decompose(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma, similarities=sims,
             block_size=args.block_size, envy_utility=args.envy_utility, route=route,
-            stats=stats,
+            stats=stats, device=args.device,
         )  # fmt: skip
         if inputs.grades is not None or extra:  # the opt-in columns after the 18's
             columns = variant_columns(inputs, args.k, extra, vectors, route, args.block_size)

@@ -148,8 +148,9 @@ def users_parser(commands, evaluate_parser) -> None:
         description="One row per evaluated user: P, NDCG, the user's share of each fairness "
         "measure (each column sums to the measure of `userfair evaluate`), the signed parts "
         "and the user attributes (docs/method.md#who). --route as for evaluate: dense holds "
-        "the m x m similarities, stream fills the same columns in row passes (numba, CPU; "
-        "--device is accepted and not used).",
+        "the m x m similarities, stream fills the same columns in row passes (on --device: "
+        "the numba kernels on the CPU, or torch on cuda or torch-cpu; the dense route runs "
+        "on the CPU).",
     )
     users.add_argument(
         "--out", default=None,

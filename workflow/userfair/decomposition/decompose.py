@@ -233,6 +233,7 @@ def decompose(
     features: pd.DataFrame | None = None,
     route: str = "auto",
     stats=None,
+    device: str = "cpu",
 ) -> pd.DataFrame:
     """One row per evaluated user (canonical order) with :data:`COLUMNS`: ``user_id``,
     ``P`` and ``NDCG`` at k, the user's share of each measure in :data:`SHARES` (each
@@ -248,14 +249,16 @@ def decompose(
     nothing m x m: :func:`stream_decompose`, which may take the pass-one ``stats``) or
     ``auto``: dense when ``similarities`` are given, else
     ``userfair.engine.route.choose_route`` (``purpose="decompose"``). Both
-    routes give the same shares (to <= 1e-9, tested).
+    routes give the same shares (to <= 1e-9, tested). ``device``: where the streamed
+    route's passes run (``userfair.streamed.streaming.pass_one``'s; the dense route ignores
+    it).
     """
     check_options(gamma, envy_utility)
     route = "dense" if similarities and route == "auto" else route
     if route_.choose_route(len(inputs.users), gamma, route, purpose="decompose") == "stream":
         frame = stream_decompose(
             inputs, k, epsilon, gamma, block_size=block_size, envy_utility=envy_utility,
-            stats=stats,
+            stats=stats, device=device,
         )  # fmt: skip
         frame = with_plugin_shares(frame, inputs, k, "stream", block_size)
         return join_features(frame, features) if features is not None else frame

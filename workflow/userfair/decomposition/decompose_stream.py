@@ -21,7 +21,7 @@ from userfair.decomposition.decompose_columns import (
     check_options,
     score_columns,
 )
-from userfair.engine._backend import binary_csr, blocks
+from userfair.engine._backend import binary_csr, blocks, resolve, to_torch
 from userfair.files.inputs import Inputs
 from userfair.formulas import effectiveness, fairness
 from userfair.similarity import pairwise
@@ -46,13 +46,16 @@ def stream_parts(
     k: int = 10,
     envy_utility: str = "precision",
     block_size: int = pairwise.BLOCK_SIZE,
+    device: str = "cpu",
 ) -> dict[str, np.ndarray]:
     """The per-user accumulators :data:`PARTS` of the rows ``start:stop`` (pairs u < v with
     u in the rows, envy's ordered pairs (u, v) with u in the rows), given the complete
     pass-one ``stats`` (``userfair.streamed.streaming.pass_one``) of the same users. Nothing m x m:
     the compiled kernels of ``userfair.decomposition._decompose_kernels`` visit the pairs of
     ``userfair.streamed.streaming.pass_two`` and add each pair's term to both users' entries.
-    Accumulators of row ranges that tile 0:m add up to those of 0:m (a scatter)."""
+    Accumulators of row ranges that tile 0:m add up to those of 0:m (a scatter). ``device``
+    as ``userfair.streamed.streaming.pass_one``'s: ``cuda`` or ``torch-cpu`` run the blocks
+    on torch (``userfair.streamed._streaming_torch``), the same sums in another order."""
 
     pair_records.check_stats(stats, inputs)
     m = len(inputs.users)
@@ -69,6 +72,27 @@ def stream_parts(
     precision = np.ascontiguousarray(scores["P"])
     ndcg = np.ascontiguousarray(scores["NDCG"])
     local = np.ascontiguousarray(local)
+    denominator = fairness.envy_denominators(relevant, k, envy_utility)
+    relevant_rec = relevant[:, items].tocsr()
+    relevant_rec.sort_indices()
+    own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
+    target = resolve(device)
+    if target is not None:
+        from userfair.streamed import _streaming_torch as on_device
+
+        train = on_device.Train(data, stats.gamma, target)
+        lists = on_device.Lists(local, len(items), *cosines, target)
+        rows = on_device.block_rows(block_size, train.row_bytes() + lists.row_bytes(), target)
+        hits = on_device.Rows(relevant_rec.indptr, relevant_rec.indices, len(items), target)
+        tensors = [to_torch(x, target) for x in (precision, ndcg, own, denominator)]
+        pairs, envy = np.zeros((m, kern.PAIR_ROWS)), np.zeros((m, kern.ENVY_ROWS))
+        for a, b in blocks(stop - start, rows):
+            pairs += on_device.decompose_pair_rows(
+                train, lists, *tensors[:2], float(cos_lo), float(jacc_lo), float(threshold),
+                start + a, start + b,
+            )  # fmt: skip
+            envy += on_device.decompose_envy_rows(hits, lists, *tensors[2:], start + a, start + b)
+        return dict(zip(PARTS, np.ascontiguousarray(np.concatenate([pairs, envy], axis=1).T)))
     pairs = np.zeros((m, kern.PAIR_ROWS))
     for a, b in blocks(stop - start, block_size):
         pairs += kern.pair_rows(
@@ -77,10 +101,6 @@ def stream_parts(
             local, k, *cosines, len(items), threads,
         ).sum(axis=0)  # fmt: skip
         log.debug("decomposition, pairs: rows %d:%d of %d", start + a, start + b, m)
-    denominator = fairness.envy_denominators(relevant, k, envy_utility)
-    relevant_rec = relevant[:, items].tocsr()
-    relevant_rec.sort_indices()
-    own = effectiveness.hits(local, relevant_rec, k).sum(axis=1) / denominator
     holders = fairness.lists_matrix(local, len(items)).T.tocsr()  # item -> users with it listed
     as64 = lambda a: a.astype(np.int64)  # noqa: E731
     envy = np.zeros((m, kern.ENVY_ROWS))
@@ -159,10 +179,12 @@ def stream_decompose(
     block_size: int = pairwise.BLOCK_SIZE,
     envy_utility: str = "precision",
     stats=None,
+    device: str = "cpu",
 ) -> pd.DataFrame:
     """:func:`decompose` on the streamed route: ``userfair.streamed.streaming.pass_one`` (unless
-    ``stats`` is given), :func:`stream_parts` over all rows, :func:`finish_parts`. Memory:
-    O(m) per thread (no m x m array); time: about the streamed measures' pass two."""
+    ``stats`` is given), :func:`stream_parts` over all rows, :func:`finish_parts`, both
+    passes on ``device``. Memory: O(m) per thread (no m x m array); time: about the streamed
+    measures' pass two."""
 
     check_options(gamma, envy_utility)
     if gamma < 1.0 and inputs.genres is None:
@@ -173,9 +195,11 @@ def stream_decompose(
     if stats is None:
         stats = streaming.pass_one(
             inputs.train_of_evaluated(), gamma=gamma, genres=inputs.genres,
-            users=inputs.users, block_size=block_size,
+            users=inputs.users, block_size=block_size, device=device,
         )  # fmt: skip
     elif stats.gamma != gamma:
         raise ValueError(f"pair stats were computed with gamma={stats.gamma}, not {gamma}")
-    parts = stream_parts(inputs, stats, k=k, envy_utility=envy_utility, block_size=block_size)
+    parts = stream_parts(
+        inputs, stats, k=k, envy_utility=envy_utility, block_size=block_size, device=device
+    )
     return finish_parts(inputs, stats, parts, k, epsilon)

@@ -25,6 +25,7 @@ import psutil
 import scipy.sparse as sp
 import torch
 
+from userfair.decomposition import _decompose_kernels as parts
 from userfair.streamed import _streaming_kernels as kern
 
 #: Bytes a block holds per (u, v) entry at most: the intersections, cosine, Jaccard, their
@@ -257,3 +258,98 @@ def envy_rows(relevant, lists, own, denominator, epsilon, lo, hi):
     return np.array(
         [[gain.sum().item(), worst.sum().item(), float((worst > epsilon).sum().item())]]
     )
+
+
+def decompose_pair_rows(train, lists, precision, ndcg, cos_lo, jacc_lo, threshold, lo, hi):
+    """(m, ``parts.PAIR_ROWS``): the per-user columns of ``parts.pair_rows`` over the pairs
+    u < v, u in lo:hi: each PUF term (s - lo) |S_u - S_v| to the worse-served user's
+    ``*_DIS`` and the better-served one's ``*_ADV`` column, the shifted cosine to both, UF's
+    terms of the similar pairs to both (``precision``, ``ndcg``: (m,) float64 tensors)."""
+    upper, sharing, cosine, jaccard = train.block(lo, hi)
+    out = torch.zeros((parts.PAIR_ROWS, train.m), dtype=F64, device=train.device)
+    u, v = sharing.nonzero(as_tuple=True)
+    shifted = {"cos": cosine[u, v] - cos_lo, "jacc": jaccard[u, v] - jacc_lo}
+    del cosine
+    u, v = u + lo, v + lo
+    columns = (
+        (parts.P_COS_DIS, parts.P_COS_ADV, "cos", precision),
+        (parts.P_JACC_DIS, parts.P_JACC_ADV, "jacc", precision),
+        (parts.N_COS_DIS, parts.N_COS_ADV, "cos", ndcg),
+        (parts.N_JACC_DIS, parts.N_JACC_ADV, "jacc", ndcg),
+    )
+    for dis, adv, kind, score in columns:
+        gap = score[u] - score[v]  # < 0: u is the worse served (a tie adds 0)
+        term = shifted[kind] * gap.abs()
+        out[dis].index_add_(0, torch.where(gap < 0, u, v), term)
+        out[adv].index_add_(0, torch.where(gap < 0, v, u), term)
+    out[parts.COS_SUM].index_add_(0, u, shifted["cos"]).index_add_(0, v, shifted["cos"])
+    del u, v, shifted
+    values = train.uf_similarity(lo, hi, sharing, jaccard)
+    similar = (sharing if train.gamma == 1.0 else upper) & (values >= threshold)
+    u, v = similar.nonzero(as_tuple=True)
+    if len(u):
+        k = lists.local.shape[1]
+        terms = values[u, v] * (k * k - lists.cosine_sums(lo, u, v + lo))
+        out[parts.UF_TERMS].index_add_(0, u + lo, terms).index_add_(0, v + lo, terms)
+    return out.T.cpu().numpy()
+
+
+def decompose_envy_rows(relevant, lists, own, denominator, lo, hi):
+    """(m, ``parts.ENVY_ROWS``): the per-user columns of ``parts.envy_rows`` over u in
+    lo:hi: u's envies, what each v is envied, u's max envy, and that max shared equally by
+    the v attaining it (nobody when it is 0); arguments as :func:`envy_rows`'s."""
+    hits = relevant.dense(lo, hi).T.contiguous()
+    counts = torch.nn.functional.embedding_bag(lists.local, hits, mode="sum")
+    gain = counts.to(F64) / denominator[None, lo:hi] - own[None, lo:hi]  # (m, b): v, u
+    del counts
+    rows = torch.arange(hi - lo, device=gain.device)
+    gain[rows + lo, rows] = 0.0
+    gain.clamp_(min=0.0)
+    worst = gain.max(dim=0).values
+    attains = (gain == worst[None, :]) & (worst[None, :] > 0.0)
+    share = torch.where(worst > 0.0, worst / attains.sum(dim=0).clamp(min=1), 0.0)
+    out = torch.zeros((parts.ENVY_ROWS, gain.shape[0]), dtype=F64, device=gain.device)
+    out[parts.ENVIES, lo:hi] = gain.sum(dim=0)
+    out[parts.ENVIED] = gain.sum(dim=1)
+    out[parts.MAX_ENVY, lo:hi] = worst
+    out[parts.MAX_ENVIED] = (attains * share[None, :]).sum(dim=1)
+    return out.T.cpu().numpy()
+
+
+def weighted_spread(unit, scores: np.ndarray, device) -> np.ndarray:
+    """(q,) A_S = sum over the pairs u < v of (unit_u . unit_v) |S_u - S_v| for each row S of
+    ``scores`` (q, m), ``unit`` the (m, n) unit rows (CSR or dense; its zeros join no
+    pair): ``userfair.streamed.puf_items.weighted_spread`` on ``device``. The same
+    column-by-column gap sums, sum_p (x_{p+1} - x_p) W_{<=p} W_{>p}, in float64: each column's
+    entries ordered by score with one sort of the keys (column, rank of the user's score),
+    the W's of every column from one running sum over all entries (less its value at the
+    column's start), the columns' sums added in column order on the host. Memory on the
+    device: up to about 150 bytes per stored entry (int64 keys and float64 temporaries)."""
+    unit = sp.csr_matrix(unit, dtype=np.float64, copy=True)
+    unit.sum_duplicates()
+    n = unit.shape[1]
+    indptr = _tensor(unit.indptr, device, torch.int64)
+    columns = _tensor(unit.indices, device, torch.int64)
+    weights = _tensor(unit.data, device, F64)
+    m = len(indptr) - 1
+    owner = torch.repeat_interleave(torch.arange(m, device=device), torch.diff(indptr))
+    counts = torch.bincount(columns, minlength=n)
+    col_end = torch.cumsum(counts, 0)  # one past each column's last entry
+    col_start = col_end - counts
+    out = np.zeros(len(scores))
+    for j, x in enumerate(np.atleast_2d(np.asarray(scores, dtype=np.float64))):
+        x = _tensor(x, device, F64)
+        rank = torch.empty(m, dtype=torch.int64, device=device)
+        rank[torch.argsort(x, stable=True)] = torch.arange(m, device=device)
+        order = torch.argsort(columns * m + rank[owner])  # keys are distinct: no ties
+        col, xs, ws = columns[order], x[owner[order]], weights[order]
+        running = torch.cumsum(ws, 0)
+        start = col_start[col]
+        before = torch.where(start > 0, running[(start - 1).clamp(min=0)], 0.0)
+        below = running - before  # W_{<=p} inside the column
+        above = running[col_end[col] - 1] - running  # W_{>p}
+        same = col[1:] == col[:-1]
+        terms = torch.where(same, (xs[1:] - xs[:-1]) * below[:-1] * above[:-1], 0.0)
+        sums = torch.zeros(n, dtype=F64, device=device).index_add_(0, col[:-1], terms)
+        out[j] = float(sum(sums.cpu().numpy().tolist()))
+    return out

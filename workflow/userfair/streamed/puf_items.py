@@ -117,10 +117,15 @@ def _dense_column_sums(unit, order, x_sorted, threads):
     return out
 
 
-def weighted_spread(unit, scores: np.ndarray) -> np.ndarray:
+def weighted_spread(unit, scores: np.ndarray, device=None) -> np.ndarray:
     """(q,) A_S = sum over the pairs u < v of (unit_u . unit_v) |S_u - S_v| for each row S of
-    ``scores`` (q, m); ``unit``: the (m, n) unit rows, CSR or a dense array."""
+    ``scores`` (q, m); ``unit``: the (m, n) unit rows, CSR or a dense array. ``device``: None
+    (the compiled kernels) or a ``torch.device`` (``_streaming_torch.weighted_spread``)."""
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    if device is not None:
+        from userfair.streamed import _streaming_torch
+
+        return _streaming_torch.weighted_spread(unit, scores, device)
     _kernels.use_job_cores()
     threads = numba.get_num_threads()
     out = np.zeros(scores.shape[0])
@@ -477,16 +482,16 @@ def puf_from_sums(sums, spreads, lo: float, hi: float, m: int) -> np.ndarray:
     return (sums - lo * spreads) / (hi - lo) / (m * (m - 1) // 2)
 
 
-def cosine_puf(block, scores: np.ndarray, lo_hi: tuple[float, float] | None = None):
+def cosine_puf(block, scores: np.ndarray, lo_hi: tuple[float, float] | None = None, device=None):
     """((q,) PUF of each row of ``scores`` (q, m), :class:`Extremes`) with the cosine of a
     ``userfair.similarity.registry.CosineBlocks``, by the columns: no pair is visited for the sums.
     ``lo_hi``: the raw extremes when already known (e.g. a pass over the pairs made them),
-    else :func:`extremes` finds them."""
+    else :func:`extremes` finds them (on the CPU). ``device``: as :func:`weighted_spread`'s."""
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     m = scores.shape[1]
     if m < 2:
         return np.full(scores.shape[0], math.nan), Extremes(math.nan, math.nan, "", "")
     found = Extremes(*lo_hi, "given", "given") if lo_hi is not None else extremes(block)
-    sums = weighted_spread(block.unit, scores)
+    sums = weighted_spread(block.unit, scores, device)
     spreads = spread(scores) if found.lo != 0.0 else np.zeros(len(sums))
     return puf_from_sums(sums, spreads, found.lo, found.hi, m), found

@@ -352,7 +352,7 @@ def envy_lists(relevant_rec, local: np.ndarray, r: int) -> tuple:
 PAIR_KEYS = ("ME", "MME", "PEU", "UF", "PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc")
 
 
-def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
+def finish(inputs: Inputs, stats: PairStats, sums: PairSums, device: str = "cpu") -> dict:
     """Every measure as ``userfair.evaluate.evaluate`` returns it (the 18 measures of
     ``userfair.measures.NAMES``, ``seconds``, ``conventions``) from the complete ``stats``
     and ``sums`` of ``inputs`` (k, epsilon and the envy utility are those of ``sums``; the
@@ -364,7 +364,8 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
     PUF-P-Jacc and PUF-NDCG-Jacc the pair part of pass two (one pass gives their sums and
     UF's); UF that plus its item cosines; PUF-P-Cos and PUF-NDCG-Cos their sums by the items
     (``userfair.streamed.puf_items`` on pass one's raw range; pass two computes no cosine sums).
-    Times of ranges run apart are summed (work, not the wall time of a scatter)."""
+    Times of ranges run apart are summed (work, not the wall time of a scatter). ``device``
+    (as :func:`pass_one`'s): where the cosine sums by the items run."""
 
     check_stats(stats, inputs)
     if not sums.complete or sums.m != stats.m:
@@ -397,7 +398,7 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums) -> dict:
         clock = time.perf_counter()
         block = CosineBlocks(binary_csr(inputs.train_of_evaluated()))
         stacked = np.stack([per_user["P"], per_user["NDCG"]])
-        found, _ = puf_items.cosine_puf(block, stacked, stats.cos_range)
+        found, _ = puf_items.cosine_puf(block, stacked, stats.cos_range, resolve(device))
         scores["PUF-P-Cos"], scores["PUF-NDCG-Cos"] = float(found[0]), float(found[1])
         seconds["PUF-P-Cos"] = seconds["PUF-NDCG-Cos"] = time.perf_counter() - clock
     seconds["UF"] = sums.seconds_pairs + sums.seconds_uf_setup
@@ -484,4 +485,4 @@ def stream_evaluate(
         device=device,
     )
     log.info("pass two: pairs %.3f s, envy %.3f s", sums.seconds_pairs, sums.seconds_envy)
-    return finish(inputs, stats, sums)
+    return finish(inputs, stats, sums, device)

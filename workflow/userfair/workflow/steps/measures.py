@@ -235,7 +235,7 @@ def measures(
         else:
             pair_sums = pair_records.combine(pair_records.PairSums.load(path) for path in sums)
             log.info("streamed route: gathered pass two of %d parts", len(sums))
-            result = streaming.finish(inputs, stats, pair_sums)
+            result = streaming.finish(inputs, stats, pair_sums, device)
         if graded or extra_similarities:
             values, seconds = variants.evaluate_variants(
                 inputs, k, extra_similarities, user_vectors, route="stream",
