@@ -21,6 +21,8 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from userfair.workflow import layout
+
 from conftest import BIN, REPO
 
 ENVS = REPO / "envs"
@@ -166,8 +168,10 @@ def test_every_rule_has_conda_log_resources_and_script():
             gaps.append(f"{rule}: conda: {conda}")
         elif conda.strip('",') not in {f"../../envs/{e}.yaml" for e in ENV_NAMES}:
             gaps.append(f"{rule}: conda: {conda} is none of envs/{{{','.join(ENV_NAMES)}}}.yaml")
-        log = directive(block, "log")
-        if log is None or not re.search(rf"results/logs/{rule}/", log):
+        log = directive(block, "log")  # read from the file layout: layout.log("RULE")
+        read = re.fullmatch(r'layout\.log\("(\w+)"\),', log or "")
+        path = layout.log(read.group(1)) if read else log
+        if path is None or not re.search(rf"results/logs/{rule}/", path):
             gaps.append(f"{rule}: log: {log} (wanted under results/logs/{rule}/)")
         resources = re.search(r"^    resources:\n((?:        .+\n)+)", block, re.M)
         if not resources or not {"mem_mb", "runtime"} <= set(
