@@ -223,6 +223,18 @@ def test_the_rule_files_declare_exactly_snakemakes_rules():
     assert rules_in_files() == listed
 
 
+def test_the_architectures_dag_names_every_rule():
+    """docs/architecture.md's DAG names every rule the rule files declare (the same as
+    `snakemake --list-rules`: test_the_rule_files_declare_exactly_snakemakes_rules), so a
+    newcomer finds each rule there."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    start = text.index("The DAG (one dataset")
+    block = text[text.index("```", start) + 3 :]
+    block = block[: block.index("```")]
+    named = set(re.findall(r"\w+", block))
+    assert sorted(rules_in_files() - named) == []
+
+
 @pytest.mark.parametrize("doc", [p.relative_to(REPO) for p in DOCS], ids=str)
 @pytest.mark.slow  # a Snakemake process (snakemake --list-target-rules): not the fast lane
 def test_every_target_a_doc_names_exists(doc):

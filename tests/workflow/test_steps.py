@@ -143,3 +143,48 @@ def test_other_config_names_the_configuration_results_hold(tmp_path):
     record.write_text("{trunc")
     with pytest.raises(InputError, match="run.json: truncated or unreadable"):
         other_config(record, ["d"], ["M"])
+
+
+#: The rules whose step lives in another stage's module than their rule file's, and why
+#: (docs/architecture.md#the-workflow lists them too); every other rule R of
+#: workflow/rules/STAGE.smk runs userfair.workflow.steps.STAGE.R.
+STEP_ELSEWHERE = {
+    # its job reads JSON records only and must not import torch and RecBole
+    "select": "selection",
+    # it retrains the winning grid point: the training steps
+    "replicate": "models",
+    # the record is also read at parse time (rules/common/checks.smk), with the targets
+    "run_config": "targets",
+    # every figure's step sits beside the others, in the plots env's module
+    "fig_groups": "figures",
+    "fig_who": "figures",
+    "fig_variants": "figures",
+}
+
+
+def _rule_stages() -> dict[str, str]:
+    """rule -> the stem of its rule file, for every rule and checkpoint."""
+    return {
+        match.group(1): smk.stem
+        for smk in RULES.glob("*.smk")
+        for match in re.finditer(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), re.M)
+    }
+
+
+def test_every_rule_runs_the_step_of_its_name_in_its_stages_module():
+    """Rule R of rules/STAGE.smk -> scripts/R.py -> userfair.workflow.steps.STAGE.R (the
+    exceptions named in STEP_ELSEWHERE, each with its reason)."""
+    wrong = []
+    for rule, stage in _rule_stages().items():
+        module = f"userfair.workflow.steps.{STEP_ELSEWHERE.get(rule, stage)}"
+        tree = ast.parse((SCRIPTS / f"{rule}.py").read_text())
+        imported = {
+            (node.module, alias.name)
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+        }
+        if (module, rule) not in imported:
+            wrong.append(f"{rule}: imports {sorted(imported)}, not {module}.{rule}")
+    assert wrong == []
+    assert set(STEP_ELSEWHERE) <= set(_rule_stages())
