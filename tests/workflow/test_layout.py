@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
@@ -54,6 +55,32 @@ def test_no_rule_file_holds_a_path_of_results():
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if re.search(r"""[fr]?["'](?:results|resources)/""", code(line))
     ]
+    assert loose == []
+
+
+def test_no_workflow_module_holds_a_path_of_results():
+    """The code of userfair.workflow names a file of results/ through the layout, never by a
+    string of its own (docstrings may name it for the reader)."""
+    loose = []
+    for path in sorted((REPO / "workflow" / "userfair" / "workflow").rglob("*.py")):
+        if path.name == "layout.py":
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        loose += [
+            f"{path.relative_to(REPO)}:{node.lineno}: {node.value[:60]!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and re.search(r"results/[\w{]", node.value)
+        ]
     assert loose == []
 
 

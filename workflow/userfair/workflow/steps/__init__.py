@@ -22,6 +22,7 @@ import pandas as pd
 
 from userfair import plugins
 from userfair.files.io import InputError, read_inter, read_parquet
+from userfair.workflow import layout
 
 Path = str | os.PathLike
 
@@ -245,7 +246,7 @@ def graded_splits(
     if grades is None:
         raise ValueError(
             "measures.relevance has graded but the rule gave no grades file "
-            "(results/D/data/grades.parquet, rule grades)"
+            f"({layout.output('grades')}, rule grades)"
         )
     table = read_parquet(grades, dtype_backend="pyarrow")  # ids as Arrow text, not objects
     missing = [c for c in ("user_id", "item_id", GRADE) if c not in table.columns]
