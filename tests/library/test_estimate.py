@@ -16,6 +16,7 @@ from userfair.files.io import read_json, write_inter
 from userfair.measures import NAMES
 from userfair.streamed import estimate, streaming
 from userfair.workflow import tables
+from userfair.workflow.steps import MeasureSettings, Route, Speed
 from userfair.workflow.steps import measures as steps
 
 from measures_data import random_split
@@ -196,26 +197,28 @@ def _workflow_measures(split, tmp, parts: int, estimate_key: dict | None) -> dic
     """The real steps of pairs_part, pairs, measure_sums (``parts`` parts) and measures on
     the streamed route, with the config's measures.estimate ``estimate_key``."""
     tmp.mkdir()
-    settings = {"k": K, "block_size": 7, "device": "cpu", "epsilon": 0.05}
-    settings["envy_utility"] = "precision"
+    settings = MeasureSettings(
+        k=K, gamma=1.0, epsilon=0.05, envy_utility="precision", estimate=estimate_key, seed=11
+    )
+    speed = Speed(block_size=7, device="cpu")
     names = [f"{i}-of-{parts}" for i in range(1, parts + 1)]
     ones = [str(tmp / f"pairs-{name}.json") for name in names]
     for name, out in zip(names, ones):
         steps.pairs_part(
-            split["train"], split["test"], [], out, scatteritem=name, gamma=1.0,
-            block_size=7, device="cpu",
+            split["train"], split["test"], [], out, scatteritem=name, settings=settings,
+            speed=speed,
         )  # fmt: skip
     steps.pairs(ones, str(tmp / "pairs.json"))
     sums = [str(tmp / f"sums-{name}.json") for name in names]
     for name, out in zip(names, sums):
         steps.measure_sums(
             split["train"], split["valid"], split["test"], split["topk"], str(tmp / "pairs.json"),
-            [], out, scatteritem=name, estimate=estimate_key, seed=11, **settings,
+            [], out, scatteritem=name, settings=settings, speed=speed,
         )  # fmt: skip
     steps.measures(
         split["train"], split["valid"], split["test"], split["topk"], str(tmp / "m.json"),
-        route="stream", gamma=1.0, pairs=str(tmp / "pairs.json"), sums=sums, item=[],
-        estimate=estimate_key, seed=11, **settings,
+        route=Route("stream", pairs=str(tmp / "pairs.json"), sums=sums), item=[],
+        settings=settings, speed=speed,
     )  # fmt: skip
     return read_json(tmp / "m.json")
 

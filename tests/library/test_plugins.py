@@ -526,8 +526,8 @@ def test_the_who_table_holds_the_pair_plugins_shares(registered):
         inputs = tiny_inputs(m=12, n=16, k=3, seed=5)
         inputs.topk[:] = np.roll(inputs.topk, i, axis=1)  # another list order, same users
         frames[("d", model)] = who.users_job(
-            inputs, k=3, epsilon=0.05, gamma=1.0, envy_utility="precision", block_size=4,
-            features=None, worst=2,
+            inputs, route="stream", k=3, epsilon=0.05, gamma=1.0, envy_utility="precision",
+            block_size=4, features=None, worst=2,
         )[0]  # fmt: skip
     table = who.group_table(frames, groups=3, resamples=20, seed=1)
     part = table[(table.measure == "PUF2-P-Jacc") & (table.model == "A")]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from userfair.engine.route import DENSE_MAX_USERS
-from userfair.workflow import catalogue
+from userfair.workflow import layout
 
 from conftest import BIN, REPO
 
@@ -73,11 +73,10 @@ def rules_in_files() -> set[str]:
 
 @cache
 def output_patterns() -> list[str]:
-    """Every quoted results/ or resources/ path of the rule files (outputs and logs)."""
-    text = "\n".join(p.read_text() for p in (REPO / "workflow" / "rules").rglob("*.smk"))
-    # the download rule's output is the catalogue's template (its one table of raw formats)
-    found = set(re.findall(r'"((?:results|resources)/[^"]+)"', text)) | {catalogue.RAW_TEMPLATE}
-    return sorted(found)
+    """Every output and log path template of the rules: the file layout they read theirs
+    from (userfair.workflow.layout; the download rule's is the catalogue's template)."""
+    found = {t for rule in layout.OUTPUTS for t in layout.files(rule)}
+    return sorted(found | {layout.log(rule) for rule in layout.LOGS})
 
 
 def _pattern_regex(pattern: str) -> re.Pattern:
@@ -222,6 +221,18 @@ def test_the_checker_tells_targets_from_wildcard_rules():
 def test_the_rule_files_declare_exactly_snakemakes_rules():
     listed = {line.split()[0] for line in _snakemake("--list-rules").splitlines() if line.strip()}
     assert rules_in_files() == listed
+
+
+def test_the_architectures_dag_names_every_rule():
+    """docs/architecture.md's DAG names every rule the rule files declare (the same as
+    `snakemake --list-rules`: test_the_rule_files_declare_exactly_snakemakes_rules), so a
+    newcomer finds each rule there."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    start = text.index("The DAG (one dataset")
+    block = text[text.index("```", start) + 3 :]
+    block = block[: block.index("```")]
+    named = set(re.findall(r"\w+", block))
+    assert sorted(rules_in_files() - named) == []
 
 
 @pytest.mark.parametrize("doc", [p.relative_to(REPO) for p in DOCS], ids=str)

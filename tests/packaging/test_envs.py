@@ -10,6 +10,7 @@ import ast
 import functools
 import itertools
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -20,6 +21,8 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+from userfair.workflow import layout
 
 from conftest import BIN, REPO
 
@@ -166,8 +169,10 @@ def test_every_rule_has_conda_log_resources_and_script():
             gaps.append(f"{rule}: conda: {conda}")
         elif conda.strip('",') not in {f"../../envs/{e}.yaml" for e in ENV_NAMES}:
             gaps.append(f"{rule}: conda: {conda} is none of envs/{{{','.join(ENV_NAMES)}}}.yaml")
-        log = directive(block, "log")
-        if log is None or not re.search(rf"results/logs/{rule}/", log):
+        log = directive(block, "log")  # read from the file layout: layout.log("RULE")
+        read = re.fullmatch(r'layout\.log\("(\w+)"\),', log or "")
+        path = layout.log(read.group(1)) if read else log
+        if path is None or not re.search(rf"results/logs/{rule}/", path):
             gaps.append(f"{rule}: log: {log} (wanted under results/logs/{rule}/)")
         resources = re.search(r"^    resources:\n((?:        .+\n)+)", block, re.M)
         if not resources or not {"mem_mb", "runtime"} <= set(
@@ -323,6 +328,40 @@ def test_lint_reports_nothing():
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Lints for" not in output, output[-8000:]
+
+
+@pytest.mark.lint
+def test_lint_reports_nothing_on_the_test_config(tiny_ml100k, tmp_path):
+    """`snakemake --lint` on the .test/ config, the one CI runs (and the conda run of
+    .github/workflows/conda.yml), in a copy of .test/ whose tiny data is the suite's
+    (the config refuses a dataset path that does not exist)."""
+    work = tmp_path / "test"
+    shutil.copytree(REPO / ".test" / "config", work / "config")
+    (work / "resources").mkdir()
+    (work / "resources" / "tiny-ml-100k").symlink_to(tiny_ml100k, target_is_directory=True)
+    proc = subprocess.run(
+        [str(BIN / "snakemake"), "--lint", "--directory", str(work)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Lints for" not in output, output[-8000:]
+    assert "Congratulations" in output, output[-8000:]
+
+
+def test_the_conda_run_is_the_test_configs_in_the_envs():
+    """.github/workflows/conda.yml (for machines with internet; this CI cannot create conda
+    envs) lints and runs the .test/ config with every rule in its conda env."""
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "conda.yml").read_text())
+    (job,) = workflow["jobs"].values()
+    commands = [step["run"] for step in job["steps"] if "run" in step]
+    assert "bash scripts/setup-venv.sh" in commands
+    assert ".venv/bin/snakemake --lint --directory .test" in commands
+    conda = ".venv/bin/snakemake --directory .test --sdm conda"
+    runs = [c for c in commands if c.startswith(conda)]
+    assert len(runs) == 2 and "--conda-create-envs-only" in runs[0], runs
 
 
 @pytest.mark.lint

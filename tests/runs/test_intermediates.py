@@ -1,13 +1,12 @@
 """A damaged file between rules is never consumed silently: a truncated or unreadable parquet,
 npz, JSON or pth stops its reader with one line naming the file, the rule that writes it and
-the command that rebuilds it (userfair.workflow.layout.PRODUCERS, checked against the rules'
-outputs);
+the command that rebuilds it (userfair.workflow.layout.PRODUCERS, from the layout the rules'
+outputs read);
 through Snakemake, a truncated model.pth stops the top-k export. The RecBole dataset built
 once per split (rule recbole_dataset) gives the same results as a job's own."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -25,28 +24,6 @@ from conftest import REPO, copy_run, snakemake
 DATASET = "tiny"
 
 
-def rule_outputs() -> dict[str, str]:
-    """Output template -> rule for every .json/.npz/.parquet/.pth output of the rule files."""
-    found = {}
-    for path in sorted((REPO / "workflow" / "rules").glob("*.smk")):
-        rule, in_output = None, False
-        for line in path.read_text().splitlines():
-            head = re.match(r"(?:rule|checkpoint|use rule \w+ as) (\w+)(?::| with:)", line)
-            if head:
-                rule, in_output = head.group(1), False
-            elif re.match(r"    \w+:", line):
-                in_output = line.strip() == "output:"
-            elif in_output:
-                for template in re.findall(r'"(results/[^"]+)"', line):
-                    if template.endswith((".json", ".npz", ".parquet", ".pth")):
-                        found[template] = rule
-    return found
-
-
-def test_the_producers_table_is_the_rules_outputs():
-    assert layout.PRODUCERS == rule_outputs()
-
-
 def test_a_file_of_a_used_rule_names_that_rule():
     """genre.npz is written by genre_similarity, a `use rule` of similarity for kind genre
     (so is its replicates' by replicate_genre_similarity): a damaged one names it."""
@@ -60,20 +37,19 @@ def test_a_file_of_a_used_rule_names_that_rule():
 
 def test_the_named_components_are_the_rules_file_names_with_the_dataset():
     """layout.NAMED_COMPONENTS, from which the longest dataset name is derived
-    (schema.longest_file_name), lists every file name of the rules' outputs and logs that
-    holds the dataset name beside other text."""
-    # the rules' literal paths, and the download rule's output: the catalogue's raw file
-    # (rules/common/settings.smk's RAW_FILE, catalogue.RAW_TEMPLATE)
-    texts = [catalogue.RAW_TEMPLATE]
-    for path in (REPO / "workflow" / "rules").rglob("*.smk"):
-        texts += re.findall(r'"((?:results|resources)/[^"]*)"', path.read_text())
-    found = {
-        part
-        for text in texts
-        for part in text.split("/")
-        if "{dataset}" in part and part != "{dataset}"
-    }
-    assert found == set(layout.NAMED_COMPONENTS)
+    (schema.longest_file_name), is every file name of the rules' outputs and logs (the
+    layout, which the rules read: tests/workflow/test_layout.py) that holds the dataset name
+    beside other text, the download rule's raw file (catalogue.RAW_TEMPLATE) among them."""
+    assert set(layout.NAMED_COMPONENTS) == {
+        "{dataset}.item", "{dataset}.log", "{dataset}.pdf", "{dataset}.png", "{dataset}.rst",
+        "{dataset}.train.inter", "{dataset}.valid.inter", "{dataset}.test.inter",
+        "{dataset}.{suffix}", "{dataset}.{suffix}.log",
+        "{dataset}_{kind}.log", "{dataset}_{model}.log", "{dataset}_{model}_{replicate}.log",
+        "{dataset}_{model}_{replicate}_{scatteritem}.log", "{dataset}_{model}_{scatteritem}.log",
+        "{dataset}_{replicate}.log", "{dataset}_{replicate}_{kind}.log",
+        "{dataset}_{scatteritem}.log",
+    }  # fmt: skip
+    assert catalogue.RAW_TEMPLATE.split("/")[-1] in layout.NAMED_COMPONENTS
 
 
 def test_a_rules_one_file_is_read_from_the_layout():

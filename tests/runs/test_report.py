@@ -12,7 +12,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from userfair.workflow import models, tables
+from userfair.workflow import layout, models, tables
 
 REPO = Path(__file__).resolve().parents[2]
 FRONT = REPO / "workflow" / "report" / "workflow.rst"
@@ -105,9 +105,14 @@ def report_outputs() -> set[str]:
     header-only and the report says why)."""
     found = set()
     for path in (REPO / "workflow" / "rules").glob("*.smk"):
-        found |= set(
-            re.findall(r'(?:report|report_when)\(\s*(?:\w+,\s*)?f?"([^"]+)"', path.read_text())
-        )
+        # the path is read from the file layout: layout.output("RULE"[, "NAME"])
+        found |= {
+            layout.output(rule, name or None)
+            for rule, name in re.findall(
+                r'(?:report|report_when)\(\s*(?:\w+,\s*)?layout\.output\("(\w+)"(?:, "(\w+)")?\)',
+                path.read_text(),
+            )
+        }
     return found
 
 

@@ -15,15 +15,19 @@ import pytest
 from userfair.files.io import InputError, read_json, write_inter, write_json
 from userfair.measures import NAMES, OPT_IN
 from userfair.opt_in.variants import evaluate_variants
+from userfair.workflow.steps import MeasureSettings, Route, Speed
 from userfair.workflow.steps import measures as steps
 
 from conftest import copy_run, snakemake
 from graded_run import NO_RERUN, job_counts, previous_design_inputs
 from measures_data import graded_split, write_item_file
 
-SETTINGS = {"k": 10, "block_size": 7, "device": "cpu"}
-ENVY = {"epsilon": 0.05, "envy_utility": "precision"}
 EXTRA = ["rcos", "vec", "genre"]
+SETTINGS = MeasureSettings(
+    k=10, gamma=1.0, epsilon=0.05, envy_utility="precision", graded=True,
+    extra_similarities=EXTRA,
+)  # fmt: skip
+SPEED = Speed(block_size=7, device="cpu")
 
 
 @pytest.fixture(scope="module")
@@ -61,22 +65,21 @@ def streamed(split, tmp, parts: int) -> dict:
     ones = [str(tmp / f"pairs-{name}.json") for name in names]
     for name, out in zip(names, ones):
         steps.pairs_part(
-            split["train"], split["test"], [], out, scatteritem=name, gamma=1.0,
-            block_size=7, device="cpu",
+            split["train"], split["test"], [], out, scatteritem=name, settings=SETTINGS,
+            speed=SPEED,
         )  # fmt: skip
     steps.pairs(ones, str(tmp / "pairs.json"))
     sums = [str(tmp / f"sums-{name}.json") for name in names]
     for name, out in zip(names, sums):
         steps.measure_sums(
             split["train"], split["valid"], split["test"], split["topk"], str(tmp / "pairs.json"),
-            item, out, scatteritem=name, graded=True, extra_similarities=EXTRA,
-            vectors=vectors, grades=[split["grades"]], **SETTINGS, **ENVY,
+            item, out, scatteritem=name, vectors=vectors, grades=[split["grades"]],
+            settings=SETTINGS, speed=SPEED,
         )  # fmt: skip
     return steps.measures(
         split["train"], split["valid"], split["test"], split["topk"], str(tmp / "m.json"),
-        route="stream", gamma=1.0, pairs=str(tmp / "pairs.json"), sums=sums, item=item,
-        graded=True, extra_similarities=EXTRA, vectors=vectors, grades=split["grades"],
-        **SETTINGS, **ENVY,
+        route=Route("stream", pairs=str(tmp / "pairs.json"), sums=sums), item=item,
+        vectors=vectors, grades=split["grades"], settings=SETTINGS, speed=SPEED,
     )  # fmt: skip
 
 
@@ -89,8 +92,8 @@ def test_scattered_opt_in_measures_equal_the_dense_route(split, tmp_path):
         )
     dense = steps.measures(
         split["train"], split["valid"], split["test"], split["topk"], str(tmp_path / "d.json"),
-        route="dense", gamma=1.0, item=[split["item"]], graded=True, extra_similarities=EXTRA,
-        vectors=[split["vectors"]], grades=[split["grades"]], **sims, **SETTINGS, **ENVY,
+        route=Route("dense", **sims), item=[split["item"]], vectors=[split["vectors"]],
+        grades=[split["grades"]], settings=SETTINGS, speed=SPEED,
     )  # fmt: skip
     one = streamed(split, tmp_path / "one", 1)
     three = streamed(split, tmp_path / "three", 3)

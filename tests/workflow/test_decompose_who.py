@@ -35,8 +35,8 @@ def frames():
             }
         )
         frame, worst = who.users_job(
-            inputs, k=10, epsilon=0.05, gamma=1.0, envy_utility="precision", block_size=8,
-            features=features, worst=4,
+            inputs, route="stream", k=10, epsilon=0.05, gamma=1.0, envy_utility="precision",
+            block_size=8, features=features, worst=4,
         )  # fmt: skip
         out[model] = (frame, worst)
     return out

@@ -13,7 +13,7 @@ from userfair.files.inputs import load_inputs
 from userfair.files.io import read_json, write_inter, write_json, write_parquet
 from userfair.formulas import groups as G
 from userfair.measures import FAIR_GROUP
-from userfair.workflow.steps.groups import INDIVIDUAL, groups_job, specs_of, table_groups
+from userfair.workflow.steps.groups import INDIVIDUAL, groups, specs_of, table_groups
 
 from measures_data import random_split
 
@@ -47,7 +47,7 @@ def run(tmp_path_factory):
         lists.to_csv(path, index=False)
         key = f"d/{model}"
         out = {name: folder / f"{model}.{name}" for name in ("json", "parquet")}
-        groups_job(
+        groups(
             paths["train"], paths["valid"], paths["test"], str(path), [str(raw)],
             out["json"], out["parquet"], dataset="d", source=str(raw), groups=None,
             features=["gender", "height"], k=K, resamples=B, seed=SEED,

@@ -35,6 +35,48 @@ def test_named_inputs_by_prefix_and_by_key():
     }
 
 
+def test_the_settings_values_take_a_rules_params_and_refuse_an_unknown_one():
+    """What a measure computes (MeasureSettings, the rule's params), what the users job adds
+    (WhoSettings) and how fast (Speed, the config's speed-only keys) are frozen values; a
+    param that no value takes nor the script passes by name is an error."""
+    params = {"k": 5, "epsilon": 0.1, "envy_utility": "ndcg", "gamma": 0.8, "seed": 3,
+              "extra_similarities": ["rcos"], "route": "dense", "features": ["age"], "worst": 2,
+              "source": "raw.csv"}  # fmt: skip
+    who = (steps.WhoSettings, "route", "source")
+    settings = steps.MeasureSettings.of(params, besides=who)
+    assert settings == steps.MeasureSettings(
+        k=5, epsilon=0.1, envy_utility="ndcg", gamma=0.8, seed=3, extra_similarities=("rcos",)
+    )
+    assert steps.WhoSettings.of(params, besides=(steps.MeasureSettings, "route", "source")) == (
+        steps.WhoSettings(features=("age",), worst=2)
+    )
+    with pytest.raises(ValueError, match=r"params \['features', 'source', 'worst'\]"):
+        steps.MeasureSettings.of(params, besides=("route",))
+    with pytest.raises(AttributeError):
+        settings.k = 10  # frozen
+    config = {"measures": {"block_size": 64, "device": "cpu", "threads": 4}}
+    assert steps.Speed.of(config) == steps.Speed(block_size=64, device="cpu")
+
+
+def test_a_route_is_the_workflows_decision_with_its_files():
+    """The route a step gets is the param's, whatever files came with it; a route without
+    the files it reads is named, and so is a route that is none."""
+    inputs = {"cos": "c.npz", "jacc": "j.npz", "genre": [], "train": "t", "item": []}
+    route = steps.route_of("dense", inputs)
+    assert route == steps.Route("dense", cos="c.npz", jacc="j.npz", genre=[])
+    assert not route.streamed and route.require() is route
+    streamed = steps.route_of("stream", {"pairs": "p.json", "sums": ["1.json", "2.json"]})
+    assert streamed.streamed and streamed.require().sums == ["1.json", "2.json"]
+    with pytest.raises(
+        ValueError, match=r"route 'stream': the rule gave no input \['pairs', 'sums'\]"
+    ):
+        steps.route_of("stream", inputs).require()
+    with pytest.raises(ValueError, match=r"route 'dense': the rule gave no input \['cos'\]"):
+        steps.Route("dense").require(dense=("cos",))
+    with pytest.raises(ValueError, match="route must be one of"):
+        steps.Route("auto")
+
+
 def _rule_scripts() -> dict[str, str]:
     pairs = {}
     for smk in RULES.glob("*.smk"):
@@ -101,3 +143,48 @@ def test_other_config_names_the_configuration_results_hold(tmp_path):
     record.write_text("{trunc")
     with pytest.raises(InputError, match="run.json: truncated or unreadable"):
         other_config(record, ["d"], ["M"])
+
+
+#: The rules whose step lives in another stage's module than their rule file's, and why
+#: (docs/architecture.md#the-workflow lists them too); every other rule R of
+#: workflow/rules/STAGE.smk runs userfair.workflow.steps.STAGE.R.
+STEP_ELSEWHERE = {
+    # its job reads JSON records only and must not import torch and RecBole
+    "select": "selection",
+    # it retrains the winning grid point: the training steps
+    "replicate": "models",
+    # the record is also read at parse time (rules/common/checks.smk), with the targets
+    "run_config": "targets",
+    # every figure's step sits beside the others, in the plots env's module
+    "fig_groups": "figures",
+    "fig_who": "figures",
+    "fig_variants": "figures",
+}
+
+
+def _rule_stages() -> dict[str, str]:
+    """rule -> the stem of its rule file, for every rule and checkpoint."""
+    return {
+        match.group(1): smk.stem
+        for smk in RULES.glob("*.smk")
+        for match in re.finditer(r"^(?:rule|checkpoint) (\w+):", smk.read_text(), re.M)
+    }
+
+
+def test_every_rule_runs_the_step_of_its_name_in_its_stages_module():
+    """Rule R of rules/STAGE.smk -> scripts/R.py -> userfair.workflow.steps.STAGE.R (the
+    exceptions named in STEP_ELSEWHERE, each with its reason)."""
+    wrong = []
+    for rule, stage in _rule_stages().items():
+        module = f"userfair.workflow.steps.{STEP_ELSEWHERE.get(rule, stage)}"
+        tree = ast.parse((SCRIPTS / f"{rule}.py").read_text())
+        imported = {
+            (node.module, alias.name)
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom)
+            for alias in node.names
+        }
+        if (module, rule) not in imported:
+            wrong.append(f"{rule}: imports {sorted(imported)}, not {module}.{rule}")
+    assert wrong == []
+    assert set(STEP_ELSEWHERE) <= set(_rule_stages())

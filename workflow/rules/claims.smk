@@ -11,26 +11,26 @@ rule claims:
         verdicts=rules.paper_gap.output.verdicts,
     output:
         properties=report(
-            "results/tables/measure_properties.csv",
+            layout.output("claims", "properties"),
             caption="../report/measure_properties.rst",
             category="Claims",
             labels={"table": "Every measure's properties", "format": "CSV"},
         ),
         claims=report(
-            "results/tables/claims.csv",
+            layout.output("claims", "claims"),
             caption="../report/claims.rst",
             category="Claims",
             labels={"table": "The paper's claims on this run", "format": "CSV"},
         ),
         across=report(
-            "results/tables/claims_across.csv",
+            layout.output("claims", "across"),
             caption="../report/claims_across.rst",
             category="Claims",
             labels={"table": "Each claim across the datasets", "format": "CSV"},
         ),
-        front="results/report/front.rst",
+        front=layout.output("claims", "front"),
     log:
-        "results/logs/claims/claims.log",
+        layout.log("claims"),
     conda:
         "../../envs/plots.yaml"
     resources:

@@ -6,9 +6,9 @@
 
 rule download:
     output:
-        RAW_FILE,
+        layout.output("download"),
     log:
-        "results/logs/download/{dataset}.{suffix}.log",
+        layout.log("download"),
     wildcard_constraints:
         dataset=one_of(DOWNLOADABLE),
         suffix=one_of(RAW_SUFFIXES),
@@ -33,9 +33,9 @@ rule preprocess:
     input:
         raw_input,
     output:
-        "results/{dataset}/data/preprocessed.parquet",
+        layout.output("preprocess"),
     log:
-        "results/logs/preprocess/{dataset}.log",
+        layout.log("preprocess"),
     conda:
         "../../envs/data.yaml"
     resources:
@@ -58,9 +58,9 @@ rule grades:
     input:
         raw_input,
     output:
-        "results/{dataset}/data/grades.parquet",
+        layout.output("grades"),
     log:
-        "results/logs/grades/{dataset}.log",
+        layout.log("grades"),
     conda:
         "../../envs/data.yaml"
     resources:
@@ -81,11 +81,11 @@ rule split:
     input:
         rules.preprocess.output,
     output:
-        train="results/{dataset}/data/{dataset}.train.inter",
-        valid="results/{dataset}/data/{dataset}.valid.inter",
-        test="results/{dataset}/data/{dataset}.test.inter",
+        train=layout.output("split", "train"),
+        valid=layout.output("split", "valid"),
+        test=layout.output("split", "test"),
     log:
-        "results/logs/split/{dataset}.log",
+        layout.log("split"),
     conda:
         "../../envs/data.yaml"
     resources:
@@ -109,9 +109,9 @@ rule genres:
         raw_input,
         splits=rules.split.output,
     output:
-        "results/{dataset}/data/{dataset}.item",
+        layout.output("genres"),
     log:
-        "results/logs/genres/{dataset}.log",
+        layout.log("genres"),
     wildcard_constraints:
         dataset=one_of(GENRE_DATASETS),
     conda:
@@ -135,9 +135,9 @@ checkpoint stats:
         preprocessed=rules.preprocess.output[0],
         splits=rules.split.output,
     output:
-        "results/{dataset}/data/stats.json",
+        layout.output("stats"),
     log:
-        "results/logs/stats/{dataset}.log",
+        layout.log("stats"),
     conda:
         "../../envs/data.yaml"
     resources:
@@ -163,19 +163,19 @@ rule table_stats:
         ),
     output:
         csv=report(
-            "results/tables/stats.csv",
+            layout.output("table_stats", "csv"),
             caption="../report/table_stats.rst",
             category="Tables",
             labels={"table": "Table 1: dataset statistics", "format": "CSV"},
         ),
         tex=report(
-            "results/tables/stats.tex",
+            layout.output("table_stats", "tex"),
             caption="../report/table_stats.rst",
             category="Tables",
             labels={"table": "Table 1: dataset statistics", "format": "LaTeX"},
         ),
     log:
-        "results/logs/table_stats/table_stats.log",
+        layout.log("table_stats"),
     conda:
         "../../envs/data.yaml"
     resources:

@@ -9,9 +9,9 @@ rule exp_relevance:
         jacc=similarity_file("jacc"),
         genre=uf_genre_similarity,
     output:
-        "results/{dataset}/experiments/relevance.parquet",
+        layout.output("exp_relevance"),
     log:
-        "results/logs/exp_relevance/{dataset}.log",
+        layout.log("exp_relevance"),
     conda:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
@@ -38,9 +38,9 @@ rule exp_similarity:
         topk=experiment_model_topk,
         jacc=similarity_file("jacc"),
     output:
-        "results/{dataset}/experiments/similarity.parquet",
+        layout.output("exp_similarity"),
     log:
-        "results/logs/exp_similarity/{dataset}.log",
+        layout.log("exp_similarity"),
     conda:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
@@ -64,9 +64,9 @@ rule exp_extreme:
         train=rules.split.output.train,
         test=rules.split.output.test,
     output:
-        "results/{dataset}/experiments/extreme.parquet",
+        layout.output("exp_extreme"),
     log:
-        "results/logs/exp_extreme/{dataset}.log",
+        layout.log("exp_extreme"),
     conda:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
@@ -93,10 +93,10 @@ rule exp_gamma:
         jacc=similarity_file("jacc"),
         genre=similarity_file("genre"),
     output:
-        models="results/{dataset}/experiments/gamma_models.parquet",
-        relevance="results/{dataset}/experiments/gamma_relevance.parquet",
+        models=layout.output("exp_gamma", "models"),
+        relevance=layout.output("exp_gamma", "relevance"),
     log:
-        "results/logs/exp_gamma/{dataset}.log",
+        layout.log("exp_gamma"),
     wildcard_constraints:
         dataset=one_of(GENRE_DATASETS),
     conda:

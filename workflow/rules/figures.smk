@@ -11,19 +11,19 @@ rule fig_agreement:
         code=DRAWING_CODE,
     output:
         pdf=report(
-            "results/figures/agreement.pdf",
+            layout.output("fig_agreement", "pdf"),
             caption="../report/fig_agreement.rst",
             category="Figures",
             labels={"figure": "Fig. 1: agreement", "format": "PDF"},
         ),
         png=report(
-            "results/figures/agreement.png",
+            layout.output("fig_agreement", "png"),
             caption="../report/fig_agreement.rst",
             category="Figures",
             labels={"figure": "Fig. 1: agreement", "format": "PNG"},
         ),
     log:
-        "results/logs/fig_agreement/fig_agreement.log",
+        layout.log("fig_agreement"),
     conda:
         "../../envs/plots.yaml"
     resources:
@@ -45,20 +45,20 @@ rule fig_relevance:
         code=DRAWING_CODE,
     output:
         pdf=report(
-            "results/figures/relevance.pdf",
+            layout.output("fig_relevance", "pdf"),
             caption="../report/fig_relevance.rst",
             category="Figures",
             labels={"figure": "Fig. 2: varying relevance", "format": "PDF"},
         ),
         png=report(
-            "results/figures/relevance.png",
+            layout.output("fig_relevance", "png"),
             caption="../report/fig_relevance.rst",
             category="Figures",
             labels={"figure": "Fig. 2: varying relevance", "format": "PNG"},
         ),
-        reading="results/figures/relevance.rst",
+        reading=layout.output("fig_relevance", "reading"),
     log:
-        "results/logs/fig_relevance/fig_relevance.log",
+        layout.log("fig_relevance"),
     conda:
         "../../envs/plots.yaml"
     resources:
@@ -78,20 +78,20 @@ rule fig_similarity:
         code=DRAWING_CODE,
     output:
         pdf=report(
-            "results/figures/similarity.pdf",
+            layout.output("fig_similarity", "pdf"),
             caption="../report/fig_similarity.rst",
             category="Figures",
             labels={"figure": "Fig. 3: varying similarity", "format": "PDF"},
         ),
         png=report(
-            "results/figures/similarity.png",
+            layout.output("fig_similarity", "png"),
             caption="../report/fig_similarity.rst",
             category="Figures",
             labels={"figure": "Fig. 3: varying similarity", "format": "PNG"},
         ),
-        reading="results/figures/similarity.rst",
+        reading=layout.output("fig_similarity", "reading"),
     log:
-        "results/logs/fig_similarity/fig_similarity.log",
+        layout.log("fig_similarity"),
     conda:
         "../../envs/plots.yaml"
     resources:
@@ -111,20 +111,20 @@ rule fig_extreme:
         code=DRAWING_CODE,
     output:
         pdf=report(
-            "results/figures/extreme.pdf",
+            layout.output("fig_extreme", "pdf"),
             caption="../report/fig_extreme.rst",
             category="Figures",
             labels={"figure": "Fig. 4: extreme cases", "format": "PDF"},
         ),
         png=report(
-            "results/figures/extreme.png",
+            layout.output("fig_extreme", "png"),
             caption="../report/fig_extreme.rst",
             category="Figures",
             labels={"figure": "Fig. 4: extreme cases", "format": "PNG"},
         ),
-        reading="results/figures/extreme.rst",
+        reading=layout.output("fig_extreme", "reading"),
     log:
-        "results/logs/fig_extreme/fig_extreme.log",
+        layout.log("fig_extreme"),
     conda:
         "../../envs/plots.yaml"
     resources:
@@ -145,33 +145,33 @@ rule fig_gamma:
         code=DRAWING_CODE,
     output:
         models_pdf=report(
-            "results/figures/gamma_models.pdf",
+            layout.output("fig_gamma", "models_pdf"),
             caption="../report/fig_gamma_models.rst",
             category="Figures",
             labels={"figure": "Appendix: gamma, real runs", "format": "PDF"},
         ),
         models_png=report(
-            "results/figures/gamma_models.png",
+            layout.output("fig_gamma", "models_png"),
             caption="../report/fig_gamma_models.rst",
             category="Figures",
             labels={"figure": "Appendix: gamma, real runs", "format": "PNG"},
         ),
         relevance_pdf=report(
-            "results/figures/gamma_relevance.pdf",
+            layout.output("fig_gamma", "relevance_pdf"),
             caption="../report/fig_gamma_relevance.rst",
             category="Figures",
             labels={"figure": "Appendix: gamma, varying relevance", "format": "PDF"},
         ),
         relevance_png=report(
-            "results/figures/gamma_relevance.png",
+            layout.output("fig_gamma", "relevance_png"),
             caption="../report/fig_gamma_relevance.rst",
             category="Figures",
             labels={"figure": "Appendix: gamma, varying relevance", "format": "PNG"},
         ),
-        models_reading="results/figures/gamma_models.rst",
-        relevance_reading="results/figures/gamma_relevance.rst",
+        models_reading=layout.output("fig_gamma", "models_reading"),
+        relevance_reading=layout.output("fig_gamma", "relevance_reading"),
     log:
-        "results/logs/fig_gamma/fig_gamma.log",
+        layout.log("fig_gamma"),
     conda:
         "../../envs/plots.yaml"
     resources:
@@ -191,19 +191,19 @@ rule fig_intervals:
         code=DRAWING_CODE,
     output:
         pdf=report(
-            "results/figures/intervals.pdf",
+            layout.output("fig_intervals", "pdf"),
             caption="../report/fig_intervals.rst",
             category="Figures",
             labels={"figure": "Fair measures with intervals", "format": "PDF"},
         ),
         png=report(
-            "results/figures/intervals.png",
+            layout.output("fig_intervals", "png"),
             caption="../report/fig_intervals.rst",
             category="Figures",
             labels={"figure": "Fair measures with intervals", "format": "PNG"},
         ),
     log:
-        "results/logs/fig_intervals/fig_intervals.log",
+        layout.log("fig_intervals"),
     conda:
         "../../envs/plots.yaml"
     resources:
@@ -225,19 +225,19 @@ rule fig_replicates:
         code=REPLICATE_DRAWING_CODE,
     output:
         pdf=report(
-            "results/figures/replicates.pdf",
+            layout.output("fig_replicates", "pdf"),
             caption="../report/fig_replicates.rst",
             category="Figures",
             labels={"figure": "Replicates and intervals", "format": "PDF"},
         ),
         png=report(
-            "results/figures/replicates.png",
+            layout.output("fig_replicates", "png"),
             caption="../report/fig_replicates.rst",
             category="Figures",
             labels={"figure": "Replicates and intervals", "format": "PNG"},
         ),
     log:
-        "results/logs/fig_replicates/fig_replicates.log",
+        layout.log("fig_replicates"),
     conda:
         "../../envs/plots.yaml"
     resources:

@@ -15,10 +15,10 @@ rule groups:
         topk=rules.topk.output.topk,
         raw=groups_raw,
     output:
-        json="results/{dataset}/groups/{model}.json",
-        resamples="results/{dataset}/groups/{model}.parquet",
+        json=layout.output("groups", "json"),
+        resamples=layout.output("groups", "resamples"),
     log:
-        "results/logs/groups/{dataset}_{model}.log",
+        layout.log("groups"),
     conda:
         "../../envs/measures.yaml"
     resources:
@@ -48,10 +48,10 @@ use rule groups as replicate_groups with:
         topk=rules.replicate.output.topk,
         raw=groups_raw,
     output:
-        json="results/{dataset}/groups/{model}/replicates/{replicate}.json",
-        resamples="results/{dataset}/groups/{model}/replicates/{replicate}.parquet",
+        json=layout.output("replicate_groups", "json"),
+        resamples=layout.output("replicate_groups", "resamples"),
     log:
-        "results/logs/replicate_groups/{dataset}_{model}_{replicate}.log",
+        layout.log("replicate_groups"),
     wildcard_constraints:
         replicate=r"[1-9]\d*",
         model=one_of(REPLICATED_MODELS),
@@ -68,19 +68,19 @@ rule table_groups:
         unpack(uncertainty_runs),
     output:
         csv=report(
-            "results/tables/groups.csv",
+            layout.output("table_groups", "csv"),
             caption="../report/groups.rst",
             category="Tables",
             labels={"table": "Group fairness with intervals", "format": "CSV"},
         ),
         significance=report(
-            "results/tables/groups_significance.csv",
+            layout.output("table_groups", "significance"),
             caption="../report/groups_significance.rst",
             category="Tables",
             labels={"table": "Group measures: paired comparisons", "format": "CSV"},
         ),
         agreement=report(
-            "results/tables/groups_agreement.csv",
+            layout.output("table_groups", "agreement"),
             caption="../report/groups_agreement.rst",
             category="Tables",
             labels={
@@ -89,7 +89,7 @@ rule table_groups:
             },
         ),
     log:
-        "results/logs/table_groups/table_groups.log",
+        layout.log("table_groups"),
     conda:
         "../../envs/measures.yaml"
     resources:
@@ -115,7 +115,7 @@ rule fig_groups:
         code=GROUP_FIGURE_CODE,
     output:
         pdf=report(
-            "results/figures/groups/{dataset}.pdf",
+            layout.output("fig_groups", "pdf"),
             caption="../report/fig_groups.rst",
             category="Figures",
             labels={
@@ -124,7 +124,7 @@ rule fig_groups:
             },
         ),
         png=report(
-            "results/figures/groups/{dataset}.png",
+            layout.output("fig_groups", "png"),
             caption="../report/fig_groups.rst",
             category="Figures",
             labels={
@@ -132,9 +132,9 @@ rule fig_groups:
                 "format": "PNG",
             },
         ),
-        reading="results/figures/groups/{dataset}.rst",
+        reading=layout.output("fig_groups", "reading"),
     log:
-        "results/logs/fig_groups/{dataset}.log",
+        layout.log("fig_groups"),
     conda:
         "../../envs/plots.yaml"
     resources:

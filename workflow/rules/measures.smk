@@ -9,9 +9,9 @@ rule similarity:
         test=rules.split.output.test,
         item=item_genres_of_kind,
     output:
-        "results/{dataset}/similarity/{kind}.npz",
+        layout.output("similarity"),
     log:
-        "results/logs/similarity/{dataset}_{kind}.log",
+        layout.log("similarity"),
     wildcard_constraints:
         kind=one_of(SIMILARITY_KINDS),
     conda:
@@ -54,9 +54,9 @@ rule pairs_part:
         test=rules.split.output.test,
         item=uf_item_genres,
     output:
-        "results/{dataset}/similarity/pairs/{scatteritem}.json",
+        layout.output("pairs_part"),
     log:
-        "results/logs/pairs_part/{dataset}_{scatteritem}.log",
+        layout.log("pairs_part"),
     wildcard_constraints:
         scatteritem=SCATTER_ITEM,
     conda:
@@ -77,9 +77,9 @@ rule pairs:
     input:
         parts=pair_stats_parts,
     output:
-        "results/{dataset}/similarity/pairs.json",
+        layout.output("pairs"),
     log:
-        "results/logs/pairs/{dataset}.log",
+        layout.log("pairs"),
     conda:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
@@ -103,9 +103,9 @@ rule measure_sums:
         vectors=opt_in_user_vectors,
         grades=opt_in_grades,
     output:
-        "results/{dataset}/measures/{model}/sums/{scatteritem}.json",
+        layout.output("measure_sums"),
     log:
-        "results/logs/measure_sums/{dataset}_{model}_{scatteritem}.log",
+        layout.log("measure_sums"),
     wildcard_constraints:
         scatteritem=SCATTER_ITEM,
     conda:
@@ -134,9 +134,9 @@ rule measures:
         stats=rules.stats.output[0],
         grades=opt_in_grades,
     output:
-        "results/{dataset}/measures/{model}.json",
+        layout.output("measures"),
     log:
-        "results/logs/measures/{dataset}_{model}.log",
+        layout.log("measures"),
     conda:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
@@ -159,19 +159,19 @@ rule table_scores:
         unpack(per_run(rules.measures.output[0])),
     output:
         csv=report(
-            "results/tables/scores.csv",
+            layout.output("table_scores", "csv"),
             caption="../report/table_scores.rst",
             category="Tables",
             labels={"table": "Table 2: Eff and Fair scores", "format": "CSV"},
         ),
         tex=report(
-            "results/tables/scores.tex",
+            layout.output("table_scores", "tex"),
             caption="../report/table_scores.rst",
             category="Tables",
             labels={"table": "Table 2: Eff and Fair scores", "format": "LaTeX"},
         ),
     log:
-        "results/logs/table_scores/table_scores.log",
+        layout.log("table_scores"),
     conda:
         "../../envs/measures.yaml"
     resources:
@@ -191,19 +191,19 @@ rule table_timing:
         unpack(per_run(rules.measures.output[0])),
     output:
         csv=report(
-            "results/tables/timing.csv",
+            layout.output("table_timing", "csv"),
             caption="../report/table_timing.rst",
             category="Tables",
             labels={"table": "Table 3: computation time", "format": "CSV"},
         ),
         tex=report(
-            "results/tables/timing.tex",
+            layout.output("table_timing", "tex"),
             caption="../report/table_timing.rst",
             category="Tables",
             labels={"table": "Table 3: computation time", "format": "LaTeX"},
         ),
     log:
-        "results/logs/table_timing/table_timing.log",
+        layout.log("table_timing"),
     conda:
         "../../envs/measures.yaml"
     resources:
@@ -223,7 +223,7 @@ rule agreement:
         unpack(per_run(rules.measures.output[0])),
     output:
         report(
-            "results/tables/agreement.csv",
+            layout.output("agreement"),
             caption="../report/agreement.rst",
             category="Tables",
             labels={
@@ -232,7 +232,7 @@ rule agreement:
             },
         ),
     log:
-        "results/logs/agreement/agreement.log",
+        layout.log("agreement"),
     conda:
         "../../envs/measures.yaml"
     resources:

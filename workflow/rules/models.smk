@@ -7,9 +7,9 @@ rule recbole_dataset:
     input:
         rules.split.output,
     output:
-        "results/{dataset}/models/dataset.pth",
+        layout.output("recbole_dataset"),
     log:
-        "results/logs/recbole_dataset/{dataset}.log",
+        layout.log("recbole_dataset"),
     conda:
         "../../envs/train.yaml"
     threads: 1
@@ -22,7 +22,7 @@ rule recbole_dataset:
         # eval_batch_size is read by the script (steps.TRAINING_SPEED_KEYS)
         training={"seed": config["seed"], "k": config["k"]},
         data_dir=split_folder,
-        workdir="results/{dataset}/models/dataset_build",
+        workdir=layout.WORKING["recbole_dataset"],
     message:
         "Build the RecBole dataset of {wildcards.dataset} once for every training job "
         "({resources.mem_mb} MB, {resources.runtime} min)"
@@ -35,10 +35,10 @@ rule tune:
         splits=rules.split.output,
         shared=rules.recbole_dataset.output[0],
     output:
-        valid="results/{dataset}/models/{model}/grid/{point}/valid.json",
-        checkpoint="results/{dataset}/models/{model}/grid/{point}/model.pth",
+        valid=layout.output("tune", "valid"),
+        checkpoint=layout.output("tune", "checkpoint"),
     log:
-        "results/logs/tune/{dataset}/{model}/{point}.log",
+        layout.log("tune"),
     wildcard_constraints:
         point=r"\d+",
     conda:
@@ -67,10 +67,10 @@ rule select:
         valid=grid_point_files("valid"),
         checkpoints=grid_point_files("checkpoint"),
     output:
-        tuning="results/{dataset}/models/{model}/tuning.tsv",
-        best="results/{dataset}/models/{model}/best.json",
+        tuning=layout.output("select", "tuning"),
+        best=layout.output("select", "best"),
     log:
-        "results/logs/select/{dataset}/{model}.log",
+        layout.log("select"),
     conda:
         "../../envs/train.yaml"
     threads: 1
@@ -90,10 +90,10 @@ rule topk:
         splits=rules.split.output,
         shared=rules.recbole_dataset.output[0],
     output:
-        topk="results/{dataset}/models/{model}/topk.parquet",
-        test="results/{dataset}/models/{model}/recbole_test.json",
+        topk=layout.output("topk", "topk"),
+        test=layout.output("topk", "test"),
     log:
-        "results/logs/topk/{dataset}/{model}.log",
+        layout.log("topk"),
     conda:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]
@@ -121,9 +121,9 @@ rule user_vectors:
         splits=rules.split.output,
         shared=rules.recbole_dataset.output[0],
     output:
-        "results/{dataset}/models/{model}/user_vectors.parquet",
+        layout.output("user_vectors"),
     log:
-        "results/logs/user_vectors/{dataset}/{model}.log",
+        layout.log("user_vectors"),
     conda:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]

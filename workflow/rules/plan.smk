@@ -10,9 +10,9 @@ say_where_requests_come_from()
 
 rule plan:
     output:
-        "results/plan.csv",
+        layout.output("plan"),
     log:
-        "results/logs/plan/plan.log",
+        layout.log("plan"),
     conda:
         "../../envs/data.yaml"
     threads: 1
@@ -37,9 +37,9 @@ rule table_energy:
     input:
         unpack(energy_inputs),
     output:
-        "results/tables/energy.csv",
+        layout.output("table_energy"),
     log:
-        "results/logs/table_energy/table_energy.log",
+        layout.log("table_energy"),
     conda:
         "../../envs/data.yaml"
     threads: 1

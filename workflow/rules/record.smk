@@ -10,9 +10,9 @@ rule run_config:
     input:
         run_targets,
     output:
-        "results/run.json",
+        layout.output("run_config"),
     log:
-        "results/logs/run_config/run_config.log",
+        layout.log("run_config"),
     conda:
         "../../envs/data.yaml"
     threads: 1

@@ -17,11 +17,11 @@
 
 use rule split as replicate_split with:
     output:
-        train="results/{dataset}/replicates/{replicate}/data/{dataset}.train.inter",
-        valid="results/{dataset}/replicates/{replicate}/data/{dataset}.valid.inter",
-        test="results/{dataset}/replicates/{replicate}/data/{dataset}.test.inter",
+        train=layout.output("replicate_split", "train"),
+        valid=layout.output("replicate_split", "valid"),
+        test=layout.output("replicate_split", "test"),
     log:
-        "results/logs/replicate_split/{dataset}_{replicate}.log",
+        layout.log("replicate_split"),
     wildcard_constraints:
         dataset=one_of(REDRAWN),
         replicate=r"[1-9]\d*",
@@ -38,9 +38,9 @@ use rule genres as replicate_genres with:
         raw_input,
         splits=rules.replicate_split.output,
     output:
-        "results/{dataset}/replicates/{replicate}/data/{dataset}.item",
+        layout.output("replicate_genres"),
     log:
-        "results/logs/replicate_genres/{dataset}_{replicate}.log",
+        layout.log("replicate_genres"),
     wildcard_constraints:
         dataset=one_of([d for d in REDRAWN if d in GENRE_DATASETS]),
         replicate=r"[1-9]\d*",
@@ -54,9 +54,9 @@ use rule similarity as replicate_similarity with:
         test=rules.replicate_split.output.test,
         item=replicate_item_genres_of_kind,
     output:
-        "results/{dataset}/replicates/{replicate}/similarity/{kind}.npz",
+        layout.output("replicate_similarity"),
     log:
-        "results/logs/replicate_similarity/{dataset}_{replicate}_{kind}.log",
+        layout.log("replicate_similarity"),
     wildcard_constraints:
         dataset=one_of(REDRAWN),
         replicate=r"[1-9]\d*",
@@ -87,11 +87,11 @@ rule replicate:
         best=rules.select.output.best,
         shared=rules.recbole_dataset.output[0],
     output:
-        topk="results/{dataset}/models/{model}/replicates/{replicate}/topk.parquet",
-        valid="results/{dataset}/models/{model}/replicates/{replicate}/valid.json",
-        test="results/{dataset}/models/{model}/replicates/{replicate}/recbole_test.json",
+        topk=layout.output("replicate", "topk"),
+        valid=layout.output("replicate", "valid"),
+        test=layout.output("replicate", "test"),
     log:
-        "results/logs/replicate/{dataset}/{model}/{replicate}.log",
+        layout.log("replicate"),
     wildcard_constraints:
         replicate=r"[1-9]\d*",
         model=one_of(REPLICATED_MODELS),
@@ -132,9 +132,9 @@ use rule measure_sums as replicate_sums with:
         vectors=opt_in_user_vectors,
         grades=opt_in_grades,
     output:
-        "results/{dataset}/measures/{model}/replicates/{replicate}/sums/{scatteritem}.json",
+        layout.output("replicate_sums"),
     log:
-        "results/logs/replicate_sums/{dataset}_{model}_{replicate}_{scatteritem}.log",
+        layout.log("replicate_sums"),
     wildcard_constraints:
         replicate=r"[1-9]\d*",
         model=one_of(REPLICATED_MODELS),
@@ -151,9 +151,9 @@ use rule measures as replicate_measures with:
         stats=rules.stats.output[0],
         grades=opt_in_grades,
     output:
-        "results/{dataset}/measures/{model}/replicates/{replicate}.json",
+        layout.output("replicate_measures"),
     log:
-        "results/logs/replicate_measures/{dataset}_{model}_{replicate}.log",
+        layout.log("replicate_measures"),
     wildcard_constraints:
         replicate=r"[1-9]\d*",
         model=one_of(REPLICATED_MODELS),
@@ -171,9 +171,9 @@ use rule uncertainty as replicate_uncertainty with:
         vectors=opt_in_user_vectors,
         grades=opt_in_grades,
     output:
-        "results/{dataset}/uncertainty/{model}/replicates/{replicate}.parquet",
+        layout.output("replicate_uncertainty"),
     log:
-        "results/logs/replicate_uncertainty/{dataset}_{model}_{replicate}.log",
+        layout.log("replicate_uncertainty"),
     wildcard_constraints:
         replicate=r"[1-9]\d*",
         model=one_of(REPLICATED_MODELS),
@@ -189,25 +189,25 @@ rule table_replicates:
         unpack(replicate_group_inputs),
     output:
         values=report(
-            "results/tables/replicates.csv",
+            layout.output("table_replicates", "values"),
             caption="../report/replicates.rst",
             category="Tables",
             labels={"table": "Every measure per replicate", "format": "CSV"},
         ),
         variance=report(
-            "results/tables/variance.csv",
+            layout.output("table_replicates", "variance"),
             caption="../report/variance.rst",
             category="Tables",
             labels={"table": "Variance from training and from users", "format": "CSV"},
         ),
         scores=report(
-            "results/tables/scores_replicates.csv",
+            layout.output("table_replicates", "scores"),
             caption="../report/table_replicates.rst",
             category="Tables",
             labels={"table": "Table 2 over replicates and users", "format": "CSV"},
         ),
         significance=report(
-            "results/tables/significance_replicates.csv",
+            layout.output("table_replicates", "significance"),
             caption="../report/significance_replicates.rst",
             category="Tables",
             labels={
@@ -216,7 +216,7 @@ rule table_replicates:
             },
         ),
         agreement=report(
-            "results/tables/agreement_replicates.csv",
+            layout.output("table_replicates", "agreement"),
             caption="../report/agreement_replicates.rst",
             category="Tables",
             labels={
@@ -225,13 +225,13 @@ rule table_replicates:
             },
         ),
         conclusions=report(
-            "results/tables/conclusions.csv",
+            layout.output("table_replicates", "conclusions"),
             caption="../report/conclusions.rst",
             category="Tables",
             labels={"table": "Conclusions that survive replicates", "format": "CSV"},
         ),
     log:
-        "results/logs/table_replicates/table_replicates.log",
+        layout.log("table_replicates"),
     conda:
         "../../envs/measures.yaml"
     resources:

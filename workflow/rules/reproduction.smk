@@ -9,7 +9,7 @@
 # The figure (pdf, png), only when some dataset has published numbers.
 PAPER_GAP_FIGURE = {
     kind: report(
-        f"results/figures/paper_gap.{kind}",
+        layout.output("paper_gap", kind),
         caption="../report/fig_paper_gap.rst",
         category="Reproduction",
         labels={"figure": "Ours / paper", "format": kind.upper()},
@@ -27,33 +27,33 @@ rule paper_gap:
         **PAPER_GAP_FIGURE,
         csv=report_when(
             PAPER_DATASETS,
-            "results/tables/paper_gap.csv",
+            layout.output("paper_gap", "csv"),
             caption="../report/paper_gap.rst",
             category="Reproduction",
             labels={"table": "The paper's numbers beside ours", "format": "CSV"},
         ),
         verdicts=report(
-            "results/tables/paper_gap_verdicts.csv",
+            layout.output("paper_gap", "verdicts"),
             caption="../report/paper_gap_verdicts.rst",
             category="Reproduction",
             labels={"table": "Verdict per dataset", "format": "CSV"},
         ),
         tau=report_when(
             PAPER_DATASETS,
-            "results/tables/paper_gap_tau.csv",
+            layout.output("paper_gap", "tau"),
             caption="../report/paper_gap_tau.rst",
             category="Reproduction",
             labels={"table": "Model orderings: paper vs ours", "format": "CSV"},
         ),
         table1=report_when(
             PAPER_DATASETS,
-            "results/tables/paper_gap_stats.csv",
+            layout.output("paper_gap", "table1"),
             caption="../report/paper_gap_stats.rst",
             category="Reproduction",
             labels={"table": "Table 1: paper vs ours", "format": "CSV"},
         ),
     log:
-        "results/logs/paper_gap/paper_gap.log",
+        layout.log("paper_gap"),
     conda:
         "../../envs/plots.yaml"
     resources:

@@ -17,9 +17,9 @@ rule uncertainty:
         vectors=opt_in_user_vectors,
         grades=opt_in_grades,
     output:
-        "results/{dataset}/uncertainty/{model}.parquet",
+        layout.output("uncertainty"),
     log:
-        "results/logs/uncertainty/{dataset}_{model}.log",
+        layout.log("uncertainty"),
     conda:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
@@ -42,37 +42,37 @@ rule table_uncertainty:
         groups=scores_ci_groups,
     output:
         csv=report(
-            "results/tables/scores_ci.csv",
+            layout.output("table_uncertainty", "csv"),
             caption="../report/table_scores_ci.rst",
             category="Tables",
             labels={"table": "Table 2 with intervals", "format": "CSV"},
         ),
         tex=report(
-            "results/tables/scores_ci.tex",
+            layout.output("table_uncertainty", "tex"),
             caption="../report/table_scores_ci.rst",
             category="Tables",
             labels={"table": "Table 2 with intervals", "format": "LaTeX"},
         ),
         significance=report(
-            "results/tables/significance.csv",
+            layout.output("table_uncertainty", "significance"),
             caption="../report/significance.rst",
             category="Tables",
             labels={"table": "Paired model comparisons", "format": "CSV"},
         ),
         intervals=report(
-            "results/tables/intervals.csv",
+            layout.output("table_uncertainty", "intervals"),
             caption="../report/intervals.rst",
             category="Tables",
             labels={"table": "Every measure's interval", "format": "CSV"},
         ),
         agreement=report(
-            "results/tables/agreement_ci.csv",
+            layout.output("table_uncertainty", "agreement"),
             caption="../report/agreement_ci.rst",
             category="Tables",
             labels={"table": "Fig. 1's tau with intervals", "format": "CSV"},
         ),
     log:
-        "results/logs/table_uncertainty/table_uncertainty.log",
+        layout.log("table_uncertainty"),
     conda:
         "../../envs/measures.yaml"
     resources:

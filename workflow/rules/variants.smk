@@ -11,19 +11,19 @@ rule table_variants:
         unpack(uncertainty_runs),
     output:
         tau=report(
-            "results/tables/variants_tau.csv",
+            layout.output("table_variants", "tau"),
             caption="../report/variants_tau.rst",
             category="Tables",
             labels={"table": "Kendall tau between the PUF variants", "format": "CSV"},
         ),
         summary=report(
-            "results/tables/variants_summary.csv",
+            layout.output("table_variants", "summary"),
             caption="../report/variants_summary.rst",
             category="Tables",
             labels={"table": "PUF variants: tau by kind of change", "format": "CSV"},
         ),
     log:
-        "results/logs/table_variants/table_variants.log",
+        layout.log("table_variants"),
     conda:
         "../../envs/measures.yaml"
     resources:
@@ -50,10 +50,10 @@ rule exp_variants:
         vectors=opt_in_user_vectors,
         grades=opt_in_grades,
     output:
-        similarity="results/{dataset}/experiments/similarity_variants.parquet",
-        extreme="results/{dataset}/experiments/extreme_variants.parquet",
+        similarity=layout.output("exp_variants", "similarity"),
+        extreme=layout.output("exp_variants", "extreme"),
     log:
-        "results/logs/exp_variants/{dataset}.log",
+        layout.log("exp_variants"),
     conda:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
@@ -80,47 +80,47 @@ rule fig_variants:
         code=VARIANT_DRAWING_CODE,
     output:
         tau_pdf=report(
-            "results/figures/variants_tau.pdf",
+            layout.output("fig_variants", "tau_pdf"),
             caption="../report/fig_variants_tau.rst",
             category="Figures",
             labels={"figure": "PUF variants: Kendall tau", "format": "PDF"},
         ),
         tau_png=report(
-            "results/figures/variants_tau.png",
+            layout.output("fig_variants", "tau_png"),
             caption="../report/fig_variants_tau.rst",
             category="Figures",
             labels={"figure": "PUF variants: Kendall tau", "format": "PNG"},
         ),
         similarity_pdf=report(
-            "results/figures/similarity_variants.pdf",
+            layout.output("fig_variants", "similarity_pdf"),
             caption="../report/fig_similarity_variants.rst",
             category="Figures",
             labels={"figure": "Fig. 3 with each similarity", "format": "PDF"},
         ),
         similarity_png=report(
-            "results/figures/similarity_variants.png",
+            layout.output("fig_variants", "similarity_png"),
             caption="../report/fig_similarity_variants.rst",
             category="Figures",
             labels={"figure": "Fig. 3 with each similarity", "format": "PNG"},
         ),
         extreme_pdf=report(
-            "results/figures/extreme_variants.pdf",
+            layout.output("fig_variants", "extreme_pdf"),
             caption="../report/fig_extreme_variants.rst",
             category="Figures",
             labels={"figure": "Fig. 4 with each similarity", "format": "PDF"},
         ),
         extreme_png=report(
-            "results/figures/extreme_variants.png",
+            layout.output("fig_variants", "extreme_png"),
             caption="../report/fig_extreme_variants.rst",
             category="Figures",
             labels={"figure": "Fig. 4 with each similarity", "format": "PNG"},
         ),
         # each figure's reading of this run's numbers, included by its caption
-        tau_reading="results/figures/variants_tau.rst",
-        similarity_reading="results/figures/similarity_variants.rst",
-        extreme_reading="results/figures/extreme_variants.rst",
+        tau_reading=layout.output("fig_variants", "tau_reading"),
+        similarity_reading=layout.output("fig_variants", "similarity_reading"),
+        extreme_reading=layout.output("fig_variants", "extreme_reading"),
     log:
-        "results/logs/fig_variants/fig_variants.log",
+        layout.log("fig_variants"),
     conda:
         "../../envs/plots.yaml"
     resources:

@@ -14,10 +14,10 @@ rule users:
         topk=rules.topk.output.topk,
         stats=rules.stats.output[0],
     output:
-        users="results/{dataset}/measures/{model}/users.parquet",
-        worst="results/{dataset}/measures/{model}/worst.csv",
+        users=layout.output("users", "users"),
+        worst=layout.output("users", "worst"),
     log:
-        "results/logs/users/{dataset}_{model}.log",
+        layout.log("users"),
     conda:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
@@ -41,13 +41,13 @@ rule who_table:
         unpack(per_run(rules.users.output.users)),
     output:
         report(
-            "results/tables/who.csv",
+            layout.output("who_table"),
             caption="../report/who.rst",
             category="Tables",
             labels={"table": "Who carries each Fair measure", "format": "CSV"},
         ),
     log:
-        "results/logs/who_table/who_table.log",
+        layout.log("who_table"),
     conda:
         "../../envs/measures.yaml"
     resources:
@@ -68,13 +68,13 @@ rule who_worst:
         unpack(per_run(rules.users.output.worst)),
     output:
         report(
-            "results/tables/who_worst.csv",
+            layout.output("who_worst"),
             caption="../report/who_worst.rst",
             category="Tables",
             labels={"table": "The most disadvantaged users", "format": "CSV"},
         ),
     log:
-        "results/logs/who_worst/who_worst.log",
+        layout.log("who_worst"),
     conda:
         "../../envs/measures.yaml"
     resources:
@@ -95,19 +95,19 @@ rule fig_who:
         code=DRAWING_CODE,
     output:
         pdf=report(
-            "results/figures/who.pdf",
+            layout.output("fig_who", "pdf"),
             caption="../report/fig_who.rst",
             category="Figures",
             labels={"figure": "Who carries each Fair measure", "format": "PDF"},
         ),
         png=report(
-            "results/figures/who.png",
+            layout.output("fig_who", "png"),
             caption="../report/fig_who.rst",
             category="Figures",
             labels={"figure": "Who carries each Fair measure", "format": "PNG"},
         ),
     log:
-        "results/logs/fig_who/fig_who.log",
+        layout.log("fig_who"),
     conda:
         "../../envs/plots.yaml"
     resources:

@@ -2,10 +2,10 @@
 bootstrap resamples."""
 
 from userfair.workflow.joblog import job_log
-from userfair.workflow.steps.groups import groups_job
+from userfair.workflow.steps.groups import groups
 
 with job_log(snakemake):
-    groups_job(
+    groups(
         snakemake.input.train,
         snakemake.input.valid,
         snakemake.input.test,

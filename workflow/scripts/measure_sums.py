@@ -17,6 +17,6 @@ with job_log(snakemake):
         scatteritem=snakemake.wildcards.scatteritem,
         vectors=list(snakemake.input.vectors),
         grades=list(snakemake.input.grades),
-        **snakemake.params,
-        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
+        settings=steps.MeasureSettings.of(snakemake.params),
+        speed=steps.Speed.of(snakemake.config),  # speed-only: not params (no rerun)
     )

@@ -1,6 +1,7 @@
 """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on the
 dense route (the similarity files) or the streamed one (pass one and pass two, gathered):
-the route is params.route (rules/common/route.smk, measure_route)."""
+the route is params.route (rules/common/route.smk, measure_route), passed down as a
+steps.Route with its files."""
 
 from userfair.workflow import steps
 from userfair.workflow.joblog import job_log
@@ -13,10 +14,8 @@ with job_log(snakemake):
         snakemake.input.test,
         snakemake.input.topk,
         snakemake.output[0],
-        **snakemake.params,
-        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
-        **steps.named(
-            snakemake.input,
-            keys=("cos", "jacc", "genre", "pairs", "sums", "item", "vectors", "grades"),
-        ),
+        route=steps.route_of(snakemake.params.route, snakemake.input),
+        settings=steps.MeasureSettings.of(snakemake.params, besides=("route",)),
+        speed=steps.Speed.of(snakemake.config),  # speed-only: not params (no rerun)
+        **steps.named(snakemake.input, keys=("item", "vectors", "grades")),
     )

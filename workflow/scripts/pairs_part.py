@@ -11,6 +11,6 @@ with job_log(snakemake):
         list(snakemake.input.item),
         snakemake.output[0],
         scatteritem=snakemake.wildcards.scatteritem,
-        gamma=snakemake.params.gamma,
-        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
+        settings=steps.MeasureSettings.of(snakemake.params),
+        speed=steps.Speed.of(snakemake.config),  # speed-only: not params (no rerun)
     )

@@ -14,8 +14,14 @@ with job_log(snakemake):
         snakemake.input.topk,
         snakemake.output.users,
         snakemake.output.worst,
-        **snakemake.params,
-        # speed-only: not a param (no rerun)
-        block_size=steps.speed(snakemake.config)["block_size"],
-        **steps.named(snakemake.input, keys=("cos", "jacc", "genre", "pairs", "item", "raw")),
+        route=steps.route_of(snakemake.params.route, snakemake.input),
+        settings=steps.MeasureSettings.of(
+            snakemake.params, besides=(steps.WhoSettings, "route", "source")
+        ),
+        who_settings=steps.WhoSettings.of(
+            snakemake.params, besides=(steps.MeasureSettings, "route", "source")
+        ),
+        speed=steps.Speed.of(snakemake.config),  # speed-only: not params (no rerun)
+        source=snakemake.params.source,
+        **steps.named(snakemake.input, keys=("item", "raw")),
     )

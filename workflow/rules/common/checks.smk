@@ -29,7 +29,7 @@ def no_job_runs():
         a in ("--dry-run", "--dryrun") or re.fullmatch(r"-[A-Za-z]*n[A-Za-z]*", a)
         for a in args
     )
-    return dry or any(a in ("plan", "results/plan.csv") for a in args)
+    return dry or any(a in ("plan", layout.output("plan")) for a in args)
 
 
 def check_config_beyond_schema():

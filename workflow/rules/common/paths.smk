@@ -2,11 +2,13 @@
 # replicate (``D/M``, ``measures:D/M/r``: the scripts look each file up by name), the file
 # of a replicate (its own or replicate 0's), the scattered parts' templates, the working
 # folders of the training jobs, and outputs that join the report only when they hold
-# something. The templates themselves are the rules' outputs (rules.RULE.output).
+# something. The templates themselves are the file layout, stated once in
+# userfair.workflow.layout: every rule's output: and log: read it (layout.output("RULE"),
+# layout.log("RULE")), and the input functions read them back as rules.RULE.output.
 
 import os
 
-from userfair.workflow import models, replication
+from userfair.workflow import layout, models, replication
 
 
 def per_dataset(**templates):

@@ -70,8 +70,6 @@ DOWNLOADABLE = [n for n, d in catalogue.CATALOGUE.items() if d.source != "tenrec
 # Suffixes of a downloaded raw file: zip (RecBole archives) or a declared table's format
 # (the catalogue's table of raw formats).
 RAW_SUFFIXES = list(catalogue.RAW_SUFFIX.values())
-# The file the download rule writes (resources/raw/D/D.SUFFIX).
-RAW_FILE = catalogue.RAW_TEMPLATE
 
 
 # Every grid point of every configured model (config `grid`), checked here so that an

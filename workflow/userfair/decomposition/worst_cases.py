@@ -41,15 +41,23 @@ def similarity_rows(inputs: Inputs, rows: np.ndarray, kind: str = "cos", stats=N
     return out
 
 
-def worst_similarity(inputs: Inputs, measure: str, similarities=None, stats=None):
+def worst_similarity(inputs: Inputs, measure: str, similarities=None, stats=None, *, route=None):
     """(sim, raw_range) for :func:`worst_cases` of ``measure``: the (m, m) normalised
-    similarity of ``similarities`` (dense route) or a function giving its rows
+    similarity of ``similarities`` (dense route, given) or a function giving its rows
     (:func:`similarity_rows`, streamed route, from the pass-one ``stats``, computed once
-    when not given), and the raw (lo, hi) range it was min-max normalised with."""
+    when not given), and the raw (lo, hi) range it was min-max normalised with. ``route``
+    (``dense`` or ``stream``): the caller's decision; None: dense when ``similarities`` are
+    given (the command's call)."""
     kind = "cos" if measure.endswith("Cos") else "jacc"
-    if similarities is not None:
+    if route is None:
+        route = "dense" if similarities is not None else "stream"
+    if route == "dense":
+        if similarities is None:
+            raise ValueError("the dense route needs the similarities")
         found = similarities[kind]
         return found.sim, (float(found.lo), float(found.hi))
+    if route != "stream":
+        raise ValueError(f"route must be dense or stream, got {route!r}")
     if stats is None:
         stats = streaming.pass_one(binary_csr(inputs.train_of_evaluated()), users=inputs.users)
 

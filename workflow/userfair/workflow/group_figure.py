@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
+from userfair.workflow import tables  # noqa: E402
 from userfair.workflow.figure_style import (  # noqa: E402
     COLUMN_WIDTH_IN,
     MIN_FONT_PT,
@@ -96,3 +97,28 @@ def groups_axes(
     fig.suptitle(f"{dataset}: group against individual unfairness (lower is fairer)",
                  fontsize=MIN_FONT_PT + 2)  # fmt: skip
     return fig
+
+
+def group_figure(
+    groups: pd.DataFrame,
+    intervals: pd.DataFrame,
+    models: list[str],
+    style: Style,
+    *,
+    dataset: str,
+    measure: str,
+    against: str,
+) -> plt.Figure:
+    """The figure of ``dataset`` from the run's tables: ``groups`` (groups.csv: models by
+    name, ``measure`` per grouping) and ``intervals`` (intervals.csv: models by label, the
+    individual measure ``against``); ``models``: the labels in the run's order. The rows of
+    the dataset and the two measures, joined on the model labels, drawn by
+    :func:`groups_axes` (rule fig_groups)."""
+    group = groups[(groups["dataset"] == dataset) & (groups["measure"] == measure)]
+    individual = intervals[(intervals["dataset"] == dataset) & (intervals["measure"] == against)]
+    # intervals.csv names models by their label (U-KNN), groups.csv by name: join on labels
+    x = tables.label_models(individual).set_index("model")
+    return groups_axes(
+        x, tables.label_models(group), models, style,
+        dataset=dataset, measure=measure, against=against,
+    )  # fmt: skip

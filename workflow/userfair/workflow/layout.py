@@ -1,7 +1,8 @@
-"""The file layout of ``results/``: which rule writes each file passed between rules, and
-the command that rebuilds just that file. The rules' outputs (workflow/rules/*.smk) are the
-layout; :data:`PRODUCERS` states it once more for the steps, and
-tests/runs/test_intermediates.py keeps the two equal. The library names a bad file without
+"""The file layout of ``results/``, stated once: every file a rule writes (:data:`OUTPUTS`)
+and its log (:data:`LOGS`). The rules' ``output:`` and ``log:`` are read from here
+(``layout.output("measures")``, ``layout.log("measures")`` in workflow/rules/*.smk;
+tests/workflow/test_layout.py fails on a path literal there), and so do the steps and the
+parse-time checks (:func:`template`, :data:`PRODUCERS`). The library names a bad file without
 knowing the workflow (``userfair.files.io.FileError``); :func:`explain` adds the rule and the
 rebuild command, and every job's log line goes through it (``userfair.workflow.joblog``).
 """
@@ -13,67 +14,329 @@ import re
 from pathlib import Path
 
 from userfair.files.io import FileError
+from userfair.workflow import catalogue
 
-# The rule that writes each file passed between rules, by its path template.
-PRODUCERS = {
-    "results/{dataset}/data/preprocessed.parquet": "preprocess",
-    "results/{dataset}/data/grades.parquet": "grades",
-    "results/{dataset}/data/stats.json": "stats",
-    "results/{dataset}/models/dataset.pth": "recbole_dataset",
-    "results/{dataset}/models/{model}/grid/{point}/valid.json": "tune",
-    "results/{dataset}/models/{model}/grid/{point}/model.pth": "tune",
-    "results/{dataset}/models/{model}/best.json": "select",
-    "results/{dataset}/models/{model}/topk.parquet": "topk",
-    "results/{dataset}/models/{model}/recbole_test.json": "topk",
-    "results/{dataset}/similarity/{kind}.npz": "similarity",
-    "results/{dataset}/replicates/{replicate}/similarity/{kind}.npz": "replicate_similarity",
-    "results/{dataset}/similarity/pairs/{scatteritem}.json": "pairs_part",
-    "results/{dataset}/similarity/pairs.json": "pairs",
-    "results/{dataset}/measures/{model}/sums/{scatteritem}.json": "measure_sums",
-    "results/{dataset}/measures/{model}.json": "measures",
-    "results/{dataset}/measures/{model}/users.parquet": "users",
-    "results/{dataset}/uncertainty/{model}.parquet": "uncertainty",
-    "results/{dataset}/experiments/relevance.parquet": "exp_relevance",
-    "results/{dataset}/experiments/similarity.parquet": "exp_similarity",
-    "results/{dataset}/experiments/extreme.parquet": "exp_extreme",
-    "results/{dataset}/experiments/gamma_models.parquet": "exp_gamma",
-    "results/{dataset}/experiments/gamma_relevance.parquet": "exp_gamma",
-    "results/{dataset}/experiments/similarity_variants.parquet": "exp_variants",
-    "results/{dataset}/experiments/extreme_variants.parquet": "exp_variants",
-    "results/{dataset}/groups/{model}.json": "groups",
-    "results/{dataset}/groups/{model}.parquet": "groups",
-    "results/{dataset}/models/{model}/replicates/{replicate}/topk.parquet": "replicate",
-    "results/{dataset}/models/{model}/replicates/{replicate}/valid.json": "replicate",
-    "results/{dataset}/models/{model}/replicates/{replicate}/recbole_test.json": "replicate",
-    "results/{dataset}/measures/{model}/replicates/{replicate}/sums/{scatteritem}.json": (
-        "replicate_sums"
+#: The folder of every rule's files, and its folders of the report's tables and figures.
+RESULTS = "results"
+TABLES = f"{RESULTS}/tables"
+FIGURES = f"{RESULTS}/figures"
+
+#: Every file a rule writes, by rule: its one output's path template, or its named outputs
+#: (name -> template) in the order the rule lists them. A ``use rule`` that keeps its base
+#: rule's outputs (genre_similarity, replicate_genre_similarity) has no entry of its own.
+OUTPUTS: dict[str, str | dict[str, str]] = {
+    # rules/data.smk (download: the catalogue's raw file, resources/raw/D/D.SUFFIX)
+    "download": catalogue.RAW_TEMPLATE,
+    "preprocess": "results/{dataset}/data/preprocessed.parquet",
+    "grades": "results/{dataset}/data/grades.parquet",
+    "split": {
+        "train": "results/{dataset}/data/{dataset}.train.inter",
+        "valid": "results/{dataset}/data/{dataset}.valid.inter",
+        "test": "results/{dataset}/data/{dataset}.test.inter",
+    },
+    "genres": "results/{dataset}/data/{dataset}.item",
+    "stats": "results/{dataset}/data/stats.json",
+    "table_stats": {
+        "csv": "results/tables/stats.csv",
+        "tex": "results/tables/stats.tex",
+    },
+    # rules/models.smk
+    "recbole_dataset": "results/{dataset}/models/dataset.pth",
+    "tune": {
+        "valid": "results/{dataset}/models/{model}/grid/{point}/valid.json",
+        "checkpoint": "results/{dataset}/models/{model}/grid/{point}/model.pth",
+    },
+    "select": {
+        "tuning": "results/{dataset}/models/{model}/tuning.tsv",
+        "best": "results/{dataset}/models/{model}/best.json",
+    },
+    "topk": {
+        "topk": "results/{dataset}/models/{model}/topk.parquet",
+        "test": "results/{dataset}/models/{model}/recbole_test.json",
+    },
+    "user_vectors": "results/{dataset}/models/{model}/user_vectors.parquet",
+    # rules/measures.smk
+    "similarity": "results/{dataset}/similarity/{kind}.npz",
+    "pairs_part": "results/{dataset}/similarity/pairs/{scatteritem}.json",
+    "pairs": "results/{dataset}/similarity/pairs.json",
+    "measure_sums": "results/{dataset}/measures/{model}/sums/{scatteritem}.json",
+    "measures": "results/{dataset}/measures/{model}.json",
+    "table_scores": {
+        "csv": "results/tables/scores.csv",
+        "tex": "results/tables/scores.tex",
+    },
+    "table_timing": {
+        "csv": "results/tables/timing.csv",
+        "tex": "results/tables/timing.tex",
+    },
+    "agreement": "results/tables/agreement.csv",
+    # rules/uncertainty.smk
+    "uncertainty": "results/{dataset}/uncertainty/{model}.parquet",
+    "table_uncertainty": {
+        "csv": "results/tables/scores_ci.csv",
+        "tex": "results/tables/scores_ci.tex",
+        "significance": "results/tables/significance.csv",
+        "intervals": "results/tables/intervals.csv",
+        "agreement": "results/tables/agreement_ci.csv",
+    },
+    # rules/replicates.smk
+    "replicate_split": {
+        "train": "results/{dataset}/replicates/{replicate}/data/{dataset}.train.inter",
+        "valid": "results/{dataset}/replicates/{replicate}/data/{dataset}.valid.inter",
+        "test": "results/{dataset}/replicates/{replicate}/data/{dataset}.test.inter",
+    },
+    "replicate_genres": "results/{dataset}/replicates/{replicate}/data/{dataset}.item",
+    "replicate_similarity": "results/{dataset}/replicates/{replicate}/similarity/{kind}.npz",
+    "replicate": {
+        "topk": "results/{dataset}/models/{model}/replicates/{replicate}/topk.parquet",
+        "valid": "results/{dataset}/models/{model}/replicates/{replicate}/valid.json",
+        "test": "results/{dataset}/models/{model}/replicates/{replicate}/recbole_test.json",
+    },
+    "replicate_sums": (
+        "results/{dataset}/measures/{model}/replicates/{replicate}/sums/{scatteritem}.json"
     ),
-    "results/{dataset}/measures/{model}/replicates/{replicate}.json": "replicate_measures",
-    "results/{dataset}/uncertainty/{model}/replicates/{replicate}.parquet": (
-        "replicate_uncertainty"
-    ),
-    "results/{dataset}/groups/{model}/replicates/{replicate}.json": "replicate_groups",
-    "results/{dataset}/groups/{model}/replicates/{replicate}.parquet": "replicate_groups",
-    "results/{dataset}/models/{model}/user_vectors.parquet": "user_vectors",
-    "results/run.json": "run_config",
+    "replicate_measures": "results/{dataset}/measures/{model}/replicates/{replicate}.json",
+    "replicate_uncertainty": "results/{dataset}/uncertainty/{model}/replicates/{replicate}.parquet",
+    "table_replicates": {
+        "values": "results/tables/replicates.csv",
+        "variance": "results/tables/variance.csv",
+        "scores": "results/tables/scores_replicates.csv",
+        "significance": "results/tables/significance_replicates.csv",
+        "agreement": "results/tables/agreement_replicates.csv",
+        "conclusions": "results/tables/conclusions.csv",
+    },
+    # rules/who.smk
+    "users": {
+        "users": "results/{dataset}/measures/{model}/users.parquet",
+        "worst": "results/{dataset}/measures/{model}/worst.csv",
+    },
+    "who_table": "results/tables/who.csv",
+    "who_worst": "results/tables/who_worst.csv",
+    "fig_who": {
+        "pdf": "results/figures/who.pdf",
+        "png": "results/figures/who.png",
+    },
+    # rules/groups.smk
+    "groups": {
+        "json": "results/{dataset}/groups/{model}.json",
+        "resamples": "results/{dataset}/groups/{model}.parquet",
+    },
+    "replicate_groups": {
+        "json": "results/{dataset}/groups/{model}/replicates/{replicate}.json",
+        "resamples": "results/{dataset}/groups/{model}/replicates/{replicate}.parquet",
+    },
+    "table_groups": {
+        "csv": "results/tables/groups.csv",
+        "significance": "results/tables/groups_significance.csv",
+        "agreement": "results/tables/groups_agreement.csv",
+    },
+    "fig_groups": {
+        "pdf": "results/figures/groups/{dataset}.pdf",
+        "png": "results/figures/groups/{dataset}.png",
+        "reading": "results/figures/groups/{dataset}.rst",
+    },
+    # rules/experiments.smk
+    "exp_relevance": "results/{dataset}/experiments/relevance.parquet",
+    "exp_similarity": "results/{dataset}/experiments/similarity.parquet",
+    "exp_extreme": "results/{dataset}/experiments/extreme.parquet",
+    "exp_gamma": {
+        "models": "results/{dataset}/experiments/gamma_models.parquet",
+        "relevance": "results/{dataset}/experiments/gamma_relevance.parquet",
+    },
+    # rules/figures.smk
+    "fig_agreement": {
+        "pdf": "results/figures/agreement.pdf",
+        "png": "results/figures/agreement.png",
+    },
+    "fig_relevance": {
+        "pdf": "results/figures/relevance.pdf",
+        "png": "results/figures/relevance.png",
+        "reading": "results/figures/relevance.rst",
+    },
+    "fig_similarity": {
+        "pdf": "results/figures/similarity.pdf",
+        "png": "results/figures/similarity.png",
+        "reading": "results/figures/similarity.rst",
+    },
+    "fig_extreme": {
+        "pdf": "results/figures/extreme.pdf",
+        "png": "results/figures/extreme.png",
+        "reading": "results/figures/extreme.rst",
+    },
+    "fig_gamma": {
+        "models_pdf": "results/figures/gamma_models.pdf",
+        "models_png": "results/figures/gamma_models.png",
+        "relevance_pdf": "results/figures/gamma_relevance.pdf",
+        "relevance_png": "results/figures/gamma_relevance.png",
+        "models_reading": "results/figures/gamma_models.rst",
+        "relevance_reading": "results/figures/gamma_relevance.rst",
+    },
+    "fig_intervals": {
+        "pdf": "results/figures/intervals.pdf",
+        "png": "results/figures/intervals.png",
+    },
+    "fig_replicates": {
+        "pdf": "results/figures/replicates.pdf",
+        "png": "results/figures/replicates.png",
+    },
+    # rules/variants.smk
+    "table_variants": {
+        "tau": "results/tables/variants_tau.csv",
+        "summary": "results/tables/variants_summary.csv",
+    },
+    "exp_variants": {
+        "similarity": "results/{dataset}/experiments/similarity_variants.parquet",
+        "extreme": "results/{dataset}/experiments/extreme_variants.parquet",
+    },
+    "fig_variants": {
+        "tau_pdf": "results/figures/variants_tau.pdf",
+        "tau_png": "results/figures/variants_tau.png",
+        "similarity_pdf": "results/figures/similarity_variants.pdf",
+        "similarity_png": "results/figures/similarity_variants.png",
+        "extreme_pdf": "results/figures/extreme_variants.pdf",
+        "extreme_png": "results/figures/extreme_variants.png",
+        "tau_reading": "results/figures/variants_tau.rst",
+        "similarity_reading": "results/figures/similarity_variants.rst",
+        "extreme_reading": "results/figures/extreme_variants.rst",
+    },
+    # rules/reproduction.smk
+    "paper_gap": {
+        "pdf": "results/figures/paper_gap.pdf",
+        "png": "results/figures/paper_gap.png",
+        "csv": "results/tables/paper_gap.csv",
+        "verdicts": "results/tables/paper_gap_verdicts.csv",
+        "tau": "results/tables/paper_gap_tau.csv",
+        "table1": "results/tables/paper_gap_stats.csv",
+    },
+    # rules/claims.smk
+    "claims": {
+        "properties": "results/tables/measure_properties.csv",
+        "claims": "results/tables/claims.csv",
+        "across": "results/tables/claims_across.csv",
+        "front": "results/report/front.rst",
+    },
+    # rules/plan.smk
+    "plan": "results/plan.csv",
+    "table_energy": "results/tables/energy.csv",
+    # rules/record.smk
+    "run_config": "results/run.json",
+}
+
+#: The log of every rule: ``results/logs/RULE/STEM.log``, by rule its STEM (the output's
+#: wildcards, joined by "_" or "/").
+LOGS = {
+    "download": "{dataset}.{suffix}",
+    "preprocess": "{dataset}",
+    "grades": "{dataset}",
+    "split": "{dataset}",
+    "genres": "{dataset}",
+    "stats": "{dataset}",
+    "table_stats": "table_stats",
+    "recbole_dataset": "{dataset}",
+    "tune": "{dataset}/{model}/{point}",
+    "select": "{dataset}/{model}",
+    "topk": "{dataset}/{model}",
+    "user_vectors": "{dataset}/{model}",
+    "similarity": "{dataset}_{kind}",
+    "pairs_part": "{dataset}_{scatteritem}",
+    "pairs": "{dataset}",
+    "measure_sums": "{dataset}_{model}_{scatteritem}",
+    "measures": "{dataset}_{model}",
+    "table_scores": "table_scores",
+    "table_timing": "table_timing",
+    "agreement": "agreement",
+    "uncertainty": "{dataset}_{model}",
+    "table_uncertainty": "table_uncertainty",
+    "replicate_split": "{dataset}_{replicate}",
+    "replicate_genres": "{dataset}_{replicate}",
+    "replicate_similarity": "{dataset}_{replicate}_{kind}",
+    "replicate": "{dataset}/{model}/{replicate}",
+    "replicate_sums": "{dataset}_{model}_{replicate}_{scatteritem}",
+    "replicate_measures": "{dataset}_{model}_{replicate}",
+    "replicate_uncertainty": "{dataset}_{model}_{replicate}",
+    "table_replicates": "table_replicates",
+    "users": "{dataset}_{model}",
+    "who_table": "who_table",
+    "who_worst": "who_worst",
+    "fig_who": "fig_who",
+    "groups": "{dataset}_{model}",
+    "replicate_groups": "{dataset}_{model}_{replicate}",
+    "table_groups": "table_groups",
+    "fig_groups": "{dataset}",
+    "exp_relevance": "{dataset}",
+    "exp_similarity": "{dataset}",
+    "exp_extreme": "{dataset}",
+    "exp_gamma": "{dataset}",
+    "fig_agreement": "fig_agreement",
+    "fig_relevance": "fig_relevance",
+    "fig_similarity": "fig_similarity",
+    "fig_extreme": "fig_extreme",
+    "fig_gamma": "fig_gamma",
+    "fig_intervals": "fig_intervals",
+    "fig_replicates": "fig_replicates",
+    "table_variants": "table_variants",
+    "exp_variants": "{dataset}",
+    "fig_variants": "fig_variants",
+    "paper_gap": "paper_gap",
+    "claims": "claims",
+    "plan": "plan",
+    "table_energy": "table_energy",
+    "run_config": "run_config",
 }
 
 
-#: Every file-name component of the layout that holds the dataset name beside other text:
-#: the rules' outputs and logs (workflow/rules/*.smk; tests/runs/test_intermediates.py keeps this
-#: list equal to theirs) and the names RecBole reads in a job's data path
+#: The working folder of a job that is no output of its own (RecBole writes into it): the
+#: other rules' are beside their outputs (rules/common/paths.smk).
+WORKING = {"recbole_dataset": f"{RESULTS}/{{dataset}}/models/dataset_build"}
+
+
+def output(rule: str, name: str | None = None) -> str:
+    """The path template of ``rule``'s one output, or of its output ``name``."""
+    entry = OUTPUTS[rule]
+    if name is None:
+        if not isinstance(entry, str):
+            raise ValueError(f"rule {rule} writes {len(entry)} files: name one of {list(entry)}")
+        return entry
+    if isinstance(entry, str):
+        raise ValueError(f"rule {rule} writes one unnamed file, not {name!r}")
+    return entry[name]
+
+
+def files(rule: str) -> list[str]:
+    """Every path template of ``rule``'s outputs, in order."""
+    entry = OUTPUTS[rule]
+    return [entry] if isinstance(entry, str) else list(entry.values())
+
+
+def log(rule: str) -> str:
+    """The path template of ``rule``'s log."""
+    return f"{RESULTS}/logs/{rule}/{LOGS[rule]}.log"
+
+
+#: The files passed between rules (the ones a damaged copy of stops a reader): template ->
+#: the rule that writes it, for every output of :data:`OUTPUTS` of these kinds.
+PASSED = (".json", ".npz", ".parquet", ".pth")
+PRODUCERS = {t: rule for rule in OUTPUTS for t in files(rule) if t.endswith(PASSED)}
+
+
+def _named_components() -> tuple[str, ...]:
+    templates = [t for rule in OUTPUTS for t in files(rule)] + [log(rule) for rule in LOGS]
+    found = {
+        part
+        for template in templates
+        for part in template.split("/")
+        if "{dataset}" in part and part != "{dataset}"
+    }
+    return tuple(sorted(found))
+
+
+#: Every file-name component of the layout that holds the dataset name beside other text
+#: (:data:`OUTPUTS` and :data:`LOGS`), and the names RecBole reads in a job's data path
 #: (userfair.workflow.recbole_setup.recbole_name and link_split). With the longest value
 #: each other wildcard takes in a run (:func:`userfair.workflow.schema.longest_file_name`),
 #: the longest of them bounds the dataset names a file system takes.
-NAMED_COMPONENTS = (
-    "{dataset}.item", "{dataset}.log", "{dataset}.pdf", "{dataset}.png", "{dataset}.rst",
-    "{dataset}.train.inter", "{dataset}.valid.inter", "{dataset}.test.inter",
-    "{dataset}.{suffix}", "{dataset}.{suffix}.log",
-    "{dataset}_{kind}.log", "{dataset}_{model}.log", "{dataset}_{model}_{replicate}.log",
-    "{dataset}_{model}_{replicate}_{scatteritem}.log", "{dataset}_{model}_{scatteritem}.log",
-    "{dataset}_{replicate}.log", "{dataset}_{replicate}_{kind}.log",
-    "{dataset}_{scatteritem}.log",
-)  # fmt: skip
+NAMED_COMPONENTS = _named_components()
+
 #: RecBole's, in a job's data path: the folder and its linked split files.
 RECBOLE_COMPONENTS = ("{dataset}_split", "{dataset}_split.{split}.inter")
 #: The most bytes of one path component on every common file system (ext4, XFS, APFS,
@@ -91,8 +354,8 @@ def _template_pattern(template: str) -> re.Pattern:
 #: of the template's rule for some values of a wildcard (workflow/rules/*.smk), looked up
 #: first.
 USED_RULES = {
-    "results/{dataset}/similarity/genre.npz": "genre_similarity",
-    "results/{dataset}/replicates/{replicate}/similarity/genre.npz": "replicate_genre_similarity",
+    output("similarity").replace("{kind}", "genre"): "genre_similarity",
+    output("replicate_similarity").replace("{kind}", "genre"): "replicate_genre_similarity",
 }
 
 _PATTERNS = [(_template_pattern(t), rule) for t, rule in (*USED_RULES.items(), *PRODUCERS.items())]

@@ -10,6 +10,7 @@ import csv
 import os
 
 from userfair.files.io import atomic_path
+from userfair.workflow import layout
 from userfair.workflow.costs import Request
 
 PLAN_COLUMNS = (
@@ -151,10 +152,10 @@ def markdown(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m userfair.workflow.plan",
-        description="results/plan.csv (written by `snakemake plan`) as the Markdown cost "
-        "tables of docs/cluster.md#costs.",
+        description=f"{layout.output('plan')} (written by `snakemake plan`) as the Markdown "
+        "cost tables of docs/cluster.md#costs.",
     )
-    parser.add_argument("plan", help="a results/plan.csv written by `snakemake plan`")
+    parser.add_argument("plan", help=f"a {layout.output('plan')} written by `snakemake plan`")
     args = parser.parse_args(argv)
     with open(args.plan, newline="") as handle:
         print(markdown(list(csv.DictReader(handle))))

@@ -153,8 +153,8 @@ def dataset_name_error(name, key: str, config: dict | None = None) -> str | None
         )
     return (
         f"config key {key}: {name!r} is not a usable dataset name (letters, digits, '.', "
-        "'_' and '-', starting with a letter or digit: it names the folders results/NAME "
-        "and resources/raw/NAME)"
+        f"'_' and '-', starting with a letter or digit: it names the folders {layout.RESULTS}/NAME "
+        f"and {catalogue.RAW_DIR}/NAME)"
     )
 
 

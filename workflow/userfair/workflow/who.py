@@ -102,6 +102,7 @@ def read_user_features(dataset, source, names) -> pd.DataFrame | None:
 def users_job(
     inputs,
     *,
+    route: str,
     k: int,
     epsilon: float,
     gamma: float,
@@ -114,18 +115,20 @@ def users_job(
     worst_measure: str = "PUF-P-Cos",
     neighbours: int = 10,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(users, worst cases) of one dataset x model: :func:`decompose.decompose` on the
-    dense route (``similarities``, e.g. the similarity files) or the streamed one (the
-    pass-one ``stats``), the ``features`` joined; the ``worst`` users of ``worst_measure``
-    with their better-served neighbours and :func:`worst_cases.worst_lines`' sentence."""
-    route = "dense" if similarities is not None else "stream"
+    """(users, worst cases) of one dataset x model on ``route``, the caller's decision:
+    :func:`decompose.decompose` on the dense route (``similarities``, e.g. the similarity
+    files) or the streamed one (the pass-one ``stats``; computed
+    here when None), the ``features`` joined; the ``worst`` users of ``worst_measure`` with
+    their better-served neighbours and :func:`worst_cases.worst_lines`' sentence."""
     frame = decompose.decompose(
         inputs, k=k, epsilon=epsilon, gamma=gamma, similarities=similarities,
         block_size=block_size, envy_utility=envy_utility, route=route, stats=stats,
     )  # fmt: skip
     if features is not None:
         frame = decompose.join_features(frame, features, label="user features")
-    sim, raw_range = worst_cases.worst_similarity(inputs, worst_measure, similarities, stats)
+    sim, raw_range = worst_cases.worst_similarity(
+        inputs, worst_measure, similarities, stats, route=route
+    )
     table = worst_cases.worst_cases(frame, sim, worst, worst_measure, neighbours, raw_range)
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     table.insert(1, "measure", worst_measure)

@@ -1,23 +1,28 @@
 """The workflow's rule steps, one module per stage (workflow/rules/STAGE.smk), one function
 per rule: rule ``R`` of stage ``S`` runs workflow/scripts/R.py, which makes one call,
 ``userfair.workflow.steps.S.R(...)``, with plain values (the paths of the rule's named inputs and
-outputs, its params). A step reads its inputs, calls the library functions that do the work
-(named in its docstring), logs what it did and writes its outputs atomically; route
-decisions (the dense or the streamed measures) are made in the step from the inputs the
-rule received, never in a script. The steps are workflow code: the measures themselves
-live in the library modules they call.
+outputs) and small frozen ones (:class:`MeasureSettings`: what a measure computes, the rule's
+params; :class:`Speed`: how fast, from the config; :class:`Route`: the route and its files).
+A step reads its inputs, calls the library functions that do the work (named in its
+docstring), logs what it did and writes its outputs atomically. The route of the measures
+(dense or streamed) is decided once, by the workflow (rules/common/route.smk,
+measure_route), and reaches the steps as a :class:`Route`: neither a step nor a script
+re-derives it from which files the rule gave. The steps are workflow code: the measures
+themselves live in the library modules they call.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
 from userfair import plugins
 from userfair.files.io import InputError, read_inter, read_parquet
+from userfair.workflow import layout
 
 Path = str | os.PathLike
 
@@ -35,6 +40,124 @@ SPEED_KEYS = ("block_size", "device")
 def speed(config: Mapping) -> dict:
     """The speed-only settings (:data:`SPEED_KEYS`) of the workflow's config."""
     return {key: config["measures"][key] for key in SPEED_KEYS}
+
+
+@dataclass(frozen=True)
+class Speed:
+    """How fast a measures job runs, never what it writes: the config's speed-only settings
+    (:data:`SPEED_KEYS`; never rule params, so changing them reruns nothing). The job's
+    threads are the rule's ``threads:`` (config measures.threads), which Snakemake gives
+    the job's process."""
+
+    block_size: int = 2048
+    device: str = "auto"
+
+    @classmethod
+    def of(cls, config: Mapping) -> Speed:
+        """The speed settings of the workflow's config."""
+        return cls(**speed(config))
+
+
+class _Settings:
+    """A frozen settings value read from a rule's params."""
+
+    @classmethod
+    def of(cls, params: Mapping, besides: Sequence = ()):
+        """The value of the params named like its fields; every other param must be named
+        in ``besides`` (a param name, or a settings class whose fields it takes), so that a
+        param no step reads is an error, not silently dropped."""
+        names = {f.name for f in fields(cls)}
+        others = set()
+        for other in besides:
+            others |= {f.name for f in fields(other)} if isinstance(other, type) else {other}
+        unknown = sorted(set(params.keys()) - names - others)
+        if unknown:
+            raise ValueError(f"params {unknown}: no field of {cls.__name__} nor {sorted(others)}")
+        return cls(**{name: params[name] for name in params.keys() if name in names})
+
+
+@dataclass(frozen=True)
+class MeasureSettings(_Settings):
+    """What a measures job computes: the rule's params of rules/common/params.smk
+    (measure_settings, opt_in_params, the seed), each of which reruns the job when it
+    changes. The defaults are the library's (userfair.evaluate.evaluate) and the opt-in
+    measures off."""
+
+    k: int = 10
+    epsilon: float = 0.05
+    envy_utility: str = "precision"
+    gamma: float = 1.0
+    graded: bool = False
+    extra_similarities: tuple[str, ...] = ()
+    plugins: tuple[str, ...] = ()
+    estimate: Mapping | None = None
+    seed: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "extra_similarities", tuple(self.extra_similarities))
+        object.__setattr__(self, "plugins", tuple(self.plugins))
+
+
+@dataclass(frozen=True)
+class WhoSettings(_Settings):
+    """What the users job adds to the measures (config ``who:``): the declared user
+    features, how many worst cases of which measure, with how many neighbours."""
+
+    features: tuple[str, ...] = ()
+    worst: int = 10
+    worst_measure: str = "PUF-P-Cos"
+    neighbours: int = 10
+
+    def __post_init__(self):
+        object.__setattr__(self, "features", tuple(self.features))
+
+
+#: The routes of the measures the workflow decides between (rules/common/route.smk,
+#: measure_route; the answers of userfair.engine.route.choose_route).
+ROUTES = ("dense", "stream")
+#: The named inputs that belong to a route: the similarity files (dense) or pass one and
+#: the parts of pass two (stream).
+ROUTE_FILES = ("cos", "jacc", "genre", "pairs", "sums")
+
+
+@dataclass(frozen=True)
+class Route:
+    """The route of a dataset's measures as the workflow decided it, once
+    (rules/common/route.smk, measure_route; a job's ``route`` param), with the files of
+    that route the rule gave: the similarity files ``cos``, ``jacc``[, ``genre``] (dense)
+    or pass one ``pairs`` and pass two's parts ``sums`` (stream). A step asks
+    :attr:`streamed`, never which files it got."""
+
+    name: str
+    cos: Path | None = None
+    jacc: Path | None = None
+    genre: Sequence[Path] = ()
+    pairs: Path | None = None
+    sums: Sequence[Path] = field(default_factory=tuple)
+
+    def __post_init__(self):
+        if self.name not in ROUTES:
+            raise ValueError(f"route must be one of {ROUTES}, got {self.name!r}")
+
+    @property
+    def streamed(self) -> bool:
+        return self.name == "stream"
+
+    def require(
+        self, dense: Sequence[str] = ("cos", "jacc"), stream: Sequence[str] = ("pairs", "sums")
+    ) -> Route:
+        """This route, after checking that the rule gave the files it reads (``dense`` or
+        ``stream``, by name); a ValueError names the missing ones."""
+        missing = [name for name in (stream if self.streamed else dense) if not getattr(self, name)]
+        if missing:
+            raise ValueError(f"route {self.name!r}: the rule gave no input {missing}")
+        return self
+
+
+def route_of(name: str, inputs: Mapping) -> Route:
+    """The :class:`Route` ``name`` of a job (its ``route`` param: the workflow's decision)
+    with that route's files among its named ``inputs`` (:func:`named`)."""
+    return Route(name, **named(inputs, keys=ROUTE_FILES))
 
 
 #: The ``training:`` settings that change how fast (and in how much memory) a training or
@@ -123,7 +246,7 @@ def graded_splits(
     if grades is None:
         raise ValueError(
             "measures.relevance has graded but the rule gave no grades file "
-            "(results/D/data/grades.parquet, rule grades)"
+            f"({layout.output('grades')}, rule grades)"
         )
     table = read_parquet(grades, dtype_backend="pyarrow")  # ids as Arrow text, not objects
     missing = [c for c in ("user_id", "item_id", GRADE) if c not in table.columns]

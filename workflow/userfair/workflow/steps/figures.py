@@ -18,7 +18,6 @@ from userfair.workflow import (
     group_reading,
     plots,
     replicate_figure,
-    tables,
     variant_analysis,
     variant_figures,
 )
@@ -156,20 +155,16 @@ def fig_groups(
     the figure shows in words (userfair.workflow.group_reading, the report's caption) from
     the paired comparisons (``group_tests``: groups_significance.csv, ``tests``:
     significance.csv; with ``replicates`` > 1 both are significance_replicates.csv, over
-    replicates and users) and the tau (``taus``: groups_agreement.csv)."""
+    replicates and users) and the tau (``taus``: groups_agreement.csv). Drawn by
+    userfair.workflow.group_figure.group_figure."""
     if reading is not None:
         _write_reading(reading, dataset, models, group_tests, tests, taus, measure, against,
                        replicates)  # fmt: skip
-    table = pd.read_csv(groups_csv)
-    table = table[(table["dataset"] == dataset) & (table["measure"] == measure)]
-    individual = pd.read_csv(intervals_csv)
-    individual = individual[(individual["dataset"] == dataset) & (individual["measure"] == against)]
     look = figure_style.Style(**style)
-    # intervals.csv names models by their label (U-KNN), groups.csv by name: join on labels
-    x = tables.label_models(individual).set_index("model")
-    fig = group_figure.groups_axes(
-        x, tables.label_models(table), [models_registry.label(m) for m in models], look,
-        dataset=dataset, measure=measure, against=against,
+    fig = group_figure.group_figure(
+        pd.read_csv(groups_csv), pd.read_csv(intervals_csv),
+        [models_registry.label(m) for m in models], look, dataset=dataset, measure=measure,
+        against=against,
     )  # fmt: skip
     figure_style.save(fig, pdf, png, look)
     _written(pdf, png)

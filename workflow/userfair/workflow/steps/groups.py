@@ -41,7 +41,7 @@ def specs_of(groups, features) -> list[str]:
     return [f"activity:{user_groups.ACTIVITY_SHARE}"] + [f"feature:{n}" for n in features or []]
 
 
-def groups_job(
+def groups(
     train: Path, valid: Path, test: Path, topk: Path, raw: Sequence[Path], out_json: Path,
     out_parquet: Path, *, dataset: str, source: str, groups, features, k: int,
     resamples: int, seed: int,

@@ -1,7 +1,10 @@
 """Steps of the measures stage (workflow/rules/measures.smk): similarity, pairs_part,
 pairs, measure_sums, measures, table_scores, table_timing, agreement. The route of the
 measures (dense or streamed) is the workflow's decision (rules/common/route.smk,
-measure_route), given to the steps as ``route``; the steps never re-derive it."""
+measure_route), given to the steps as a :class:`userfair.workflow.steps.Route`; the steps
+never re-derive it. What a measure computes comes as
+:class:`userfair.workflow.steps.MeasureSettings`, how fast as
+:class:`userfair.workflow.steps.Speed`."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from userfair.similarity.registry import read_user_vectors
 from userfair.streamed import estimate as sampled
 from userfair.streamed import pair_records, stream_rows, streaming
 from userfair.workflow import tables
-from userfair.workflow.steps import Path, graded_splits, only
+from userfair.workflow.steps import MeasureSettings, Path, Route, Speed, graded_splits, only
 
 log = logging.getLogger(__name__)
 
@@ -70,19 +73,20 @@ def similarity(
 
 
 def pairs_part(
-    train: Path, test: Path, item: Path | None, out: Path, *, scatteritem: str, gamma: float,
-    block_size: int, device: str,
+    train: Path, test: Path, item: Path | None, out: Path, *, scatteritem: str,
+    settings: MeasureSettings, speed: Speed,
 ) -> None:  # fmt: skip
     """Rule pairs_part: pass one of the streamed measures (userfair.streamed.streaming.pass_one)
-    over
-    one scattered row range (``scatteritem``, ``i-of-N``; ``1-of-1``: every row)."""
+    over one scattered row range (``scatteritem``, ``i-of-N``; ``1-of-1``: every row), for
+    UF's ``settings.gamma``."""
     inputs = load_split_inputs(train, test, item_features=only(item))
     rows = inputs.train_of_evaluated()
+    gamma = settings.gamma
     start, stop = scatter_range(rows, scatteritem, gamma)
     log.info("pass one over rows %s:%s of %d users", start, stop, rows.shape[0])
     stats = streaming.pass_one(
         rows, start, stop, gamma=gamma, genres=inputs.genres, users=inputs.users,
-        block_size=block_size, device=device,
+        block_size=speed.block_size, device=speed.device,
     )  # fmt: skip
     stats.save(out)
     log.info("%s: rows %d:%d of %d, %.3f s", out, stats.start, stats.stop, stats.m, stats.seconds)
@@ -98,48 +102,46 @@ def pairs(parts: Sequence[Path], out: Path) -> None:
 
 def measure_sums(
     train: Path, valid: Path, test: Path, topk: Path, pairs: Path, item: Path | None,
-    out: Path, *, scatteritem: str, k: int, epsilon: float, envy_utility: str,
-    block_size: int, device: str, graded: bool = False,
-    extra_similarities: Sequence[str] = (), vectors: Path | None = None,
-    grades: Path | None = None, estimate: Mapping | None = None, seed: int = 0,
+    out: Path, *, scatteritem: str, settings: MeasureSettings, speed: Speed,
+    vectors: Path | None = None, grades: Path | None = None,
 ) -> None:  # fmt: skip
     """Rule measure_sums: pass two of the streamed measures (userfair.streamed.streaming.pass_two)
     of one dataset x model over one scattered row range (``1-of-1``: every row); with
-    ``estimate`` ``{pairs: share}`` (config measures.estimate) instead the row values of
-    the users of the range in the uniform sample of that share (``seed``: the config's)
-    against all users (userfair.streamed.estimate.sample_part, docs/method.md#estimate). With the
-    opt-in measures (``graded``, ``extra_similarities``, as for ``measures``) the same
-    range's PUF sums of every similarity they read (userfair.opt_in.variants.range_sums) go into
-    the file too, under ``variants``; ``graded`` reads the grades file ``grades``
+    ``settings.estimate`` ``{pairs: share}`` (config measures.estimate) instead the row values
+    of the users of the range in the uniform sample of that share (``settings.seed``: the
+    config's) against all users (userfair.streamed.estimate.sample_part,
+    docs/method.md#estimate). With the opt-in measures (``settings.graded``,
+    ``settings.extra_similarities``, as for ``measures``) the same range's PUF sums of every
+    similarity they read (userfair.opt_in.variants.range_sums) go into the file too, under
+    ``variants``; graded reads the grades file ``grades``
     (userfair.workflow.steps.graded_splits)."""
-    train_split, test_split, grade = graded_splits(train, test, grades, graded)
+    k, extra = settings.k, settings.extra_similarities
+    train_split, test_split, grade = graded_splits(train, test, grades, settings.graded)
     inputs = load_inputs(
         train_split, test_split, topk, k=k, item_features=only(item), valid=valid, grade=grade
     )
     stats = pair_records.PairStats.load(pairs)
     rows = inputs.train_of_evaluated()
     start, stop = scatter_range(rows, scatteritem, stats.gamma)
-    share = (estimate or {}).get("pairs")
+    share = (settings.estimate or {}).get("pairs")
     if share is not None:
         log.info("sampled rows (share %g) of rows %d:%d of %d", share, start, stop, rows.shape[0])
         record = sampled.sample_part(
-            inputs, stats, start, stop, share, seed, k=k, epsilon=epsilon,
-            envy_utility=envy_utility,
+            inputs, stats, start, stop, share, settings.seed, k=k, epsilon=settings.epsilon,
+            envy_utility=settings.envy_utility,
         )  # fmt: skip
         seconds = record["seconds_pairs"], record["seconds_envy"]
     else:
         log.info("pass two over rows %d:%d of %d users", start, stop, rows.shape[0])
         sums = streaming.pass_two(
-            inputs, stats, start, stop, k=k, epsilon=epsilon, envy_utility=envy_utility,
-            block_size=block_size, device=device,
+            inputs, stats, start, stop, k=k, epsilon=settings.epsilon,
+            envy_utility=settings.envy_utility, block_size=speed.block_size, device=speed.device,
         )  # fmt: skip
         record = sums.to_dict()
         seconds = sums.seconds_pairs, sums.seconds_envy
-    if graded or extra_similarities:
-        user_vectors = _user_vectors(extra_similarities, item, vectors, inputs.users)
-        parts = variants.range_sums(
-            inputs, k, extra_similarities, user_vectors, start, stop, block_size
-        )
+    if settings.graded or extra:
+        user_vectors = _user_vectors(extra, item, vectors, inputs.users)
+        parts = variants.range_sums(inputs, k, extra, user_vectors, start, stop, speed.block_size)
         record["variants"] = {name: part.record() for name, part in parts.items()}
         log.info("opt-in PUF sums of %s over rows %d:%d", list(parts), start, stop)
     write_json(record, out)
@@ -173,85 +175,80 @@ def gathered_variants(sums: Sequence[Path]) -> dict[str, variants.RowSums]:
 
 
 def measures(
-    train: Path, valid: Path, test: Path, topk: Path, out: Path, *, route: str, k: int,
-    epsilon: float, envy_utility: str, gamma: float, block_size: int, device: str,
-    cos: Path | None = None, jacc: Path | None = None, genre: Sequence[Path] = (),
-    pairs: Path | None = None, sums: Sequence[Path] = (), item: Path | None = None,
-    graded: bool = False, extra_similarities: Sequence[str] = (), vectors: Path | None = None,
-    grades: Path | None = None,
-    plugins: Sequence[str] = (),
-    estimate: Mapping | None = None, seed: int = 0,
+    train: Path, valid: Path, test: Path, topk: Path, out: Path, *, route: Route,
+    settings: MeasureSettings, speed: Speed, item: Path | None = None,
+    vectors: Path | None = None, grades: Path | None = None,
 ) -> dict:  # fmt: skip
     """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on
-    the ``route`` the workflow chose (rules/common/route.smk, measure_route).
+    the ``route`` the workflow chose (rules/common/route.smk, measure_route), with its files.
 
-    ``dense``: userfair.evaluate.evaluate on the similarity files ``cos``, ``jacc``,
-    ``genre``. ``stream``: pass one (``pairs``) and pass two gathered from its parts
-    (``sums``), then userfair.streamed.streaming.finish; the same measures as the dense route.
+    ``dense``: userfair.evaluate.evaluate on the similarity files ``route.cos``,
+    ``route.jacc``, ``route.genre``. ``stream``: pass one (``route.pairs``) and pass two
+    gathered from its parts (``route.sums``), then userfair.streamed.streaming.finish; the
+    same measures as the dense route.
 
     Opt-in (docs/measures.md#opt-in-measures; config measures.relevance and
-    measures.similarities): ``graded`` reads each interaction's grade from the grades file
-    ``grades`` (rule grades; userfair.workflow.steps.graded_splits) and adds gNDCG,
-    SD-gNDCG, Gini-gNDCG and PUF with gNDCG;
-    ``extra_similarities`` (userfair.similarity.registry names: rcos, genre, vec; genre reads the
-    item genres ``item``, vec the user vectors file ``vectors``) add PUF over them. Dense
-    route: userfair.evaluate.evaluate's opt-in; streamed route:
+    measures.similarities): ``settings.graded`` reads each interaction's grade from the
+    grades file ``grades`` (rule grades; userfair.workflow.steps.graded_splits) and adds
+    gNDCG, SD-gNDCG, Gini-gNDCG and PUF with gNDCG; ``settings.extra_similarities``
+    (userfair.similarity.registry names: rcos, genre, vec; genre reads the item genres
+    ``item``, vec the user vectors file ``vectors``) add PUF over them. Dense route:
+    userfair.evaluate.evaluate's opt-in; streamed route:
     userfair.opt_in.variants.evaluate_variants on the row passes' sums the measure_sums parts
     made (``variants`` in each part), gathered here.
 
-    ``plugins``: the plugin measures the job computes (``NAME=module:Class``, loaded by
-    userfair.workflow.joblog.job_log; a param, so a change reruns the job), after the
+    ``settings.plugins``: the plugin measures the job computes (``NAME=module:Class``, loaded
+    by userfair.workflow.joblog.job_log; a param, so a change reruns the job), after the
     built-ins on the same route (userfair.engine.plugin_routes).
 
-    ``estimate`` ``{pairs: share}`` (config measures.estimate; streamed route only): the
-    parts are samples (userfair.streamed.estimate.sample_part, of the config's ``seed``), and the
-    pair measures of userfair.streamed.estimate.ESTIMATED are estimates, each with its SE and
-    interval in the file's ``estimate`` record (userfair.streamed.estimate.finish_estimate)."""
-    streamed = route == "stream"
-    needed = ("pairs", "sums") if streamed else ("cos", "jacc")
-    given = {"cos": cos, "jacc": jacc, "pairs": pairs, "sums": sums}
-    missing = [name for name in needed if not given[name]]
-    if route not in ("dense", "stream") or missing:
-        raise ValueError(f"route {route!r}: the rule gave no input {missing}")
-    train_split, test_split, grade = graded_splits(train, test, grades, graded)
+    ``settings.estimate`` ``{pairs: share}`` (config measures.estimate; streamed route
+    only): the parts are samples (userfair.streamed.estimate.sample_part, of the config's
+    ``settings.seed``), and the pair measures of userfair.streamed.estimate.ESTIMATED are
+    estimates, each with its SE and interval in the file's ``estimate`` record
+    (userfair.streamed.estimate.finish_estimate)."""
+    route.require()
+    k, gamma, extra = settings.k, settings.gamma, settings.extra_similarities
+    train_split, test_split, grade = graded_splits(train, test, grades, settings.graded)
     inputs = load_inputs(
         train_split, test_split, topk, k=k, valid=valid, grade=grade,
-        item_features=only(item) if streamed or "genre" in extra_similarities else None,
+        item_features=only(item) if route.streamed or "genre" in extra else None,
     )  # fmt: skip
-    user_vectors = _user_vectors(extra_similarities, item, vectors, inputs.users)
-    if streamed:
+    user_vectors = _user_vectors(extra, item, vectors, inputs.users)
+    if route.streamed:
+        pairs, sums = route.pairs, route.sums
         stats = pair_records.PairStats.load(pairs)
         if stats.gamma != gamma:
             raise ValueError(
                 f"{pairs} was computed with gamma={stats.gamma}, not measures.gamma={gamma}"
             )
-        share = (estimate or {}).get("pairs")
+        share = (settings.estimate or {}).get("pairs")
         if share is not None:
             record = sampled.combine_parts(read_json(path) for path in sums)
-            if (record["share"], record["seed"]) != (share, seed):
+            if (record["share"], record["seed"]) != (share, settings.seed):
                 raise ValueError(f"{sums[0]} samples share {record['share']}, not {share}")
             log.info("streamed route: %d sampled users of %d parts", record["rows"], len(sums))
             result = sampled.finish_estimate(inputs, stats, record)
         else:
             pair_sums = pair_records.combine(pair_records.PairSums.load(path) for path in sums)
             log.info("streamed route: gathered pass two of %d parts", len(sums))
-            result = streaming.finish(inputs, stats, pair_sums, device)
-        if graded or extra_similarities:
+            result = streaming.finish(inputs, stats, pair_sums, speed.device)
+        if settings.graded or extra:
             values, seconds = variants.evaluate_variants(
-                inputs, k, extra_similarities, user_vectors, route="stream",
-                block_size=block_size, sums=gathered_variants(sums),
+                inputs, k, extra, user_vectors, route="stream",
+                block_size=speed.block_size, sums=gathered_variants(sums),
             )  # fmt: skip
             result = {**result, **values, "seconds": {**result["seconds"], **seconds}}
         # the plugin measures (docs/plugins.md) in row blocks, never m x m
         result = evaluate.with_plugins(
-            result, inputs, k, "stream", block_size, user_vectors, stats=stats
+            result, inputs, k, "stream", speed.block_size, user_vectors, stats=stats
         )
     else:
-        similarities = load_dataset(cos, jacc, genre or (), inputs.users)
+        similarities = load_dataset(route.cos, route.jacc, route.genre or (), inputs.users)
         result = evaluate.evaluate(
-            inputs, k=k, epsilon=epsilon, gamma=gamma, similarities=similarities,
-            block_size=block_size, device=device, envy_utility=envy_utility,
-            extra_similarities=extra_similarities, user_vectors=user_vectors,
+            inputs, k=k, epsilon=settings.epsilon, gamma=gamma, similarities=similarities,
+            block_size=speed.block_size, device=speed.device,
+            envy_utility=settings.envy_utility, extra_similarities=extra,
+            user_vectors=user_vectors, route="dense",
         )  # fmt: skip
     write_json(evaluate.as_json(result), out)
     log.info("%s: %s", out, {key: result[key] for key in NAMES + plugin_names() if key in result})

@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 
 from userfair.files.io import InputError, write_json
+from userfair.workflow import layout
 from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
@@ -122,7 +123,7 @@ def other_config(
 
 #: The folders whose files a report shows: every one was made by the run that run.json names
 #: only if none is newer than it.
-REPORTED = ("results/tables", "results/figures")
+REPORTED = (layout.TABLES, layout.FIGURES)
 
 
 def newer_than_record(path: Path, folders=REPORTED) -> str | None:

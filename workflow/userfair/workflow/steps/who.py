@@ -14,44 +14,43 @@ from userfair.files.io import read_parquet, write_csv
 from userfair.similarity import pairwise
 from userfair.streamed import pair_records
 from userfair.workflow import tables, who
-from userfair.workflow.steps import Path, only
+from userfair.workflow.steps import MeasureSettings, Path, Route, Speed, WhoSettings, only
 
 log = logging.getLogger(__name__)
 
 
 def users(
     dataset: str, train: Path, valid: Path, test: Path, topk: Path, users_out: Path,
-    worst_out: Path, *, k: int, epsilon: float, envy_utility: str, gamma: float,
-    block_size: int, features: list[str], worst: int, worst_measure: str, neighbours: int,
-    source: Path, route: str, cos: Path | None = None, jacc: Path | None = None,
-    genre: Sequence[Path] = (), pairs: Path | None = None, item: Sequence[Path] = (),
-    raw: Sequence[Path] | Path = (), plugins: Sequence[str] = (),
+    worst_out: Path, *, route: Route, settings: MeasureSettings, who_settings: WhoSettings,
+    speed: Speed, source: Path, item: Sequence[Path] = (), raw: Sequence[Path] | Path = (),
 ) -> pd.DataFrame:  # fmt: skip
     """Rule users: every evaluated user's exact share of every Fair measure and of every
-    pair plugin (``plugins``: the loaded ones, a param so that a change reruns the job;
-    userfair.workflow.who.users_job, userfair.decomposition.decompose) -> ``users_out``
-    (.parquet), and the worst cases -> ``worst_out`` (.csv). The ``route`` is the measures'
-    (rules/common/route.smk, measure_route): the similarity files (``cos``, ``jacc``[,
-    ``genre``]) or pass one (``pairs``[, ``item``]); the declared user ``features`` are read
-    from the raw ``source`` when the rule got it (``raw``)."""
-    streamed = route == "stream"
-    if (pairs if streamed else cos) is None:
-        raise ValueError(f"route {route!r}: the rule gave no {'pairs' if streamed else 'cos'}")
+    pair plugin (``settings.plugins``: the loaded ones, a param so that a change reruns the
+    job; userfair.workflow.who.users_job, userfair.decomposition.decompose) -> ``users_out``
+    (.parquet), and the worst cases (``who_settings``) -> ``worst_out`` (.csv). The
+    ``route`` is the measures' (rules/common/route.smk, measure_route): the similarity files
+    (``route.cos``, ``route.jacc``[, ``route.genre``]) or pass one (``route.pairs``[,
+    ``item``]); the declared user features are read from the raw ``source`` when the rule
+    got it (``raw``)."""
+    route.require(dense=("cos",), stream=("pairs",))
     data = load_inputs(
-        train, test, topk, k=k, valid=valid, item_features=only(item) if streamed else None
-    )
+        train, test, topk, k=settings.k, valid=valid,
+        item_features=only(item) if route.streamed else None,
+    )  # fmt: skip
     similarities, stats = None, None
-    if streamed:
-        stats = pair_records.PairStats.load(pairs)
-        log.info("streamed route: %d users, pass one from %s", stats.m, pairs)
+    if route.streamed:
+        stats = pair_records.PairStats.load(route.pairs)
+        log.info("streamed route: %d users, pass one from %s", stats.m, route.pairs)
     else:
-        similarities = pairwise.load_dataset(cos, jacc, genre or (), data.users)
-    user_features = who.read_user_features(dataset, source if raw else None, features)
+        similarities = pairwise.load_dataset(route.cos, route.jacc, route.genre or (), data.users)
+    features = who_settings.features
+    user_features = who.read_user_features(dataset, source if raw else None, list(features))
     frame, worst_cases = who.users_job(
-        data, k=k, epsilon=epsilon, gamma=gamma, envy_utility=envy_utility,
-        block_size=block_size, similarities=similarities, stats=stats,
-        features=user_features, worst=worst, worst_measure=worst_measure,
-        neighbours=neighbours,
+        data, route=route.name, k=settings.k, epsilon=settings.epsilon, gamma=settings.gamma,
+        envy_utility=settings.envy_utility, block_size=speed.block_size,
+        similarities=similarities, stats=stats, features=user_features,
+        worst=who_settings.worst, worst_measure=who_settings.worst_measure,
+        neighbours=who_settings.neighbours,
     )  # fmt: skip
     decompose.write_users(frame, users_out)
     write_csv(worst_cases, worst_out)
