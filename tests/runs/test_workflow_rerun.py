@@ -294,6 +294,19 @@ def test_speed_only_settings_rerun_nothing(tiny_run, tmp_path):
 
 
 @pytest.mark.slow
+def test_an_estimate_reruns_no_dense_route_job(tiny_run, tmp_path):
+    """measures.estimate samples the streamed route's pair measures; the tiny run's
+    datasets take the dense route, which computes every measure exactly, so asking for an
+    estimate reruns none of their measures jobs (the param is the default {} there,
+    rules/common/route.smk: estimate_param); at most the record of the config is new."""
+    repo = tiny_run.repo  # a dry run: reads only
+    sampled = _write_yaml(tmp_path / "estimate.yaml", {"measures": {"estimate": {"pairs": 0.5}}})
+    dry = _run(repo, "-n", "--configfile", sampled)
+    jobs = _scheduled_jobs(dry.stdout)
+    assert "Nothing to be done" in dry.stdout or set(jobs) <= {"run_config", "all"}, jobs
+
+
+@pytest.mark.slow
 # After an edit of plots.py one figure is rebuilt: a rebuilt job is settled (the next dry run
 # no longer schedules it) while the others still wait for theirs. Snakemake records the new
 # code with each job, so one job shows what rebuilding all ten would (a tenth of the cost).

@@ -144,8 +144,9 @@ rule measures:
         mem_mb=8000,
         runtime=120,
     params:
-        **measure_settings("epsilon", "envy_utility", "gamma", "estimate"),
+        **measure_settings("epsilon", "envy_utility", "gamma"),
         **opt_in_params(),
+        estimate=estimate_param,
         route=route_param,
         seed=config["seed"],
     message:

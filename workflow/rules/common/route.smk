@@ -38,6 +38,15 @@ def route_param(wildcards, input):
     return measure_route(wildcards.dataset)
 
 
+def estimate_param(wildcards, input):
+    """Param of `measures`: measures.estimate where the dataset's route is the streamed
+    one, else {} (the default): the dense route computes every measure exactly whatever
+    the setting, so a changed estimate reruns only the streamed datasets' jobs."""
+    if measure_route(wildcards.dataset) != "stream":
+        return {}
+    return config["measures"]["estimate"]
+
+
 def pair_stats_parts(wildcards):
     """The parts of pass one (`pairs_part`, measures.scatter of them: one when 1), which
     `pairs` gathers."""
