@@ -194,12 +194,10 @@ def _compiled(name: str, inputs, cache: dict, stats=None):
         cache["threads"] = stream_rows.numba_threads()
     rows, threads = cache["rows"], cache["threads"]
     key = ("compiled range", kind)
-    if key in cache:
-        pass
-    elif stats is not None:  # pass one's: the same raw values, no pass of its own
+    if key not in cache and stats is not None:  # pass one's raw values: no pass of its own
         check_stats(stats, inputs)
         cache[key] = stats.cos_range if decl.similarity == "Cos" else stats.jacc_range
-    else:
+    if key not in cache:
         low, high, shared = _plugin_kernels.range_rows(*rows.pair_arguments(), kind, threads)
         pairs = rows.m * (rows.m - 1) / 2
         low = 0.0 if shared < pairs else low
@@ -257,11 +255,7 @@ def compiled_estimate(
     total, se = sampled.total_estimate(values, m)
     pairs = m * (m - 1) / 2
     value, spread = plugins.value_of(decl, total / 2 / pairs), se / 2 / pairs
-    # scipy.stats here, not at the top: a second to import, which every evaluate would pay
-    from scipy import stats as scipy_stats
-
-    n = len(sample)
-    quantile = float(scipy_stats.t.ppf((1.0 + level) / 2.0, n - 1)) if n >= 2 else math.nan
+    quantile = sampled.t_quantile(level, len(sample))
     bottom, top = decl.bounds
     return {
         "value": value,

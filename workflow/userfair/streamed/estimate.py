@@ -176,6 +176,15 @@ def moments(values: RowValues) -> dict[str, tuple[int, float, float]]:
     return out
 
 
+def t_quantile(level: float, n: int) -> float:
+    """The two-sided ``level`` quantile of Student's t with n - 1 degrees of freedom, the
+    interval's half-width in SEs for a sample of n rows (NaN for n < 2)."""
+    # scipy.stats here, not at the top: a second to import, which every evaluate would pay
+    from scipy import stats as scipy_stats
+
+    return float(scipy_stats.t.ppf((1.0 + level) / 2.0, n - 1)) if n >= 2 else math.nan
+
+
 def total_from_moments(count: int, mean: float, m2: float, m: int) -> tuple[float, float]:
     """:func:`total_estimate` from the row values' count, mean and sum of squared
     deviations."""
@@ -247,10 +256,7 @@ def estimates(
         n = values["rows"]
         found = totals({name: tuple(entry) for name, entry in values["moments"].items()}, m)
         seconds = {name: values[name] for name in _SECONDS}
-    # scipy.stats here, not at the top: a second to import, which every evaluate would pay
-    from scipy import stats as scipy_stats
-
-    quantile = float(scipy_stats.t.ppf((1.0 + level) / 2.0, n - 1)) if n >= 2 else math.nan
+    quantile = t_quantile(level, n)
     settings = {"k": k, "epsilon": float(epsilon), "envy_utility": envy_utility}
     sums, point = _measures_at(stats, found, 0.0, settings, seconds)
     low = _measures_at(stats, found, -quantile, settings, seconds)[1]
