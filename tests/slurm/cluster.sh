@@ -244,6 +244,11 @@ down() {
     stop_pidfile slurmdbd "$STATE/slurmdbd.pid"
     mariadb-admin --socket="$DB_SOCKET" shutdown 2>/dev/null && log "stopped mariadbd" || true
     stop_pidfile munged "$MUNGED_PID"
+    # With slurm.conf in place and no controller, every SLURM command waits about 9 s for
+    # one before it fails; so does every `snakemake` on this machine, local runs included:
+    # snakemake-executor-plugin-slurm runs `scontrol show config` when it is loaded. Without
+    # the file scontrol fails at once. `up` writes it again.
+    rm -f "$CONF/slurm.conf"
 }
 
 case ${1:-} in
