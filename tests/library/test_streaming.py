@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from userfair import evaluate as evaluate_module
 from userfair.cli import main
 from userfair.engine import route
 from userfair.evaluate import evaluate
@@ -263,6 +264,44 @@ def test_choose_route():
     assert route.choose_route(100) == "dense"  # 80 kB fit anywhere
     with pytest.raises(ValueError, match="route"):
         route.choose_route(10, route="fast")
+    # what the callers used to decide each on their own, now here only
+    assert route.choose_route(100_000, available=2**50, given=True) == "dense"
+    assert route.choose_route(10, route="stream", given=True) == "stream"
+    assert route.choose_route(10, sampled=True) == "stream"
+    assert route.choose_route(10, route="stream", sampled=True) == "stream"
+    for asked in ({"route": "dense"}, {"given": True}):
+        with pytest.raises(ValueError, match="sampled estimate runs on the streamed route"):
+            route.choose_route(10, sampled=True, **asked)
+
+
+@pytest.mark.parametrize(
+    "argv, decided",
+    [([], "dense"), (["--route", "stream"], "stream"), (["--sample-users", "0.5"], "stream")],
+)
+def test_the_command_decides_the_route_once_and_passes_it_down(
+    tmp_path, capsys, monkeypatch, argv, decided
+):
+    """`userfair evaluate` asks choose_route once; evaluate gets the decided route, never
+    "auto", so no library function decides it again."""
+    train, test, topk, _ = random_split(15)
+    write_inter(train, tmp_path / "train.inter")
+    write_inter(test, tmp_path / "test.inter")
+    topk.to_csv(tmp_path / "topk.tsv", sep="\t", index=False)
+    asked, seen = [], []
+    real_choose, real_evaluate = route.choose_route, evaluate_module.evaluate
+    monkeypatch.setattr(
+        route, "choose_route", lambda *a, **kw: asked.append(kw) or real_choose(*a, **kw)
+    )
+    monkeypatch.setattr(
+        evaluate_module,
+        "evaluate",
+        lambda *a, **kw: seen.append(kw["route"]) or real_evaluate(*a, **kw),
+    )
+    base = ["evaluate", "--train", str(tmp_path / "train.inter"), "--test",
+            str(tmp_path / "test.inter"), "--topk", str(tmp_path / "topk.tsv"),
+            "--json"]  # fmt: skip
+    assert main(base + argv) == 0, capsys.readouterr().err
+    assert asked and seen[0] == decided and "auto" not in seen
 
 
 def test_evaluate_auto_route_streams_when_dense_would_not_fit(monkeypatch):

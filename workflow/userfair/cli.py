@@ -200,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return _evaluate_with_intervals(args)
     # Imported here, not at the top: `userfair --help` stays free of numpy and pandas.
+    from userfair.engine import route as route_
     from userfair.evaluate import evaluate
     from userfair.files.inputs import load_inputs
     from userfair.files.io import InputError
@@ -210,10 +211,13 @@ def main(argv: list[str] | None = None) -> int:
             valid=args.valid, topk_format=args.format, grade=args.grade,
         )  # fmt: skip
         vectors, extra = _variant_options(args, inputs)
+        route = route_.choose_route(
+            len(inputs.users), args.gamma, args.route, sampled=args.sample_users is not None
+        )
         result = evaluate(
             inputs, k=args.k, epsilon=args.epsilon, gamma=args.gamma,
             block_size=args.block_size, device=args.device, envy_utility=args.envy_utility,
-            route=args.route, extra_similarities=extra, user_vectors=vectors,
+            route=route, extra_similarities=extra, user_vectors=vectors,
             groups=_groups(args, inputs), sample_users=args.sample_users, seed=args.seed,
         )  # fmt: skip
     except (InputError, ValueError) as error:

@@ -79,9 +79,9 @@ def evaluate(
     ``route``: ``dense`` (the (m, m) similarity matrices, above), ``stream``
     (``userfair.streamed.streaming.stream_evaluate``: the same numbers in row passes that never hold
     m x m, on ``device`` too: numba on the CPU, or torch blocks; ``similarities`` are not
-    used) or ``auto`` (default): dense when
-    ``similarities`` are given, else ``userfair.engine.route.choose_route`` (stream when the
-    dense matrices would exceed half the available memory or m > 20,000).
+    used) or ``auto`` (default), decided by ``userfair.engine.route.choose_route``: dense when
+    ``similarities`` are given, streamed with ``sample_users``, else stream when the dense
+    matrices would exceed half the available memory or m > 20,000.
 
     Opt-in (``userfair.opt_in.variants``, after the 18 measures, same route): with grades in
     ``inputs`` (``load_inputs(grade=...)``) gNDCG, SD-gNDCG, Gini-gNDCG and PUF over
@@ -103,11 +103,9 @@ def evaluate(
     (``userfair.streamed.estimate.stream_estimate``, docs/method.md#estimate); the streamed route
     only (``route`` auto or stream, no ``similarities``).
     """
-    if sample_users is not None:
-        if route == "dense" or similarities:
-            raise ValueError("a sampled estimate runs on the streamed route, not the dense one")
-        route = "stream"
-    route = route if similarities else route_.choose_route(len(inputs.users), gamma, route)
+    route = route_.choose_route(
+        len(inputs.users), gamma, route, given=bool(similarities), sampled=sample_users is not None
+    )
     device = "cpu" if resolve(device) is None else device  # import torch once, untimed
     extra = {"names": tuple(extra_similarities), "vectors": user_vectors}
     if envy_utility not in fairness.ENVY_UTILITIES:
@@ -130,8 +128,6 @@ def evaluate(
         result = _with_variants(result, inputs, k, "stream", block_size, **extra)
         result = with_plugins(result, inputs, k, "stream", block_size, user_vectors, stats=stats)
         return add_groups(result, inputs, k, groups)
-    if route not in route_.ROUTES:
-        raise ValueError(f"route must be one of {route_.ROUTES}, got {route!r}")
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
         raise ValueError(
             f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "

@@ -247,15 +247,17 @@ def decompose(
 
     ``route``: ``dense`` (the (m, m) similarities are held), ``stream`` (row passes,
     nothing m x m: :func:`stream_decompose`, which may take the pass-one ``stats``) or
-    ``auto``: dense when ``similarities`` are given, else
-    ``userfair.engine.route.choose_route`` (``purpose="decompose"``). Both
+    ``auto``, decided by ``userfair.engine.route.choose_route`` (``purpose="decompose"``):
+    dense when ``similarities`` are given, else by the user count and memory. Both
     routes give the same shares (to <= 1e-9, tested). ``device``: where the streamed
     route's passes run (``userfair.streamed.streaming.pass_one``'s; the dense route ignores
     it).
     """
     check_options(gamma, envy_utility)
-    route = "dense" if similarities and route == "auto" else route
-    if route_.choose_route(len(inputs.users), gamma, route, purpose="decompose") == "stream":
+    route = route_.choose_route(
+        len(inputs.users), gamma, route, purpose="decompose", given=bool(similarities)
+    )
+    if route == "stream":
         frame = stream_decompose(
             inputs, k, epsilon, gamma, block_size=block_size, envy_utility=envy_utility,
             stats=stats, device=device,

@@ -53,16 +53,28 @@ def choose_route(
     *,
     purpose: str = "evaluate",
     max_users: int | None = None,
+    given: bool = False,
+    sampled: bool = False,
 ) -> str:
-    """``dense`` or ``stream``: ``route`` itself unless ``auto``; ``auto`` streams above
-    ``max_users`` evaluated users (default :data:`DENSE_MAX_USERS`) or when
-    :func:`dense_bytes` exceed :data:`DENSE_MEMORY_FRACTION` of ``available`` bytes
-    (default: :func:`available_bytes`; the workflow passes infinity: it decides by the user
-    count alone, at the DAG's build)."""
+    """``dense`` or ``stream``, decided here for every caller (the library's ``evaluate``
+    and ``decompose``, the command, the RecBole plugin, the workflow's DAG): ``route``
+    itself unless ``auto``. ``auto``: ``stream`` when ``sampled`` (a sampled estimate runs
+    on the streamed route only); ``dense`` when the similarities are ``given`` (the caller
+    holds the (m, m) matrices already); else ``stream`` above ``max_users`` evaluated users
+    (default :data:`DENSE_MAX_USERS`) or when :func:`dense_bytes` exceed
+    :data:`DENSE_MEMORY_FRACTION` of ``available`` bytes (default: :func:`available_bytes`;
+    the workflow passes infinity: it decides by the user count alone, at the DAG's build).
+    A ValueError for an unknown route, or a sampled estimate asked on the dense route."""
     if route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
+    if sampled:
+        if route == "dense" or given:
+            raise ValueError("a sampled estimate runs on the streamed route, not the dense one")
+        return "stream"
     if route != "auto":
         return route
+    if given:
+        return "dense"
     if m > (DENSE_MAX_USERS if max_users is None else max_users):
         return "stream"
     if available is None:
