@@ -205,7 +205,7 @@ def _workflow_measures(split, tmp, parts: int, estimate_key: dict | None) -> dic
     ones = [str(tmp / f"pairs-{name}.json") for name in names]
     for name, out in zip(names, ones):
         steps.pairs_part(
-            split["train"], split["test"], [], out, scatteritem=name, settings=settings,
+            split["train"], split["test"], out, scatteritem=name, settings=settings,
             speed=speed,
         )  # fmt: skip
     steps.pairs(ones, str(tmp / "pairs.json"))
@@ -213,11 +213,11 @@ def _workflow_measures(split, tmp, parts: int, estimate_key: dict | None) -> dic
     for name, out in zip(names, sums):
         steps.measure_sums(
             split["train"], split["valid"], split["test"], split["topk"], str(tmp / "pairs.json"),
-            [], out, scatteritem=name, settings=settings, speed=speed,
+            out, scatteritem=name, settings=settings, speed=speed,
         )  # fmt: skip
     steps.measures(
         split["train"], split["valid"], split["test"], split["topk"], str(tmp / "m.json"),
-        route=Route("stream", pairs=str(tmp / "pairs.json"), sums=sums), item=[],
+        route=Route("stream", pairs=str(tmp / "pairs.json"), sums=sums),
         settings=settings, speed=speed,
     )  # fmt: skip
     return read_json(tmp / "m.json")

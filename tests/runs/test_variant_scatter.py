@@ -15,7 +15,7 @@ import pytest
 from userfair.files.io import InputError, read_json, write_inter, write_json
 from userfair.measures import NAMES, OPT_IN
 from userfair.opt_in.variants import evaluate_variants
-from userfair.workflow.steps import MeasureSettings, Route, Speed
+from userfair.workflow.steps import MeasureSettings, Route, SideFiles, Speed
 from userfair.workflow.steps import measures as steps
 
 from conftest import copy_run, snakemake
@@ -60,12 +60,12 @@ def split(tmp_path_factory):
 def streamed(split, tmp, parts: int) -> dict:
     """The measures of the streamed route with pass one and two in ``parts`` parts."""
     tmp.mkdir()
-    item, vectors = [split["item"]], [split["vectors"]]
+    files = SideFiles(item=[split["item"]], vectors=[split["vectors"]], grades=split["grades"])
     names = [f"{i}-of-{parts}" for i in range(1, parts + 1)]
     ones = [str(tmp / f"pairs-{name}.json") for name in names]
     for name, out in zip(names, ones):
         steps.pairs_part(
-            split["train"], split["test"], [], out, scatteritem=name, settings=SETTINGS,
+            split["train"], split["test"], out, scatteritem=name, settings=SETTINGS,
             speed=SPEED,
         )  # fmt: skip
     steps.pairs(ones, str(tmp / "pairs.json"))
@@ -73,13 +73,12 @@ def streamed(split, tmp, parts: int) -> dict:
     for name, out in zip(names, sums):
         steps.measure_sums(
             split["train"], split["valid"], split["test"], split["topk"], str(tmp / "pairs.json"),
-            item, out, scatteritem=name, vectors=vectors, grades=[split["grades"]],
-            settings=SETTINGS, speed=SPEED,
+            out, scatteritem=name, settings=SETTINGS, speed=SPEED, files=files,
         )  # fmt: skip
     return steps.measures(
         split["train"], split["valid"], split["test"], split["topk"], str(tmp / "m.json"),
-        route=Route("stream", pairs=str(tmp / "pairs.json"), sums=sums), item=item,
-        vectors=vectors, grades=split["grades"], settings=SETTINGS, speed=SPEED,
+        route=Route("stream", pairs=str(tmp / "pairs.json"), sums=sums), files=files,
+        settings=SETTINGS, speed=SPEED,
     )  # fmt: skip
 
 
@@ -88,12 +87,12 @@ def test_scattered_opt_in_measures_equal_the_dense_route(split, tmp_path):
     for kind in ("cos", "jacc"):
         sims[kind] = str(tmp_path / f"{kind}.npz")
         steps.similarity(
-            kind, split["train"], split["test"], [], sims[kind], block_size=7, stream_above=100
+            kind, split["train"], split["test"], sims[kind], block_size=7, stream_above=100
         )
     dense = steps.measures(
         split["train"], split["valid"], split["test"], split["topk"], str(tmp_path / "d.json"),
-        route=Route("dense", **sims), item=[split["item"]], vectors=[split["vectors"]],
-        grades=[split["grades"]], settings=SETTINGS, speed=SPEED,
+        route=Route("dense", **sims), settings=SETTINGS, speed=SPEED,
+        files=SideFiles(item=split["item"], vectors=split["vectors"], grades=[split["grades"]]),
     )  # fmt: skip
     one = streamed(split, tmp_path / "one", 1)
     three = streamed(split, tmp_path / "three", 3)

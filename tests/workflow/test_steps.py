@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 from pathlib import Path
 
 import pytest
 
 from userfair.workflow import steps
+from userfair.workflow.steps import measures, uncertainty, variants, who
 
 from conftest import REPO
 
@@ -75,6 +77,45 @@ def test_a_route_is_the_workflows_decision_with_its_files():
         steps.Route("dense").require(dense=("cos",))
     with pytest.raises(ValueError, match="route must be one of"):
         steps.Route("auto")
+
+
+def test_side_files_are_one_value_and_name_what_is_missing(tmp_path):
+    """A rule's optional inputs reach a step as one SideFiles: a list of none or one path
+    becomes the path or None, an input the rule lacks is None, and a similarity that needs
+    a file the rule did not give is named."""
+    files = steps.SideFiles.of({"train": "t", "item": ["i.csv"], "vectors": [], "grades": "g"})
+    assert files == steps.SideFiles(item="i.csv", vectors=None, grades="g", raw=None)
+    assert files.item_features() == "i.csv" and files.item_features(False) is None
+    assert files.user_vectors(("rcos", "genre"), ["u1"]) is None  # no vec: nothing read
+    with pytest.raises(ValueError, match="embedding:MODEL .* needs the user vectors file"):
+        files.user_vectors(("vec",), ["u1"])
+    with pytest.raises(ValueError, match="genre similarity .* needs the item genres"):
+        steps.SideFiles().user_vectors(("genre",), ["u1"])
+    with pytest.raises(ValueError, match="at most one path"):
+        steps.SideFiles(item=["a", "b"])
+    vectors = tmp_path / "vectors.csv"
+    vectors.write_text("user_id,a,b\nu2,3,4\nu1,1,2\n")
+    read = steps.SideFiles(vectors=str(vectors)).user_vectors(("vec",), ["u1", "u2"])
+    assert read.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_no_step_takes_a_side_file_one_by_one():
+    """Every step that reads the item genres, user vectors, grades or the raw file takes
+    them as the one ``files`` value, never as loose keyword arguments."""
+    takers = []
+    for module in (measures, uncertainty, variants, who):
+        for name, function in inspect.getmembers(module, inspect.isfunction):
+            if function.__module__ != module.__name__:
+                continue
+            parameters = inspect.signature(function).parameters
+            loose = set(parameters) & set(steps.SIDE_FILES)
+            assert not loose, f"{module.__name__}.{name} takes {sorted(loose)} one by one"
+            if "files" in parameters:
+                takers.append(name)
+    assert set(takers) >= {
+        "similarity", "pairs_part", "measure_sums", "measures", "uncertainty", "exp_variants",
+        "users",
+    }  # fmt: skip
 
 
 def _rule_scripts() -> dict[str, str]:

@@ -13,7 +13,8 @@ with job_log(snakemake):
         snakemake.input.topk,
         snakemake.output.similarity,
         snakemake.output.extreme,
-        **snakemake.params,
-        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
-        **steps.named(snakemake.input, keys=("item", "vectors", "grades")),
+        model=snakemake.params.model,
+        settings=steps.MeasureSettings.of(snakemake.params, besides=("model",)),
+        speed=steps.Speed.of(snakemake.config),  # speed-only: not params (no rerun)
+        files=steps.SideFiles.of(snakemake.input),
     )

@@ -12,11 +12,9 @@ with job_log(snakemake):
         snakemake.input.test,
         snakemake.input.topk,
         snakemake.input.pairs,
-        list(snakemake.input.item),
         snakemake.output[0],
         scatteritem=snakemake.wildcards.scatteritem,
-        vectors=list(snakemake.input.vectors),
-        grades=list(snakemake.input.grades),
         settings=steps.MeasureSettings.of(snakemake.params),
         speed=steps.Speed.of(snakemake.config),  # speed-only: not params (no rerun)
+        files=steps.SideFiles.of(snakemake.input),
     )

@@ -17,5 +17,5 @@ with job_log(snakemake):
         route=steps.route_of(snakemake.params.route, snakemake.input),
         settings=steps.MeasureSettings.of(snakemake.params, besides=("route",)),
         speed=steps.Speed.of(snakemake.config),  # speed-only: not params (no rerun)
-        **steps.named(snakemake.input, keys=("item", "vectors", "grades")),
+        files=steps.SideFiles.of(snakemake.input),
     )

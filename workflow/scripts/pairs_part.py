@@ -8,9 +8,9 @@ with job_log(snakemake):
     pairs_part(
         snakemake.input.train,
         snakemake.input.test,
-        list(snakemake.input.item),
         snakemake.output[0],
         scatteritem=snakemake.wildcards.scatteritem,
         settings=steps.MeasureSettings.of(snakemake.params),
         speed=steps.Speed.of(snakemake.config),  # speed-only: not params (no rerun)
+        files=steps.SideFiles.of(snakemake.input),
     )

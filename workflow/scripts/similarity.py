@@ -9,10 +9,10 @@ with job_log(snakemake):
         snakemake.wildcards.kind,
         snakemake.input.train,
         snakemake.input.test,
-        list(snakemake.input.item),
         snakemake.output[0],
         # speed-only: not a param (no rerun)
         block_size=steps.speed(snakemake.config)["block_size"],
         # the config, not a param: a new threshold must not rebuild a dense file
         stream_above=snakemake.config["measures"]["stream_above"],
+        files=steps.SideFiles.of(snakemake.input),
     )

@@ -14,7 +14,8 @@ with job_log(snakemake):
         snakemake.input.jacc,
         list(snakemake.input.genre),
         snakemake.output[0],
-        **snakemake.params,
-        **steps.speed(snakemake.config),  # speed-only: not params (no rerun)
-        **steps.named(snakemake.input, keys=("item", "vectors", "grades")),
+        resamples=snakemake.params.resamples,
+        settings=steps.MeasureSettings.of(snakemake.params, besides=("resamples",)),
+        speed=steps.Speed.of(snakemake.config),  # speed-only: not params (no rerun)
+        files=steps.SideFiles.of(snakemake.input),
     )

@@ -23,5 +23,5 @@ with job_log(snakemake):
         ),
         speed=steps.Speed.of(snakemake.config),  # speed-only: not params (no rerun)
         source=snakemake.params.source,
-        **steps.named(snakemake.input, keys=("item", "raw")),
+        files=steps.SideFiles.of(snakemake.input),
     )

@@ -2,7 +2,8 @@
 per rule: rule ``R`` of stage ``S`` runs workflow/scripts/R.py, which makes one call,
 ``userfair.workflow.steps.S.R(...)``, with plain values (the paths of the rule's named inputs and
 outputs) and small frozen ones (:class:`MeasureSettings`: what a measure computes, the rule's
-params; :class:`Speed`: how fast, from the config; :class:`Route`: the route and its files).
+params; :class:`Speed`: how fast, from the config; :class:`Route`: the route and its files;
+:class:`SideFiles`: the optional files a job reads besides its split and top-k lists).
 A step reads its inputs, calls the library functions that do the work (named in its
 docstring), logs what it did and writes its outputs atomically. The route of the measures
 (dense or streamed) is decided once, by the workflow (rules/common/route.smk,
@@ -22,6 +23,7 @@ import pandas as pd
 
 from userfair import plugins
 from userfair.files.io import InputError, read_inter, read_parquet
+from userfair.similarity.registry import read_user_vectors
 from userfair.workflow import layout
 
 Path = str | os.PathLike
@@ -158,6 +160,51 @@ def route_of(name: str, inputs: Mapping) -> Route:
     """The :class:`Route` ``name`` of a job (its ``route`` param: the workflow's decision)
     with that route's files among its named ``inputs`` (:func:`named`)."""
     return Route(name, **named(inputs, keys=ROUTE_FILES))
+
+
+#: The optional named inputs of a measures job, besides its split and top-k lists: the item
+#: genres (rule genres), the user vectors (rule user_vectors), the grades (rule grades) and
+#: the raw file the declared user features are read from.
+SIDE_FILES = ("item", "vectors", "grades", "raw")
+
+
+@dataclass(frozen=True)
+class SideFiles:
+    """The optional files of one job, as one value (:data:`SIDE_FILES`): ``item`` (the item
+    genres: UF at gamma < 1, the genre similarity, the streamed route), ``vectors`` (the
+    user vectors of ``embedding:MODEL``), ``grades`` (graded relevance), ``raw`` (the raw
+    file of the declared user features). Each is a path or None: the rule gave none. A step
+    asks the value for what it reads, never which inputs the rule had."""
+
+    item: Path | None = None
+    vectors: Path | None = None
+    grades: Path | None = None
+    raw: Path | None = None
+
+    def __post_init__(self):
+        for name in SIDE_FILES:  # a rule's optional input is a list of none or one path
+            object.__setattr__(self, name, only(getattr(self, name)))
+
+    @classmethod
+    def of(cls, inputs: Mapping) -> SideFiles:
+        """The side files among a rule's named ``inputs``."""
+        return cls(**named(inputs, keys=SIDE_FILES))
+
+    def item_features(self, needed: bool = True) -> Path | None:
+        """The item genres file when ``needed`` (else None: the inputs load without them)."""
+        return self.item if needed else None
+
+    def user_vectors(self, extra_similarities: Sequence[str], users) -> np.ndarray | None:
+        """The user vectors of ``vec`` in the order of ``users`` (None without ``vec`` among
+        ``extra_similarities``), after checking that the opt-in similarities' files were
+        given: a ValueError names the missing one."""
+        if "genre" in extra_similarities and not self.item:
+            raise ValueError("the genre similarity (measures.similarities) needs the item genres")
+        if "vec" not in extra_similarities:
+            return None
+        if not self.vectors:
+            raise ValueError("embedding:MODEL (measures.similarities) needs the user vectors file")
+        return read_user_vectors(self.vectors, users)
 
 
 #: The ``training:`` settings that change how fast (and in how much memory) a training or

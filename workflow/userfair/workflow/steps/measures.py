@@ -21,39 +21,45 @@ from userfair.formulas.agreement import EQUIVALENT, agreement_long
 from userfair.measures import NAMES, plugin_names
 from userfair.opt_in import variants
 from userfair.similarity.pairwise import compute, load_dataset, save
-from userfair.similarity.registry import read_user_vectors
 from userfair.streamed import estimate as sampled
 from userfair.streamed import pair_records, stream_rows, streaming
 from userfair.workflow import tables
-from userfair.workflow.steps import MeasureSettings, Path, Route, Speed, graded_splits, only
+from userfair.workflow.steps import (
+    MeasureSettings,
+    Path,
+    Route,
+    SideFiles,
+    Speed,
+    graded_splits,
+)
 
 log = logging.getLogger(__name__)
 
 
-def scatter_range(rows: sp.spmatrix, item: str, gamma: float = 1.0) -> tuple[int, int]:
-    """The row range of Snakemake's scatter item ``item`` (``"i-of-n"``, i from 1): the
+def scatter_range(rows: sp.spmatrix, scatteritem: str, gamma: float = 1.0) -> tuple[int, int]:
+    """The row range of Snakemake's scatter item ``scatteritem`` (``"i-of-n"``, i from 1): the
     i-th of :func:`userfair.streamed.stream_rows.ranges` (rows, n); an empty range at the
     end (m, m) when the users give fewer than n ranges, so that the n parts still tile 0:m."""
     try:
-        i, n = (int(x) for x in item.split("-of-"))
+        i, n = (int(x) for x in scatteritem.split("-of-"))
     except ValueError:
-        raise ValueError(f"not a scatter item 'i-of-n': {item!r}") from None
+        raise ValueError(f"not a scatter item 'i-of-n': {scatteritem!r}") from None
     if not 1 <= i <= n:
-        raise ValueError(f"scatter item {item!r}: i must lie in 1..{n}")
+        raise ValueError(f"scatter item {scatteritem!r}: i must lie in 1..{n}")
     parts = stream_rows.ranges(rows, n, gamma)
     m = rows.shape[0]
     return parts[i - 1] if i <= len(parts) else (m, m)
 
 
 def similarity(
-    kind: str, train: Path, test: Path, item: Path | None, out: Path, *, block_size: int,
-    stream_above: int,
+    kind: str, train: Path, test: Path, out: Path, *, block_size: int, stream_above: int,
+    files: SideFiles = SideFiles(),
 ) -> None:  # fmt: skip
     """Rule similarity: one dense user similarity (userfair.similarity.pairwise.compute) of the
     evaluated users. Above ``stream_above`` evaluated users the measures stream and no dense
     similarity is built: only the experiments and the bootstrap would read it, and the
-    error says so."""
-    inputs = load_split_inputs(train, test, item_features=only(item))
+    error says so. ``files.item``: the item genres (the genre similarity's)."""
+    inputs = load_split_inputs(train, test, item_features=files.item)
     rows = inputs.train_of_evaluated()
     if rows.shape[0] > stream_above:
         raise ValueError(
@@ -73,13 +79,13 @@ def similarity(
 
 
 def pairs_part(
-    train: Path, test: Path, item: Path | None, out: Path, *, scatteritem: str,
-    settings: MeasureSettings, speed: Speed,
+    train: Path, test: Path, out: Path, *, scatteritem: str, settings: MeasureSettings,
+    speed: Speed, files: SideFiles = SideFiles(),
 ) -> None:  # fmt: skip
     """Rule pairs_part: pass one of the streamed measures (userfair.streamed.streaming.pass_one)
     over one scattered row range (``scatteritem``, ``i-of-N``; ``1-of-1``: every row), for
-    UF's ``settings.gamma``."""
-    inputs = load_split_inputs(train, test, item_features=only(item))
+    UF's ``settings.gamma`` (``files.item``: the item genres it reads below 1)."""
+    inputs = load_split_inputs(train, test, item_features=files.item)
     rows = inputs.train_of_evaluated()
     gamma = settings.gamma
     start, stop = scatter_range(rows, scatteritem, gamma)
@@ -101,9 +107,8 @@ def pairs(parts: Sequence[Path], out: Path) -> None:
 
 
 def measure_sums(
-    train: Path, valid: Path, test: Path, topk: Path, pairs: Path, item: Path | None,
-    out: Path, *, scatteritem: str, settings: MeasureSettings, speed: Speed,
-    vectors: Path | None = None, grades: Path | None = None,
+    train: Path, valid: Path, test: Path, topk: Path, pairs: Path, out: Path, *,
+    scatteritem: str, settings: MeasureSettings, speed: Speed, files: SideFiles = SideFiles(),
 ) -> None:  # fmt: skip
     """Rule measure_sums: pass two of the streamed measures (userfair.streamed.streaming.pass_two)
     of one dataset x model over one scattered row range (``1-of-1``: every row); with
@@ -113,12 +118,13 @@ def measure_sums(
     docs/method.md#estimate). With the opt-in measures (``settings.graded``,
     ``settings.extra_similarities``, as for ``measures``) the same range's PUF sums of every
     similarity they read (userfair.opt_in.variants.range_sums) go into the file too, under
-    ``variants``; graded reads the grades file ``grades``
-    (userfair.workflow.steps.graded_splits)."""
+    ``variants``; graded reads the grades file ``files.grades``
+    (userfair.workflow.steps.graded_splits). ``files``: the rule's side files
+    (:class:`userfair.workflow.steps.SideFiles`; the item genres, the streamed route's)."""
     k, extra = settings.k, settings.extra_similarities
-    train_split, test_split, grade = graded_splits(train, test, grades, settings.graded)
+    train_split, test_split, grade = graded_splits(train, test, files.grades, settings.graded)
     inputs = load_inputs(
-        train_split, test_split, topk, k=k, item_features=only(item), valid=valid, grade=grade
+        train_split, test_split, topk, k=k, item_features=files.item, valid=valid, grade=grade
     )
     stats = pair_records.PairStats.load(pairs)
     rows = inputs.train_of_evaluated()
@@ -140,22 +146,12 @@ def measure_sums(
         record = sums.to_dict()
         seconds = sums.seconds_pairs, sums.seconds_envy
     if settings.graded or extra:
-        user_vectors = _user_vectors(extra, item, vectors, inputs.users)
+        user_vectors = files.user_vectors(extra, inputs.users)
         parts = variants.range_sums(inputs, k, extra, user_vectors, start, stop, speed.block_size)
         record["variants"] = {name: part.record() for name, part in parts.items()}
         log.info("opt-in PUF sums of %s over rows %d:%d", list(parts), start, stop)
     write_json(record, out)
     log.info("%s: pairs %.3f s, envy %.3f s", out, *seconds)
-
-
-def _user_vectors(extra_similarities, item, vectors, users):
-    """The user vectors of ``vec`` (None without it), after checking that the opt-in
-    similarities' files were given."""
-    if "genre" in extra_similarities and not only(item):
-        raise ValueError("the genre similarity (measures.similarities) needs the item genres")
-    if "vec" in extra_similarities and not only(vectors):
-        raise ValueError("embedding:MODEL (measures.similarities) needs the user vectors file")
-    return read_user_vectors(only(vectors), users) if "vec" in extra_similarities else None
 
 
 def gathered_variants(sums: Sequence[Path]) -> dict[str, variants.RowSums]:
@@ -176,8 +172,7 @@ def gathered_variants(sums: Sequence[Path]) -> dict[str, variants.RowSums]:
 
 def measures(
     train: Path, valid: Path, test: Path, topk: Path, out: Path, *, route: Route,
-    settings: MeasureSettings, speed: Speed, item: Path | None = None,
-    vectors: Path | None = None, grades: Path | None = None,
+    settings: MeasureSettings, speed: Speed, files: SideFiles = SideFiles(),
 ) -> dict:  # fmt: skip
     """Rule measures: every Eff and Fair measure of one dataset x model, with seconds, on
     the ``route`` the workflow chose (rules/common/route.smk, measure_route), with its files.
@@ -189,10 +184,10 @@ def measures(
 
     Opt-in (docs/measures.md#opt-in-measures; config measures.relevance and
     measures.similarities): ``settings.graded`` reads each interaction's grade from the
-    grades file ``grades`` (rule grades; userfair.workflow.steps.graded_splits) and adds
+    grades file ``files.grades`` (rule grades; userfair.workflow.steps.graded_splits) and adds
     gNDCG, SD-gNDCG, Gini-gNDCG and PUF with gNDCG; ``settings.extra_similarities``
     (userfair.similarity.registry names: rcos, genre, vec; genre reads the item genres
-    ``item``, vec the user vectors file ``vectors``) add PUF over them. Dense route:
+    ``files.item``, vec the user vectors file ``files.vectors``) add PUF over them. Dense route:
     userfair.evaluate.evaluate's opt-in; streamed route:
     userfair.opt_in.variants.evaluate_variants on the row passes' sums the measure_sums parts
     made (``variants`` in each part), gathered here.
@@ -208,12 +203,12 @@ def measures(
     (userfair.streamed.estimate.finish_estimate)."""
     route.require()
     k, gamma, extra = settings.k, settings.gamma, settings.extra_similarities
-    train_split, test_split, grade = graded_splits(train, test, grades, settings.graded)
+    train_split, test_split, grade = graded_splits(train, test, files.grades, settings.graded)
     inputs = load_inputs(
         train_split, test_split, topk, k=k, valid=valid, grade=grade,
-        item_features=only(item) if route.streamed or "genre" in extra else None,
+        item_features=files.item_features(route.streamed or "genre" in extra),
     )  # fmt: skip
-    user_vectors = _user_vectors(extra, item, vectors, inputs.users)
+    user_vectors = files.user_vectors(extra, inputs.users)
     if route.streamed:
         pairs, sums = route.pairs, route.sums
         stats = pair_records.PairStats.load(pairs)

@@ -14,50 +14,55 @@ from userfair.files.inputs import load_inputs
 from userfair.files.io import InputError, read_parquet, write_csv, write_parquet
 from userfair.opt_in.variant_uncertainty import bootstrap_variants
 from userfair.similarity.pairwise import load_dataset
-from userfair.similarity.registry import read_user_vectors
 from userfair.workflow import tables
-from userfair.workflow.steps import Path, graded_splits, only, read_optional_csv
+from userfair.workflow.steps import (
+    MeasureSettings,
+    Path,
+    SideFiles,
+    Speed,
+    graded_splits,
+    only,
+    read_optional_csv,
+)
 
 log = logging.getLogger(__name__)
 
 
 def uncertainty(
     train: Path, valid: Path, test: Path, topk: Path, cos: Path, jacc: Path,
-    genre: Sequence[Path], out: Path, *, k: int, epsilon: float, envy_utility: str,
-    gamma: float, block_size: int, device: str, resamples: int, seed: int,
-    graded: bool = False, extra_similarities: Sequence[str] = (), item: Path | None = None,
-    vectors: Path | None = None, grades: Path | None = None,
-    plugins: Sequence[str] = (),
+    genre: Sequence[Path], out: Path, *, resamples: int, settings: MeasureSettings,
+    speed: Speed, files: SideFiles = SideFiles(),
 ) -> pd.DataFrame:  # fmt: skip
     """Rule uncertainty: every measure of one dataset x model on ``resamples`` bootstrap
-    resamples of the evaluated users (userfair.bootstrap.uncertainty.bootstrap); the same seed for
-    every model of a dataset, so the resampled users are the same (paired).
+    resamples of the evaluated users (userfair.bootstrap.uncertainty.bootstrap); the same seed
+    (``settings.seed``) for every model of a dataset, so the resampled users are the same
+    (paired).
 
     Opt-in, as the measures rule (config measures.relevance, measures.similarities):
-    ``graded`` and ``extra_similarities`` add the columns of the opt-in measures on the same
-    weights (userfair.opt_in.variant_uncertainty.bootstrap_variants), after the 18; ``item`` (the
-    genre similarity's item genres), ``vectors`` (embedding:MODEL's user vectors) and
-    ``grades`` (rule grades) as there. Without them the frame is the 18 columns alone.
-    The plugin measures loaded by the job (``plugins``, a param as for ``measures``) follow
+    ``settings.graded`` and ``settings.extra_similarities`` add the columns of the opt-in
+    measures on the same weights (userfair.opt_in.variant_uncertainty.bootstrap_variants),
+    after the 18; the side ``files`` (item genres, user vectors, grades) as there. Without
+    them the frame is the 18 columns alone. The plugin measures loaded by the job
+    (``settings.plugins``, a param as for ``measures``) follow
     (userfair.bootstrap.uncertainty.bootstrap)."""
-    train_split, test_split, grade = graded_splits(train, test, grades, graded)
+    k, extra, seed = settings.k, settings.extra_similarities, settings.seed
+    train_split, test_split, grade = graded_splits(train, test, files.grades, settings.graded)
     inputs = load_inputs(
         train_split, test_split, topk, k=k, valid=valid, grade=grade,
-        item_features=only(item) if "genre" in extra_similarities else None,
+        item_features=files.item_features("genre" in extra),
     )  # fmt: skip
     similarities = load_dataset(cos, jacc, genre or (), inputs.users)
     weights = resample_weights(len(inputs.users), resamples, seed)
     log.info("%d resamples of %d users (seed %d)", resamples, len(inputs.users), seed)
     frame = bootstrap(
-        inputs, weights, similarities=similarities, k=k, epsilon=epsilon, gamma=gamma,
-        envy_utility=envy_utility, block_size=block_size, device=device,
+        inputs, weights, similarities=similarities, k=k, epsilon=settings.epsilon,
+        gamma=settings.gamma, envy_utility=settings.envy_utility,
+        block_size=speed.block_size, device=speed.device,
     )  # fmt: skip
-    if graded or extra_similarities:
-        user_vectors = (
-            read_user_vectors(only(vectors), inputs.users) if "vec" in extra_similarities else None
-        )
+    if settings.graded or extra:
+        user_vectors = files.user_vectors(extra, inputs.users)
         opt_in = bootstrap_variants(
-            inputs, weights, k, extra_similarities, user_vectors, block_size=block_size
+            inputs, weights, k, extra, user_vectors, block_size=speed.block_size
         )
         frame = pd.concat([frame, opt_in], axis=1)
         log.info("opt-in measures resampled: %s", list(opt_in.columns))

@@ -4,15 +4,14 @@ config measures.relevance and measures.similarities): table_variants, exp_varian
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import pandas as pd
 
 from userfair.files.inputs import load_inputs, load_split_inputs
 from userfair.files.io import write_csv, write_dataset_parquet
-from userfair.similarity.registry import read_user_vectors
 from userfair.workflow import experiments, tables, variant_analysis
-from userfair.workflow.steps import Path, graded_splits, only
+from userfair.workflow.steps import MeasureSettings, Path, SideFiles, Speed, graded_splits
 from userfair.workflow.steps.uncertainty import read_resamples
 
 log = logging.getLogger(__name__)
@@ -48,26 +47,25 @@ def table_variants(
 
 def exp_variants(
     dataset: str, train: Path, valid: Path, test: Path, topk: Path, similarity_out: Path,
-    extreme_out: Path, *, model: str, k: int, epsilon: float, block_size: int, device: str,
-    seed: int, graded: bool = False, extra_similarities: Sequence[str] = (),
-    item: Path | None = None, vectors: Path | None = None, grades: Path | None = None,
+    extreme_out: Path, *, model: str, settings: MeasureSettings, speed: Speed,
+    files: SideFiles = SideFiles(),
 ) -> None:  # fmt: skip
     """Rule exp_variants: Fig. 3's observed rows and Fig. 4 with each similarity the run
     asks for (userfair.workflow.variant_analysis.experiment_rows): the lists of ``model``
     (experiments.model) for Fig. 3, those of Fig. 2 for Fig. 4, as the default figures;
-    ``graded`` reads the grades file ``grades`` (userfair.workflow.steps.graded_splits)."""
-    train_split, test_split, grade = graded_splits(train, test, grades, graded)
+    ``settings.graded`` reads the grades file ``files.grades``
+    (userfair.workflow.steps.graded_splits)."""
+    k, extra = settings.k, settings.extra_similarities
+    train_split, test_split, grade = graded_splits(train, test, files.grades, settings.graded)
     inputs = load_inputs(
         train_split, test_split, topk, k=k, valid=valid, grade=grade,
-        item_features=only(item) if "genre" in extra_similarities else None,
+        item_features=files.item_features("genre" in extra),
     )  # fmt: skip
     split = load_split_inputs(train, test)
-    user_vectors = (
-        read_user_vectors(only(vectors), inputs.users) if "vec" in extra_similarities else None
-    )
-    settings = experiments.Settings(k, epsilon, block_size, device)
+    user_vectors = files.user_vectors(extra, inputs.users)
+    how = experiments.Settings(k, settings.epsilon, speed.block_size, speed.device)
     observed, extreme = variant_analysis.experiment_rows(
-        inputs, split, extra_similarities, settings, seed, user_vectors
+        inputs, split, extra, how, settings.seed, user_vectors
     )
     observed.insert(0, "model", model)
     write_dataset_parquet(observed, dataset, similarity_out)

@@ -4,7 +4,7 @@ in userfair.workflow.steps.figures)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -14,7 +14,14 @@ from userfair.files.io import read_parquet, write_csv
 from userfair.similarity import pairwise
 from userfair.streamed import pair_records
 from userfair.workflow import tables, who
-from userfair.workflow.steps import MeasureSettings, Path, Route, Speed, WhoSettings, only
+from userfair.workflow.steps import (
+    MeasureSettings,
+    Path,
+    Route,
+    SideFiles,
+    Speed,
+    WhoSettings,
+)
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +29,7 @@ log = logging.getLogger(__name__)
 def users(
     dataset: str, train: Path, valid: Path, test: Path, topk: Path, users_out: Path,
     worst_out: Path, *, route: Route, settings: MeasureSettings, who_settings: WhoSettings,
-    speed: Speed, source: Path, item: Sequence[Path] = (), raw: Sequence[Path] | Path = (),
+    speed: Speed, source: Path, files: SideFiles = SideFiles(),
 ) -> pd.DataFrame:  # fmt: skip
     """Rule users: every evaluated user's exact share of every Fair measure and of every
     pair plugin (``settings.plugins``: the loaded ones, a param so that a change reruns the
@@ -30,12 +37,12 @@ def users(
     (.parquet), and the worst cases (``who_settings``) -> ``worst_out`` (.csv). The
     ``route`` is the measures' (rules/common/route.smk, measure_route): the similarity files
     (``route.cos``, ``route.jacc``[, ``route.genre``]) or pass one (``route.pairs``[,
-    ``item``]); the declared user features are read from the raw ``source`` when the rule
-    got it (``raw``)."""
+    ``files.item``]); the declared user features are read from the raw ``source`` when the
+    rule got it (``files.raw``)."""
     route.require(dense=("cos",), stream=("pairs",))
     data = load_inputs(
         train, test, topk, k=settings.k, valid=valid,
-        item_features=only(item) if route.streamed else None,
+        item_features=files.item_features(route.streamed),
     )  # fmt: skip
     similarities, stats = None, None
     if route.streamed:
@@ -44,7 +51,7 @@ def users(
     else:
         similarities = pairwise.load_dataset(route.cos, route.jacc, route.genre or (), data.users)
     features = who_settings.features
-    user_features = who.read_user_features(dataset, source if raw else None, list(features))
+    user_features = who.read_user_features(dataset, source if files.raw else None, list(features))
     frame, worst_cases = who.users_job(
         data, route=route.name, k=settings.k, epsilon=settings.epsilon, gamma=settings.gamma,
         envy_utility=settings.envy_utility, block_size=speed.block_size,
