@@ -24,6 +24,7 @@ from userfair.streamed import pair_records, puf_items, stream_rows, streaming
 from measures_data import random_split
 from test_decompose import inputs_args, split_files  # noqa: F401
 from test_streaming import K, assert_same, close, split_inputs
+from test_variants import expected as variant_data
 
 torch = pytest.importorskip("torch")
 _streaming_torch = pytest.importorskip("userfair.streamed._streaming_torch")
@@ -221,6 +222,29 @@ def test_finish_runs_the_cosine_puf_on_its_device(inputs, monkeypatch):
     on_torch = streaming.finish(data, stats, sums, device="torch-cpu")
     assert devices[-1] == torch.device("cpu")
     assert_same(on_torch, streaming.finish(data, stats, sums))
+
+
+def test_the_opt_in_cosine_family_runs_by_the_items_on_its_device(tmp_path, monkeypatch):
+    """PUF over RCos and graded PUF over Cos on the streamed route: by the items on the
+    device evaluate was given, equal to the compiled kernels to 1e-9 (Vec and Genre, dense
+    rows, from their row sums on both)."""
+    inputs, vectors, _ = variant_data(3, tmp_path, m=40)
+    devices = []
+    real = puf_items.weighted_spread
+    spy = lambda unit, scores, device=None: devices.append(device) or real(unit, scores, device)  # noqa: E731
+    monkeypatch.setattr(puf_items, "weighted_spread", spy)
+    options = dict(k=K, route="stream", extra_similarities=("rcos", "vec", "genre"),
+                   user_vectors=vectors, block_size=16)  # fmt: skip
+    on_torch = evaluate(inputs, device="torch-cpu", **options)
+    # the 18's cosine PUF, then the graded cosine's and RCos's (after an untimed warm-up)
+    assert [d for d in devices if d is not None] == [torch.device("cpu")] * 3, devices
+    devices.clear()
+    on_numba = evaluate(inputs, device="cpu", **options)
+    assert devices and set(devices) == {None}
+    opt_in = [name for name in on_numba if name.startswith("PUF-") and "Jacc" not in name]
+    assert {"PUF-P-RCos", "PUF-NDCG-Vec", "PUF-gNDCG-Genre", "PUF-gNDCG-Cos"} <= set(opt_in)
+    for name in opt_in:
+        assert on_torch[name] == pytest.approx(on_numba[name], rel=1e-9, abs=1e-12), name
 
 
 @pytest.mark.parametrize("share_all", [False, True])

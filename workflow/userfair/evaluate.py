@@ -125,7 +125,7 @@ def evaluate(
                 inputs, sample_users, seed, k=k, epsilon=epsilon, gamma=gamma,
                 envy_utility=envy_utility, block_size=block_size, stats=stats,
             )  # fmt: skip
-        result = _with_variants(result, inputs, k, "stream", block_size, **extra)
+        result = _with_variants(result, inputs, k, "stream", block_size, **extra, device=device)
         result = with_plugins(result, inputs, k, "stream", block_size, user_vectors, stats=stats)
         return add_groups(result, inputs, k, groups)
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
@@ -219,11 +219,14 @@ def with_plugins(
     return out
 
 
-def _with_variants(result, inputs, k, route, block_size, names, vectors) -> dict:
-    """``result`` with the opt-in measures after the 18 (none unless asked for)."""
+def _with_variants(result, inputs, k, route, block_size, names, vectors, device="cpu") -> dict:
+    """``result`` with the opt-in measures after the 18 (none unless asked for); on the
+    streamed route the cosine PUF by the items runs on ``device`` as the 18's does."""
     if inputs.grades is None and not names:
         return result
-    values, seconds = variants.evaluate_variants(inputs, k, names, vectors, route, block_size)
+    values, seconds = variants.evaluate_variants(
+        inputs, k, names, vectors, route, block_size, device=resolve(device)
+    )
     return {
         **{key: result[key] for key in NAMES},
         **values,

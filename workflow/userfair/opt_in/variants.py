@@ -240,6 +240,19 @@ def _scored(inputs, names: Sequence[str], wanted=None) -> list[tuple[str, str, l
     return out
 
 
+def by_items(block) -> bool:
+    """Whether :func:`evaluate_variants`' own streamed pass makes the PUF of ``block``'s
+    similarity by the items (``userfair.streamed.puf_items.cosine_puf``, no pair visited
+    for its sums): a cosine of sparse rows (cos, rcos), whose extremes need no pass over
+    every pair (a count certifies the 0, a pruned search finds the largest). The cosine of
+    dense rows (vec, genre) is not: every pair can be the smallest, so its extremes need a
+    pass over all pairs, and the row sums' blocks make that pass and the sums together,
+    faster (20,000 users: 2.2 s against 3.9 s by the items at 32 dimensions;
+    docs/performance.md#opt-in-by-the-items). A scattered run (the workflow's measure_sums
+    parts) sums every similarity over pairs in its parts."""
+    return isinstance(block, registry.CosineBlocks) and sp.issparse(block.unit)
+
+
 def range_sums(
     inputs,
     k: int = 10,
@@ -272,6 +285,7 @@ def evaluate_variants(
     block_size: int = BLOCK_SIZE,
     sums: dict[str, RowSums] | None = None,
     only: Sequence[str] | None = None,
+    device=None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """(values, seconds) of the opt-in measures :func:`names_of` (inputs, names) lists, on
     ``route`` (``dense`` or ``stream``). ``vectors``: (m, d) user vectors in canonical
@@ -280,7 +294,10 @@ def evaluate_variants(
     pass over its blocks, credited to its PUF measures as well). ``sums``: on the streamed
     route, the gathered :func:`range_sums` of every row (a scattered pass) instead of a
     pass here; their seconds are the parts' summed. ``only``: compute only these of the
-    names (e.g. the metrics a RecBole config asks for); ValueError for one not among them."""
+    names (e.g. the metrics a RecBole config asks for); ValueError for one not among them.
+    Without ``sums``, the streamed route makes the PUF of a cosine of sparse rows by the
+    items (:func:`by_items`) on ``device``: None (the compiled kernels) or a
+    ``torch.device`` (``userfair.streamed.puf_items.cosine_puf``'s)."""
     if route not in ("dense", "stream"):
         raise ValueError(f"route must be 'dense' or 'stream', got {route!r}")
     wanted = names_of(inputs, names)
@@ -310,8 +327,8 @@ def evaluate_variants(
             stacked = np.stack([scores[s] for s in wanted_scores])
             if sums is None:
                 block = registry.block_function(name, data)
-                if isinstance(block, registry.CosineBlocks):  # by the items, no pair sums
-                    found, _ = puf_items.cosine_puf(block, stacked)
+                if by_items(block):  # no pair sums
+                    found, _ = puf_items.cosine_puf(block, stacked, device=device)
                     elapsed = time.perf_counter() - clock
                     seconds[f"similarity-{name}"] = elapsed
                     for score, value in zip(wanted_scores, found):
