@@ -165,7 +165,6 @@ STEP_ELSEWHERE = {
     "run_config": "targets",
     # every figure's step sits beside the others, in the plots env's module
     "fig_groups": "figures",
-    "fig_variants": "figures",
 }
 
 

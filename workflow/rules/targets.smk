@@ -5,15 +5,15 @@
 
 
 def stage_figures(stage):
-    """The files of the figure rules of rules/STAGE.smk whose outputs follow the figures'
-    convention (``**figure_outputs(...)``, scripts/figure.py), in the order of the file, but
-    those FIGURE_SWITCHES (figures.smk) turns off: a new figure there is a target of its
-    stage, last, by itself."""
+    """The files of the figure rules of rules/STAGE.smk that run scripts/figure.py (their
+    figures declared in the drawing modules, their outputs ``**figure_outputs(...)``), in
+    the order of the file, but those FIGURE_SWITCHES (figures.smk) turns off: a new figure
+    there is a target of its stage, last, by itself."""
     return [
         path
         for rule in workflow.rules
         if os.path.basename(rule.snakefile) == f"{stage}.smk"
-        and layout.is_conventional_figure(rule.name)
+        and os.path.basename(rule.script or "") == "figure.py"
         and FIGURE_SWITCHES.get(rule.name, True)
         for path in getattr(rules, rule.name).output
     ]
@@ -135,7 +135,7 @@ def variant_targets():
     return [
         *rules.table_variants.output,
         *expand(rules.exp_variants.output, dataset=DATASETS),
-        *rules.fig_variants.output,
+        *stage_figures("variants"),
     ]
 
 

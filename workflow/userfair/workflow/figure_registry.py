@@ -1,13 +1,14 @@
 """The figures the figure rules draw, each declared beside its drawing.
 
-A drawing module (``plots``, ``gamma_figures``, ``analysis_figures``, ``replicate_figure``)
-declares each of its figures with :func:`figure`: the rule that draws it, the rule's inputs
-it reads (and how), the rule's params it takes, the part of the rule's outputs it fills and
-its reading in words, if any. Every rule of such a figure runs ``scripts/figure.py``, whose
-one call, ``userfair.workflow.steps.figures.draw(RULE, ...)``, reads the declared tables,
-draws them, saves PDF and PNG and writes the reading. The rule's outputs follow one
-convention (``userfair.workflow.layout.figure_file``): no table of paths, no step and no
-script per figure (docs/architecture.md, "Adding a figure").
+A drawing module (``plots``, ``gamma_figures``, ``analysis_figures``, ``replicate_figure``,
+``variant_figures``) declares each of its figures with :func:`figure`: the rule that draws
+it, the rule's inputs it reads (and how), the rule's params it takes, the part of the
+rule's outputs it fills and its reading in words, if any. Every rule of such a figure runs
+``scripts/figure.py``, whose one call, ``userfair.workflow.steps.figures.draw(RULE, ...)``,
+reads the declared tables, draws them, saves PDF and PNG and writes the reading. The rule's
+outputs follow one convention (``userfair.workflow.layout.figure_file``; fig_variants, older
+than it, keeps its entry in ``layout.OUTPUTS``): no step and no script per figure
+(docs/architecture.md, "Adding a figure").
 
 This module imports no plotting library: the declarations are plain values.
 """

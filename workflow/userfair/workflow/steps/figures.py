@@ -1,17 +1,16 @@
 """Steps of the figures stage (workflow/rules/figures.smk): each figure from its tables,
 PDF and PNG, drawn with the config's ``plots:`` style. Every figure rule that runs
 scripts/figure.py has one step, :func:`draw`, which draws the figures its drawing module
-declares for it (userfair.workflow.figure_registry); fig_groups and fig_variants, whose
-readings need the run's other tables, have their own."""
+declares for it (userfair.workflow.figure_registry); fig_groups, a figure per dataset whose
+reading needs the run's other tables, has its own."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 
 import pandas as pd
 
-from userfair.files.io import atomic_path, read_stacked_parquet
+from userfair.files.io import atomic_path
 from userfair.workflow import (
     analysis_figures,
     figure_registry,
@@ -21,7 +20,6 @@ from userfair.workflow import (
     group_reading,
     plots,
     replicate_figure,
-    variant_analysis,
     variant_figures,
 )
 from userfair.workflow import models as models_registry
@@ -31,7 +29,7 @@ log = logging.getLogger(__name__)
 
 #: The modules that declare the figures :func:`draw` draws (imported, their declarations
 #: are in figure_registry.FIGURES); a new drawing module joins here.
-DRAWING_MODULES = (plots, gamma_figures, analysis_figures, replicate_figure)
+DRAWING_MODULES = (plots, gamma_figures, analysis_figures, replicate_figure, variant_figures)
 
 
 def _written(*paths: Path) -> None:
@@ -116,39 +114,3 @@ def _write_reading(
     )  # fmt: skip
     with atomic_path(path) as tmp:
         tmp.write_text(text)
-
-
-def fig_variants(
-    tau: Path, similarity: Sequence[Path], observed: Sequence[Path], extreme: Sequence[Path],
-    tau_pdf: Path, tau_png: Path, similarity_pdf: Path, similarity_png: Path,
-    extreme_pdf: Path, extreme_png: Path, tau_reading: Path, similarity_reading: Path,
-    extreme_reading: Path, *, style: dict,
-) -> None:  # fmt: skip
-    """Rule fig_variants (opt-in measures on): the Kendall tau heatmap between the PUF
-    variants (``variants_tau.csv``), Fig. 3 with each similarity (``similarity.parquet``'s
-    synthetic curves, ``similarity_variants.parquet``'s observed values) and Fig. 4 with
-    each similarity (``extreme_variants.parquet``), userfair.workflow.variant_figures; and
-    each figure's reading of the run's numbers as reStructuredText, which its report
-    caption includes (userfair.workflow.variant_analysis: reading, similarity_reading,
-    extreme_reading)."""
-    look = figure_style.Style(**style)
-    table = pd.read_csv(tau)
-    sampled, observed = read_stacked_parquet(similarity), read_stacked_parquet(observed)
-    extremes = read_stacked_parquet(extreme)
-    variant_figures.tau_figure(table, look, tau_pdf, tau_png)
-    variant_figures.similarity_figure(sampled, observed, look, similarity_pdf, similarity_png)
-    variant_figures.extreme_figure(extremes, look, extreme_pdf, extreme_png)
-    variant_analysis.write_reading(
-        variant_analysis.reading(variant_analysis.tau_summary(table)),
-        tau_reading,
-        "What this run shows",
-    )
-    variant_analysis.write_reading(
-        variant_analysis.similarity_reading(observed, sampled),
-        similarity_reading,
-        "What this run shows",
-    )
-    variant_analysis.write_reading(
-        variant_analysis.extreme_reading(extremes), extreme_reading, "What this run shows"
-    )
-    _written(tau_pdf, tau_png, similarity_pdf, similarity_png, extreme_pdf, extreme_png)
