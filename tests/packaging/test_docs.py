@@ -74,9 +74,12 @@ def rules_in_files() -> set[str]:
 @cache
 def output_patterns() -> list[str]:
     """Every output and log path template of the rules: the file layout they read theirs
-    from (userfair.workflow.layout; the download rule's is the catalogue's template)."""
+    from (userfair.workflow.layout; the download rule's is the catalogue's template), the
+    figure rules' of the convention (layout.FIGURE_TEMPLATES) too."""
     found = {t for rule in layout.OUTPUTS for t in layout.files(rule)}
-    return sorted(found | {layout.log(rule) for rule in layout.LOGS})
+    figures = {rule for rule in rules_in_files() if layout.is_conventional_figure(rule)}
+    logs = {layout.log(rule) for rule in {*layout.LOGS, *figures}}
+    return sorted(found | set(layout.FIGURE_TEMPLATES) | logs)
 
 
 def _pattern_regex(pattern: str) -> re.Pattern:

@@ -241,20 +241,20 @@ def test_the_readings_are_valid_rst(reading, frame):
 
 def test_the_figure_steps_write_their_readings(tmp_path):
     """Rules fig_similarity, fig_extreme and fig_gamma write the caption's reading beside the
-    figure (the report includes it)."""
-    style = {"dpi": 50}
+    figure (the report includes it): steps.figures.draw writes each declared figure's."""
+    style = {"style": {"dpi": 50}}
     similarity = tmp_path / "similarity.parquet"
     similarity_frame(PAPER_FIG3).to_parquet(similarity)
-    steps.fig_similarity([similarity], tmp_path / "s.pdf", tmp_path / "s.png",
-                         tmp_path / "s.rst", style=style)  # fmt: skip
-    assert (tmp_path / "s.rst").read_text() == figure_reading.similarity_reading(
+    outs = {kind: tmp_path / f"s.{kind}" for kind in ("pdf", "png", "reading")}
+    steps.draw("fig_similarity", {"data": [similarity]}, outs, style)
+    assert (tmp_path / "s.reading").read_text() == figure_reading.similarity_reading(
         similarity_frame(PAPER_FIG3)
     )
     extreme = tmp_path / "extreme.parquet"
     extreme_frame(0.1, 0.0).to_parquet(extreme)
-    steps.fig_extreme([extreme], tmp_path / "e.pdf", tmp_path / "e.png", tmp_path / "e.rst",
-                      style=style)  # fmt: skip
-    assert "PUF separates the two cases" in (tmp_path / "e.rst").read_text()
+    outs = {kind: tmp_path / f"e.{kind}" for kind in ("pdf", "png", "reading")}
+    steps.draw("fig_extreme", {"data": [extreme]}, outs, style)
+    assert "PUF separates the two cases" in (tmp_path / "e.reading").read_text()
     models = tmp_path / "gamma_models.parquet"
     gamma_models_frame({"BPR": lambda g: g, "UserKNN": lambda g: 1 - g}).to_parquet(models)
     lists = tmp_path / "gamma_relevance.parquet"
@@ -262,9 +262,12 @@ def test_the_figure_steps_write_their_readings(tmp_path):
         [("d", s, g, "UF", 0.5) for s in SHARES for g in (0.0, 1.0)],
         columns=["dataset", "share", "gamma", "measure", "value"],
     ).to_parquet(lists)
-    outs = [tmp_path / f"g{i}.{kind}" for i, kind in enumerate(["pdf", "png", "pdf", "png"])]
-    steps.fig_gamma([models], [lists], *outs, tmp_path / "gm.rst", tmp_path / "gr.rst",
-                    style=style)  # fmt: skip
-    assert "the fairest model changes with γ" in (tmp_path / "gm.rst").read_text()
-    assert "UF's curve is flat at γ = 0, 1" in (tmp_path / "gr.rst").read_text()
-    assert all(path.stat().st_size > 0 for path in outs)
+    outs = {
+        f"{part}_{kind}": tmp_path / f"g_{part}.{kind}"
+        for part in ("models", "relevance")
+        for kind in ("pdf", "png", "reading")
+    }
+    steps.draw("fig_gamma", {"models": [models], "relevance": [lists]}, outs, style)
+    assert "the fairest model changes with γ" in outs["models_reading"].read_text()
+    assert "UF's curve is flat at γ = 0, 1" in outs["relevance_reading"].read_text()
+    assert all(path.stat().st_size > 0 for path in outs.values())

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from userfair.measures import FAIR, NAMES
-from userfair.workflow import analysis_figures, figure_style, group_figure, plots
+from userfair.workflow import analysis_figures, figure_style, gamma_figures, group_figure, plots
 from userfair.workflow import replicate_figure as replicates
 from userfair.workflow.tables import model_label
 
@@ -189,9 +189,9 @@ def test_the_gamma_figures(models, datasets):
     gammas = [0.0, 0.25, 0.5, 0.75, 1.0]
     rows = [(f"d{k}", m, g, measure, float(rng.uniform(0, 1)))
             for k in range(datasets) for m in models for g in gammas
-            for measure in plots.GAMMA_MEASURES]  # fmt: skip
+            for measure in gamma_figures.GAMMA_MEASURES]  # fmt: skip
     frame = pd.DataFrame(rows, columns=["dataset", "model", "gamma", "measure", "value"])
-    fig = plots.gamma_models_axes(frame, STYLE)
+    fig = gamma_figures.gamma_models_axes(frame, STYLE)
     looks = figure_style.model_styles([model_label(m) for m in models])
     lines = fig.axes[0].lines
     assert len(lines) == len(models)  # one line a model, in its colour and marker
@@ -201,9 +201,9 @@ def test_the_gamma_figures(models, datasets):
     assert_publishable(fig)
     rows = [(f"d{k}", s, g, measure, float(rng.uniform(0, 1)))
             for k in range(datasets) for s in np.linspace(0, 1, 11) for g in gammas
-            for measure in plots.GAMMA_MEASURES]  # fmt: skip
+            for measure in gamma_figures.GAMMA_MEASURES]  # fmt: skip
     frame = pd.DataFrame(rows, columns=["dataset", "share", "gamma", "measure", "value"])
-    fig = plots.gamma_relevance_axes(frame, STYLE)
+    fig = gamma_figures.gamma_relevance_axes(frame, STYLE)
     assert len(fig.axes[0].lines) == len(gammas)
     assert np.isclose(fig.get_size_inches()[0], figure_style.PAGE_WIDTH_IN)
     assert_publishable(fig)

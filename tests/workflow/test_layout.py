@@ -99,6 +99,8 @@ def test_every_rule_reads_its_files_from_the_layout(section):
         if not named and "**" not in text:
             wrong.append(f"{rule}: no layout.{call}")
         wrong += [f"{rule}: reads {other}'s {call}" for other, _ in named if other != rule]
+        figures = re.findall(r'figure_outputs\(\s*"(\w+)"', text)  # the figures' convention
+        wrong += [f"{rule}: figure_outputs of {other}" for other in figures if other != rule]
         for entry in re.findall(r"^ {8}(\w+)=", text, re.M):  # NAME=... of the section
             if (rule, entry) not in named:
                 wrong.append(f"{rule}: output {entry} is not layout.output({rule!r}, {entry!r})")
@@ -111,11 +113,18 @@ def test_every_rule_reads_its_files_from_the_layout(section):
 
 def test_the_layout_is_the_rules_files():
     """The layout has an entry for every rule that states outputs or a log, and none for a
-    rule that does not exist (a `use rule` that keeps its base's outputs has none)."""
+    rule that does not exist (a `use rule` that keeps its base's outputs has none); a figure
+    rule whose outputs are ``**figure_outputs("RULE", ...)`` has none either: its files
+    follow the figures' convention (layout.figure_file)."""
     with_outputs = {r for r, parts in SECTIONS.items() if "output" in parts}
     with_logs = {r for r, parts in SECTIONS.items() if "log" in parts}
-    assert set(layout.OUTPUTS) == with_outputs - {"all"}
-    assert set(layout.LOGS) == with_logs
+    figures = {
+        r for r, parts in SECTIONS.items() if "figure_outputs(" in "".join(parts.get("output", []))
+    }
+    conventional = {r for r in figures if layout.is_conventional_figure(r)}
+    assert conventional and figures - conventional == {"fig_variants"}  # its files: OUTPUTS
+    assert set(layout.OUTPUTS) == with_outputs - {"all"} - conventional
+    assert set(layout.LOGS) == with_logs - conventional
     assert set(layout.OUTPUTS) <= set(SECTIONS)
 
 
@@ -132,6 +141,13 @@ def test_the_layout_reads_back():
         layout.output("tune")
     with pytest.raises(ValueError, match="one unnamed file"):
         layout.output("measures", "json")
+    # a figure rule's files by the convention: results/figures/NAME[_PART].{pdf,png,rst}
+    assert layout.output("fig_relevance", "pdf") == "results/figures/relevance.pdf"
+    assert layout.output("fig_gamma", "models_reading") == "results/figures/gamma_models.rst"
+    assert layout.log("fig_relevance") == "results/logs/fig_relevance/fig_relevance.log"
+    assert layout.output("fig_groups", "reading") == "results/figures/groups/{dataset}.rst"
+    with pytest.raises(ValueError, match=r"not \[PART_\]\{pdf,png,reading\}"):
+        layout.output("fig_relevance", "svg")
     # the files passed between rules, each with the rule that writes it
     assert layout.PRODUCERS["results/{dataset}/models/{model}/best.json"] == "select"
     assert "results/tables/scores.csv" not in layout.PRODUCERS

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from userfair.workflow import steps
+from userfair.workflow import figure_registry, steps
+from userfair.workflow.steps import figures as figure_steps
 from userfair.workflow.steps import measures, uncertainty, variants, who
 
 from conftest import REPO
@@ -138,10 +139,17 @@ def _aliases_only(node: ast.stmt) -> bool:
     return all(isinstance(v, (ast.Attribute, ast.Name)) for v in values)
 
 
+#: The one script that several rules share: every figure rule whose figures a drawing module
+#: declares (userfair.workflow.figure_registry) runs scripts/figure.py, whose one call is
+#: steps.figures.draw(RULE, ...); no other rule may run it.
+FIGURE_SCRIPT = "figure"
+
+
 def test_every_script_is_named_as_its_rule_and_makes_one_library_call():
     pairs = _rule_scripts()
-    assert pairs and all(rule == script for rule, script in pairs.items()), pairs
-    assert sorted(pairs.values()) == sorted(p.stem for p in SCRIPTS.glob("*.py"))
+    own = {rule: script for rule, script in pairs.items() if script != FIGURE_SCRIPT}
+    assert own and all(rule == script for rule, script in own.items()), own
+    assert sorted(set(pairs.values())) == sorted(p.stem for p in SCRIPTS.glob("*.py"))
     for script in SCRIPTS.glob("*.py"):
         tree = ast.parse(script.read_text())
         (block,) = [node for node in tree.body if isinstance(node, ast.With)]
@@ -198,8 +206,6 @@ STEP_ELSEWHERE = {
     "run_config": "targets",
     # every figure's step sits beside the others, in the plots env's module
     "fig_groups": "figures",
-    "fig_who": "figures",
-    "fig_variants": "figures",
 }
 
 
@@ -212,20 +218,42 @@ def _rule_stages() -> dict[str, str]:
     }
 
 
+def _imported(script: str) -> set[tuple[str, str]]:
+    """(module, name) of every ``from MODULE import NAME`` of scripts/SCRIPT.py."""
+    tree = ast.parse((SCRIPTS / f"{script}.py").read_text())
+    return {
+        (node.module, alias.name)
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
 def test_every_rule_runs_the_step_of_its_name_in_its_stages_module():
     """Rule R of rules/STAGE.smk -> scripts/R.py -> userfair.workflow.steps.STAGE.R (the
-    exceptions named in STEP_ELSEWHERE, each with its reason)."""
-    wrong = []
+    exceptions named in STEP_ELSEWHERE, each with its reason), or, for a figure rule of
+    the one documented pattern, rule fig_R -> scripts/figure.py ->
+    userfair.workflow.steps.figures.draw("fig_R") -> the figures a drawing module declares
+    for fig_R (figure_registry.figure; a rule with none declared fails here)."""
+    scripts, wrong = _rule_scripts(), []
     for rule, stage in _rule_stages().items():
+        if scripts.get(rule) == FIGURE_SCRIPT:
+            if rule not in figure_registry.FIGURES:
+                wrong.append(f"{rule}: runs scripts/figure.py, no drawing module declares it")
+            continue
         module = f"userfair.workflow.steps.{STEP_ELSEWHERE.get(rule, stage)}"
-        tree = ast.parse((SCRIPTS / f"{rule}.py").read_text())
-        imported = {
-            (node.module, alias.name)
-            for node in tree.body
-            if isinstance(node, ast.ImportFrom)
-            for alias in node.names
-        }
+        imported = _imported(rule)
         if (module, rule) not in imported:
             wrong.append(f"{rule}: imports {sorted(imported)}, not {module}.{rule}")
     assert wrong == []
     assert set(STEP_ELSEWHERE) <= set(_rule_stages())
+    assert _imported(FIGURE_SCRIPT) == {
+        ("userfair.workflow.joblog", "job_log"),
+        ("userfair.workflow.steps.figures", "draw"),
+    }
+    shared = {rule for rule, script in scripts.items() if script == FIGURE_SCRIPT}
+    assert shared == set(figure_registry.FIGURES)  # and every declared figure has its rule
+    assert not set(STEP_ELSEWHERE) & shared
+    # the drawing modules draw() imports are the ones that declare figures
+    declaring = {f.draw.__module__ for figures in figure_registry.FIGURES.values() for f in figures}
+    assert declaring == {module.__name__ for module in figure_steps.DRAWING_MODULES}

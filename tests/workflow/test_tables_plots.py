@@ -10,7 +10,7 @@ from userfair import measures
 from userfair.files.io import InputError
 from userfair.formulas.agreement import agreement_long
 from userfair.measures import FAIR, NAMES
-from userfair.workflow import analysis_figures, figure_style, plots, tables
+from userfair.workflow import analysis_figures, figure_style, gamma_figures, plots, tables
 from userfair.workflow.models import label
 
 MODELS = ["UserKNN", "BPR", "NCL"]
@@ -114,8 +114,8 @@ def _assert_figure_files(pdf, png):
 @pytest.fixture
 def drawn(monkeypatch):
     """The figures the plotting functions hand to figure_style.save (which still writes
-    them), as the paper's figures (plots) and the analysis figures call it, so a test can
-    read what was drawn: panels, titles, labels, the plotted data."""
+    them), as the paper's figures (plots, gamma_figures) and the analysis figures call it,
+    so a test can read what was drawn: panels, titles, labels, the plotted data."""
     figures = []
     real = figure_style.save
 
@@ -123,7 +123,7 @@ def drawn(monkeypatch):
         figures.append(fig)
         real(fig, *args, **kwargs)
 
-    for module in (plots, analysis_figures):
+    for module in (plots, gamma_figures, analysis_figures):
         monkeypatch.setattr(module, "save", keep)
     return figures
 
@@ -257,7 +257,7 @@ def test_gamma_figures(tmp_path, drawn):
         ],
         columns=["dataset", "model", "gamma", "measure", "value"],
     )
-    plots.gamma_models_figure(models, STYLE, tmp_path / "g.pdf", tmp_path / "g.png")
+    gamma_figures.gamma_models_figure(models, STYLE, tmp_path / "g.pdf", tmp_path / "g.png")
     _assert_figure_files(tmp_path / "g.pdf", tmp_path / "g.png")
     relevance = pd.DataFrame(
         [
@@ -268,11 +268,11 @@ def test_gamma_figures(tmp_path, drawn):
         ],
         columns=["dataset", "share", "gamma", "measure", "value"],
     )
-    plots.gamma_relevance_figure(relevance, STYLE, tmp_path / "h.pdf", tmp_path / "h.png")
+    gamma_figures.gamma_relevance_figure(relevance, STYLE, tmp_path / "h.pdf", tmp_path / "h.png")
     _assert_figure_files(tmp_path / "h.pdf", tmp_path / "h.png")
     by_model, lines = drawn
     for fig in (by_model, lines):
-        assert [ax.get_title() for ax in _panels(fig)] == plots.GAMMA_MEASURES
+        assert [ax.get_title() for ax in _panels(fig)] == gamma_figures.GAMMA_MEASURES
     # the real runs: one line a model over gamma, the models in the legend
     (legend,) = by_model.legends
     assert [t.get_text() for t in legend.get_texts()] == [label(m) for m in MODELS]
@@ -374,7 +374,7 @@ def test_intervals_and_agreement_with_intervals_figures(tmp_path, drawn):
     assert [ax.get_title() for ax in panels] == list(FAIR)
     for ax, measure in zip(panels, FAIR):
         assert [t.get_text() for t in ax.get_xticklabels()] == [
-            plots.model_label(m) for m in MODELS
+            tables.model_label(m) for m in MODELS
         ]
         part = summary[summary.measure == measure].set_index("model").reindex(MODELS)
         assert len(ax.containers) == len(MODELS)  # one per model, in its colour and marker
@@ -383,7 +383,7 @@ def test_intervals_and_agreement_with_intervals_figures(tmp_path, drawn):
         bars = [c.lines[2][0].get_segments()[0] for c in ax.containers]
         assert np.allclose([b[0][1] for b in bars], part["low"].to_numpy())
         assert np.allclose([b[1][1] for b in bars], part["high"].to_numpy())
-        looks = figure_style.model_styles([plots.model_label(m) for m in MODELS])
+        looks = figure_style.model_styles([tables.model_label(m) for m in MODELS])
         assert [c.lines[0].get_marker() for c in ax.containers] == [m for _, m in looks.values()]
     long = tables.scores_frame(_records(("d",)))
     agreement = agreement_long(long)

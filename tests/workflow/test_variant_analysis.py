@@ -324,8 +324,8 @@ def test_fig3_and_fig4_readings_by_hand():
     ("caption", "key"),
     [
         ("fig_variants_tau.rst", "tau_reading"),
-        ("fig_similarity_variants.rst", "similarity_reading"),
-        ("fig_extreme_variants.rst", "extreme_reading"),
+        ("fig_variants_similarity.rst", "similarity_reading"),
+        ("fig_variants_extreme.rst", "extreme_reading"),
     ],
 )
 def test_each_caption_includes_its_reading(tmp_path, monkeypatch, caption, key):

@@ -1,6 +1,12 @@
 # Figures (docs/analyses.md, docs/method.md#analyses): PDF + PNG in one seaborn style. The
 # style settings are params of these rules only, so changing `plots:` reruns only figures;
-# so does editing the drawing code (DRAWING_CODE, rules/common/settings.smk).
+# so does editing the drawing code (DRAWING_CODE, rules/common/settings.smk). Each rule
+# here runs scripts/figure.py, which draws the figures a drawing module declares for it
+# (userfair.workflow.figure_registry), and is a target by itself (targets.smk,
+# stage_figures) unless FIGURE_SWITCHES turns it off (docs/architecture.md, "Adding a figure").
+
+# The figure rules (of this file or a stage's) drawn only under a condition of their own.
+FIGURE_SWITCHES = {"fig_gamma": bool(GENRE_DATASETS)}
 
 
 rule fig_agreement:
@@ -10,18 +16,7 @@ rule fig_agreement:
         groups=agreement_groups,
         code=DRAWING_CODE,
     output:
-        pdf=report(
-            layout.output("fig_agreement", "pdf"),
-            caption="../report/fig_agreement.rst",
-            category="Figures",
-            labels={"figure": "Fig. 1: agreement", "format": "PDF"},
-        ),
-        png=report(
-            layout.output("fig_agreement", "png"),
-            caption="../report/fig_agreement.rst",
-            category="Figures",
-            labels={"figure": "Fig. 1: agreement", "format": "PNG"},
-        ),
+        **figure_outputs("fig_agreement", "Fig. 1: agreement"),
     log:
         layout.log("fig_agreement"),
     conda:
@@ -36,7 +31,7 @@ rule fig_agreement:
     message:
         "Fig. 1: Kendall tau heatmap"
     script:
-        "../scripts/fig_agreement.py"
+        "../scripts/figure.py"
 
 
 rule fig_relevance:
@@ -44,19 +39,7 @@ rule fig_relevance:
         data=expand(rules.exp_relevance.output[0], dataset=DATASETS),
         code=DRAWING_CODE,
     output:
-        pdf=report(
-            layout.output("fig_relevance", "pdf"),
-            caption="../report/fig_relevance.rst",
-            category="Figures",
-            labels={"figure": "Fig. 2: varying relevance", "format": "PDF"},
-        ),
-        png=report(
-            layout.output("fig_relevance", "png"),
-            caption="../report/fig_relevance.rst",
-            category="Figures",
-            labels={"figure": "Fig. 2: varying relevance", "format": "PNG"},
-        ),
-        reading=layout.output("fig_relevance", "reading"),
+        **figure_outputs("fig_relevance", "Fig. 2: varying relevance", reading=True),
     log:
         layout.log("fig_relevance"),
     conda:
@@ -69,7 +52,7 @@ rule fig_relevance:
     message:
         "Fig. 2: varying relevance"
     script:
-        "../scripts/fig_relevance.py"
+        "../scripts/figure.py"
 
 
 rule fig_similarity:
@@ -77,19 +60,7 @@ rule fig_similarity:
         data=expand(rules.exp_similarity.output[0], dataset=DATASETS),
         code=DRAWING_CODE,
     output:
-        pdf=report(
-            layout.output("fig_similarity", "pdf"),
-            caption="../report/fig_similarity.rst",
-            category="Figures",
-            labels={"figure": "Fig. 3: varying similarity", "format": "PDF"},
-        ),
-        png=report(
-            layout.output("fig_similarity", "png"),
-            caption="../report/fig_similarity.rst",
-            category="Figures",
-            labels={"figure": "Fig. 3: varying similarity", "format": "PNG"},
-        ),
-        reading=layout.output("fig_similarity", "reading"),
+        **figure_outputs("fig_similarity", "Fig. 3: varying similarity", reading=True),
     log:
         layout.log("fig_similarity"),
     conda:
@@ -102,7 +73,7 @@ rule fig_similarity:
     message:
         "Fig. 3: varying similarity"
     script:
-        "../scripts/fig_similarity.py"
+        "../scripts/figure.py"
 
 
 rule fig_extreme:
@@ -110,19 +81,7 @@ rule fig_extreme:
         data=expand(rules.exp_extreme.output[0], dataset=DATASETS),
         code=DRAWING_CODE,
     output:
-        pdf=report(
-            layout.output("fig_extreme", "pdf"),
-            caption="../report/fig_extreme.rst",
-            category="Figures",
-            labels={"figure": "Fig. 4: extreme cases", "format": "PDF"},
-        ),
-        png=report(
-            layout.output("fig_extreme", "png"),
-            caption="../report/fig_extreme.rst",
-            category="Figures",
-            labels={"figure": "Fig. 4: extreme cases", "format": "PNG"},
-        ),
-        reading=layout.output("fig_extreme", "reading"),
+        **figure_outputs("fig_extreme", "Fig. 4: extreme cases", reading=True),
     log:
         layout.log("fig_extreme"),
     conda:
@@ -135,7 +94,7 @@ rule fig_extreme:
     message:
         "Fig. 4: MostFair and MostUnfair"
     script:
-        "../scripts/fig_extreme.py"
+        "../scripts/figure.py"
 
 
 rule fig_gamma:
@@ -144,32 +103,14 @@ rule fig_gamma:
         relevance=expand(rules.exp_gamma.output.relevance, dataset=GENRE_DATASETS),
         code=DRAWING_CODE,
     output:
-        models_pdf=report(
-            layout.output("fig_gamma", "models_pdf"),
-            caption="../report/fig_gamma_models.rst",
-            category="Figures",
-            labels={"figure": "Appendix: gamma, real runs", "format": "PDF"},
+        **figure_outputs(
+            "fig_gamma",
+            {
+                "models": "Appendix: gamma, real runs",
+                "relevance": "Appendix: gamma, varying relevance",
+            },
+            reading=True,
         ),
-        models_png=report(
-            layout.output("fig_gamma", "models_png"),
-            caption="../report/fig_gamma_models.rst",
-            category="Figures",
-            labels={"figure": "Appendix: gamma, real runs", "format": "PNG"},
-        ),
-        relevance_pdf=report(
-            layout.output("fig_gamma", "relevance_pdf"),
-            caption="../report/fig_gamma_relevance.rst",
-            category="Figures",
-            labels={"figure": "Appendix: gamma, varying relevance", "format": "PDF"},
-        ),
-        relevance_png=report(
-            layout.output("fig_gamma", "relevance_png"),
-            caption="../report/fig_gamma_relevance.rst",
-            category="Figures",
-            labels={"figure": "Appendix: gamma, varying relevance", "format": "PNG"},
-        ),
-        models_reading=layout.output("fig_gamma", "models_reading"),
-        relevance_reading=layout.output("fig_gamma", "relevance_reading"),
     log:
         layout.log("fig_gamma"),
     conda:
@@ -182,71 +123,4 @@ rule fig_gamma:
     message:
         "Appendix figures: UF and PUF for every gamma"
     script:
-        "../scripts/fig_gamma.py"
-
-
-rule fig_intervals:
-    input:
-        intervals=rules.table_uncertainty.output.intervals,
-        code=DRAWING_CODE,
-    output:
-        pdf=report(
-            layout.output("fig_intervals", "pdf"),
-            caption="../report/fig_intervals.rst",
-            category="Figures",
-            labels={"figure": "Fair measures with intervals", "format": "PDF"},
-        ),
-        png=report(
-            layout.output("fig_intervals", "png"),
-            caption="../report/fig_intervals.rst",
-            category="Figures",
-            labels={"figure": "Fair measures with intervals", "format": "PNG"},
-        ),
-    log:
-        layout.log("fig_intervals"),
-    conda:
-        "../../envs/plots.yaml"
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    params:
-        style=config["plots"],
-        models=MODELS,
-    message:
-        "Every Fair measure per model with its bootstrap interval"
-    script:
-        "../scripts/fig_intervals.py"
-
-
-rule fig_replicates:
-    input:
-        values=rules.table_replicates.output.values,
-        scores=rules.table_replicates.output.scores,
-        code=REPLICATE_DRAWING_CODE,
-    output:
-        pdf=report(
-            layout.output("fig_replicates", "pdf"),
-            caption="../report/fig_replicates.rst",
-            category="Figures",
-            labels={"figure": "Replicates and intervals", "format": "PDF"},
-        ),
-        png=report(
-            layout.output("fig_replicates", "png"),
-            caption="../report/fig_replicates.rst",
-            category="Figures",
-            labels={"figure": "Replicates and intervals", "format": "PNG"},
-        ),
-    log:
-        layout.log("fig_replicates"),
-    conda:
-        "../../envs/plots.yaml"
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    params:
-        style=config["plots"],
-        models=MODELS,
-    message:
-        "Each model's per-replicate values beside its interval over replicates and users"
-    script:
-        "../scripts/fig_replicates.py"
+        "../scripts/figure.py"

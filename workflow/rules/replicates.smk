@@ -249,3 +249,26 @@ rule table_replicates:
         "variance shares, Table 2 with intervals, comparisons, tau, conclusions"
     script:
         "../scripts/table_replicates.py"
+
+
+rule fig_replicates:
+    input:
+        values=rules.table_replicates.output.values,
+        scores=rules.table_replicates.output.scores,
+        code=REPLICATE_DRAWING_CODE,
+    output:
+        **figure_outputs("fig_replicates", "Replicates and intervals"),
+    log:
+        layout.log("fig_replicates"),
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=config["plots"],
+        models=MODELS,
+    message:
+        "Each model's per-replicate values beside its interval over replicates and users"
+    script:
+        "../scripts/figure.py"

@@ -1,7 +1,22 @@
 # The targets of the whole run, one function per stage listing the files that stage
 # delivers for the configured datasets and models; the Snakefile's `all` asks for them.
 # Included last, after every stage file, so that each function names the rules of its
-# stage through rules.RULE.output.
+# stage through rules.RULE.output, and the figure rules of its stage file by stage_figures.
+
+
+def stage_figures(stage):
+    """The files of the figure rules of rules/STAGE.smk that run scripts/figure.py (their
+    figures declared in the drawing modules, their outputs ``**figure_outputs(...)``), in
+    the order of the file, but those FIGURE_SWITCHES (figures.smk) turns off: a new figure
+    there is a target of its stage, last, by itself."""
+    return [
+        path
+        for rule in workflow.rules
+        if os.path.basename(rule.snakefile) == f"{stage}.smk"
+        and os.path.basename(rule.script or "") == "figure.py"
+        and FIGURE_SWITCHES.get(rule.name, True)
+        for path in getattr(rules, rule.name).output
+    ]
 
 
 def data_targets():
@@ -32,13 +47,14 @@ def measure_targets():
 
 def uncertainty_targets():
     """With resamples > 0: every model's resamples, Table 2 with intervals, the paired
-    comparisons, the interval and tau tables and the interval figure; else nothing."""
+    comparisons, the interval and tau tables and the stage's figures (the intervals
+    figure); else nothing."""
     if not RESAMPLES:
         return []
     return [
         *expand(rules.uncertainty.output[0], dataset=DATASETS, model=MODELS),
         *rules.table_uncertainty.output,
-        *rules.fig_intervals.output,
+        *stage_figures("uncertainty"),
     ]
 
 
@@ -46,7 +62,7 @@ def replicate_targets():
     """With training.replicates R > 1: the lists, measures and bootstrap resamples of
     replicates 1..R-1 of every trainable model (of every model on a dataset whose split is
     redrawn: replicated_models), the tables over replicates and users and
-    their figure; else nothing."""
+    the stage's figures; else nothing."""
     if REPLICATES == 1:
         return []
     outputs = [
@@ -64,18 +80,17 @@ def replicate_targets():
             replicate=range(1, REPLICATES),
         )
     ]
-    return (
-        runs + list(rules.table_replicates.output) + list(rules.fig_replicates.output)
-    )
+    return runs + list(rules.table_replicates.output) + stage_figures("replicates")
 
 
 def who_targets():
-    """Every users file, the group and worst-case tables and the who figure."""
+    """Every users file, the group and worst-case tables and the stage's figures (the who
+    figure)."""
     return [
         *expand(rules.users.output, dataset=DATASETS, model=MODELS),
         *rules.who_table.output,
         *rules.who_worst.output,
-        *rules.fig_who.output,
+        *stage_figures("who"),
     ]
 
 
@@ -106,14 +121,9 @@ def experiment_targets():
 
 
 def figure_targets():
-    """Figs. 1-4, and the gamma figures when a configured dataset has genres."""
-    figures = [
-        *rules.fig_agreement.output,
-        *rules.fig_relevance.output,
-        *rules.fig_similarity.output,
-        *rules.fig_extreme.output,
-    ]
-    return figures + (list(rules.fig_gamma.output) if GENRE_DATASETS else [])
+    """The figures of figures.smk: Figs. 1-4, and the gamma figures when a configured
+    dataset has genres (FIGURE_SWITCHES)."""
+    return stage_figures("figures")
 
 
 def variant_targets():
@@ -125,7 +135,7 @@ def variant_targets():
     return [
         *rules.table_variants.output,
         *expand(rules.exp_variants.output, dataset=DATASETS),
-        *rules.fig_variants.output,
+        *stage_figures("variants"),
     ]
 
 

@@ -87,3 +87,25 @@ rule table_uncertainty:
         "Table 2 with bootstrap intervals, paired comparisons, tau intervals"
     script:
         "../scripts/table_uncertainty.py"
+
+
+rule fig_intervals:
+    input:
+        intervals=rules.table_uncertainty.output.intervals,
+        code=DRAWING_CODE,
+    output:
+        **figure_outputs("fig_intervals", "Fair measures with intervals"),
+    log:
+        layout.log("fig_intervals"),
+    conda:
+        "../../envs/plots.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        style=config["plots"],
+        models=MODELS,
+    message:
+        "Every Fair measure per model with its bootstrap interval"
+    script:
+        "../scripts/figure.py"

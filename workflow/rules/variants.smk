@@ -79,46 +79,16 @@ rule fig_variants:
         extreme=expand(rules.exp_variants.output.extreme, dataset=DATASETS),
         code=VARIANT_DRAWING_CODE,
     output:
-        tau_pdf=report(
-            layout.output("fig_variants", "tau_pdf"),
-            caption="../report/fig_variants_tau.rst",
-            category="Figures",
-            labels={"figure": "PUF variants: Kendall tau", "format": "PDF"},
+        # each figure's reading of this run's numbers is included by its caption
+        **figure_outputs(
+            "fig_variants",
+            {
+                "tau": "PUF variants: Kendall tau",
+                "similarity": "Fig. 3 with each similarity",
+                "extreme": "Fig. 4 with each similarity",
+            },
+            reading=True,
         ),
-        tau_png=report(
-            layout.output("fig_variants", "tau_png"),
-            caption="../report/fig_variants_tau.rst",
-            category="Figures",
-            labels={"figure": "PUF variants: Kendall tau", "format": "PNG"},
-        ),
-        similarity_pdf=report(
-            layout.output("fig_variants", "similarity_pdf"),
-            caption="../report/fig_similarity_variants.rst",
-            category="Figures",
-            labels={"figure": "Fig. 3 with each similarity", "format": "PDF"},
-        ),
-        similarity_png=report(
-            layout.output("fig_variants", "similarity_png"),
-            caption="../report/fig_similarity_variants.rst",
-            category="Figures",
-            labels={"figure": "Fig. 3 with each similarity", "format": "PNG"},
-        ),
-        extreme_pdf=report(
-            layout.output("fig_variants", "extreme_pdf"),
-            caption="../report/fig_extreme_variants.rst",
-            category="Figures",
-            labels={"figure": "Fig. 4 with each similarity", "format": "PDF"},
-        ),
-        extreme_png=report(
-            layout.output("fig_variants", "extreme_png"),
-            caption="../report/fig_extreme_variants.rst",
-            category="Figures",
-            labels={"figure": "Fig. 4 with each similarity", "format": "PNG"},
-        ),
-        # each figure's reading of this run's numbers, included by its caption
-        tau_reading=layout.output("fig_variants", "tau_reading"),
-        similarity_reading=layout.output("fig_variants", "similarity_reading"),
-        extreme_reading=layout.output("fig_variants", "extreme_reading"),
     log:
         layout.log("fig_variants"),
     conda:
@@ -135,4 +105,4 @@ rule fig_variants:
     message:
         "The PUF variants: Kendall tau heatmap, Figs. 3 and 4 with each similarity"
     script:
-        "../scripts/fig_variants.py"
+        "../scripts/figure.py"

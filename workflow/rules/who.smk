@@ -94,18 +94,7 @@ rule fig_who:
         table=rules.who_table.output[0],
         code=DRAWING_CODE,
     output:
-        pdf=report(
-            layout.output("fig_who", "pdf"),
-            caption="../report/fig_who.rst",
-            category="Figures",
-            labels={"figure": "Who carries each Fair measure", "format": "PDF"},
-        ),
-        png=report(
-            layout.output("fig_who", "png"),
-            caption="../report/fig_who.rst",
-            category="Figures",
-            labels={"figure": "Who carries each Fair measure", "format": "PNG"},
-        ),
+        **figure_outputs("fig_who", "Who carries each Fair measure"),
     log:
         layout.log("fig_who"),
     conda:
@@ -119,4 +108,4 @@ rule fig_who:
     message:
         "Share of each Fair measure by activity group per model, with intervals"
     script:
-        "../scripts/fig_who.py"
+        "../scripts/figure.py"

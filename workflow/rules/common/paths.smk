@@ -165,3 +165,31 @@ def report_when(shown, path, **report_args):
     """Output ``path`` in the report (``report(path, **report_args)``) when ``shown`` is
     true, else a plain output (a table the run writes header-only: nothing to show)."""
     return report(path, **report_args) if shown else path
+
+
+def figure_outputs(rule, labels, reading=False):
+    """The outputs of figure rule ``rule`` (use as ``**figure_outputs(...)``; the rule runs
+    scripts/figure.py, which draws the figures the drawing modules declare for it,
+    userfair.workflow.figure_registry), its files by
+    the figures' convention (layout.figure_file): for a rule of one figure (``labels`` its
+    report label) ``pdf`` and ``png`` in the report, captioned by report/RULE.rst, and with
+    ``reading`` its reading (``reading``, included by the caption); for a rule of several
+    (``labels``: PART -> label) ``PART_pdf`` and ``PART_png``, captioned by
+    report/RULE_PART.rst, then the ``PART_reading`` of each."""
+    parts = {"": labels} if isinstance(labels, str) else labels
+    outputs = {}
+    for part, label in parts.items():
+        prefix = f"{part}_" if part else ""
+        caption = f"../report/{rule}{'_' if part else ''}{part}.rst"
+        for kind, shown in (("pdf", "PDF"), ("png", "PNG")):
+            outputs[prefix + kind] = report(
+                layout.output(rule, prefix + kind),
+                caption=caption,
+                category="Figures",
+                labels={"figure": label, "format": shown},
+            )
+    if reading:
+        for part in parts:
+            name = f"{part}_reading" if part else "reading"
+            outputs[name] = layout.output(rule, name)
+    return outputs

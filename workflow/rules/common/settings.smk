@@ -109,6 +109,9 @@ DRAWING_CODE = [
     os.path.relpath(os.path.join(workflow.basedir, "userfair", module))
     for module in (
         "workflow/plots.py",
+        "workflow/gamma_figures.py",
+        "workflow/figure_registry.py",
+        "workflow/figure_reading.py",
         "workflow/figure_style.py",
         "workflow/analysis_figures.py",
         "workflow/replicate_figure.py",

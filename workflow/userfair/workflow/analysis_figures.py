@@ -20,7 +20,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from userfair.measures import NAMES  # noqa: E402
+from userfair.measures import FAIR, NAMES, OPT_IN, higher_is_better  # noqa: E402
+from userfair.workflow.figure_registry import csv, csv_with, figure  # noqa: E402
 from userfair.workflow.figure_style import (  # noqa: E402
     MIN_FONT_PT,
     PAGE_WIDTH_IN,
@@ -40,6 +41,23 @@ from userfair.workflow.who import ACTIVITY, FIGURE_MEASURES, GROUP_COLUMNS  # no
 def intervals_figure(
     summary: pd.DataFrame, measures: list[str], models: list[str], style: Style, pdf_path, png_path
 ) -> None:
+    """:func:`intervals_axes`, saved as PDF and PNG."""
+    save(intervals_axes(summary, measures, models, style), pdf_path, png_path, style)
+
+
+@figure("fig_intervals", reads={"intervals": csv}, params=("models",))
+def intervals_of_run(summary: pd.DataFrame, style: Style, *, models: list[str]) -> plt.Figure:
+    """Rule fig_intervals' figure (:func:`intervals_axes`): every Fair measure per model
+    with its bootstrap interval, the opt-in Fair measures too when ``intervals.csv`` holds
+    them (measures.relevance, measures.similarities)."""
+    held = set(summary["measure"])
+    opt_in = tuple(m for m in OPT_IN if m in held and not higher_is_better(m))
+    return intervals_axes(summary, FAIR + opt_in, models, style)
+
+
+def intervals_axes(
+    summary: pd.DataFrame, measures: list[str], models: list[str], style: Style
+) -> plt.Figure:
     """Every measure of ``measures`` per model with its bootstrap interval: one panel per
     (dataset, measure), models on the x axis, the point estimate as a dot and the
     percentile interval as a bar. ``summary``: dataset, model, measure, value, low, high."""
@@ -74,7 +92,7 @@ def intervals_figure(
         ax.tick_params(axis="y", labelsize=MIN_FONT_PT)
         title = measure if len(datasets) == 1 else f"{dataset}: {measure}"
         ax.set_title(title, fontsize=MIN_FONT_PT + 1)
-    save(fig, pdf_path, png_path, style)
+    return fig
 
 
 # --- the reproduction gap ------------------------------------------------------------------
@@ -183,6 +201,12 @@ def who_figure(
 ) -> None:
     """:func:`who_axes`, saved as PDF and PNG."""
     save(who_axes(table, models, style, measures, by), pdf_path, png_path, style)
+
+
+@figure("fig_who", reads={"table": csv_with(group=str)}, params=("models",))
+def who_of_run(table: pd.DataFrame, style: Style, *, models: list[str]) -> plt.Figure:
+    """Rule fig_who's figure: :func:`who_axes` of the run's who table."""
+    return who_axes(table, models, style)
 
 
 def who_axes(table: pd.DataFrame, models: list[str], style, measures=FIGURE_MEASURES, by=ACTIVITY):

@@ -23,7 +23,8 @@ FIGURES = f"{RESULTS}/figures"
 
 #: Every file a rule writes, by rule: its one output's path template, or its named outputs
 #: (name -> template) in the order the rule lists them. A ``use rule`` that keeps its base
-#: rule's outputs (genre_similarity, replicate_genre_similarity) has no entry of its own.
+#: rule's outputs (genre_similarity, replicate_genre_similarity) has no entry of its own,
+#: nor does a figure rule whose files follow the figures' convention (:func:`figure_file`).
 OUTPUTS: dict[str, str | dict[str, str]] = {
     # rules/data.smk (download: the catalogue's raw file, resources/raw/D/D.SUFFIX)
     "download": catalogue.RAW_TEMPLATE,
@@ -112,10 +113,6 @@ OUTPUTS: dict[str, str | dict[str, str]] = {
     },
     "who_table": "results/tables/who.csv",
     "who_worst": "results/tables/who_worst.csv",
-    "fig_who": {
-        "pdf": "results/figures/who.pdf",
-        "png": "results/figures/who.png",
-    },
     # rules/groups.smk
     "groups": {
         "json": "results/{dataset}/groups/{model}.json",
@@ -143,42 +140,7 @@ OUTPUTS: dict[str, str | dict[str, str]] = {
         "models": "results/{dataset}/experiments/gamma_models.parquet",
         "relevance": "results/{dataset}/experiments/gamma_relevance.parquet",
     },
-    # rules/figures.smk
-    "fig_agreement": {
-        "pdf": "results/figures/agreement.pdf",
-        "png": "results/figures/agreement.png",
-    },
-    "fig_relevance": {
-        "pdf": "results/figures/relevance.pdf",
-        "png": "results/figures/relevance.png",
-        "reading": "results/figures/relevance.rst",
-    },
-    "fig_similarity": {
-        "pdf": "results/figures/similarity.pdf",
-        "png": "results/figures/similarity.png",
-        "reading": "results/figures/similarity.rst",
-    },
-    "fig_extreme": {
-        "pdf": "results/figures/extreme.pdf",
-        "png": "results/figures/extreme.png",
-        "reading": "results/figures/extreme.rst",
-    },
-    "fig_gamma": {
-        "models_pdf": "results/figures/gamma_models.pdf",
-        "models_png": "results/figures/gamma_models.png",
-        "relevance_pdf": "results/figures/gamma_relevance.pdf",
-        "relevance_png": "results/figures/gamma_relevance.png",
-        "models_reading": "results/figures/gamma_models.rst",
-        "relevance_reading": "results/figures/gamma_relevance.rst",
-    },
-    "fig_intervals": {
-        "pdf": "results/figures/intervals.pdf",
-        "png": "results/figures/intervals.png",
-    },
-    "fig_replicates": {
-        "pdf": "results/figures/replicates.pdf",
-        "png": "results/figures/replicates.png",
-    },
+    # rules/figures.smk: no entry, see figure_file
     # rules/variants.smk
     "table_variants": {
         "tau": "results/tables/variants_tau.csv",
@@ -223,7 +185,8 @@ OUTPUTS: dict[str, str | dict[str, str]] = {
 }
 
 #: The log of every rule: ``results/logs/RULE/STEM.log``, by rule its STEM (the output's
-#: wildcards, joined by "_" or "/").
+#: wildcards, joined by "_" or "/"); a figure rule of the convention (:func:`figure_file`)
+#: has none here: its STEM is its name.
 LOGS = {
     "download": "{dataset}.{suffix}",
     "preprocess": "{dataset}",
@@ -258,7 +221,6 @@ LOGS = {
     "users": "{dataset}_{model}",
     "who_table": "who_table",
     "who_worst": "who_worst",
-    "fig_who": "fig_who",
     "groups": "{dataset}_{model}",
     "replicate_groups": "{dataset}_{model}_{replicate}",
     "table_groups": "table_groups",
@@ -267,13 +229,6 @@ LOGS = {
     "exp_similarity": "{dataset}",
     "exp_extreme": "{dataset}",
     "exp_gamma": "{dataset}",
-    "fig_agreement": "fig_agreement",
-    "fig_relevance": "fig_relevance",
-    "fig_similarity": "fig_similarity",
-    "fig_extreme": "fig_extreme",
-    "fig_gamma": "fig_gamma",
-    "fig_intervals": "fig_intervals",
-    "fig_replicates": "fig_replicates",
     "table_variants": "table_variants",
     "exp_variants": "{dataset}",
     "fig_variants": "fig_variants",
@@ -290,8 +245,41 @@ LOGS = {
 WORKING = {"recbole_dataset": f"{RESULTS}/{{dataset}}/models/dataset_build"}
 
 
+#: A figure rule's output kinds (userfair.workflow.figure_registry.Figure.output) and the
+#: suffixes of their files.
+FIGURE_KINDS = {"pdf": "pdf", "png": "png", "reading": "rst"}
+#: The file templates of the figure rules of the convention (FIGURE: the rule's name
+#: without ``fig_``, with ``_PART`` for a part of a rule of several figures).
+FIGURE_TEMPLATES = tuple(f"{FIGURES}/{{figure}}.{suffix}" for suffix in FIGURE_KINDS.values())
+
+
+def is_conventional_figure(rule: str) -> bool:
+    """Whether ``rule`` is a figure rule whose files follow :func:`figure_file` (a ``fig_``
+    rule without an entry in :data:`OUTPUTS`)."""
+    return rule.startswith("fig_") and rule not in OUTPUTS
+
+
+def figure_file(rule: str, name: str) -> str:
+    """The file of figure rule ``fig_NAME``'s output ``[PART_]KIND`` (KIND one of
+    :data:`FIGURE_KINDS`): ``results/figures/NAME[_PART].SUFFIX``; e.g. fig_relevance's
+    ``pdf`` is ``results/figures/relevance.pdf``, fig_gamma's ``models_reading``
+    ``results/figures/gamma_models.rst``."""
+    if not rule.startswith("fig_"):
+        raise ValueError(f"rule {rule}: a figure rule's name starts with fig_")
+    part, _, kind = name.rpartition("_")
+    if kind not in FIGURE_KINDS:
+        raise ValueError(
+            f"figure rule {rule}: output {name!r} is not [PART_]{{{','.join(FIGURE_KINDS)}}}"
+        )
+    stem = rule.removeprefix("fig_") + (f"_{part}" if part else "")
+    return f"{FIGURES}/{stem}.{FIGURE_KINDS[kind]}"
+
+
 def output(rule: str, name: str | None = None) -> str:
-    """The path template of ``rule``'s one output, or of its output ``name``."""
+    """The path template of ``rule``'s one output, or of its output ``name`` (a figure rule
+    of the convention: :func:`figure_file`)."""
+    if name is not None and is_conventional_figure(rule):
+        return figure_file(rule, name)
     entry = OUTPUTS[rule]
     if name is None:
         if not isinstance(entry, str):
@@ -310,7 +298,8 @@ def files(rule: str) -> list[str]:
 
 def log(rule: str) -> str:
     """The path template of ``rule``'s log."""
-    return f"{RESULTS}/logs/{rule}/{LOGS[rule]}.log"
+    stem = rule if rule not in LOGS and is_conventional_figure(rule) else LOGS[rule]
+    return f"{RESULTS}/logs/{rule}/{stem}.log"
 
 
 #: The files passed between rules (the ones a damaged copy of stops a reader): template ->

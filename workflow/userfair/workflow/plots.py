@@ -25,6 +25,8 @@ import seaborn as sns  # noqa: E402
 
 from userfair.formulas.agreement import EQUIVALENT  # noqa: E402
 from userfair.measures import NAMES  # noqa: E402
+from userfair.workflow import figure_reading  # noqa: E402
+from userfair.workflow.figure_registry import csv, figure, optional_csv, stacked  # noqa: E402
 from userfair.workflow.figure_style import (  # noqa: E402
     COLUMN_WIDTH_IN,
     MIN_FONT_PT,
@@ -36,7 +38,6 @@ from userfair.workflow.figure_style import (  # noqa: E402
     percent,
     save,
 )
-from userfair.workflow.tables import model_label  # noqa: E402
 
 PERCENT_LABEL = "% users with zero relevance"
 # Panels of Fig. 2: groups of measures that share a scale.
@@ -116,6 +117,27 @@ def agreement_figure(
     (activity:0.05)``), a column per individual measure."""
     fig = agreement_axes(agreement, style, measures, intervals, groups, source)
     save(fig, pdf_path, png_path, style)
+
+
+@figure(
+    "fig_agreement",
+    reads={"data": csv, "intervals": optional_csv, "groups": optional_csv},
+    params=("replicates",),
+)
+def agreement_of_run(
+    agreement: pd.DataFrame,
+    intervals: pd.DataFrame | None,
+    groups: pd.DataFrame | None,
+    style: Style,
+    *,
+    replicates: int = 1,
+) -> plt.Figure:
+    """Fig. 1 as rule fig_agreement draws it (:func:`agreement_axes`): with the intervals of
+    tau when the workflow computes them, over the users (``agreement_ci.csv``), or over
+    replicates and users when ``replicates`` > 1 (``agreement_replicates.csv``); with the
+    groups stage on (``groups_agreement.csv``) a second panel per dataset."""
+    source = "replicates and users" if replicates > 1 else "users"
+    return agreement_axes(agreement, style, intervals=intervals, groups=groups, source=source)
 
 
 #: The font size of a heatmap cell's text, in points: the figures' least (MIN_FONT_PT).
@@ -254,6 +276,7 @@ def relevance_figure(relevance: pd.DataFrame, style: Style, pdf_path, png_path) 
     save(relevance_axes(relevance, style), pdf_path, png_path, style)
 
 
+@figure("fig_relevance", reads={"data": stacked}, reading=figure_reading.relevance_reading)
 def relevance_axes(relevance: pd.DataFrame, style: Style) -> plt.Figure:
     """Fig. 2: two rows of three panels (groups of measures) per dataset, x = % users with
     non-relevant lists, drawn for a page (:data:`PAGE_WIDTH_IN`). Gini has no point where
@@ -319,6 +342,7 @@ def _datasets_grid(datasets: list[str], height: float, **kwargs):
     return fig, axes
 
 
+@figure("fig_similarity", reads={"data": stacked}, reading=figure_reading.similarity_reading)
 def similarity_axes(similarity: pd.DataFrame, style: Style) -> plt.Figure:
     """Fig. 3: each measure against the skewness of the sampled similarities, one panel a
     dataset (:func:`_datasets_grid`), one colour and marker a measure in every panel
@@ -366,6 +390,7 @@ def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> N
     save(extreme_axes(extreme, style), pdf_path, png_path, style)
 
 
+@figure("fig_extreme", reads={"data": stacked}, reading=figure_reading.extreme_reading)
 def extreme_axes(extreme: pd.DataFrame, style: Style) -> plt.Figure:
     """Fig. 4: PUF and UF (and the plugin measures the experiment holds) under the MostFair
     (solid, filled markers) and MostUnfair (dashed, open markers) assignments; columns = P
@@ -405,100 +430,4 @@ def extreme_axes(extreme: pd.DataFrame, style: Style) -> plt.Figure:
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside upper center", ncol=2, frameon=False,
                fontsize=MIN_FONT_PT, handlelength=2.2)  # fmt: skip
-    return fig
-
-
-# --- Appendix: gamma -------------------------------------------------------------------
-
-
-GAMMA_MEASURES = ["UF", "PUF-P", "PUF-NDCG"]
-
-
-def _gamma_grid(datasets: list[str], height: float):
-    """Rows = datasets, columns = :data:`GAMMA_MEASURES`, drawn for a page."""
-    return plt.subplots(
-        len(datasets), len(GAMMA_MEASURES), squeeze=False, layout="constrained",
-        figsize=(PAGE_WIDTH_IN, height * len(datasets) + 0.7),
-    )  # fmt: skip
-
-
-def _panel_text(ax, dataset: str, measure: str, datasets: list[str], first: bool) -> None:
-    ax.set_title(f"{dataset}: {measure}" if len(datasets) > 1 else measure,
-                 fontsize=MIN_FONT_PT + 1)  # fmt: skip
-    ax.set_ylabel("score" if first else "", fontsize=MIN_FONT_PT + 1)
-    ax.set_xlabel("")
-    ax.tick_params(labelsize=MIN_FONT_PT)
-
-
-def gamma_models_figure(gamma: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
-    """The gamma figure of the real runs (:func:`gamma_models_axes`), saved."""
-    save(gamma_models_axes(gamma, style), pdf_path, png_path, style)
-
-
-def gamma_models_axes(gamma: pd.DataFrame, style: Style) -> plt.Figure:
-    """UF and PUF with sim_UF for every gamma on the real runs: x = gamma, one line a model
-    in its colour and marker (:func:`figure_style.model_styles`, the models in the frame's
-    order, as in every figure of the run); rows = datasets, columns = measures, drawn for a
-    page (:data:`PAGE_WIDTH_IN`)."""
-    check_columns(gamma, ["dataset", "model", "gamma", "measure", "value"], "gamma (models)")
-    style.apply()
-    gamma = gamma.assign(model=gamma["model"].map(model_label))
-    models = list(dict.fromkeys(gamma["model"]))
-    looks = model_styles(models)
-    datasets = list(dict.fromkeys(gamma["dataset"]))
-    fig, axes = _gamma_grid(datasets, 1.7)
-    gammas = sorted(gamma["gamma"].unique())
-    for row, dataset in enumerate(datasets):
-        for col, measure in enumerate(GAMMA_MEASURES):
-            ax = axes[row, col]
-            part = gamma[(gamma["dataset"] == dataset) & (gamma["measure"] == measure)]
-            for model in models:
-                series = part[part["model"] == model].sort_values("gamma")
-                colour, marker = looks[model]
-                ax.plot(series["gamma"], series["value"], color=colour, marker=marker,
-                        markersize=3, lw=1, label=model)  # fmt: skip
-            ax.set_xticks(gammas, [f"{g:g}" for g in gammas])
-            _panel_text(ax, dataset, measure, datasets, col == 0)
-            honest_span(ax)
-    fig.supxlabel("$\\gamma$ (weight of the Jaccard similarity in sim$_{UF}$)",
-                  fontsize=MIN_FONT_PT + 1)  # fmt: skip
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncol=min(len(models), 7),
-               frameon=False, fontsize=MIN_FONT_PT, handlelength=1.5)  # fmt: skip
-    return fig
-
-
-def gamma_relevance_figure(gamma: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
-    """The gamma figure of the Fig. 2 lists (:func:`gamma_relevance_axes`), saved."""
-    save(gamma_relevance_axes(gamma, style), pdf_path, png_path, style)
-
-
-def gamma_relevance_axes(gamma: pd.DataFrame, style: Style) -> plt.Figure:
-    """UF and PUF with sim_UF for every gamma on the Fig. 2 lists: x = % users with zero
-    relevance, one line a gamma (a colour and marker of the shared style each); rows =
-    datasets, columns = measures, drawn for a page (:data:`PAGE_WIDTH_IN`)."""
-    check_columns(gamma, ["dataset", "share", "gamma", "measure", "value"], "gamma (relevance)")
-    style.apply()
-    gamma = gamma.assign(percent=percent(gamma["share"]))
-    gammas = sorted(gamma["gamma"].unique())
-    looks = model_styles([f"{g:g}" for g in gammas])
-    datasets = list(dict.fromkeys(gamma["dataset"]))
-    fig, axes = _gamma_grid(datasets, 1.5)
-    for row, dataset in enumerate(datasets):
-        for col, measure in enumerate(GAMMA_MEASURES):
-            ax = axes[row, col]
-            part = gamma[(gamma["dataset"] == dataset) & (gamma["measure"] == measure)]
-            for value in gammas:
-                series = part[part["gamma"] == value].sort_values("percent")
-                colour, marker = looks[f"{value:g}"]
-                ax.plot(series["percent"], series["value"], color=colour, marker=marker,
-                        markersize=3, lw=1, label=f"{value:g}")  # fmt: skip
-            ax.set_xticks([0, 50, 100])
-            _panel_text(ax, dataset, measure, datasets, col == 0)
-            honest_span(ax)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, title="$\\gamma$", loc="outside upper center",
-               ncol=len(labels), frameon=False, fontsize=MIN_FONT_PT,
-               title_fontsize=MIN_FONT_PT + 1)  # fmt: skip
-    fig.supxlabel(PERCENT_LABEL, fontsize=MIN_FONT_PT + 1)
     return fig

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from userfair.workflow.figure_registry import csv, figure
 from userfair.workflow.figure_style import (  # noqa: E402
     MIN_FONT_PT,
     PAGE_WIDTH_IN,
@@ -30,6 +31,22 @@ def replicates_figure(
     png_path,
     measures=MEASURES,
 ) -> None:
+    """:func:`replicates_axes`, saved as PDF and PNG."""
+    save(replicates_axes(values, scores, models, style, measures), pdf_path, png_path, style)
+
+
+@figure("fig_replicates", reads={"values": csv, "scores": csv}, params=("models",))
+def replicates_of_run(
+    values: pd.DataFrame, scores: pd.DataFrame, style: Style, *, models: list[str]
+):
+    """Rule fig_replicates' figure (:func:`replicates_axes`) of replicates.csv and
+    scores_replicates.csv."""
+    return replicates_axes(values, scores, models, style)
+
+
+def replicates_axes(
+    values: pd.DataFrame, scores: pd.DataFrame, models: list[str], style: Style, measures=MEASURES
+):
     """One panel per (dataset, measure), models on the x axis: the replicates' values as
     small dots (left of the model's tick), the mean over the replicates with its interval
     over both sources as a dot and bar (right). ``values``: dataset, model, replicate,
@@ -66,4 +83,4 @@ def replicates_figure(
         ax.set_xlim(-0.5, len(models) - 0.5)
         ax.tick_params(axis="y", labelsize=MIN_FONT_PT)
         ax.set_title(measure if len(datasets) == 1 else f"{dataset}: {measure}", fontsize=7)
-    save(fig, pdf_path, png_path, style)
+    return fig

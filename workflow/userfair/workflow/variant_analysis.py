@@ -248,12 +248,16 @@ def extreme_reading(extreme: pd.DataFrame, share: float = 0.5) -> list[str]:
     return lines
 
 
-def write_reading(lines: Sequence[str], path, title: str) -> None:
+def reading_text(lines: Sequence[str], title: str) -> str:
     """The report's reading of a figure: reStructuredText, a bold ``title`` and one bullet
-    per line (the caption includes it: ``.. include::``), written atomically."""
-    text = f"**{title}**\n\n" + "".join(f"- {line}\n" for line in lines)
+    per line (the caption includes it: ``.. include::``)."""
+    return f"**{title}**\n\n" + "".join(f"- {line}\n" for line in lines)
+
+
+def write_reading(lines: Sequence[str], path, title: str) -> None:
+    """:func:`reading_text`, written atomically to ``path``."""
     with atomic_path(path) as tmp:
-        Path(tmp).write_text(text)
+        Path(tmp).write_text(reading_text(lines, title))
 
 
 # --- Figs. 3 and 4 with each similarity ------------------------------------------------

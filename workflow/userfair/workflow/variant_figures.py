@@ -2,7 +2,9 @@
 :mod:`userfair.workflow.figure_style`: the Kendall tau heatmap between the variants (Fig. 1's
 drawing, :func:`userfair.workflow.plots.agreement_figure`), Fig. 3's observed similarities
 placed on its synthetic curves, and Fig. 4 with each similarity's own values
-(:func:`userfair.workflow.plots.extreme_figure`, one row per dataset and similarity).
+(:func:`userfair.workflow.plots.extreme_figure`, one row per dataset and similarity); each
+declared as a part of rule fig_variants (userfair.workflow.figure_registry) with its
+reading of the run's numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import numpy as np  # noqa: E402  (after the check, which names the extra to ins
 import pandas as pd  # noqa: E402
 
 from userfair.workflow import plots  # noqa: E402
+from userfair.workflow.figure_registry import csv, figure, stacked  # noqa: E402
 from userfair.workflow.figure_style import (  # noqa: E402
     Style,
     check_columns,
@@ -27,8 +30,11 @@ from userfair.workflow.figure_style import (  # noqa: E402
 )
 from userfair.workflow.variant_analysis import (  # noqa: E402
     TAU_COLUMNS,
+    extreme_reading,
     puf_variants,
     reading,
+    reading_text,
+    similarity_reading,
     tau_summary,
 )
 
@@ -37,7 +43,22 @@ SIMILARITY_PANELS = ("PUF-P", "PUF-NDCG", "UF")
 MARKERS = "osD^vP*"
 
 
+#: The title of each figure's reading in the report.
+SEEN = "What this run shows"
+
+
 def tau_figure(tau: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
+    """:func:`tau_axes`, saved as PDF and PNG."""
+    save(tau_axes(tau, style), pdf_path, png_path, style)
+
+
+def tau_words(tau: pd.DataFrame) -> str:
+    """The tau heatmap's reading (:func:`userfair.workflow.variant_analysis.reading`)."""
+    return reading_text(reading(tau_summary(tau)), SEEN)
+
+
+@figure("fig_variants", part="tau", reads={"tau": csv}, reading=tau_words)
+def tau_axes(tau: pd.DataFrame, style: Style):
     """Kendall's tau-b between the model orderings of the PUF variants (``variants_tau.csv``),
     one heatmap per dataset; cells with the bootstrap interval and a star when it excludes 0
     when the table has intervals (``uncertainty.resamples`` > 0); under the panels the
@@ -49,12 +70,29 @@ def tau_figure(tau: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
     fig = plots.agreement_axes(tau, style, names, intervals)
     # the run's reading, from its numbers (variant_analysis.reading), under the panels
     fig.supxlabel("\n".join(reading(tau_summary(tau))), fontsize=7, ha="left", x=0.02)
-    save(fig, pdf_path, png_path, style)
+    return fig
 
 
 def similarity_figure(
     sampled: pd.DataFrame, observed: pd.DataFrame, style: Style, pdf_path, png_path
 ) -> None:
+    """:func:`similarity_axes`, saved as PDF and PNG."""
+    save(similarity_axes(sampled, observed, style), pdf_path, png_path, style)
+
+
+def similarity_words(sampled: pd.DataFrame, observed: pd.DataFrame) -> str:
+    """Fig. 3 with each similarity's reading
+    (:func:`userfair.workflow.variant_analysis.similarity_reading`)."""
+    return reading_text(similarity_reading(observed, sampled), SEEN)
+
+
+@figure(
+    "fig_variants",
+    part="similarity",
+    reads={"similarity": stacked, "observed": stacked},
+    reading=similarity_words,
+)
+def similarity_axes(sampled: pd.DataFrame, observed: pd.DataFrame, style: Style):
     """Fig. 3 with each similarity: per dataset (row) and measure of
     :data:`SIMILARITY_PANELS` (column), the measure on the synthetic similarities against
     their skewness (``similarity.parquet``, grey) and, for each similarity of
@@ -93,13 +131,25 @@ def similarity_figure(
             honest_span(ax)
     handles, names = axes[0, 0].get_legend_handles_labels()
     legend_outside(fig, handles, names, ncol=min(4, len(names)))
-    save(fig, pdf_path, png_path, style)
+    return fig
 
 
 def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
+    """:func:`extreme_axes`, saved as PDF and PNG."""
+    save(extreme_axes(extreme, style), pdf_path, png_path, style)
+
+
+def extreme_words(extreme: pd.DataFrame) -> str:
+    """Fig. 4 with each similarity's reading
+    (:func:`userfair.workflow.variant_analysis.extreme_reading`)."""
+    return reading_text(extreme_reading(extreme), SEEN)
+
+
+@figure("fig_variants", part="extreme", reads={"extreme": stacked}, reading=extreme_words)
+def extreme_axes(extreme: pd.DataFrame, style: Style):
     """Fig. 4 with each similarity (``extreme_variants.parquet``): Fig. 4's panels, one row
     per dataset and similarity, the similarity's own normalised values assigned MostFair
     and MostUnfair."""
     check_columns(extreme, ["dataset", "similarity"], "Fig. 4 variants")
     rows = extreme.assign(dataset=extreme["dataset"] + ", " + extreme["similarity"])
-    plots.extreme_figure(rows.drop(columns="similarity"), style, pdf_path, png_path)
+    return plots.extreme_axes(rows.drop(columns="similarity"), style)

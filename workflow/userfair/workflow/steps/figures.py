@@ -1,67 +1,57 @@
-"""Steps of the figures stage (workflow/rules/figures.smk): each figure from its tables
-(userfair.workflow.plots), PDF and PNG, drawn with the config's ``plots:`` style."""
+"""Steps of the figures stage (workflow/rules/figures.smk): each figure from its tables,
+PDF and PNG, drawn with the config's ``plots:`` style. Every figure rule that runs
+scripts/figure.py has one step, :func:`draw`, which draws the figures its drawing module
+declares for it (userfair.workflow.figure_registry); fig_groups, a figure per dataset whose
+reading needs the run's other tables, has its own."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 
 import pandas as pd
 
-from userfair.files.io import atomic_path, read_stacked_parquet
-from userfair.measures import FAIR, OPT_IN, higher_is_better
+from userfair.files.io import atomic_path
 from userfair.workflow import (
     analysis_figures,
-    figure_reading,
+    figure_registry,
     figure_style,
+    gamma_figures,
     group_figure,
     group_reading,
     plots,
     replicate_figure,
-    variant_analysis,
     variant_figures,
 )
 from userfair.workflow import models as models_registry
-from userfair.workflow.steps import Path, only, read_optional_csv
+from userfair.workflow.steps import Path
 
 log = logging.getLogger(__name__)
+
+#: The modules that declare the figures :func:`draw` draws (imported, their declarations
+#: are in figure_registry.FIGURES); a new drawing module joins here.
+DRAWING_MODULES = (plots, gamma_figures, analysis_figures, replicate_figure, variant_figures)
 
 
 def _written(*paths: Path) -> None:
     log.info("%s written", ", ".join(map(str, paths)))
 
 
-def fig_agreement(
-    data: Path, intervals: Sequence[Path], pdf: Path, png: Path, *, style: dict,
-    groups: Sequence[Path] = (), replicates: int = 1,
-) -> None:  # fmt: skip
-    """Rule fig_agreement: Fig. 1 (userfair.workflow.plots.agreement_figure), the Kendall tau
-    heatmap per dataset, with the intervals of tau when the workflow computes them: over
-    the users (``agreement_ci.csv``), or over replicates and users when ``replicates`` > 1
-    (``agreement_replicates.csv``); with the groups stage on (``groups``:
-    ``groups_agreement.csv``) a second panel per dataset, the group measures against the
-    individual ones."""
-    interval_file = only(intervals)
-    plots.agreement_figure(
-        pd.read_csv(data), figure_style.Style(**style), pdf, png,
-        intervals=pd.read_csv(interval_file) if interval_file else None,
-        groups=read_optional_csv(only(groups)),
-        source="replicates and users" if replicates > 1 else "users",
-    )  # fmt: skip
-    _written(pdf, png)
-
-
-def fig_relevance(
-    data: Sequence[Path], pdf: Path, png: Path, reading: Path | None = None, *, style: dict
-) -> None:
-    """Rule fig_relevance: Fig. 2 (userfair.workflow.plots.relevance_figure) and, in
-    ``reading``, what it shows in words (userfair.workflow.figure_reading, the caption's)."""
-    frame = read_stacked_parquet(data)
-    plots.relevance_figure(frame, figure_style.Style(**style), pdf, png)
-    if reading is not None:
-        with atomic_path(reading) as tmp:
-            tmp.write_text(figure_reading.relevance_reading(frame))
-    _written(pdf, png)
+def draw(rule: str, inputs: dict, outputs: dict, params: dict) -> None:
+    """Every figure rule that runs scripts/figure.py: each figure the drawing modules
+    declare for ``rule`` (userfair.workflow.figure_registry.figure): its tables read from
+    the rule's named ``inputs`` as declared, drawn with the ``style`` param and the params
+    it names, saved as its ``[PART_]pdf`` and ``[PART_]png`` outputs, and its reading
+    written to the ``[PART_]reading`` output when the rule has one."""
+    look = figure_style.Style(**params["style"])
+    for declared in figure_registry.of(rule):
+        tables = [read(inputs[name]) for name, read in declared.reads.items()]
+        taken = {name: params[name] for name in declared.params}
+        pdf, png = outputs[declared.output("pdf")], outputs[declared.output("png")]
+        figure_style.save(declared.draw(*tables, look, **taken), pdf, png, look)
+        reading = outputs.get(declared.output("reading"))
+        if declared.reading is not None and reading is not None:
+            _write_text(reading, declared.reading(*tables))
+        _written(pdf, png)
 
 
 def _write_text(path: Path | None, text: str) -> None:
@@ -69,77 +59,6 @@ def _write_text(path: Path | None, text: str) -> None:
     if path is not None:
         with atomic_path(path) as tmp:
             tmp.write_text(text)
-
-
-def fig_similarity(
-    data: Sequence[Path], pdf: Path, png: Path, reading: Path | None = None, *, style: dict
-) -> None:
-    """Rule fig_similarity: Fig. 3 (userfair.workflow.plots.similarity_figure) and, in
-    ``reading``, what it shows in words (figure_reading.similarity_reading, the caption's)."""
-    frame = read_stacked_parquet(data)
-    plots.similarity_figure(frame, figure_style.Style(**style), pdf, png)
-    _write_text(reading, figure_reading.similarity_reading(frame))
-    _written(pdf, png)
-
-
-def fig_extreme(
-    data: Sequence[Path], pdf: Path, png: Path, reading: Path | None = None, *, style: dict
-) -> None:
-    """Rule fig_extreme: Fig. 4 (userfair.workflow.plots.extreme_figure) and, in
-    ``reading``, what it shows in words (figure_reading.extreme_reading)."""
-    frame = read_stacked_parquet(data)
-    plots.extreme_figure(frame, figure_style.Style(**style), pdf, png)
-    _write_text(reading, figure_reading.extreme_reading(frame))
-    _written(pdf, png)
-
-
-def fig_gamma(
-    models: Sequence[Path], relevance: Sequence[Path], models_pdf: Path, models_png: Path,
-    relevance_pdf: Path, relevance_png: Path, models_reading: Path | None = None,
-    relevance_reading: Path | None = None, *, style: dict,
-) -> None:  # fmt: skip
-    """Rule fig_gamma: the appendix figures (userfair.workflow.plots.gamma_models_figure and
-    gamma_relevance_figure), UF and PUF for every gamma, and their readings
-    (figure_reading.gamma_models_reading and gamma_relevance_reading)."""
-    look = figure_style.Style(**style)
-    on_models, on_lists = read_stacked_parquet(models), read_stacked_parquet(relevance)
-    plots.gamma_models_figure(on_models, look, models_pdf, models_png)
-    plots.gamma_relevance_figure(on_lists, look, relevance_pdf, relevance_png)
-    _write_text(models_reading, figure_reading.gamma_models_reading(on_models))
-    _write_text(relevance_reading, figure_reading.gamma_relevance_reading(on_lists))
-    _written(models_pdf, models_png, relevance_pdf, relevance_png)
-
-
-def fig_intervals(intervals: Path, pdf: Path, png: Path, *, style: dict, models: list[str]) -> None:
-    """Rule fig_intervals: every Fair measure per model with its bootstrap interval
-    (userfair.workflow.analysis_figures.intervals_figure); the opt-in Fair measures too
-    when ``intervals.csv`` holds them (measures.relevance, measures.similarities)."""
-    frame = pd.read_csv(intervals)
-    held = set(frame["measure"])
-    opt_in = tuple(m for m in OPT_IN if m in held and not higher_is_better(m))
-    analysis_figures.intervals_figure(
-        frame, FAIR + opt_in, models, figure_style.Style(**style), pdf, png
-    )
-    _written(pdf, png)
-
-
-def fig_who(table: Path, pdf: Path, png: Path, *, style: dict, models: list[str]) -> None:
-    """Rule fig_who: each Fair measure's share by activity group per model, with intervals
-    (userfair.workflow.analysis_figures.who_figure)."""
-    frame = pd.read_csv(table, dtype={"group": str})
-    analysis_figures.who_figure(frame, models, figure_style.Style(**style), pdf, png)
-    _written(pdf, png)
-
-
-def fig_replicates(
-    values: Path, scores: Path, pdf: Path, png: Path, *, style: dict, models: list[str]
-) -> None:
-    """Rule fig_replicates: each model's per-replicate values beside its interval over
-    replicates and users (userfair.workflow.replicate_figure.replicates_figure of
-    replicates.csv and scores_replicates.csv)."""
-    replicate_figure.replicates_figure(
-        pd.read_csv(values), pd.read_csv(scores), models, figure_style.Style(**style), pdf, png
-    )
 
 
 def fig_groups(
@@ -195,39 +114,3 @@ def _write_reading(
     )  # fmt: skip
     with atomic_path(path) as tmp:
         tmp.write_text(text)
-
-
-def fig_variants(
-    tau: Path, similarity: Sequence[Path], observed: Sequence[Path], extreme: Sequence[Path],
-    tau_pdf: Path, tau_png: Path, similarity_pdf: Path, similarity_png: Path,
-    extreme_pdf: Path, extreme_png: Path, tau_reading: Path, similarity_reading: Path,
-    extreme_reading: Path, *, style: dict,
-) -> None:  # fmt: skip
-    """Rule fig_variants (opt-in measures on): the Kendall tau heatmap between the PUF
-    variants (``variants_tau.csv``), Fig. 3 with each similarity (``similarity.parquet``'s
-    synthetic curves, ``similarity_variants.parquet``'s observed values) and Fig. 4 with
-    each similarity (``extreme_variants.parquet``), userfair.workflow.variant_figures; and
-    each figure's reading of the run's numbers as reStructuredText, which its report
-    caption includes (userfair.workflow.variant_analysis: reading, similarity_reading,
-    extreme_reading)."""
-    look = figure_style.Style(**style)
-    table = pd.read_csv(tau)
-    sampled, observed = read_stacked_parquet(similarity), read_stacked_parquet(observed)
-    extremes = read_stacked_parquet(extreme)
-    variant_figures.tau_figure(table, look, tau_pdf, tau_png)
-    variant_figures.similarity_figure(sampled, observed, look, similarity_pdf, similarity_png)
-    variant_figures.extreme_figure(extremes, look, extreme_pdf, extreme_png)
-    variant_analysis.write_reading(
-        variant_analysis.reading(variant_analysis.tau_summary(table)),
-        tau_reading,
-        "What this run shows",
-    )
-    variant_analysis.write_reading(
-        variant_analysis.similarity_reading(observed, sampled),
-        similarity_reading,
-        "What this run shows",
-    )
-    variant_analysis.write_reading(
-        variant_analysis.extreme_reading(extremes), extreme_reading, "What this run shows"
-    )
-    _written(tau_pdf, tau_png, similarity_pdf, similarity_png, extreme_pdf, extreme_png)

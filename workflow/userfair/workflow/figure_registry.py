@@ -1,0 +1,124 @@
+"""The figures the figure rules draw, each declared beside its drawing.
+
+A drawing module (``plots``, ``gamma_figures``, ``analysis_figures``, ``replicate_figure``,
+``variant_figures``) declares each of its figures with :func:`figure`: the rule that draws
+it, the rule's inputs it reads (and how), the rule's params it takes, the part of the
+rule's outputs it fills and its reading in words, if any. Every rule of such a figure runs
+``scripts/figure.py``, whose one call, ``userfair.workflow.steps.figures.draw(RULE, ...)``,
+reads the declared tables, draws them, saves PDF and PNG and writes the reading. The rule's
+outputs follow one convention (``userfair.workflow.layout.figure_file``; fig_variants, older
+than it, keeps its entry in ``layout.OUTPUTS``): no step and no script per figure
+(docs/architecture.md, "Adding a figure").
+
+This module imports no plotting library: the declarations are plain values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from userfair.files.io import read_stacked_parquet
+
+# --- how a declared input is read ---------------------------------------------------------
+
+
+def stacked(paths: Sequence[str]) -> pd.DataFrame:
+    """The parquet files of an input (one a dataset), stacked in order."""
+    return read_stacked_parquet(list(paths))
+
+
+def csv(path: str) -> pd.DataFrame:
+    """One CSV table."""
+    return pd.read_csv(path)
+
+
+def csv_with(**dtypes) -> Callable[[str], pd.DataFrame]:
+    """One CSV table with the columns ``dtypes`` read as their types (a ``group`` column of
+    labels as ``str``)."""
+
+    def read(path: str) -> pd.DataFrame:
+        return pd.read_csv(path, dtype=dtypes)
+
+    return read
+
+
+def optional_csv(paths: Sequence[str] | str) -> pd.DataFrame | None:
+    """The CSV table of an optional input: ``None`` when the rule gave no file, an empty
+    frame when the file has no column (a stage that had nothing to tabulate)."""
+    if isinstance(paths, str):
+        paths = [paths]
+    if len(paths) > 1:
+        raise ValueError(f"expected at most one path, got {list(paths)}")
+    if not paths:
+        return None
+    try:
+        return pd.read_csv(paths[0])
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
+# --- the declarations ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of a figure rule.
+
+    ``draw(*tables, style, **params)`` returns the matplotlib figure, ``tables`` the rule's
+    inputs named in ``reads``, each read by its reader, in that order, ``params`` the
+    rule's params named in ``params``. ``part``: the rule's outputs it fills, ``pdf``,
+    ``png`` and ``reading`` for a rule of one figure (``""``), else ``PART_pdf``,
+    ``PART_png`` and ``PART_reading``. ``reading(*tables)``: the figure's reading in words
+    (reStructuredText the report's caption includes), written when the rule has that
+    output."""
+
+    rule: str
+    draw: Callable
+    reads: dict[str, Callable]
+    params: tuple[str, ...] = ()
+    part: str = ""
+    reading: Callable[..., str] | None = None
+
+    def output(self, kind: str) -> str:
+        """The name of this figure's output ``kind`` (pdf, png, reading) in its rule."""
+        return f"{self.part}_{kind}" if self.part else kind
+
+
+#: Every declared figure, by rule, in the order of declaration.
+FIGURES: dict[str, list[Figure]] = {}
+
+
+def figure(
+    rule: str,
+    *,
+    reads: dict[str, Callable],
+    params: Sequence[str] = (),
+    part: str = "",
+    reading: Callable[..., str] | None = None,
+) -> Callable[[Callable], Callable]:
+    """Declare the decorated drawing function as a figure of ``rule`` (see :class:`Figure`);
+    the function itself is returned unchanged."""
+    if not rule.startswith("fig_"):
+        raise ValueError(f"figure rule {rule!r}: a figure rule's name starts with fig_")
+
+    def declare(draw: Callable) -> Callable:
+        declared = FIGURES.setdefault(rule, [])
+        if any(f.part == part for f in declared):
+            raise ValueError(f"figure rule {rule}: part {part!r} declared twice")
+        declared.append(Figure(rule, draw, dict(reads), tuple(params), part, reading))
+        return draw
+
+    return declare
+
+
+def of(rule: str) -> list[Figure]:
+    """The figures of ``rule``; a rule with none is named."""
+    if rule not in FIGURES:
+        raise KeyError(
+            f"rule {rule} runs scripts/figure.py but no drawing module declares a figure of "
+            f"it (userfair.workflow.figure_registry.figure); declared: {sorted(FIGURES)}"
+        )
+    return FIGURES[rule]
