@@ -329,6 +329,7 @@ WORKFLOW_MODULES = {
     "plots": (["matplotlib", "seaborn"], "figures"),
     "figure_style": (["matplotlib", "seaborn"], "figures"),
     "analysis_figures": (["matplotlib", "seaborn"], "figures"),
+    "gamma_figures": (["matplotlib", "seaborn"], "figures"),
     "group_figure": (["matplotlib", "seaborn"], "figures"),
     "variant_figures": (["matplotlib", "seaborn"], "figures"),
     "embeddings": (["torch", "recbole"], None),
