@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from userfair.files.io import read_stacked_parquet
+from userfair.workflow.steps import only, read_optional_csv
 
 # --- how a declared input is read ---------------------------------------------------------
 
@@ -46,18 +47,10 @@ def csv_with(**dtypes) -> Callable[[str], pd.DataFrame]:
 
 
 def optional_csv(paths: Sequence[str] | str) -> pd.DataFrame | None:
-    """The CSV table of an optional input: ``None`` when the rule gave no file, an empty
-    frame when the file has no column (a stage that had nothing to tabulate)."""
-    if isinstance(paths, str):
-        paths = [paths]
-    if len(paths) > 1:
-        raise ValueError(f"expected at most one path, got {list(paths)}")
-    if not paths:
-        return None
-    try:
-        return pd.read_csv(paths[0])
-    except pd.errors.EmptyDataError:
-        return pd.DataFrame()
+    """The CSV table of an optional input (``userfair.workflow.steps.read_optional_csv`` of
+    its one path): ``None`` when the rule gave no file, an empty frame when the file has no
+    column (a stage that had nothing to tabulate)."""
+    return read_optional_csv(only(paths))
 
 
 # --- the declarations ---------------------------------------------------------------------

@@ -26,7 +26,6 @@ from userfair.workflow.figure_style import (  # noqa: E402
     honest_span,
     legend_outside,
     model_colours,
-    save,
 )
 from userfair.workflow.variant_analysis import (  # noqa: E402
     TAU_COLUMNS,
@@ -45,11 +44,6 @@ MARKERS = "osD^vP*"
 
 #: The title of each figure's reading in the report.
 SEEN = "What this run shows"
-
-
-def tau_figure(tau: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
-    """:func:`tau_axes`, saved as PDF and PNG."""
-    save(tau_axes(tau, style), pdf_path, png_path, style)
 
 
 def tau_words(tau: pd.DataFrame) -> str:
@@ -71,13 +65,6 @@ def tau_axes(tau: pd.DataFrame, style: Style):
     # the run's reading, from its numbers (variant_analysis.reading), under the panels
     fig.supxlabel("\n".join(reading(tau_summary(tau))), fontsize=7, ha="left", x=0.02)
     return fig
-
-
-def similarity_figure(
-    sampled: pd.DataFrame, observed: pd.DataFrame, style: Style, pdf_path, png_path
-) -> None:
-    """:func:`similarity_axes`, saved as PDF and PNG."""
-    save(similarity_axes(sampled, observed, style), pdf_path, png_path, style)
 
 
 def similarity_words(sampled: pd.DataFrame, observed: pd.DataFrame) -> str:
@@ -132,11 +119,6 @@ def similarity_axes(sampled: pd.DataFrame, observed: pd.DataFrame, style: Style)
     handles, names = axes[0, 0].get_legend_handles_labels()
     legend_outside(fig, handles, names, ncol=min(4, len(names)))
     return fig
-
-
-def extreme_figure(extreme: pd.DataFrame, style: Style, pdf_path, png_path) -> None:
-    """:func:`extreme_axes`, saved as PDF and PNG."""
-    save(extreme_axes(extreme, style), pdf_path, png_path, style)
 
 
 def extreme_words(extreme: pd.DataFrame) -> str:
