@@ -41,7 +41,7 @@ def parts(inputs, sims, block_size: int) -> dict[str, float]:
     """Seconds of each part of the decomposition, run one by one."""
     from userfair.decomposition import decompose as dec
     from userfair.decomposition import decompose_columns
-    from userfair.formulas import effectiveness
+    from userfair.formulas import effectiveness, spread
     from userfair.similarity import pairwise
 
     seconds = {}
@@ -56,8 +56,8 @@ def parts(inputs, sims, block_size: int) -> dict[str, float]:
     for name in ("P", "NDCG"):
         for kind in ("cos", "jacc"):
             timed("PUF x4", dec.puf_parts, scores[name], sims[kind].sim, block_size)
-        timed("Gini, SD", decompose_columns.gini_parts, scores[name])
-        timed("Gini, SD", decompose_columns.sd_share, scores[name])
+        timed("Gini, SD", spread.gini_parts, scores[name])
+        timed("Gini, SD", spread.sd_share, scores[name])
     sim_uf = timed("UF", pairwise.uf_similarity, sims["jacc"].raw(), None, 1.0).copy()
     timed("UF", dec.uf_parts, inputs.topk, inputs.train, sim_uf, K, block_size)
     envy = (inputs.topk, inputs.relevant, K, 0.05, "precision", block_size)

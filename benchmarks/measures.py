@@ -126,7 +126,7 @@ def part_a(device: str, block_size: int) -> dict:
 def part_b(device: str, block_size: int, users: int = 1000) -> dict:
     sys.path.insert(0, str(ROOT / "tests"))
     from userfair.files.inputs import load_inputs
-    from userfair.formulas import effectiveness, fairness
+    from userfair.formulas import effectiveness, fairness, spread
     from userfair.similarity import pairwise
 
     import reference as ref
@@ -160,8 +160,8 @@ def part_b(device: str, block_size: int, users: int = 1000) -> dict:
         "effectiveness": (ref_eff, lib_eff),
         "similarity-cos": (ref_cos, lib_cos),
         "similarity-jacc": (ref_jacc, lib_jacc),
-        "SD-NDCG": (timed(ref.sd, eff_ref["NDCG"])[1], library(fairness.sd, eff["NDCG"])[1]),
-        "Gini-NDCG": (timed(ref.gini, eff_ref["NDCG"])[1], library(fairness.gini, eff["NDCG"])[1]),
+        "SD-NDCG": (timed(ref.sd, eff_ref["NDCG"])[1], library(spread.sd, eff["NDCG"])[1]),
+        "Gini-NDCG": (timed(ref.gini, eff_ref["NDCG"])[1], library(spread.gini, eff["NDCG"])[1]),
     }
     lib_envy, t_lib = library(fairness.envy, inputs.topk, inputs.relevant, K, **opts)
     ref_envy, t_ref = timed(ref.envy, lists, relevant, K)

@@ -7,7 +7,7 @@ results go to docs/performance.md#plugins.
 On a QK-video-sized synthetic input (benchmarks/measures.py's, 3,514 evaluated users):
 (a) the bootstrap of a per-user plugin (numpy, the population SD as a UserMeasure) over
     ``--resamples`` resamples against the built-in weighted SD of the same resamples
-    (``userfair.bootstrap.uncertainty.weighted_sd``): seconds and ratio (target <= 2);
+    (``userfair.formulas.spread.weighted_sd``): seconds and ratio (target <= 2);
 (b) a pure-numpy pair plugin (PUF-P-Cos's own term as a PairMeasure) on the dense route
     (row blocks of the cosine) against the built-in PUF-P-Cos on its dense matrix
     (``userfair.formulas.fairness.puf``, the similarity built once and not timed), and the plugin's
@@ -134,9 +134,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
 
-    from userfair.bootstrap.uncertainty import resample_weights, weighted_sd
+    from userfair.bootstrap.uncertainty import resample_weights
     from userfair.files.inputs import load_inputs
     from userfair.formulas import effectiveness, fairness
+    from userfair.formulas.spread import Draws, weighted_sd
     from userfair.similarity import pairwise
 
     specs = [f"{__name__}:{name}" for name in ("PluginSD", "PluginPUF", "CompiledPUF")]
@@ -146,10 +147,10 @@ def main(argv=None) -> dict:
     m = len(inputs.users)
     p = effectiveness.per_user(inputs.topk, inputs.relevant, 10)["P"]
     weights = resample_weights(m, args.resamples, seed=0)
-    w = weights.astype(np.float64)
+    draws = Draws.of(weights)
     out = {"machine": machine(), "evaluated": m, "resamples": args.resamples}
 
-    builtin_t, builtin = best(lambda: weighted_sd(p, w, w.sum(axis=1)), args.repeats)
+    builtin_t, builtin = best(lambda: weighted_sd(p, draws), args.repeats)
     plugin_t, plugin = best(
         lambda: plugin_routes.bootstrap_plugins(inputs, weights, 10, ["PluginSD-P"])["PluginSD-P"],
         args.repeats,

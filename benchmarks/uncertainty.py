@@ -69,7 +69,7 @@ def load() -> str:
 
 def naive(inputs, sims, sim_uf, weights_row) -> dict[str, float]:
     """The 18 measures of one resample on its materialised population (copy pairs out)."""
-    from userfair.formulas import _kernels, effectiveness, fairness
+    from userfair.formulas import _kernels, effectiveness, fairness, spread
     from userfair.measures import EFF
     from userfair.measures import NAMES as KEYS
 
@@ -81,8 +81,8 @@ def naive(inputs, sims, sim_uf, weights_row) -> dict[str, float]:
     for name in EFF:
         out[name] = float(per_user[name].mean())
     for name in ("P", "NDCG"):
-        out[f"SD-{name}"] = fairness.sd(per_user[name])
-        out[f"Gini-{name}"] = fairness.gini(per_user[name])
+        out[f"SD-{name}"] = spread.sd(per_user[name])
+        out[f"Gini-{name}"] = spread.gini(per_user[name])
     distinct = origin[:, None] != origin[None, :]  # (N, N): False on the copy pairs
     ordered = int(distinct.sum())
     for kind, label in (("cos", "Cos"), ("jacc", "Jacc")):

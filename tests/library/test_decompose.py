@@ -18,6 +18,7 @@ from userfair.engine import route
 from userfair.evaluate import evaluate
 from userfair.files.inputs import load_inputs
 from userfair.files.io import write_inter
+from userfair.formulas import spread
 from userfair.measures import NAMES
 
 import reference as ref
@@ -315,20 +316,20 @@ def test_envy_by_hand():
 def test_gini_and_sd_by_hand():
     # x = (0, .5, .5, 1), m = 4, sum 2: weights 2j - 5 = -3, -1, 1, 3; b and c tie at
     # positions 2 and 3 and take the mean weight 0. Gini = 3 * 1 / (4 * 2) = 3/8, all d's
-    share, worse, better = cols.gini_parts([0.0, 0.5, 0.5, 1.0])
+    share, worse, better = spread.gini_parts([0.0, 0.5, 0.5, 1.0])
     assert_column(share, [0, 0, 0, 3 / 8], "share")
     # pair sum: gaps ab .5, ac .5, ad 1, bc 0, bd .5, cd .5 (sum 3) over m sum x = 8
     assert_column(worse, [2 / 8, 0.5 / 8, 0.5 / 8, 0], "disadvantaged")
     assert_column(better, [0, 0.5 / 8, 0.5 / 8, 2 / 8], "advantaged")
     # x = (1, 2, 1): sorted weights -2, 0, 2; the tied 1s take -1 each: -1/12, 4/12, -1/12
-    share, _, _ = cols.gini_parts([1.0, 2.0, 1.0])
+    share, _, _ = spread.gini_parts([1.0, 2.0, 1.0])
     assert_column(share, [-1 / 12, 4 / 12, -1 / 12], "tied")
     assert same(share.sum(), ref.gini([1.0, 2.0, 1.0]))
-    assert np.isnan(cols.gini_parts([0.0, 0.0])[0]).all()  # Gini is NaN: every score 0
+    assert np.isnan(spread.gini_parts([0.0, 0.0])[0]).all()  # Gini is NaN: every score 0
     # SD: mean .5, squares (.25, 0, 0, .25), SD = sqrt(.5 / 4); shares SD / 2 to a and d
     sd = math.sqrt(0.125)
-    assert_column(cols.sd_share([0.0, 0.5, 0.5, 1.0]), [sd / 2, 0, 0, sd / 2], "SD")
-    assert_column(cols.sd_share([0.2, 0.2]), [0, 0], "SD equal")
+    assert_column(spread.sd_share([0.0, 0.5, 0.5, 1.0]), [sd / 2, 0, 0, sd / 2], "SD")
+    assert_column(spread.sd_share([0.2, 0.2]), [0, 0], "SD equal")
 
 
 def test_uf_by_hand():

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from userfair.engine import _backend
 from userfair.files.inputs import load_inputs
-from userfair.formulas import effectiveness, fairness
+from userfair.formulas import effectiveness, fairness, spread
 from userfair.similarity import pairwise
 
 import reference as ref
@@ -38,15 +38,15 @@ def close(a, b):
 
 
 def test_sd_and_gini_hand_worked():
-    assert fairness.sd([1.0, 3.0]) == 1.0  # population SD
+    assert spread.sd([1.0, 3.0]) == 1.0  # population SD
     # x = (0, 0, 1): (2*3 - 3 - 1) * 1 / (3 * 1) = 2/3
-    assert fairness.gini([1.0, 0.0, 0.0]) == pytest.approx(2 / 3)
-    assert fairness.gini([0.5, 0.5, 0.5]) == 0.0
+    assert spread.gini([1.0, 0.0, 0.0]) == pytest.approx(2 / 3)
+    assert spread.gini([0.5, 0.5, 0.5]) == 0.0
 
 
 def test_gini_is_nan_when_all_scores_are_zero():
-    assert math.isnan(fairness.gini(np.zeros(5)))
-    assert math.isnan(fairness.gini([]))
+    assert math.isnan(spread.gini(np.zeros(5)))
+    assert math.isnan(spread.gini([]))
 
 
 ENVY_RELEVANT = sp.csr_matrix(np.array([[1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], float))
@@ -145,8 +145,8 @@ def test_matches_loop_reference(seed, device):
     eff = effectiveness.per_user(inputs.topk, inputs.relevant)
     eff_ref = ref.effectiveness(lists, relevant)
     for name in ("P", "NDCG"):
-        assert close(fairness.sd(eff[name]), ref.sd(eff_ref[name]))
-        assert close(fairness.gini(eff[name]), ref.gini(eff_ref[name]))
+        assert close(spread.sd(eff[name]), ref.sd(eff_ref[name]))
+        assert close(spread.gini(eff[name]), ref.gini(eff_ref[name]))
     for epsilon in (0.0, 0.05, 0.3):
         for utility in fairness.ENVY_UTILITIES:
             got = fairness.envy(

@@ -11,7 +11,7 @@ from userfair.engine._backend import resolve
 from userfair.files.inputs import Inputs
 from userfair.formulas import effectiveness, fairness
 from userfair.formulas import groups as user_groups
-from userfair.measures import EFF, FAIR_GROUP, NAMES, OPT_IN, conventions, plugin_names
+from userfair.measures import EFF, FAIR_GROUP, NAMES, OPT_IN, conventions, plugin_names, statistics
 from userfair.opt_in import variants
 from userfair.similarity import pairwise
 from userfair.streamed import estimate, streaming
@@ -149,9 +149,10 @@ def evaluate(
     per_user = clock.run(EFF, effectiveness.per_user, inputs.topk, inputs.relevant, k)
     for name in EFF:
         scores[name] = float(per_user[name].mean()) if m else float("nan")
-    for name in ("P", "NDCG"):
-        scores[f"SD-{name}"] = clock.run(f"SD-{name}", fairness.sd, per_user[name])
-        scores[f"Gini-{name}"] = clock.run(f"Gini-{name}", fairness.gini, per_user[name])
+    for measure in statistics(("P", "NDCG"), "dense"):  # SD, Gini: their declarations
+        scores[measure.name] = clock.run(
+            measure.name, measure.statistic.value, per_user[measure.effectiveness]
+        )
     scores.update(
         clock.run(
             ("ME", "MME", "PEU"),

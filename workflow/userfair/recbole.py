@@ -50,7 +50,14 @@ require("recbole", NEEDS, __name__)
 
 from userfair import plugins as plugin_loader  # noqa: E402
 from userfair import recbole_patches  # noqa: E402  (after the check, which names the extra)
-from userfair.measures import FAIR_GROUP, OPT_IN, higher_is_better, plugin_names  # noqa: E402
+from userfair.measures import (  # noqa: E402
+    FAIR,
+    FAIR_GROUP,
+    OPT_IN,
+    higher_is_better,
+    plugin_names,
+    served,
+)
 from userfair.recbole_collector import (  # noqa: E402
     NEED_POSITIVE,
     NEED_TRAIN,
@@ -64,21 +71,9 @@ log = logging.getLogger(__name__)
 
 #: The RecBole version this module registers against.
 RECBOLE_VERSION = "1.2.1"
-#: RecBole metric name -> measure key (``userfair.measures.FAIR``), in Table 2's order.
-METRICS = {
-    "SD_P": "SD-P",
-    "SD_NDCG": "SD-NDCG",
-    "Gini_P": "Gini-P",
-    "Gini_NDCG": "Gini-NDCG",
-    "ME": "ME",
-    "MME": "MME",
-    "PEU": "PEU",
-    "UF": "UF",
-    "PUF_P_Cos": "PUF-P-Cos",
-    "PUF_P_Jacc": "PUF-P-Jacc",
-    "PUF_NDCG_Cos": "PUF-NDCG-Cos",
-    "PUF_NDCG_Jacc": "PUF-NDCG-Jacc",
-}
+#: RecBole metric name -> measure key: every measure of ``userfair.measures.FAIR`` whose
+#: declaration lists the ``recbole`` route, in Table 2's order (``SD_P``, ..., ``PUF_NDCG_Jacc``).
+METRICS = {key.replace("-", "_"): key for key in served("recbole", FAIR)}
 #: The group measures (``userfair.measures.FAIR_GROUP``) as RecBole metrics: registered
 #: with the 12, computed only with ``userfair_user_groups`` in the config.
 GROUP_METRICS = {key.replace("-", "_"): key for key in FAIR_GROUP}

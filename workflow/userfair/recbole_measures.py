@@ -24,7 +24,7 @@ from userfair.engine._backend import binary_csr, blocks  # noqa: E402
 from userfair.files.inputs import Inputs, read_genre_matrix  # noqa: E402
 from userfair.formulas import effectiveness, fairness  # noqa: E402
 from userfair.formulas import groups as user_groups  # noqa: E402
-from userfair.measures import FAIR_GROUP, OPT_IN, plugin_names  # noqa: E402
+from userfair.measures import FAIR_GROUP, OPT_IN, plugin_names, statistics  # noqa: E402
 from userfair.opt_in import variants  # noqa: E402
 from userfair.recbole_collector import (  # noqa: E402
     NEED_GRADES,
@@ -264,11 +264,9 @@ def default_measures(inputs, k, wanted, options, route, cache_key, groups) -> di
     per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
     if set(wanted) & set(FAIR_GROUP):
         scores.update(user_groups.measures(per_user, groups))
-    for name in ("P", "NDCG"):
-        if f"SD-{name}" in wanted:
-            scores[f"SD-{name}"] = fairness.sd(per_user[name])
-        if f"Gini-{name}" in wanted:
-            scores[f"Gini-{name}"] = fairness.gini(per_user[name])
+    for measure in statistics(("P", "NDCG"), "recbole"):  # SD, Gini: their declarations
+        if measure.name in wanted:
+            scores[measure.name] = measure.statistic.value(per_user[measure.effectiveness])
     if {"ME", "MME", "PEU"} & set(wanted):
         scores.update(
             fairness.envy(

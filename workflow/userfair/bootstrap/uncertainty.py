@@ -33,7 +33,8 @@ from userfair.files.inputs import Inputs
 from userfair.formulas import _kernels, effectiveness, fairness
 from userfair.formulas import groups as user_groups
 from userfair.formulas.effectiveness import hits, validate_lists
-from userfair.measures import EFF, NAMES, conventions, plugin_names
+from userfair.formulas.spread import Draws
+from userfair.measures import EFF, NAMES, conventions, plugin_names, statistics
 from userfair.similarity import pairwise
 from userfair.similarity.pairwise import BLOCK_SIZE
 
@@ -153,9 +154,9 @@ def bootstrap(
     with np.errstate(divide="ignore", invalid="ignore"):
         for name in EFF:
             out[name] = np.where(total > 0, w @ per_user[name] / total, np.nan)
-        for name in ("P", "NDCG"):
-            out[f"SD-{name}"] = weighted_sd(per_user[name], w, total)
-            out[f"Gini-{name}"] = weighted_gini(per_user[name], weights, total)
+    draws = Draws(weights, w, total)
+    for measure in statistics(("P", "NDCG"), "bootstrap"):  # SD, Gini: their declarations
+        out[measure.name] = measure.statistic.weighted(per_user[measure.effectiveness], draws)
     lap("effectiveness, SD, Gini")
 
     has_pairs = ordered > 0
@@ -213,27 +214,6 @@ def _similarities(inputs, given, gamma, block_size) -> dict[str, pairwise.Simila
                 f"similarities[{kind!r}] must be ({m}, {m}), got {sims[kind].sim.shape}"
             )
     return sims
-
-
-def weighted_sd(x: np.ndarray, w: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """Population SD of the expanded vector (each x_u w_u times), two passes."""
-    mean = w @ x / total
-    deviation = x[None, :] - mean[:, None]
-    deviation *= deviation
-    return np.where(total > 0, np.sqrt((w * deviation).sum(axis=1) / total), np.nan)
-
-
-def weighted_gini(x: np.ndarray, weights: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """Gini of the expanded sorted vector, in closed form per user: the w_u copies of x_u
-    take the positions c_u + 1 .. c_u + w_u (c_u: the weight sorted before u), whose
-    coefficients 2j - N - 1 sum to w_u (2 c_u + w_u - N)."""
-    order = np.argsort(x, kind="stable")
-    sorted_x, sorted_w = x[order], weights[:, order]
-    before = np.cumsum(sorted_w, axis=1) - sorted_w
-    coefficients = sorted_w * (2 * before + sorted_w - total.astype(np.int64)[:, None])
-    numerator = coefficients.astype(np.float64) @ sorted_x
-    mass = sorted_w.astype(np.float64) @ sorted_x
-    return np.where((total > 0) & (mass != 0), numerator / (total * mass), np.nan)
 
 
 def envy_candidates(

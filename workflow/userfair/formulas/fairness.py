@@ -25,22 +25,6 @@ UF_BLOCK_ENTRIES = 1 << 25
 UF_DENSE_ITEMS = 1 << 25
 
 
-def sd(scores) -> float:
-    """Population standard deviation (ddof = 0); NaN without users."""
-    scores = np.asarray(scores, dtype=np.float64)
-    return float(np.std(scores)) if scores.size else math.nan
-
-
-def gini(scores) -> float:
-    """sum_j (2j - m - 1) x_(j) / (m sum_j x_j), x ascending; NaN when every score is 0."""
-    x = np.sort(np.asarray(scores, dtype=np.float64))
-    m, total = x.size, x.sum()
-    if m == 0 or total == 0:
-        return math.nan
-    weights = 2.0 * np.arange(1, m + 1) - m - 1
-    return float((weights * x).sum() / (m * total))
-
-
 def recommended_items(topk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct recommended items and the lists re-indexed into them."""
     items, local = np.unique(topk, return_inverse=True)

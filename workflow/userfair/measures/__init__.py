@@ -166,6 +166,17 @@ def is_known(name: str) -> bool:
     return name in _BY_NAME or name in _plugins
 
 
+def statistics(scores, route: str | None = None) -> tuple[Measure, ...]:
+    """The built-in statistics of the per-user ``scores`` (e.g. ``("P", "NDCG")``) that
+    ``route`` serves (any route when None), in table order: each carries its formulas
+    (``measure.statistic``), which the routes call instead of naming a statistic."""
+    return tuple(
+        m for m in BUILTINS
+        if m.kind == "statistic" and m.effectiveness in scores
+        and (route is None or route in m.routes)
+    )  # fmt: skip
+
+
 def served(route: str, names=None) -> tuple[str, ...]:
     """The measures among ``names`` (default: every declared one) that ``route`` serves."""
     if route not in ROUTES:

@@ -52,7 +52,10 @@ class Measure:
     are opt-in). ``bounds``: its theoretical range (``-inf``/``inf`` where unbounded).
     ``routes``: the routes of :data:`ROUTES` that serve it; the others say so once, by
     measure and route (:func:`userfair.measures.unserved`). ``source``: ``userfair`` or
-    the plugin's ``module:Class``. ``text``: one line on what it is.
+    the plugin's ``module:Class``. ``text``: one line on what it is. ``statistic``: the
+    formulas of a built-in ``statistic`` (a ``userfair.formulas.spread.Statistic``: its
+    value, its value in every bootstrap resample and its per-user shares), which every
+    route calls; None for every other kind and for a plugin (``userfair.plugins``).
     """
 
     name: str
@@ -67,6 +70,7 @@ class Measure:
     routes: frozenset[str] = field(default_factory=lambda: frozenset(ROUTES))
     source: str = BUILTIN
     text: str = ""
+    statistic: object | None = None
 
     def __post_init__(self):
         if not self.name or any(c.isspace() for c in self.name) or "/" in self.name:
@@ -80,6 +84,8 @@ class Measure:
         unknown = set(self.routes) - set(ROUTES)
         if unknown:
             raise ValueError(f"{self.name}: unknown routes {sorted(unknown)}; expected {ROUTES}")
+        if self.kind == "statistic" and self.source == BUILTIN and self.statistic is None:
+            raise ValueError(f"{self.name}: a built-in statistic declares its formulas")
         if self.kind == "pair" and not self.similarity:
             raise ValueError(f"{self.name}: a pair measure declares its similarity")
         low, high = self.bounds

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from userfair.decomposition import decompose, decompose_columns
 from userfair.engine._backend import blocks
 from userfair.formulas import _kernels
-from userfair.measures import PUF_SCORES, puf_name
+from userfair.measures import PUF_SCORES, puf_name, statistics
 from userfair.opt_in import _variant_kernels as kern
 from userfair.opt_in import variants
 from userfair.similarity import registry
@@ -99,10 +99,7 @@ def variant_columns(
     columns: dict[str, np.ndarray] = {}
     if inputs.grades is not None:
         columns["gNDCG"] = scores["gNDCG"]
-        columns["SD-gNDCG"] = decompose_columns.sd_share(scores["gNDCG"])
-        share, worse, better = decompose_columns.gini_parts(scores["gNDCG"])
-        columns["Gini-gNDCG"] = share
-        columns["Gini-gNDCG:disadvantaged"], columns["Gini-gNDCG:advantaged"] = worse, better
+        decompose_columns.score_columns(columns, scores, statistics(("gNDCG",)))
     m = len(inputs.users)
     for name in variants.chosen(inputs, names):
         label = registry.REGISTRY[name].label

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from userfair.bootstrap import uncertainty
-from userfair.measures import PUF_SCORES, puf_name
+from userfair.formulas.spread import Draws
+from userfair.measures import PUF_SCORES, puf_name, statistics
 from userfair.opt_in import variants
 from userfair.similarity import registry
 from userfair.similarity.pairwise import BLOCK_SIZE
@@ -56,8 +57,9 @@ def bootstrap_variants(
         g = scores["gNDCG"]
         with np.errstate(divide="ignore", invalid="ignore"):
             out["gNDCG"] = np.where(total > 0, w @ g / total, np.nan)
-            out["SD-gNDCG"] = uncertainty.weighted_sd(g, w, total)
-            out["Gini-gNDCG"] = uncertainty.weighted_gini(g, weights, total)
+        draws = Draws(weights, w, total)
+        for measure in statistics(("gNDCG",), "bootstrap"):  # SD, Gini of gNDCG
+            out[measure.name] = measure.statistic.weighted(g, draws)
     data = registry.SimilarityData.of(inputs, vectors)
     for name in variants.chosen(inputs, names):
         label = registry.REGISTRY[name].label

@@ -29,7 +29,14 @@ import scipy.sparse as sp
 
 from userfair.engine._backend import blocks
 from userfair.formulas import _kernels, effectiveness, fairness, graded
-from userfair.measures import EFF_GRADED, FAIR_GRADED, PUF_SCORES, optional_names, puf_name
+from userfair.measures import (
+    EFF_GRADED,
+    FAIR_GRADED,
+    PUF_SCORES,
+    optional_names,
+    puf_name,
+    statistics,
+)
 from userfair.opt_in import _variant_kernels as kern
 from userfair.similarity import registry
 from userfair.similarity.pairwise import BLOCK_SIZE, min_max
@@ -315,10 +322,10 @@ def evaluate_variants(
     if inputs.grades is not None and set(EFF_GRADED + FAIR_GRADED) & set(wanted):
         seconds["gNDCG"] = time.perf_counter() - clock
         values["gNDCG"] = float(scores["gNDCG"].mean()) if m else math.nan
-        for key, function in (("SD-gNDCG", fairness.sd), ("Gini-gNDCG", fairness.gini)):
+        for measure in statistics(("gNDCG",), route):  # SD, Gini: their declarations
             clock = time.perf_counter()
-            values[key] = function(scores["gNDCG"])
-            seconds[key] = time.perf_counter() - clock
+            values[measure.name] = measure.statistic.value(scores["gNDCG"])
+            seconds[measure.name] = time.perf_counter() - clock
     if sums is not None and route != "stream":
         raise ValueError("gathered sums are the streamed route's: give route='stream'")
     for name, label, wanted_scores in _scored(inputs, names, wanted):

@@ -45,7 +45,7 @@ from userfair.engine import warmup
 from userfair.engine._backend import binary_csr, blocks, resolve, to_torch
 from userfair.files.inputs import Inputs
 from userfair.formulas import _kernels, effectiveness, fairness
-from userfair.measures import EFF, NAMES, conventions
+from userfair.measures import EFF, NAMES, conventions, statistics
 from userfair.similarity.pairwise import BLOCK_SIZE
 from userfair.similarity.registry import CosineBlocks
 from userfair.streamed import _streaming_kernels as kern
@@ -379,11 +379,10 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums, device: str = "cpu"
     for name in EFF:
         seconds[name] = time.perf_counter() - clock
     scores = {name: float(per_user[name].mean()) if m else math.nan for name in EFF}
-    for name in ("P", "NDCG"):
-        for key, function in ((f"SD-{name}", fairness.sd), (f"Gini-{name}", fairness.gini)):
-            clock = time.perf_counter()
-            scores[key] = function(per_user[name])
-            seconds[key] = time.perf_counter() - clock
+    for measure in statistics(("P", "NDCG"), "stream"):  # SD, Gini: their declarations
+        clock = time.perf_counter()
+        scores[measure.name] = measure.statistic.value(per_user[measure.effectiveness])
+        seconds[measure.name] = time.perf_counter() - clock
     scores.update(pair_measures(stats, sums))
     seconds["similarity-cos"] = seconds["similarity-jacc"] = stats.seconds
     for key in ("ME", "MME", "PEU"):

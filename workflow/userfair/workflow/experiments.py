@@ -20,7 +20,7 @@ from scipy.stats import skew
 from userfair import measures
 from userfair.engine import plugin_routes
 from userfair.files.inputs import Inputs
-from userfair.formulas import effectiveness, fairness
+from userfair.formulas import effectiveness, fairness, spread
 from userfair.similarity import pairwise
 
 log = logging.getLogger(__name__)
@@ -117,9 +117,8 @@ def relevance_measures(
         settings.envy_utility,
     )
     out = {"P": float(np.mean(scores["P"])), "NDCG": float(np.mean(scores["NDCG"]))}
-    for name in ("P", "NDCG"):
-        out[f"SD-{name}"] = fairness.sd(scores[name])
-        out[f"Gini-{name}"] = fairness.gini(scores[name])
+    for measure in measures.statistics(("P", "NDCG"), "experiments"):  # SD, Gini
+        out[measure.name] = measure.statistic.value(scores[measure.effectiveness])
     out.update({key: envy[key] for key in ("ME", "MME", "PEU")})
     out["UF"] = fairness.uf(
         topk, inputs.train, sim_uf, settings.k, settings.block_size, settings.device
@@ -245,7 +244,7 @@ def similarity_measures(
 ) -> dict[str, float]:
     """The measures of Fig. 3 for one similarity matrix ``sim``; UF reads ``sim_uf`` when
     given (the dataset's raw Jaccard beside its normalised one), else ``sim``."""
-    out = {f"SD-{name}": fairness.sd(scores[name]) for name in ("P", "NDCG")}
+    out = {f"SD-{name}": spread.sd(scores[name]) for name in ("P", "NDCG")}
     out["UF"] = fairness.uf(
         topk,
         inputs.train,
