@@ -30,10 +30,15 @@ def test_the_registry_declares_the_formulas_of_every_statistic():
     names = [m.name for m in STATISTICS]
     assert names == ["SD-P", "SD-NDCG", "Gini-P", "Gini-NDCG", "SD-gNDCG", "Gini-gNDCG"]
     for measure in STATISTICS:
-        assert isinstance(measure.statistic, spread.Statistic), measure.name
+        assert isinstance(spread.of(measure), spread.Statistic), measure.name
+    assert set(spread.STATISTICS) == {m.statistic for m in STATISTICS}  # none unused
     with pytest.raises(ValueError, match="declares its formulas"):
         measures.declare("X-P", "statistic", "lower", "spread", "Fair (existing)",
                          effectiveness="P", text="x")  # fmt: skip
+    unknown = measures.declare("X-P", "statistic", "lower", "spread", "Fair (existing)",
+                               effectiveness="P", text="x", statistic="X")  # fmt: skip
+    with pytest.raises(ValueError, match=r"X-P: no formulas 'X' in .*STATISTICS"):
+        spread.of(unknown)
 
 
 def _gini_loop(x):
@@ -68,8 +73,8 @@ def test_every_statistic_equals_its_loop_in_every_resample(measure, seed):
     counts[0] = 0
     counts[0, 0] = m  # one user drawn m times
     loop = LOOPS[measure.name.split("-")[0]]
-    assert _close(measure.statistic.value(x), loop(list(x)))
-    got = measure.statistic.weighted(x, Draws.of(counts))
+    assert _close(spread.of(measure).value(x), loop(list(x)))
+    got = spread.of(measure).weighted(x, Draws.of(counts))
     for row, value in zip(counts, got):
         assert _close(float(value), loop(list(np.repeat(x, row)))), (measure.name, row)
 
@@ -78,9 +83,9 @@ def test_every_statistic_equals_its_loop_in_every_resample(measure, seed):
 @pytest.mark.parametrize("measure", STATISTICS, ids=lambda m: m.name)
 def test_every_statistics_shares_sum_to_its_value(measure, seed):
     x = np.random.default_rng(seed).random(17).round(1)
-    value = measure.statistic.value(x)
-    columns = measure.statistic.shares(x)
-    assert list(columns) == [""] + [f":{part}" for part in measure.statistic.parts]
+    value = spread.of(measure).value(x)
+    columns = spread.of(measure).shares(x)
+    assert list(columns) == [""] + [f":{part}" for part in spread.of(measure).parts]
     for suffix, column in columns.items():
         assert column.shape == x.shape
         assert float(column.sum()) == pytest.approx(value, rel=1e-12), (measure.name, suffix)
@@ -99,9 +104,10 @@ def test_hand_worked_resamples():
     assert spread.weighted_sd(x, zero)[0] == 0.0
 
 
-# A statistic added as a built-in, the way docs/architecture.md says: its formulas and one
-# declaration appended to userfair.measures.spread.MEASURES (here by an import hook, which
-# runs the family module and then appends, before the registry reads it). Nothing else.
+# A statistic added as a built-in, the way docs/architecture.md says: its formulas under
+# their name in userfair.formulas.spread.STATISTICS and one declaration appended to
+# userfair.measures.spread.MEASURES (here by an import hook, which runs the family module
+# and then appends, before the registry reads it). Nothing else.
 ONE_DECLARATION = r"""
 import importlib.abc, importlib.machinery, json, sys
 import numpy as np
@@ -114,15 +120,15 @@ class Hook(importlib.abc.MetaPathFinder):
         run = spec.loader.exec_module
         def exec_module(module):
             run(module)
-            from userfair.formulas.spread import Statistic, sd, sd_share, weighted_sd
-            cv = Statistic(
+            from userfair.formulas.spread import STATISTICS, Statistic, sd, sd_share, weighted_sd
+            STATISTICS["CV"] = Statistic(
                 lambda x: sd(x) / np.mean(x),
                 lambda x, d: weighted_sd(x, d) / (d.w @ x / d.total),
                 lambda x: {"": sd_share(x) / np.mean(x)},
             )
             module.MEASURES += (module.declare(
                 "CV-P", "statistic", "lower", "spread", "Fair (existing)", effectiveness="P",
-                default=True, bounds=(0.0, float("inf")), statistic=cv,
+                default=True, bounds=(0.0, float("inf")), statistic="CV",
                 routes=module._EXACT - {"experiments"}, text="coefficient of variation of P"),)
         spec.loader.exec_module = exec_module
         return spec

@@ -9,7 +9,7 @@ from userfair.engine import plugin_routes, warmup
 from userfair.engine import route as route_
 from userfair.engine._backend import resolve
 from userfair.files.inputs import Inputs
-from userfair.formulas import effectiveness, fairness
+from userfair.formulas import effectiveness, fairness, spread
 from userfair.formulas import groups as user_groups
 from userfair.measures import EFF, FAIR_GROUP, NAMES, OPT_IN, conventions, plugin_names, statistics
 from userfair.opt_in import variants
@@ -151,7 +151,7 @@ def evaluate(
         scores[name] = float(per_user[name].mean()) if m else float("nan")
     for measure in statistics(("P", "NDCG"), "dense"):  # SD, Gini: their declarations
         scores[measure.name] = clock.run(
-            measure.name, measure.statistic.value, per_user[measure.effectiveness]
+            measure.name, spread.of(measure).value, per_user[measure.effectiveness]
         )
     scores.update(
         clock.run(

@@ -22,7 +22,7 @@ from userfair.engine import plugin_routes  # noqa: E402
 from userfair.engine import route as route_  # noqa: E402
 from userfair.engine._backend import binary_csr, blocks  # noqa: E402
 from userfair.files.inputs import Inputs, read_genre_matrix  # noqa: E402
-from userfair.formulas import effectiveness, fairness  # noqa: E402
+from userfair.formulas import effectiveness, fairness, spread  # noqa: E402
 from userfair.formulas import groups as user_groups  # noqa: E402
 from userfair.measures import FAIR_GROUP, OPT_IN, plugin_names, statistics  # noqa: E402
 from userfair.opt_in import variants  # noqa: E402
@@ -266,7 +266,7 @@ def default_measures(inputs, k, wanted, options, route, cache_key, groups) -> di
         scores.update(user_groups.measures(per_user, groups))
     for measure in statistics(("P", "NDCG"), "recbole"):  # SD, Gini: their declarations
         if measure.name in wanted:
-            scores[measure.name] = measure.statistic.value(per_user[measure.effectiveness])
+            scores[measure.name] = spread.of(measure).value(per_user[measure.effectiveness])
     if {"ME", "MME", "PEU"} & set(wanted):
         scores.update(
             fairness.envy(

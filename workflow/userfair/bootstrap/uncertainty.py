@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from userfair.bootstrap import _bootstrap_kernels
 from userfair.engine import _backend, plugin_routes
 from userfair.files.inputs import Inputs
-from userfair.formulas import _kernels, effectiveness, fairness
+from userfair.formulas import _kernels, effectiveness, fairness, spread
 from userfair.formulas import groups as user_groups
 from userfair.formulas.effectiveness import hits, validate_lists
 from userfair.formulas.spread import Draws
@@ -156,7 +156,7 @@ def bootstrap(
             out[name] = np.where(total > 0, w @ per_user[name] / total, np.nan)
     draws = Draws(weights, w, total)
     for measure in statistics(("P", "NDCG"), "bootstrap"):  # SD, Gini: their declarations
-        out[measure.name] = measure.statistic.weighted(per_user[measure.effectiveness], draws)
+        out[measure.name] = spread.of(measure).weighted(per_user[measure.effectiveness], draws)
     lap("effectiveness, SD, Gini")
 
     has_pairs = ordered > 0

@@ -16,7 +16,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from userfair.files.inputs import Inputs
-from userfair.formulas import fairness
+from userfair.formulas import fairness, spread
 from userfair.measures import FAIR_PUF, statistics
 
 #: The built-in statistics of P and NDCG the decomposition serves (SD, Gini), in table order.
@@ -26,7 +26,7 @@ SHARES = FAIR_PUF + ("UF", "ME", "MME", "PEU") + tuple(m.name for m in STATISTIC
 #: The signed parts: each column, too, sums over the users to the measure before the colon.
 SIGNED = (
     tuple(f"{name}:{part}" for name in FAIR_PUF for part in ("disadvantaged", "advantaged"))
-    + tuple(f"{m.name}:{part}" for m in STATISTICS for part in m.statistic.parts)
+    + tuple(f"{m.name}:{part}" for m in STATISTICS for part in spread.of(m).parts)
     + ("ME:envies", "ME:envied", "MME:envies", "MME:envied")
 )
 #: The user attributes (docs/method.md#who-attributes).
@@ -60,7 +60,7 @@ def score_columns(columns: dict, scores: dict, chosen=STATISTICS) -> None:
     """The columns of the ``chosen`` statistics (SD's, Gini's and its signed parts), from
     the per-user scores alone: each declaration's ``statistic.shares``."""
     for measure in chosen:
-        for suffix, column in measure.statistic.shares(scores[measure.effectiveness]).items():
+        for suffix, column in spread.of(measure).shares(scores[measure.effectiveness]).items():
             columns[measure.name + suffix] = column
 
 

@@ -4,11 +4,13 @@ every bootstrap resample at once (:func:`weighted_sd`, :func:`weighted_gini`, ov
 :class:`Draws`) and its per-user shares, which sum over the users to the value
 (:func:`sd_shares`, :func:`gini_shares`, with Gini's signed parts).
 
-A statistic's three formulas travel together as a :class:`Statistic`, which its
-declaration carries (``userfair.measures.spread``); the routes (dense, streamed, bootstrap,
-decomposition, RecBole, the opt-in measures) call them from the declaration and name no
-statistic themselves. A new statistic of the per-user scores is its three formulas here
-and its declaration (docs/architecture.md, "Adding a built-in measure").
+A statistic's three formulas travel together as a :class:`Statistic` in
+:data:`STATISTICS`, under the name its declaration gives (``userfair.measures.spread``,
+``statistic="SD"``); the routes (dense, streamed, bootstrap, decomposition, RecBole, the
+opt-in measures) take them with :func:`of` and name no statistic themselves. A new
+statistic of the per-user scores is its three formulas here, its entry in
+:data:`STATISTICS` and its declaration (docs/architecture.md, "Adding a built-in
+measure").
 """
 
 from __future__ import annotations
@@ -143,5 +145,19 @@ def sd_shares(scores) -> dict[str, np.ndarray]:
     return {"": sd_share(scores)}
 
 
-SD = Statistic(sd, weighted_sd, sd_shares)
-GINI = Statistic(gini, weighted_gini, gini_shares, ("disadvantaged", "advantaged"))
+#: The formulas of every built-in statistic, by the name its declaration gives.
+STATISTICS: dict[str, Statistic] = {
+    "SD": Statistic(sd, weighted_sd, sd_shares),
+    "Gini": Statistic(gini, weighted_gini, gini_shares, ("disadvantaged", "advantaged")),
+}
+
+
+def of(measure) -> Statistic:
+    """The formulas of the declared statistic ``measure`` (``measure.statistic``)."""
+    formulas = STATISTICS.get(measure.statistic)
+    if measure.kind != "statistic" or formulas is None:
+        raise ValueError(
+            f"{measure.name}: no formulas {measure.statistic!r} in "
+            f"userfair.formulas.spread.STATISTICS (known: {sorted(STATISTICS)})"
+        )
+    return formulas

@@ -52,10 +52,11 @@ class Measure:
     are opt-in). ``bounds``: its theoretical range (``-inf``/``inf`` where unbounded).
     ``routes``: the routes of :data:`ROUTES` that serve it; the others say so once, by
     measure and route (:func:`userfair.measures.unserved`). ``source``: ``userfair`` or
-    the plugin's ``module:Class``. ``text``: one line on what it is. ``statistic``: the
-    formulas of a built-in ``statistic`` (a ``userfair.formulas.spread.Statistic``: its
-    value, its value in every bootstrap resample and its per-user shares), which every
-    route calls; None for every other kind and for a plugin (``userfair.plugins``).
+    the plugin's ``module:Class``. ``text``: one line on what it is. ``statistic``: for a
+    built-in ``statistic``, the name of its formulas in
+    ``userfair.formulas.spread.STATISTICS`` (its value, its value in every bootstrap
+    resample, its per-user shares), which every route calls (``spread.of(measure)``); None
+    for every other kind and for a plugin (``userfair.plugins``).
     """
 
     name: str
@@ -70,7 +71,7 @@ class Measure:
     routes: frozenset[str] = field(default_factory=lambda: frozenset(ROUTES))
     source: str = BUILTIN
     text: str = ""
-    statistic: object | None = None
+    statistic: str | None = None
 
     def __post_init__(self):
         if not self.name or any(c.isspace() for c in self.name) or "/" in self.name:

@@ -1,11 +1,11 @@
 """Declarations of the spread family (docs/method.md#fairness): a statistic of the
 per-user scores, SD (population standard deviation) and Gini. Each declaration carries its
-formulas (``userfair.formulas.spread``: the value, the value in every bootstrap resample,
-the per-user shares), which every route calls from here."""
+formulas by name (``userfair.formulas.spread.STATISTICS``: the value, the value in every
+bootstrap resample, the per-user shares), which every route calls; this module stays data
+only."""
 
 from __future__ import annotations
 
-from userfair.formulas.spread import GINI, SD
 from userfair.measures.base import ROUTES, declare
 
 _GRADED = frozenset({"dense", "stream", "bootstrap", "recbole"})
@@ -18,7 +18,7 @@ def _spread(stat: str, score: str, group: str, routes, bounds):
     return declare(f"{stat}-{score}", "statistic", "lower", "spread", group,
                    effectiveness=score, default=group == "Fair (existing)", routes=routes,
                    bounds=bounds, text=f"{text} of the per-user {score}",
-                   statistic={"SD": SD, "Gini": GINI}[stat])  # fmt: skip
+                   statistic=stat)  # fmt: skip
 
 
 #: Scores in [0, 1] have SD in [0, 0.5]; Gini lies in [0, 1).

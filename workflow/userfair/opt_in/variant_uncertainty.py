@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from userfair.bootstrap import uncertainty
+from userfair.formulas import spread
 from userfair.formulas.spread import Draws
 from userfair.measures import PUF_SCORES, puf_name, statistics
 from userfair.opt_in import variants
@@ -59,7 +60,7 @@ def bootstrap_variants(
             out["gNDCG"] = np.where(total > 0, w @ g / total, np.nan)
         draws = Draws(weights, w, total)
         for measure in statistics(("gNDCG",), "bootstrap"):  # SD, Gini of gNDCG
-            out[measure.name] = measure.statistic.weighted(g, draws)
+            out[measure.name] = spread.of(measure).weighted(g, draws)
     data = registry.SimilarityData.of(inputs, vectors)
     for name in variants.chosen(inputs, names):
         label = registry.REGISTRY[name].label

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from userfair.engine._backend import blocks
-from userfair.formulas import _kernels, effectiveness, fairness, graded
+from userfair.formulas import _kernels, effectiveness, fairness, graded, spread
 from userfair.measures import (
     EFF_GRADED,
     FAIR_GRADED,
@@ -324,7 +324,7 @@ def evaluate_variants(
         values["gNDCG"] = float(scores["gNDCG"].mean()) if m else math.nan
         for measure in statistics(("gNDCG",), route):  # SD, Gini: their declarations
             clock = time.perf_counter()
-            values[measure.name] = measure.statistic.value(scores["gNDCG"])
+            values[measure.name] = spread.of(measure).value(scores["gNDCG"])
             seconds[measure.name] = time.perf_counter() - clock
     if sums is not None and route != "stream":
         raise ValueError("gathered sums are the streamed route's: give route='stream'")

@@ -44,7 +44,7 @@ import scipy.sparse as sp
 from userfair.engine import warmup
 from userfair.engine._backend import binary_csr, blocks, resolve, to_torch
 from userfair.files.inputs import Inputs
-from userfair.formulas import _kernels, effectiveness, fairness
+from userfair.formulas import _kernels, effectiveness, fairness, spread
 from userfair.measures import EFF, NAMES, conventions, statistics
 from userfair.similarity.pairwise import BLOCK_SIZE
 from userfair.similarity.registry import CosineBlocks
@@ -381,7 +381,7 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums, device: str = "cpu"
     scores = {name: float(per_user[name].mean()) if m else math.nan for name in EFF}
     for measure in statistics(("P", "NDCG"), "stream"):  # SD, Gini: their declarations
         clock = time.perf_counter()
-        scores[measure.name] = measure.statistic.value(per_user[measure.effectiveness])
+        scores[measure.name] = spread.of(measure).value(per_user[measure.effectiveness])
         seconds[measure.name] = time.perf_counter() - clock
     scores.update(pair_measures(stats, sums))
     seconds["similarity-cos"] = seconds["similarity-jacc"] = stats.seconds
