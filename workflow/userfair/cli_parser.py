@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from userfair.bounds import option
+from userfair.measures import FAIR_PUF
 
 # The workflow's default seed (config key seed; a test checks they agree): the command's
 # resamples equal the workflow's for the same evaluated users.
@@ -162,7 +163,7 @@ def users_parser(commands, evaluate_parser) -> None:
     )  # fmt: skip
     users.add_argument(
         "--worst-measure", default="PUF-P-Cos",
-        choices=["PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc"],
+        choices=list(FAIR_PUF),
         help="the PUF measure whose disadvantaged part ranks the worst cases (PUF-P-Cos)",
     )  # fmt: skip
     users.add_argument(
