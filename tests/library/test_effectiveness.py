@@ -1,10 +1,7 @@
 """Effectiveness per user (docs/method.md#effectiveness): hand-worked values and the loop
 reference."""
 
-import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -71,59 +68,3 @@ def test_matches_loop_reference(seed, k):
 def test_every_declared_effectiveness_has_its_formula():
     # the registry's binary-relevance effectiveness and the formulas are the same names
     assert tuple(effectiveness.PER_USER) == EFF
-
-
-# An effectiveness measure added as a built-in, the way docs/architecture.md says: its
-# per-user formula under its name in PER_USER and one declaration appended to
-# userfair.measures.effectiveness.MEASURES (by an import hook, as in test_spread.py).
-ONE_DECLARATION = r"""
-import importlib.abc, importlib.machinery, json, sys
-import numpy as np
-
-class Hook(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != "userfair.measures.effectiveness":
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        run = spec.loader.exec_module
-        def exec_module(module):
-            run(module)
-            module.MEASURES += (module._eff("F1", "harmonic mean of P and R at k"),)
-        spec.loader.exec_module = exec_module
-        return spec
-
-sys.meta_path.insert(0, Hook())
-from userfair.formulas import effectiveness
-p, r = effectiveness.PER_USER["P"], effectiveness.PER_USER["R"]
-effectiveness.PER_USER["F1"] = lambda h: np.where(
-    p(h) + r(h) > 0, 2 * p(h) * r(h) / (p(h) + r(h)), 0.0)
-from userfair import measures
-from userfair.bootstrap import uncertainty
-from userfair.engine.warmup import tiny_inputs
-from userfair.evaluate import evaluate
-
-inputs = tiny_inputs(m=25, n=30, k=3)
-out = {"names": list(measures.NAMES)}
-for route in ("dense", "stream"):
-    out[route] = evaluate(inputs, k=3, route=route)["F1"]
-weights = uncertainty.resample_weights(25, 4, seed=1)
-out["bootstrap"] = uncertainty.bootstrap(inputs, weights, k=3)["F1"].tolist()
-out["weights"] = weights.tolist()
-per_user = effectiveness.per_user(inputs.topk, inputs.relevant, 3)
-out["P"], out["R"] = per_user["P"].tolist(), per_user["R"].tolist()
-print(json.dumps(out))
-"""
-
-
-def test_an_effectiveness_added_by_one_declaration_reaches_every_route():
-    proc = subprocess.run(
-        [sys.executable, "-c", ONE_DECLARATION], capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["names"][: len(EFF) + 1] == [*EFF, "F1"]
-    f1 = [2 * p * r / (p + r) if p + r else 0.0 for p, r in zip(out["P"], out["R"])]
-    for route in ("dense", "stream"):
-        assert out[route] == pytest.approx(sum(f1) / len(f1), rel=1e-12), route
-    for row, value in zip(out["weights"], out["bootstrap"]):
-        assert value == pytest.approx(np.dot(row, f1) / sum(row), rel=1e-12)

@@ -8,6 +8,9 @@ are compared with the declarations that claim it."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import subprocess
+import sys
 
 import numba
 import numpy as np
@@ -155,3 +158,106 @@ def test_a_declaration_refuses_what_it_cannot_be():
         base.declare("X", "statistic", "lower", "plugin", "Fair (plugins)", routes={"gpu"})
     with pytest.raises(ValueError, match="better"):
         base.declare("X", "statistic", "smaller", "plugin", "Fair (plugins)")
+
+
+# --- a built-in added by one declaration reaches every route ----------------------------
+# The way docs/architecture.md says: a statistic (CV-P: its formulas under their name in
+# userfair.formulas.spread.STATISTICS, one declaration appended to
+# userfair.measures.spread.MEASURES) and an effectiveness (F1: its formula in
+# userfair.formulas.effectiveness.PER_USER, one declaration appended to
+# userfair.measures.effectiveness.MEASURES). The declarations join by an import hook that
+# runs the family module and then appends, before the registry reads it; nothing else is
+# edited, and no route names either measure. One process for both (its imports are most of
+# its time).
+ONE_DECLARATION = r"""
+import importlib.abc, importlib.machinery, json, sys
+import numpy as np
+
+ADD = {
+    "userfair.measures.spread": lambda module: module.declare(
+        "CV-P", "statistic", "lower", "spread", "Fair (existing)", effectiveness="P",
+        default=True, bounds=(0.0, float("inf")), statistic="CV",
+        routes=module._EXACT - {"experiments"}, text="coefficient of variation of P"),
+    "userfair.measures.effectiveness": lambda module: module._eff(
+        "F1", "harmonic mean of P and R at k"),
+}
+
+class Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name not in ADD:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+        def exec_module(module):
+            run(module)
+            module.MEASURES += (ADD[name](module),)
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, Hook())
+from userfair.formulas import effectiveness, spread
+spread.STATISTICS["CV"] = spread.Statistic(
+    lambda x: spread.sd(x) / np.mean(x),
+    lambda x, d: spread.weighted_sd(x, d) / (d.w @ x / d.total),
+    lambda x: {"": spread.sd_share(x) / np.mean(x)},
+)
+p, r = effectiveness.PER_USER["P"], effectiveness.PER_USER["R"]
+effectiveness.PER_USER["F1"] = lambda h: np.where(
+    p(h) + r(h) > 0, 2 * p(h) * r(h) / (p(h) + r(h)), 0.0)
+from userfair import measures
+from userfair.bootstrap import uncertainty
+from userfair.decomposition.decompose import decompose
+from userfair.engine.warmup import tiny_inputs
+from userfair.evaluate import evaluate
+
+inputs = tiny_inputs(m=25, n=30, k=3)
+out = {"names": list(measures.NAMES)}
+for route in ("dense", "stream"):
+    result = evaluate(inputs, k=3, route=route)
+    out[route] = {name: result[name] for name in ("CV-P", "F1")}
+weights = uncertainty.resample_weights(25, 4, seed=1)
+frame = uncertainty.bootstrap(inputs, weights, k=3)
+out["bootstrap"] = {name: frame[name].tolist() for name in ("CV-P", "F1")}
+out["weights"] = weights.tolist()
+out["decompose"] = float(decompose(inputs, k=3)["CV-P"].sum())
+per_user = effectiveness.per_user(inputs.topk, inputs.relevant, 3)
+out["P"], out["R"] = per_user["P"].tolist(), per_user["R"].tolist()
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def one_declaration():
+    proc = subprocess.run(
+        [sys.executable, "-c", ONE_DECLARATION], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _sd(x):
+    return float(np.sqrt(np.mean((np.asarray(x) - np.mean(x)) ** 2)))
+
+
+def test_a_statistic_added_by_one_declaration_reaches_every_route(one_declaration):
+    out = one_declaration
+    names = out["names"]  # one of every measures file's, after the other spread measures
+    assert names[names.index("Gini-NDCG") + 1] == "CV-P"
+    p = np.array(out["P"])
+    expected = _sd(p) / p.mean()
+    for route in ("dense", "stream"):
+        assert out[route]["CV-P"] == pytest.approx(expected, rel=1e-12), route
+    assert out["decompose"] == pytest.approx(expected, rel=1e-12)  # the shares sum to it
+    for row, value in zip(out["weights"], out["bootstrap"]["CV-P"]):
+        drawn = np.repeat(p, row)  # the resample's users, each as often as drawn
+        assert value == pytest.approx(_sd(drawn) / drawn.mean(), rel=1e-12)
+
+
+def test_an_effectiveness_added_by_one_declaration_reaches_every_route(one_declaration):
+    out = one_declaration
+    assert out["names"][: len(measures.EFF) + 1] == [*measures.EFF, "F1"]
+    f1 = [2 * p * r / (p + r) if p + r else 0.0 for p, r in zip(out["P"], out["R"])]
+    for route in ("dense", "stream"):
+        assert out[route]["F1"] == pytest.approx(np.mean(f1), rel=1e-12), route
+    for row, value in zip(out["weights"], out["bootstrap"]["F1"]):
+        assert value == pytest.approx(np.dot(row, f1) / sum(row), rel=1e-12)

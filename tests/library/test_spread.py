@@ -2,15 +2,12 @@
 P, NDCG and gNDCG), read from the registry, against direct loops written from its formula
 on random inputs: its value in every resample equals its value of the expanded vector, its
 per-user shares and signed parts sum to its value. A statistic declared later is checked
-the same way without a line here. Then a statistic added by one declaration reaches every
-route that serves statistics, with no route code touched."""
+the same way without a line here (and tests/library/test_measure_contract.py adds one by a
+single declaration and follows it through every route)."""
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -102,72 +99,3 @@ def test_hand_worked_resamples():
     zero = Draws.of([[2, 0]])
     assert math.isnan(spread.weighted_gini(x, zero)[0])
     assert spread.weighted_sd(x, zero)[0] == 0.0
-
-
-# A statistic added as a built-in, the way docs/architecture.md says: its formulas under
-# their name in userfair.formulas.spread.STATISTICS and one declaration appended to
-# userfair.measures.spread.MEASURES (here by an import hook, which runs the family module
-# and then appends, before the registry reads it). Nothing else.
-ONE_DECLARATION = r"""
-import importlib.abc, importlib.machinery, json, sys
-import numpy as np
-
-class Hook(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != "userfair.measures.spread":
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        run = spec.loader.exec_module
-        def exec_module(module):
-            run(module)
-            from userfair.formulas.spread import STATISTICS, Statistic, sd, sd_share, weighted_sd
-            STATISTICS["CV"] = Statistic(
-                lambda x: sd(x) / np.mean(x),
-                lambda x, d: weighted_sd(x, d) / (d.w @ x / d.total),
-                lambda x: {"": sd_share(x) / np.mean(x)},
-            )
-            module.MEASURES += (module.declare(
-                "CV-P", "statistic", "lower", "spread", "Fair (existing)", effectiveness="P",
-                default=True, bounds=(0.0, float("inf")), statistic="CV",
-                routes=module._EXACT - {"experiments"}, text="coefficient of variation of P"),)
-        spec.loader.exec_module = exec_module
-        return spec
-
-sys.meta_path.insert(0, Hook())
-from userfair import measures
-from userfair.bootstrap import uncertainty
-from userfair.decomposition.decompose import decompose
-from userfair.engine.warmup import tiny_inputs
-from userfair.evaluate import evaluate
-
-inputs = tiny_inputs(m=25, n=30, k=3)
-out = {"names": list(measures.NAMES)}
-for route in ("dense", "stream"):
-    out[route] = evaluate(inputs, k=3, route=route)["CV-P"]
-weights = uncertainty.resample_weights(25, 4, seed=1)
-out["bootstrap"] = uncertainty.bootstrap(inputs, weights, k=3)["CV-P"].tolist()
-out["weights"] = weights.tolist()
-frame = decompose(inputs, k=3)
-out["decompose"] = float(frame["CV-P"].sum())
-out["P"] = frame["P"].tolist()
-print(json.dumps(out))
-"""
-
-
-def test_a_statistic_added_by_one_declaration_reaches_every_route():
-    proc = subprocess.run(
-        [sys.executable, "-c", ONE_DECLARATION], capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    # one of the measures of every measures file now, after the other spread measures
-    names = out["names"]
-    assert len(names) == len(measures.NAMES) + 1
-    assert names[names.index("Gini-NDCG") + 1] == "CV-P"
-    p = np.array(out["P"])
-    expected = _sd_loop(list(p)) / p.mean()
-    for route in ("dense", "stream", "decompose"):
-        assert out[route] == pytest.approx(expected, rel=1e-12), route
-    for row, value in zip(out["weights"], out["bootstrap"]):
-        drawn = list(np.repeat(p, row))
-        assert value == pytest.approx(_sd_loop(drawn) / np.mean(drawn), rel=1e-12)
