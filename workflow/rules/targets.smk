@@ -18,7 +18,9 @@ def stage_figures(stage):
         and FIGURE_SWITCHES.get(rule.name, True)
         for template in getattr(rules, rule.name).output
         for path in (
-            expand(template, dataset=DATASETS) if "{dataset}" in template else [template]
+            expand(template, dataset=DATASETS)
+            if "{dataset}" in template
+            else [template]
         )
     ]
 
