@@ -32,6 +32,7 @@ from userfair.evaluate import evaluate
 from userfair.files.inputs import load_inputs, read_genre_matrix
 from userfair.files.io import InputError, write_inter
 from userfair.measures import NAMES as KEYS
+from userfair.workflow import figure_registry
 
 from conftest import REPO
 from measures_data import random_split, write_item_file
@@ -322,16 +323,19 @@ def test_the_base_install_imports_cleanly():
     assert not failed, failed
 
 
+#: The drawing modules (every module of userfair.workflow that declares a figure,
+#: figure_registry.drawing_modules, a new one too): each checks matplotlib and seaborn, and
+#: the figures' step (steps.figures) imports it.
+DRAWING_MODULES = {
+    name.rpartition(".")[2]: (["matplotlib", "seaborn"], "figures")
+    for name in figure_registry.drawing_modules()
+}
 #: The modules of userfair.workflow that check for part of the workflow extra, what each
 #: needs, and a rule step that imports it.
 WORKFLOW_MODULES = {
     "download": (["requests", "tqdm"], "data"),
-    "plots": (["matplotlib", "seaborn"], "figures"),
     "figure_style": (["matplotlib", "seaborn"], "figures"),
-    "analysis_figures": (["matplotlib", "seaborn"], "figures"),
-    "gamma_figures": (["matplotlib", "seaborn"], "figures"),
-    "group_figure": (["matplotlib", "seaborn"], "figures"),
-    "variant_figures": (["matplotlib", "seaborn"], "figures"),
+    **DRAWING_MODULES,
     "embeddings": (["torch", "recbole"], None),
     "recbole_fast": (["torch", "recbole"], "models"),
     "recbole_setup": (["torch", "recbole"], "models"),

@@ -215,29 +215,23 @@ def test_fig1_caption_names_the_sources_of_its_intervals(replicates, resamples, 
     assert says in caption and not_says not in caption
 
 
-def test_the_groups_figure_places_every_model_whatever_its_label(tmp_path, monkeypatch):
+def test_the_groups_figure_places_every_model_whatever_its_label():
     """groups.csv names models (UserKNN), intervals.csv labels them (U-KNN, as every table
-    of the uncertainty stage): the figure joins them and places all seven."""
-    from userfair.workflow.steps import figures as steps_figures
+    of the uncertainty stage): the figure (rule fig_groups's declared drawing) joins them
+    and places all seven."""
+    from userfair.workflow.group_figure import groups_of_run
 
     seven = ["UserKNN", "ItemKNN", "BPR", "MultiVAE", "NGCF", "NeuMF", "NCL"]
     rows = [("d", "activity:0.05", m, "UserMAD-P", 0.1 + i / 100, 0.05, 0.2)
             for i, m in enumerate(seven)]  # fmt: skip
-    pd.DataFrame(rows, columns=["dataset", "by", "model", "measure", "value", "low", "high"]
-                 ).to_csv(tmp_path / "groups.csv", index=False)  # fmt: skip
+    groups = pd.DataFrame(rows, columns=["dataset", "by", "model", "measure", "value", "low",
+                                         "high"])  # fmt: skip
     rows = [("d", tables.models.label(m), "PUF-P-Cos", 0.05 + i / 100, 0.04, 0.09)
             for i, m in enumerate(seven)]  # fmt: skip
-    pd.DataFrame(rows, columns=["dataset", "model", "measure", "value", "low", "high"]
-                 ).to_csv(tmp_path / "intervals.csv", index=False)  # fmt: skip
-    drawn = []
-    real = figure_style.save
-    monkeypatch.setattr(
-        figure_style, "save", lambda fig, *a, **k: drawn.append(fig) or real(fig, *a, **k)
-    )
-    steps_figures.fig_groups(
-        tmp_path / "groups.csv", tmp_path / "intervals.csv", tmp_path / "g.pdf",
-        tmp_path / "g.png", dataset="d", style={}, models=seven,
-    )  # fmt: skip
+    intervals = pd.DataFrame(rows, columns=["dataset", "model", "measure", "value", "low", "high"])
+    unread = pd.DataFrame()  # the reading's tables
+    drawn = [groups_of_run(groups, intervals, unread, unread, unread, figure_style.Style(),
+                           dataset="d", models=seven)]  # fmt: skip
     (ax,) = [ax for ax in drawn[0].axes if ax.get_visible()]
     labels = [tables.models.label(m) for m in seven]
     assert [line.get_label() for line in ax.lines] == labels  # a point per model

@@ -1,8 +1,10 @@
 """A figure is three files (docs/architecture.md, "Adding a figure"): its drawing declared in
 a drawing module (userfair.workflow.figure_registry), its rule (``**figure_outputs(...)``,
 scripts/figure.py) and its caption. Everything else follows from them: the script and step
-(steps.figures.draw), the files (layout.figure_file), the log and the targets
-(rules/targets.smk, stage_figures)."""
+(steps.figures.draw), the files (layout.figure_file), the log, the targets
+(rules/targets.smk, stage_figures) and, for a new drawing module, its place among the
+drawing modules (figure_registry.drawing_modules: the figures' step imports it, the figure
+rules' ``code=`` inputs, DRAWING_CODE, list it)."""
 
 from __future__ import annotations
 
@@ -74,7 +76,10 @@ def test_the_figure_rules_are_the_declared_figures():
         "fig_gamma",
         "fig_who",
         "fig_variants",
+        "fig_groups",
     } <= FIGURE_RULES
+    # every fig_ rule: no figure with a script of its own
+    assert FIGURE_RULES == {rule for rule in SECTIONS if rule.startswith("fig_")}
 
 
 @pytest.mark.parametrize("rule", sorted(FIGURE_RULES))
@@ -100,6 +105,8 @@ def test_a_figure_rule_is_its_declaration(rule):
                 assert path.startswith(f"{layout.FIGURES}/{rule.removeprefix('fig_')}"), path
             else:
                 assert path in layout.files(rule), path
+            # a figure per value of the wildcards it takes (fig_groups: per dataset)
+            assert set(re.findall(r"\{(\w+)\}", path)) == set(one.wildcards), path
     assert f'layout.log("{rule}")' in parts["log"]
     assert "DRAWING_CODE" in parts["input"]  # an edit of the drawing redraws it
 
@@ -127,7 +134,8 @@ def example_figure(monkeypatch):
     monkeypatch.setattr(figure_registry, "FIGURES", dict(figure_registry.FIGURES))
 
     @figure("fig_example", reads={"table": csv}, params=("models",),
-            reading=lambda table: f"{len(table)} rows.\n")  # fmt: skip
+            reading=lambda table, *, models: f"{len(table)} rows, {len(models)} models.\n",
+            )  # fmt: skip
     def example_axes(table: pd.DataFrame, style: Style, *, models: list[str]) -> plt.Figure:
         style.apply()
         fig, ax = plt.subplots(figsize=(3.0, 2.0), layout="constrained")
@@ -154,15 +162,52 @@ def test_draw_draws_a_new_figure_from_its_declaration_alone(example_figure, tmp_
     assert outputs["pdf"].read_bytes().startswith(b"%PDF")
     height, width = imread(outputs["png"]).shape[:2]
     assert 140 < width < 170 and 90 < height < 120  # 3 x 2 inches at 50 dpi, the style's pad
-    assert outputs["reading"].read_text() == "3 rows.\n"
+    assert outputs["reading"].read_text() == "3 rows, 2 models.\n"  # the params it takes too
+
+
+def test_the_drawing_modules_are_the_modules_that_declare_figures(tmp_path):
+    """figure_registry.drawing_modules reads the package's sources: the modules whose
+    drawings are declared, each once, and a new module that declares a figure, by itself."""
+    declaring = {f.draw.__module__ for figures in figure_registry.FIGURES.values() for f in figures}
+    found = figure_registry.drawing_modules()
+    assert set(found) == declaring and len(found) == len(declaring)
+    assert {m.__name__ for m in figure_steps.DRAWING_MODULES} == declaring
+    package = tmp_path / "workflow"
+    shutil.copytree(
+        REPO / "workflow" / "userfair" / "workflow",
+        package,
+        ignore=shutil.ignore_patterns("__pycache__", "steps", "data", "paper_numbers"),
+    )
+    (package / "example_figures.py").write_text(EXAMPLE_MODULE)
+    assert figure_registry.drawing_modules(package) == sorted(
+        [*found, "userfair.workflow.example_figures"]
+    )
+
+
+#: A new drawing module that declares fig_example (as the fixture example_figure does).
+EXAMPLE_MODULE = '''"""An example drawing module."""
+
+import matplotlib.pyplot as plt
+
+from userfair.workflow.figure_registry import csv, figure
+
+
+@figure("fig_example", reads={"table": csv}, params=("models",))
+def example_axes(table, style, *, models):
+    style.apply()
+    fig, ax = plt.subplots(figsize=(3.0, 2.0), layout="constrained")
+    ax.plot(table["x"], table["y"], label=", ".join(models))
+    return fig
+'''
 
 
 @pytest.mark.slow
 def test_a_new_figure_rule_needs_no_other_workflow_file(tmp_path):
-    """A copy of the workflow with one rule added to figures.smk and its caption, nothing
-    else: the dry run of .test/ plans the new figure's job with its files by the convention,
-    and `all` asks for them (its drawing, in a drawing module, is the third file: the test
-    above)."""
+    """A copy of the workflow with one rule added to figures.smk, its caption and its
+    drawing in a new drawing module, nothing else: the dry run of .test/ (the copy's library
+    imported) plans the new figure's job with its files by the convention and the new
+    module among its code inputs, and `all` asks for them (the drawing's declaration alone
+    draws it: the test above)."""
     repo = tmp_path / "repo"
     shutil.copytree(
         REPO / "workflow", repo / "workflow", ignore=shutil.ignore_patterns("__pycache__")
@@ -197,9 +242,15 @@ rule fig_example:
     with open(repo / "workflow" / "rules" / "figures.smk", "a") as smk:
         smk.write(rule)
     (repo / "workflow" / "report" / "fig_example.rst").write_text("An example.\n")
-    out = snakemake(repo, "--directory", ".test", "-n").stdout
+    module = repo / "workflow" / "userfair" / "workflow" / "example_figures.py"
+    module.write_text(EXAMPLE_MODULE)
+    copy = {"PYTHONPATH": str(repo / "workflow")}  # the copy's userfair, not the repository's
+    out = snakemake(repo, "--directory", ".test", "-n", env=copy).stdout
     job = out[out.index("An example figure") :].split("\n\n")[0]
     files = [f"results/figures/example.{suffix}" for suffix in ("pdf", "png", "rst")]
     assert all(path in job for path in files), job
     (asked,) = re.findall(r"^rule all:\n    input: (.*)$", out, re.M)
     assert set(files) <= set(asked.split(", "))
+    graph = snakemake(repo, "--directory", ".test", "--filegraph", env=copy).stdout
+    node = graph[graph.index(">fig_example<") :].split("</table>")[0]  # its inputs, outputs
+    assert "/workflow/userfair/workflow/example_figures.py<" in node  # DRAWING_CODE lists it

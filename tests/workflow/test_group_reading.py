@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from docutils.core import publish_parts
 
+from userfair.workflow.group_figure import groups_reading
 from userfair.workflow.group_reading import bounds_text, fairest, reading, separated
-from userfair.workflow.steps import figures
 
 from conftest import REPO
 
@@ -149,10 +149,10 @@ def test_over_replicates_the_group_rows_come_from_significance_replicates(tmp_pa
     ])  # fmt: skip
     both.to_csv(tmp_path / "sig.csv", index=False)
     taus_frame(0.3, -0.5, 1.0).to_csv(tmp_path / "tau.csv", index=False)
-    out = tmp_path / "reading.rst"
-    figures._write_reading(out, "d", ["UserKNN", "ItemKNN", "BPR"], None, tmp_path / "sig.csv",
-                           tmp_path / "tau.csv", "UserMAD-P", "PUF-P-Cos", 3)  # fmt: skip
-    text = flat(out.read_text())
+    text = flat(groups_reading(
+        None, None, None, pd.read_csv(tmp_path / "sig.csv"), pd.read_csv(tmp_path / "tau.csv"),
+        dataset="d", models=["UserKNN", "ItemKNN", "BPR"], replicates=3,
+    ))  # fmt: skip
     assert "over 3 training replicates and the users" in text
     assert "PUF-P-Cos separates 1 of the 3 pairs of models (I-KNN fairer than BPR)" in text
     assert "UserMAD-P separates none" in text

@@ -109,15 +109,18 @@ def test_table_intervals_tests_and_tau(run):
 
 @pytest.mark.slow
 def test_figure_per_dataset(run):
-    from userfair.workflow.steps.figures import fig_groups
+    from userfair.workflow.group_figure import groups_of_run
+    from userfair.workflow.plots import Style, save
 
     folder, files, outputs, _, _ = run
     frames = {m: pd.read_parquet(files["resamples"][f"d/{m}"]) for m in MODELS}
     points = {m: read_json(files["measures"][f"d/{m}"]) for m in MODELS}
-    intervals = folder / "intervals.csv"
-    inference.summary(frames, points, 0.9).assign(dataset="d").to_csv(intervals, index=False)
+    intervals = inference.summary(frames, points, 0.9).assign(dataset="d")
     pdf, png = folder / "fig.pdf", folder / "fig.png"
-    fig_groups(outputs["table"], intervals, pdf, png, dataset="d", style={}, models=MODELS)
+    unread = pd.DataFrame()  # the reading's tables
+    fig = groups_of_run(pd.read_csv(outputs["table"]), intervals, unread, unread, unread,
+                        Style(), dataset="d", models=MODELS)  # fmt: skip
+    save(fig, pdf, png, Style())
     assert png.stat().st_size > 1000 and pdf.read_bytes().startswith(b"%PDF")
 
 

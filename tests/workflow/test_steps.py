@@ -204,8 +204,6 @@ STEP_ELSEWHERE = {
     "replicate": "models",
     # the record is also read at parse time (rules/common/checks.smk), with the targets
     "run_config": "targets",
-    # every figure's step sits beside the others, in the plots env's module
-    "fig_groups": "figures",
 }
 
 

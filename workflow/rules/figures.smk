@@ -5,8 +5,9 @@
 # (userfair.workflow.figure_registry), and is a target by itself (targets.smk,
 # stage_figures) unless FIGURE_SWITCHES turns it off (docs/architecture.md, "Adding a figure").
 
-# The figure rules (of this file or a stage's) drawn only under a condition of their own.
-FIGURE_SWITCHES = {"fig_gamma": bool(GENRE_DATASETS)}
+# The figure rules (of this file or a stage's) drawn only under a condition of their own:
+# fig_gamma with a dataset with genres, fig_groups with the bootstrap (resamples > 0).
+FIGURE_SWITCHES = {"fig_gamma": bool(GENRE_DATASETS), "fig_groups": bool(RESAMPLES)}
 
 
 rule fig_agreement:

@@ -112,27 +112,13 @@ rule fig_groups:
         group_tests=rules.table_groups.output.significance,
         tests=group_figure_tests,
         taus=rules.table_groups.output.agreement,
-        code=GROUP_FIGURE_CODE,
+        code=DRAWING_CODE,
     output:
-        pdf=report(
-            layout.output("fig_groups", "pdf"),
-            caption="../report/fig_groups.rst",
-            category="Figures",
-            labels={
-                "figure": "Group against individual unfairness: {dataset}",
-                "format": "PDF",
-            },
+        **figure_outputs(
+            "fig_groups",
+            "Group against individual unfairness: {dataset}",
+            reading=True,
         ),
-        png=report(
-            layout.output("fig_groups", "png"),
-            caption="../report/fig_groups.rst",
-            category="Figures",
-            labels={
-                "figure": "Group against individual unfairness: {dataset}",
-                "format": "PNG",
-            },
-        ),
-        reading=layout.output("fig_groups", "reading"),
     log:
         layout.log("fig_groups"),
     conda:
@@ -147,4 +133,4 @@ rule fig_groups:
     message:
         "Group against individual unfairness of every model on {wildcards.dataset}"
     script:
-        "../scripts/fig_groups.py"
+        "../scripts/figure.py"

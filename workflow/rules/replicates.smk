@@ -255,7 +255,7 @@ rule fig_replicates:
     input:
         values=rules.table_replicates.output.values,
         scores=rules.table_replicates.output.scores,
-        code=REPLICATE_DRAWING_CODE,
+        code=DRAWING_CODE,
     output:
         **figure_outputs("fig_replicates", "Replicates and intervals"),
     log:

@@ -7,15 +7,21 @@
 def stage_figures(stage):
     """The files of the figure rules of rules/STAGE.smk that run scripts/figure.py (their
     figures declared in the drawing modules, their outputs ``**figure_outputs(...)``), in
-    the order of the file, but those FIGURE_SWITCHES (figures.smk) turns off: a new figure
-    there is a target of its stage, last, by itself."""
+    the order of the file, those of a figure per dataset for every dataset, but those
+    FIGURE_SWITCHES (figures.smk) turns off: a new figure there is a target of its stage,
+    last, by itself."""
     return [
         path
         for rule in workflow.rules
         if os.path.basename(rule.snakefile) == f"{stage}.smk"
         and os.path.basename(rule.script or "") == "figure.py"
         and FIGURE_SWITCHES.get(rule.name, True)
-        for path in getattr(rules, rule.name).output
+        for template in getattr(rules, rule.name).output
+        for path in (
+            expand(template, dataset=DATASETS)
+            if "{dataset}" in template
+            else [template]
+        )
     ]
 
 
@@ -95,12 +101,12 @@ def who_targets():
 
 
 def group_targets():
-    """Every groups file and the groups tables; with resamples > 0 the figure per dataset."""
-    figures = expand(rules.fig_groups.output, dataset=DATASETS) if RESAMPLES else []
+    """Every groups file, the groups tables and the stage's figures (with resamples > 0
+    the figure per dataset: FIGURE_SWITCHES)."""
     return [
         *expand(rules.groups.output, dataset=DATASETS, model=MODELS),
         *rules.table_groups.output,
-        *figures,
+        *stage_figures("groups"),
     ]
 
 

@@ -77,7 +77,7 @@ rule fig_variants:
         similarity=expand(rules.exp_similarity.output[0], dataset=DATASETS),
         observed=expand(rules.exp_variants.output.similarity, dataset=DATASETS),
         extreme=expand(rules.exp_variants.output.extreme, dataset=DATASETS),
-        code=VARIANT_DRAWING_CODE,
+        code=DRAWING_CODE,
     output:
         # each figure's reading of this run's numbers is included by its caption
         **figure_outputs(

@@ -1,6 +1,7 @@
 """The script of every figure rule whose figures a drawing module declares
 (userfair.workflow.figure_registry): the rule's figures, PDF and PNG, and their readings,
-drawn by steps.figures.draw from the rule's named inputs, outputs and params."""
+drawn by steps.figures.draw from the rule's named inputs, outputs, params and the job's
+wildcards (a figure per dataset)."""
 
 from userfair.workflow.joblog import job_log
 from userfair.workflow.steps.figures import draw
@@ -11,4 +12,5 @@ with job_log(snakemake):
         dict(snakemake.input.items()),
         dict(snakemake.output.items()),
         dict(snakemake.params.items()),
+        dict(snakemake.wildcards.items()),
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from userfair.workflow.steps.groups import specs_of
 from userfair.workflow import catalogue, energy, grids, models, replication
-from userfair.workflow import reproduction, steps
+from userfair.workflow import figure_registry, reproduction, steps
 
 DATASETS = config["datasets"]
 MODELS = config["models"]
@@ -101,20 +101,23 @@ SCATTER_ITEM = r"\d+-of-\d+"
 # What reruns after a library edit (docs/cluster.md#what-re-runs-after-a-change): only the
 # drawing code is tracked, as an input of every figure rule and of paper_gap (which draws
 # the paper-gap figure from a comparison that takes seconds), so that editing a figure
-# redraws the figures and nothing else. Code that computes results (training, measures,
-# experiments, tables) is not tracked: a refactor must never silently retrain or recompute;
-# rerun such rules with --forcerun. Paths found beside the Snakefile, relative to the
-# working directory.
+# redraws the figures and nothing else: every drawing module (a module of
+# userfair.workflow that declares a figure, found by figure_registry.drawing_modules: a new
+# one joins by itself), the figures' shared code and readings, and the paper gap's. Code
+# that computes results (training, measures, experiments, tables) is not tracked: a
+# refactor must never silently retrain or recompute; rerun such rules with --forcerun.
+# Paths found beside the Snakefile, relative to the working directory.
 DRAWING_CODE = [
     os.path.relpath(os.path.join(workflow.basedir, "userfair", module))
     for module in (
-        "workflow/plots.py",
-        "workflow/gamma_figures.py",
+        *(
+            os.path.join(*name.split(".")[1:]) + ".py"
+            for name in figure_registry.drawing_modules()
+        ),
         "workflow/figure_registry.py",
         "workflow/figure_reading.py",
+        "workflow/group_reading.py",
         "workflow/figure_style.py",
-        "workflow/analysis_figures.py",
-        "workflow/replicate_figure.py",
         "workflow/steps/figures.py",
         "workflow/reproduction.py",
         "workflow/steps/reproduction.py",
@@ -164,22 +167,6 @@ def replicated_models(dataset):
     return MODELS if dataset in REDRAWN else TRAINED_REPLICATES
 
 
-# The drawing code of fig_replicates: the shared one and its own module.
-REPLICATE_DRAWING_CODE = DRAWING_CODE + [
-    os.path.relpath(
-        os.path.join(workflow.basedir, "userfair/workflow/replicate_figure.py")
-    )
-]
-
-
-# The group figure's code: the drawing code and its reading (an edit reruns fig_groups).
-GROUP_FIGURE_CODE = DRAWING_CODE + [
-    os.path.relpath(
-        os.path.join(workflow.basedir, "userfair/workflow/group_reading.py")
-    )
-]
-
-
 def group_specs():
     """The groupings of the run (userfair.workflow.steps.groups.specs_of)."""
     return specs_of(config["measures"]["groups"], config["who"]["features"])
@@ -193,14 +180,6 @@ EXPERIMENT_MODEL = config["experiments"]["model"] or MODELS[-1]
 # On with any opt-in measure (measures.relevance graded, measures.similarities beyond cos
 # and jacc); off by default: no job, every other output as without it.
 VARIANTS = GRADED or bool(EXTRA_SIMILARITIES)
-# The drawing code of fig_variants (see DRAWING_CODE).
-VARIANT_DRAWING_CODE = DRAWING_CODE + [
-    os.path.relpath(
-        os.path.join(workflow.basedir, "userfair/workflow/variant_figures.py")
-    )
-]
-
-
 # The configured datasets whose preprocessing and split are the paper's; the others get a
 # "no published numbers" entry in `paper_gap`.
 PAPER_DATASETS = [

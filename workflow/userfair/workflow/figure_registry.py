@@ -1,22 +1,28 @@
 """The figures the figure rules draw, each declared beside its drawing.
 
-A drawing module (``plots``, ``gamma_figures``, ``analysis_figures``, ``replicate_figure``,
-``variant_figures``) declares each of its figures with :func:`figure`: the rule that draws
-it, the rule's inputs it reads (and how), the rule's params it takes, the part of the
-rule's outputs it fills and its reading in words, if any. Every rule of such a figure runs
-``scripts/figure.py``, whose one call, ``userfair.workflow.steps.figures.draw(RULE, ...)``,
-reads the declared tables, draws them, saves PDF and PNG and writes the reading. The rule's
-outputs follow one convention (``userfair.workflow.layout.figure_file``; fig_variants, older
-than it, keeps its entry in ``layout.OUTPUTS``): no step and no script per figure
-(docs/architecture.md, "Adding a figure").
+A drawing module (a module of ``userfair.workflow`` that declares a figure: ``plots``,
+``gamma_figures``, ``analysis_figures``, ``replicate_figure``, ``variant_figures``,
+``group_figure``; :func:`drawing_modules` finds them) declares each of its figures with
+:func:`figure`: the rule that draws it, the rule's inputs it reads (and how), the rule's
+params and the job's wildcards it takes, the part of the rule's outputs it fills and its
+reading in words, if any. Every rule of such a figure runs ``scripts/figure.py``, whose one
+call, ``userfair.workflow.steps.figures.draw(RULE, ...)``, reads the declared tables, draws
+them, saves PDF and PNG and writes the reading. The rule's outputs follow one convention
+(``userfair.workflow.layout.figure_file``, a folder of figures for a figure per dataset;
+fig_variants, older than it, keeps its entry in ``layout.OUTPUTS``): no step and no script
+per figure (docs/architecture.md, "Adding a figure").
 
-This module imports no plotting library: the declarations are plain values.
+This module imports no plotting library: the declarations are plain values, and the
+drawing modules are found by reading their source (the workflow lists their files as the
+figure rules' ``code=`` inputs without importing them).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
@@ -62,11 +68,13 @@ class Figure:
 
     ``draw(*tables, style, **params)`` returns the matplotlib figure, ``tables`` the rule's
     inputs named in ``reads``, each read by its reader, in that order, ``params`` the
-    rule's params named in ``params``. ``part``: the rule's outputs it fills, ``pdf``,
-    ``png`` and ``reading`` for a rule of one figure (``""``), else ``PART_pdf``,
-    ``PART_png`` and ``PART_reading``. ``reading(*tables)``: the figure's reading in words
+    rule's params named in ``params`` and the job's wildcards named in ``wildcards`` (a
+    figure per value of them: fig_groups's ``dataset``; its files then follow
+    ``layout.FIGURE_STEMS``). ``part``: the rule's outputs it fills, ``pdf``, ``png`` and
+    ``reading`` for a rule of one figure (``""``), else ``PART_pdf``, ``PART_png`` and
+    ``PART_reading``. ``reading(*tables, **params)``: the figure's reading in words
     (reStructuredText the report's caption includes), written when the rule has that
-    output."""
+    output; it takes the same params and wildcards as ``draw``."""
 
     rule: str
     draw: Callable
@@ -74,6 +82,7 @@ class Figure:
     params: tuple[str, ...] = ()
     part: str = ""
     reading: Callable[..., str] | None = None
+    wildcards: tuple[str, ...] = ()
 
     def output(self, kind: str) -> str:
         """The name of this figure's output ``kind`` (pdf, png, reading) in its rule."""
@@ -91,9 +100,12 @@ def figure(
     params: Sequence[str] = (),
     part: str = "",
     reading: Callable[..., str] | None = None,
+    wildcards: Sequence[str] = (),
 ) -> Callable[[Callable], Callable]:
     """Declare the decorated drawing function as a figure of ``rule`` (see :class:`Figure`);
-    the function itself is returned unchanged."""
+    the function itself is returned unchanged. Used as a decorator at the top level of a
+    module of ``userfair.workflow`` (a line that starts ``@figure(``), which makes that
+    module a drawing module (:func:`drawing_modules`)."""
     if not rule.startswith("fig_"):
         raise ValueError(f"figure rule {rule!r}: a figure rule's name starts with fig_")
 
@@ -101,7 +113,9 @@ def figure(
         declared = FIGURES.setdefault(rule, [])
         if any(f.part == part for f in declared):
             raise ValueError(f"figure rule {rule}: part {part!r} declared twice")
-        declared.append(Figure(rule, draw, dict(reads), tuple(params), part, reading))
+        declared.append(
+            Figure(rule, draw, dict(reads), tuple(params), part, reading, tuple(wildcards))
+        )
         return draw
 
     return declare
@@ -115,3 +129,21 @@ def of(rule: str) -> list[Figure]:
             f"it (userfair.workflow.figure_registry.figure); declared: {sorted(FIGURES)}"
         )
     return FIGURES[rule]
+
+
+#: A top-level declaration of a figure in a module's source (:func:`figure` as a decorator).
+DECLARES = re.compile(r"^@figure\(", re.M)
+
+
+def drawing_modules(folder: Path | None = None) -> list[str]:
+    """The drawing modules: every module of ``userfair.workflow`` (this module's package,
+    not its subpackages; its copy in ``folder``) whose source declares a figure
+    (:data:`DECLARES`), by name, in order. Read, not imported: the workflow lists their
+    files as the figure rules' ``code=`` inputs without importing matplotlib, and
+    ``steps.figures`` imports them, so a new drawing module needs no list of them edited."""
+    folder = Path(__file__).parent if folder is None else folder
+    return [
+        f"{__package__}.{path.stem}"
+        for path in sorted(folder.glob("*.py"))
+        if DECLARES.search(path.read_text(encoding="utf-8"))
+    ]

@@ -6,7 +6,9 @@ grouping: a column, :data:`~userfair.workflow.figure_style.COLUMN_WIDTH_IN`), ea
 model in its colour and marker of every figure of the run
 (:func:`~userfair.workflow.figure_style.model_styles`) and named once in a legend below the
 panels, so that points, intervals and names never collide; the intervals are thin lines
-behind the points.
+behind the points. Declared as rule fig_groups's figure, one per dataset
+(userfair.workflow.figure_registry), with its reading of the run's tables
+(:func:`groups_reading`, userfair.workflow.group_reading), the report's caption.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from userfair.workflow import tables  # noqa: E402
+from userfair.workflow import group_reading, tables  # noqa: E402
+from userfair.workflow import models as models_registry  # noqa: E402
+from userfair.workflow.figure_registry import csv, figure  # noqa: E402
 from userfair.workflow.figure_style import (  # noqa: E402
     COLUMN_WIDTH_IN,
     MIN_FONT_PT,
@@ -36,6 +40,8 @@ from userfair.workflow.figure_style import (  # noqa: E402
 
 #: Panels a row, and the height of a row of panels (inches).
 PER_ROW, ROW_HEIGHT_IN = 3, 2.2
+#: Rule fig_groups's measures: the group one (y) and the individual one (x).
+MEASURE, AGAINST = "UserMAD-P", "PUF-P-Cos"
 
 
 def groups_axes(
@@ -122,3 +128,56 @@ def group_figure(
         x, tables.label_models(group), models, style,
         dataset=dataset, measure=measure, against=against,
     )  # fmt: skip
+
+
+def groups_reading(
+    groups: pd.DataFrame, intervals: pd.DataFrame, group_tests: pd.DataFrame | None,
+    tests: pd.DataFrame, taus: pd.DataFrame, *, dataset: str, models: list[str],
+    replicates: int = 1, measure: str = MEASURE, against: str = AGAINST,
+) -> str:  # fmt: skip
+    """The group figure's reading (rule fig_groups, userfair.workflow.group_reading) from
+    the tables of the run: the paired comparisons (``group_tests``: groups_significance.csv,
+    ``tests``: significance.csv; with ``replicates`` > 1 ``tests`` is
+    significance_replicates.csv, over replicates and users, and holds the group rows too)
+    and the tau (``taus``: groups_agreement.csv); ``models`` by name."""
+    individual = tests
+    if replicates > 1:  # significance_replicates.csv: "UserMAD-P (activity:0.05)" rows
+        by = individual["measure"].str.extract(r" \((.*)\)$", expand=False)
+        grouped = individual[by.notna()].assign(
+            by=by[by.notna()],
+            measure=individual["measure"][by.notna()].str.replace(r" \(.*\)$", "", regex=True),
+        )
+        individual, source = (
+            individual[by.isna()],
+            f"{replicates} training replicates and the users",
+        )
+    else:
+        grouped, source = group_tests, "the bootstrap resamples of the users"
+    return group_reading.reading(
+        dataset, [models_registry.label(m) for m in models], grouped, individual, taus,
+        measure=measure, against=against, source=source,
+        tau_source="the bootstrap resamples of replicate 0's users",
+    )  # fmt: skip
+
+
+@figure(
+    "fig_groups",
+    reads={"groups": csv, "intervals": csv, "group_tests": csv, "tests": csv, "taus": csv},
+    params=("models", "replicates"),
+    wildcards=("dataset",),
+    reading=groups_reading,
+)
+def groups_of_run(
+    groups: pd.DataFrame, intervals: pd.DataFrame, group_tests: pd.DataFrame,
+    tests: pd.DataFrame, taus: pd.DataFrame, style: Style, *, dataset: str,
+    models: list[str], replicates: int = 1, measure: str = MEASURE, against: str = AGAINST,
+) -> plt.Figure:  # fmt: skip
+    """Rule fig_groups: each model of ``dataset`` placed by its individual unfairness
+    (``against``, x) and its group unfairness (``measure``, y; one panel per grouping),
+    with both bootstrap intervals (``intervals``: the uncertainty stage's intervals.csv;
+    the rule runs only with the bootstrap on); ``models`` by name. The comparisons and the
+    tau are its reading's (:func:`groups_reading`)."""
+    labels = [models_registry.label(m) for m in models]
+    return group_figure(
+        groups, intervals, labels, style, dataset=dataset, measure=measure, against=against
+    )

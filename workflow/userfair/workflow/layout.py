@@ -127,11 +127,7 @@ OUTPUTS: dict[str, str | dict[str, str]] = {
         "significance": "results/tables/groups_significance.csv",
         "agreement": "results/tables/groups_agreement.csv",
     },
-    "fig_groups": {
-        "pdf": "results/figures/groups/{dataset}.pdf",
-        "png": "results/figures/groups/{dataset}.png",
-        "reading": "results/figures/groups/{dataset}.rst",
-    },
+    # fig_groups: no entry, see figure_file and FIGURE_STEMS
     # rules/experiments.smk
     "exp_relevance": "results/{dataset}/experiments/relevance.parquet",
     "exp_similarity": "results/{dataset}/experiments/similarity.parquet",
@@ -186,7 +182,7 @@ OUTPUTS: dict[str, str | dict[str, str]] = {
 
 #: The log of every rule: ``results/logs/RULE/STEM.log``, by rule its STEM (the output's
 #: wildcards, joined by "_" or "/"); a figure rule of the convention (:func:`figure_file`)
-#: has none here: its STEM is its name.
+#: has none here: its STEM is its name, or its entry of FIGURE_STEMS.
 LOGS = {
     "download": "{dataset}.{suffix}",
     "preprocess": "{dataset}",
@@ -224,7 +220,6 @@ LOGS = {
     "groups": "{dataset}_{model}",
     "replicate_groups": "{dataset}_{model}_{replicate}",
     "table_groups": "table_groups",
-    "fig_groups": "{dataset}",
     "exp_relevance": "{dataset}",
     "exp_similarity": "{dataset}",
     "exp_extreme": "{dataset}",
@@ -248,9 +243,11 @@ WORKING = {"recbole_dataset": f"{RESULTS}/{{dataset}}/models/dataset_build"}
 #: A figure rule's output kinds (userfair.workflow.figure_registry.Figure.output) and the
 #: suffixes of their files.
 FIGURE_KINDS = {"pdf": "pdf", "png": "png", "reading": "rst"}
-#: The file templates of the figure rules of the convention (FIGURE: the rule's name
-#: without ``fig_``, with ``_PART`` for a part of a rule of several figures).
-FIGURE_TEMPLATES = tuple(f"{FIGURES}/{{figure}}.{suffix}" for suffix in FIGURE_KINDS.values())
+#: The figure rules of the convention that draw a figure per value of their wildcards (the
+#: wildcards their drawing declares, userfair.workflow.figure_registry.Figure.wildcards),
+#: and the stem of each figure's files (``results/figures/NAME[_PART]/STEM.SUFFIX``) and of
+#: its log (``results/logs/RULE/STEM.log``): fig_groups, a figure per dataset.
+FIGURE_STEMS = {"fig_groups": "{dataset}"}
 
 
 def is_conventional_figure(rule: str) -> bool:
@@ -263,7 +260,9 @@ def figure_file(rule: str, name: str) -> str:
     """The file of figure rule ``fig_NAME``'s output ``[PART_]KIND`` (KIND one of
     :data:`FIGURE_KINDS`): ``results/figures/NAME[_PART].SUFFIX``; e.g. fig_relevance's
     ``pdf`` is ``results/figures/relevance.pdf``, fig_gamma's ``models_reading``
-    ``results/figures/gamma_models.rst``."""
+    ``results/figures/gamma_models.rst``; a rule of :data:`FIGURE_STEMS` has a folder of
+    figures, ``results/figures/NAME[_PART]/STEM.SUFFIX`` (fig_groups's ``pdf``:
+    ``results/figures/groups/{dataset}.pdf``)."""
     if not rule.startswith("fig_"):
         raise ValueError(f"rule {rule}: a figure rule's name starts with fig_")
     part, _, kind = name.rpartition("_")
@@ -272,7 +271,17 @@ def figure_file(rule: str, name: str) -> str:
             f"figure rule {rule}: output {name!r} is not [PART_]{{{','.join(FIGURE_KINDS)}}}"
         )
     stem = rule.removeprefix("fig_") + (f"_{part}" if part else "")
+    if rule in FIGURE_STEMS:  # a figure per value of its wildcards: a folder of them
+        stem = f"{stem}/{FIGURE_STEMS[rule]}"
     return f"{FIGURES}/{stem}.{FIGURE_KINDS[kind]}"
+
+
+#: The file templates of the figure rules of the convention (FIGURE: the rule's name
+#: without ``fig_``, with ``_PART`` for a part of a rule of several figures), and those of
+#: the rules of :data:`FIGURE_STEMS` (a figure per value of their wildcards).
+FIGURE_TEMPLATES = tuple(
+    f"{FIGURES}/{{figure}}.{suffix}" for suffix in FIGURE_KINDS.values()
+) + tuple(figure_file(rule, kind) for rule in FIGURE_STEMS for kind in FIGURE_KINDS)
 
 
 def output(rule: str, name: str | None = None) -> str:
@@ -298,7 +307,10 @@ def files(rule: str) -> list[str]:
 
 def log(rule: str) -> str:
     """The path template of ``rule``'s log."""
-    stem = rule if rule not in LOGS and is_conventional_figure(rule) else LOGS[rule]
+    if rule not in LOGS and is_conventional_figure(rule):
+        stem = FIGURE_STEMS.get(rule, rule)
+    else:
+        stem = LOGS[rule]
     return f"{RESULTS}/logs/{rule}/{stem}.log"
 
 
@@ -310,6 +322,7 @@ PRODUCERS = {t: rule for rule in OUTPUTS for t in files(rule) if t.endswith(PASS
 
 def _named_components() -> tuple[str, ...]:
     templates = [t for rule in OUTPUTS for t in files(rule)] + [log(rule) for rule in LOGS]
+    templates += [*FIGURE_TEMPLATES, *(log(rule) for rule in FIGURE_STEMS)]
     found = {
         part
         for template in templates
@@ -320,10 +333,11 @@ def _named_components() -> tuple[str, ...]:
 
 
 #: Every file-name component of the layout that holds the dataset name beside other text
-#: (:data:`OUTPUTS` and :data:`LOGS`), and the names RecBole reads in a job's data path
-#: (userfair.workflow.recbole_setup.recbole_name and link_split). With the longest value
-#: each other wildcard takes in a run (:func:`userfair.workflow.schema.longest_file_name`),
-#: the longest of them bounds the dataset names a file system takes.
+#: (:data:`OUTPUTS`, :data:`LOGS`, :data:`FIGURE_TEMPLATES`), and the names RecBole reads in
+#: a job's data path (userfair.workflow.recbole_setup.recbole_name and link_split). With the
+#: longest value each other wildcard takes in a run
+#: (:func:`userfair.workflow.schema.longest_file_name`), the longest of them bounds the
+#: dataset names a file system takes.
 NAMED_COMPONENTS = _named_components()
 
 #: RecBole's, in a job's data path: the folder and its linked split files.

@@ -5,18 +5,24 @@ model's per-replicate values as dots beside its mean and interval over training 
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from userfair._extras import require
 
-from userfair.workflow.figure_registry import csv, figure
+#: Modules this one needs beyond the base dependencies (the ``workflow`` extra).
+NEEDS = ("matplotlib", "seaborn")
+require("workflow", NEEDS, __name__)
+
+import numpy as np  # noqa: E402  (after the check, which names the extra to install)
+import pandas as pd  # noqa: E402
+
+from userfair.workflow.figure_registry import csv, figure  # noqa: E402
 from userfair.workflow.figure_style import (  # noqa: E402
     MIN_FONT_PT,
     PAGE_WIDTH_IN,
     model_styles,
     panel_grid,
 )
-from userfair.workflow.plots import Style, save  # plots checks the extra, sets Agg
-from userfair.workflow.tables import model_label, model_names
+from userfair.workflow.plots import Style, save  # noqa: E402  (plots sets Agg)
+from userfair.workflow.tables import model_label, model_names  # noqa: E402
 
 #: The measures drawn unless others are given: one per family of the paper's Table 2.
 MEASURES = ["NDCG", "Gini-NDCG", "ME", "MME", "UF", "PUF-P-Cos"]

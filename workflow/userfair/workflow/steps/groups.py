@@ -2,8 +2,8 @@
 measures of every dataset x model for every configured grouping (``measures.groups``) with
 their bootstrap resamples (the uncertainty stage's resamples: the same seed and evaluated
 users), then the table with intervals, the paired comparisons (Holm) and the Kendall tau
-between the group and the individual measures' model orderings (the figure:
-``userfair.workflow.steps.figures.fig_groups``)."""
+between the group and the individual measures' model orderings (the figure per dataset:
+``userfair.workflow.group_figure``, drawn by ``userfair.workflow.steps.figures.draw``)."""
 
 from __future__ import annotations
 
