@@ -116,8 +116,9 @@ def test_fig1_group_panel_reads_the_group_taus():
         assert f"{plots.short(row['tau'])}{star}" in cells
     # the main panel is the one without groups: one triangle
     assert len(main.texts) == len(NAMES) * (len(NAMES) - 1) // 2
-    assert figure_style.smallest_font(fig) >= plots.ANNOTATION_POINTS
-    assert figure_style.text_overlaps(fig) == []
+    smallest, overlaps = figure_style.legibility(fig)
+    assert smallest >= plots.ANNOTATION_POINTS
+    assert overlaps == []
     plots.plt.close(fig)
 
 

@@ -25,8 +25,9 @@ WIDTHS = (figure_style.COLUMN_WIDTH_IN, figure_style.PAGE_WIDTH_IN)
 def assert_publishable(fig):
     width = fig.get_size_inches()[0]
     assert any(np.isclose(width, w) for w in WIDTHS), width
-    assert figure_style.smallest_font(fig) >= figure_style.MIN_FONT_PT
-    assert figure_style.text_overlaps(fig) == [], figure_style.text_overlaps(fig)[:5]
+    smallest, overlaps = figure_style.legibility(fig)
+    assert smallest >= figure_style.MIN_FONT_PT
+    assert overlaps == [], overlaps[:5]
     plots.plt.close(fig)
 
 

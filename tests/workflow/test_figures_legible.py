@@ -33,8 +33,9 @@ def test_fig2_tick_labels_never_run_together(font_scale):
     style = figure_style.Style(font_scale=font_scale, dpi=60)
     fig = plots.relevance_axes(relevance_frame(), style)
     assert fig.get_size_inches()[0] == figure_style.PAGE_WIDTH_IN
-    assert figure_style.text_overlaps(fig) == []
-    assert figure_style.smallest_font(fig) >= figure_style.MIN_FONT_PT
+    smallest, overlaps = figure_style.legibility(fig)
+    assert overlaps == []
+    assert smallest >= figure_style.MIN_FONT_PT
     plots.plt.close(fig)
 
 
@@ -84,8 +85,9 @@ def test_fig1_cells_are_readable(font_scale):
     cells = [t.get_text() for t in heat.texts]
     assert len(cells) == len(NAMES) * (len(NAMES) - 1) // 2  # 153: one triangle
     assert not any("[" in c for c in cells)
-    assert figure_style.smallest_font(fig) >= figure_style.MIN_FONT_PT
-    assert figure_style.text_overlaps(fig) == []
+    smallest, overlaps = figure_style.legibility(fig)
+    assert smallest >= figure_style.MIN_FONT_PT
+    assert overlaps == []
     plots.plt.close(fig)
 
 

@@ -96,10 +96,12 @@ def _drawn_ticklabels(axis) -> list:
     return [t.label1 for t in axis.get_major_ticks() if low - slack <= t.get_loc() <= high + slack]
 
 
-def _text_boxes(fig: plt.Figure) -> list:
+def _text_boxes(fig: plt.Figure, draw: bool = True) -> list:
     """(text, window extent) of every visible tick label, annotation and title of the
-    visible axes of ``fig`` (drawn first, so the extents are final)."""
-    fig.canvas.draw()
+    visible axes of ``fig`` (drawn first, so the extents are final; ``draw=False``: the
+    caller has just drawn it)."""
+    if draw:
+        fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     texts = []
     for ax in fig.axes:
@@ -113,11 +115,11 @@ def _text_boxes(fig: plt.Figure) -> list:
     ]
 
 
-def text_overlaps(fig: plt.Figure, gap: float = 2.0) -> list[tuple[str, str]]:
+def text_overlaps(fig: plt.Figure, gap: float = 2.0, draw: bool = True) -> list[tuple[str, str]]:
     """The pairs of texts of :func:`_text_boxes` closer than ``gap`` points to each other
     in both directions (overlapping, or touching: e.g. Fig. 2's tick labels running
     together as "050100")."""
-    boxes = _text_boxes(fig)
+    boxes = _text_boxes(fig, draw)
     if len(boxes) < 2:
         return []
     room = gap * fig.dpi / 72  # points to the canvas' pixels
@@ -137,10 +139,11 @@ COLUMN_WIDTH_IN, PAGE_WIDTH_IN = 3.5, 7.2
 MIN_FONT_PT = 6.0
 
 
-def smallest_font(fig: plt.Figure) -> float:
+def smallest_font(fig: plt.Figure, draw: bool = True) -> float:
     """The smallest font size (points) of the visible texts of ``fig`` (of :func:`_text_boxes`,
     the figure's own texts and its legends)."""
-    fig.canvas.draw()
+    if draw:
+        fig.canvas.draw()
     texts = [t for ax in fig.axes if ax.get_visible()
              for t in (*_drawn_ticklabels(ax.xaxis), *_drawn_ticklabels(ax.yaxis), *ax.texts,
                        ax.title, ax.xaxis.label, ax.yaxis.label)]  # fmt: skip
@@ -150,6 +153,13 @@ def smallest_font(fig: plt.Figure) -> float:
             texts += [*legend.get_texts(), legend.get_title()]
     sizes = [t.get_fontsize() for t in texts if t.get_visible() and t.get_text().strip()]
     return min(sizes) if sizes else math.inf
+
+
+def legibility(fig: plt.Figure, gap: float = 2.0) -> tuple[float, list[tuple[str, str]]]:
+    """(:func:`smallest_font`, :func:`text_overlaps`) of ``fig``, drawn once for both (a
+    draw with constrained layout is most of either's time)."""
+    fig.canvas.draw()
+    return smallest_font(fig, draw=False), text_overlaps(fig, gap, draw=False)
 
 
 #: One colour a model, colour-blind safe: Okabe and Ito's eight, then four of Paul Tol's
