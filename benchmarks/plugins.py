@@ -19,7 +19,11 @@ On a QK-video-sized synthetic input (benchmarks/measures.py's, 3,514 evaluated u
     compiled row passes (the Jaccard range, then the terms) against the built-in streamed
     passes' pair work for the same users (``pass_one`` and the pair part of ``pass_two``,
     which serve PUF-P-Jacc with the other pair measures); wall and CPU seconds, ratio
-    (target <= 2), values equal to 1e-9 relative. Each timed once (minutes at 100,000).
+    (target <= 2), values equal to 1e-9 relative. Each timed once (minutes at 100,000);
+(d) compiled pair plugins over Vec (16-dimensional user vectors) and RCos (graded rows) on
+    the streamed route at ``--unit-users`` users: the row loops against the same plugin's
+    row blocks (the route such a plugin took before the loops read unit rows); values equal
+    to 1e-9 relative.
 Best of ``--repeats`` for each timing; the machine and its load are printed with them.
 """
 
@@ -78,6 +82,60 @@ class CompiledPUF(plugins.PairMeasure):
     term = puf_term
 
 
+class CompiledVec(CompiledPUF):
+    """PUF-P-Vec's term, compiled: the cosine of the user vectors (dense unit rows)."""
+
+    name, similarity = "CompiledPUF-P-Vec", "Vec"
+
+
+class CompiledRCos(CompiledPUF):
+    """PUF-P-RCos's term, compiled: the cosine of the graded train rows (sparse)."""
+
+    name, similarity = "CompiledPUF-P-RCos", "RCos"
+
+
+def compiled_unit(users: int) -> dict:
+    """(d): compiled pair plugins over Vec and RCos on the streamed route, in the row loops
+    (``plugin_routes.compiled_mean``) against the route they took before, the same plugin's
+    row blocks (``plugin_routes._pass``): seconds, ratio, values equal to 1e-9."""
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    from streaming import K
+    from streaming import synthetic as stream_inputs
+    from userfair.formulas import effectiveness
+
+    def graded(inputs, seed):
+        train = sp.csr_matrix(inputs.train, dtype=np.float64)
+        train.data = np.random.default_rng(seed).integers(1, 6, train.nnz).astype(np.float64)
+        return dataclasses.replace(inputs, train_grades=train)
+
+    inputs = graded(stream_inputs(users, 20.0), 0)
+    vectors = np.random.default_rng(1).normal(size=(users, 16))
+    p = effectiveness.per_user(inputs.topk, inputs.relevant, K)["P"]
+    small = graded(stream_inputs(200, 20.0, seed=1), 1)  # compile the kernels first
+    out = {"users": users, "dimensions": 16}
+    for name in ("CompiledPUF-P-Vec", "CompiledPUF-P-RCos"):
+        small_vectors = vectors[:200]
+        plugin_routes.compiled_mean(name, small, np.linspace(0, 1, 200), {}, vectors=small_vectors)
+        plugin_routes._pass(name, small, small_vectors, 2048, {}, "stream").mean(
+            np.linspace(0, 1, 200)
+        )
+        loops_t, loops_cpu, loops = timed(
+            lambda: plugin_routes.compiled_mean(name, inputs, p, {}, vectors=vectors)
+        )
+        blocks_t, blocks_cpu, blocks = timed(
+            lambda: plugin_routes._pass(name, inputs, vectors, 2048, {}, "stream").mean(p)
+        )
+        assert math.isclose(loops, blocks, rel_tol=1e-9), (name, loops, blocks)
+        out[name] = {
+            "row_loops_s": loops_t, "row_loops_cpu_s": loops_cpu, "row_blocks_s": blocks_t,
+            "row_blocks_cpu_s": blocks_cpu, "speed-up": blocks_t / loops_t, "value": loops,
+        }  # fmt: skip
+    return out
+
+
 def timed(function) -> tuple[float, float, object]:
     """(wall s, CPU s of every thread, value) of one call."""
     clock, cpu = time.perf_counter(), time.process_time()
@@ -131,6 +189,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--stream-users", type=int, default=100_000, help="(c); 0: skip it")
+    parser.add_argument("--unit-users", type=int, default=20_000, help="(d); 0: skip it")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
 
@@ -140,7 +199,10 @@ def main(argv=None) -> dict:
     from userfair.formulas.spread import Draws, weighted_sd
     from userfair.similarity import pairwise
 
-    specs = [f"{__name__}:{name}" for name in ("PluginSD", "PluginPUF", "CompiledPUF")]
+    specs = [
+        f"{__name__}:{name}"
+        for name in ("PluginSD", "PluginPUF", "CompiledPUF", "CompiledVec", "CompiledRCos")
+    ]
     plugins.load(specs, entry_points=False)
     train, test, topk = synthetic(args.evaluated)
     inputs = load_inputs(train, test, topk, k=10)
@@ -193,6 +255,13 @@ def main(argv=None) -> dict:
               f"two's pairs {c['builtin_pass_two_pairs_s']:.1f} s), plugin "
               f"{c['plugin_s']:.1f} s wall, {c['plugin_cpu_s']:.1f} CPU s, "
               f"ratio {c['ratio']:.2f}")  # fmt: skip
+    if args.unit_users:
+        out["d"] = d = compiled_unit(args.unit_users)
+        for name in ("CompiledPUF-P-Vec", "CompiledPUF-P-RCos"):
+            e = d[name]
+            print(f"(d) {name}, streamed, {d['users']} users: row loops {e['row_loops_s']:.1f} s "
+                  f"wall ({e['row_loops_cpu_s']:.1f} CPU s), row blocks {e['row_blocks_s']:.1f} s "
+                  f"({e['row_blocks_cpu_s']:.1f} CPU s): {e['speed-up']:.1f}x")  # fmt: skip
     print(json.dumps(out["machine"]))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))

@@ -376,9 +376,10 @@ def test_unserved_routes_are_said_once_by_measure_and_route(registered, caplog):
     assert lines == ["MAD-NDCG: no per-user decomposition route; left out"]
 
 
+@pytest.mark.slow  # its compiled plugins compile their kernels (about 20 s)
 def test_the_plugin_benchmark_runs_at_a_tiny_size(tmp_path):
-    """benchmarks/plugins.py at 150 users (300 streamed): its plugins equal the built-ins
-    (it asserts so)."""
+    """benchmarks/plugins.py at 150 users (300 streamed): its plugins equal the built-ins,
+    and the compiled Vec and RCos plugins' row loops their row blocks (it asserts so)."""
     import importlib.util
 
     from conftest import REPO
@@ -391,12 +392,13 @@ def test_the_plugin_benchmark_runs_at_a_tiny_size(tmp_path):
     try:
         spec.loader.exec_module(module)
         out = module.main(["--evaluated", "150", "--resamples", "10", "--repeats", "1",
-                           "--stream-users", "300",
+                           "--stream-users", "300", "--unit-users", "300",
                            "--json", str(tmp_path / "out.json")])  # fmt: skip
     finally:
         plugins.clear()
         sys.modules.pop("bench_plugins", None)
     assert out["a"]["ratio"] > 0 and out["b"]["ratio"] > 0 and out["c"]["ratio"] > 0
+    assert out["d"]["CompiledPUF-P-Vec"]["speed-up"] > 0
     assert (tmp_path / "out.json").is_file()
 
 
@@ -696,5 +698,80 @@ def test_a_compiled_pair_plugin_is_estimated_from_the_sample(caplog):
             assert record[name]["value"] == result[name]
         said = [r.message for r in caplog.records if "no sampled route" in r.getMessage()]
         assert len(said) == 1, said
+    finally:
+        plugins.clear()
+
+
+class CompiledRCos(CompiledJacc):
+    name, similarity = "C2-P-RCos", "RCos"
+
+
+class CompiledVec(CompiledJacc):
+    name, similarity = "C2-P-Vec", "Vec"
+
+
+class CompiledGenre(CompiledShift):
+    """Not 0 at similarity 0, over the genre distributions' cosine."""
+
+    name, similarity = "CShift-P-Genre", "Genre"
+
+
+def _unit_cosines(rows) -> dict:
+    """The raw cosine of every unordered pair of ``rows`` (dense), one pair at a time."""
+    rows = np.asarray(rows, dtype=np.float64)
+    norms = [float(np.sqrt(sum(x * x for x in row))) for row in rows]
+    return {
+        (u, v): (float(sum(a * b for a, b in zip(rows[u], rows[v]))) / (norms[u] * norms[v])
+                 if norms[u] > 0 and norms[v] > 0 else 0.0)
+        for u in range(len(rows)) for v in range(u + 1, len(rows))
+    }  # fmt: skip
+
+
+def test_a_compiled_term_runs_inside_the_row_loops_for_every_similarity():
+    """RCos (graded rows, sparse: only the pairs sharing an item when the term vanishes at
+    0), Vec (dense user vectors) and Genre (dense genre distributions, a term not 0 at 0):
+    the compiled route's mean equals a direct loop over the pairs of the raw cosines,
+    min-max normalised, and evaluate's dense route (terms() over row blocks); its sampled
+    row sums over the whole sample give the same mean with SE 0."""
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    from userfair.similarity import pairwise, registry
+
+    specs = [f"{__name__}:{c}" for c in ("CompiledRCos", "CompiledVec", "CompiledGenre")]
+    try:
+        plugins.load(specs, entry_points=False)
+        base = _sparse(tiny_inputs(m=16, n=20, k=4, seed=3), density=0.15)
+        rng = np.random.default_rng(4)
+        grades = base.train.multiply(rng.integers(1, 6, base.train.shape)).tocsr()
+        inputs = dataclasses.replace(base, train_grades=sp.csr_matrix(grades))
+        vectors = rng.normal(size=(16, 3))
+        data = registry.SimilarityData.of(inputs, vectors)
+        raw = {
+            "C2-P-RCos": _unit_cosines(data.grades.toarray()),
+            "C2-P-Vec": _unit_cosines(vectors),
+            "CShift-P-Genre": _unit_cosines(pairwise.genre_distributions(data.train,
+                                                                         data.genres)),
+        }  # fmt: skip
+        assert min(raw["C2-P-RCos"].values()) == 0.0  # some pair shares no item
+        p = plugin_routes.scores_of(inputs, 4, ["P"])["P"]
+        terms = {"C2-P-RCos": _squared, "C2-P-Vec": _squared, "CShift-P-Genre": _shifted}
+        cache = {}
+        for name, sims in raw.items():
+            expected = _loop_pair(p, reference._min_max(sims), terms[name].py_func)
+            mean = plugin_routes.compiled_mean(name, inputs, p, cache, vectors=vectors)
+            assert mean == pytest.approx(expected, rel=1e-12, abs=1e-15), name
+            whole = plugin_routes.compiled_estimate(
+                name, inputs, p, cache, np.arange(16), 0.95, vectors=vectors
+            )
+            assert whole["value"] == pytest.approx(expected, rel=1e-12) and whole["se"] == 0.0
+        for route in ("dense", "stream"):
+            result = evaluate(inputs, k=4, route=route, user_vectors=vectors)
+            for name, sims in raw.items():
+                expected = _loop_pair(p, reference._min_max(sims), terms[name].py_func)
+                assert result[name] == pytest.approx(expected, rel=1e-12, abs=1e-15), (route, name)
+        for name in raw:
+            assert "sample" in measures.get(name).routes
     finally:
         plugins.clear()

@@ -44,7 +44,7 @@ from numba.extending import is_jitted
 from userfair import measures
 from userfair.measures.base import Measure
 from userfair.similarity import registry
-from userfair.streamed._plugin_kernels import KINDS as COMPILED_KINDS
+from userfair.streamed._plugin_kernels import COMPILED as COMPILED_KINDS
 from userfair.streamed._plugin_kernels import apply_term
 
 log = logging.getLogger(__name__)

@@ -8,9 +8,11 @@ When the term is 0 wherever the similarity is 0 (checked at load:
 ``userfair.plugins.zero_at_zero``) and the smallest raw similarity is 0, only the stored
 entries of a sparse block (the pairs that share an item, for Cos and Jacc) are visited;
 otherwise every pair is, in dense blocks, which the streamed route says once. A term
-compiled with numba (``PairMeasure.term``) of a Cos or Jacc measure runs on the streamed
-route inside compiled row loops instead (``userfair.streamed._plugin_kernels``): the raw
-similarity from the shared items' counts, no block at all.
+compiled with numba (``PairMeasure.term``) runs on the streamed route inside compiled row
+loops instead (``userfair.streamed._plugin_kernels``), no block at all: for Cos and Jacc
+the raw similarity from the shared items' counts, for RCos, Vec and Genre the cosine of
+the registry's unit rows (the shared entries' products; a dot product a pair for Vec's
+dense rows).
 
 Bootstrap: with W the (B, m) multiplicities, the weighted pair sum of every resample is
 sum_{u<v} w_u w_v t(u, v), one product of each block with W per block, over the
@@ -23,7 +25,8 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -170,69 +173,157 @@ def _pass(name, inputs, vectors, block_size, cache, route):
     return pair_pass
 
 
-def _compiled(name: str, inputs, cache: dict, stats=None):
-    """(term, kind, rows, threads, lo, hi, sparse) of a pair plugin with a compiled term
-    on the streamed row loops, or None (no compiled term, or a similarity the kernels do not
-    compute: said once). The raw similarity's range is pass one's (``stats``, a complete
-    ``userfair.streamed.pair_records.PairStats`` of these users) when given, else one
-    compiled pass of its own, once per similarity."""
-    decl = get(name)
-    term = plugins.compiled_term(plugins.instance(name))
-    if term is None:
-        return None
-    kind = _plugin_kernels.KINDS.get(decl.similarity)
-    if kind is None:
-        if name not in _said:
-            _said.add(name)
-            log.warning(
-                "%s: a compiled term, but the row kernels compute only %s; row blocks of %s",
-                name, " and ".join(_plugin_kernels.KINDS), decl.similarity,
-            )  # fmt: skip
-        return None
+@dataclass(frozen=True)
+class _CompiledRoute:
+    """A pair plugin's compiled term on the row loops: ``total(scores, lo, span, sparse)``
+    is the sum over the unordered pairs, ``by_row(scores, lo, span, sparse, sample)`` each
+    sampled row's sum over every other user; ``lo``, ``hi`` the raw similarity's range;
+    ``sparse``: only the pairs sharing an item (entry) are visited."""
+
+    total: Callable
+    by_row: Callable
+    lo: float
+    hi: float
+    sparse: bool
+    m: int
+
+
+def _counted(decl, term, inputs, cache: dict, stats):
+    """Cos and Jacc: the raw similarity from the shared items' counts."""
+    kind = _plugin_kernels.KINDS[decl.similarity]
     if "rows" not in cache:
         cache["rows"] = stream_rows.prepare_rows(inputs.train_of_evaluated(), 1.0, None)
         cache["threads"] = stream_rows.numba_threads()
     rows, threads = cache["rows"], cache["threads"]
-    key = ("compiled range", kind)
+    args = rows.pair_arguments()
+    key = ("compiled range", decl.similarity)
     if key not in cache and stats is not None:  # pass one's raw values: no pass of its own
         check_stats(stats, inputs)
         cache[key] = stats.cos_range if decl.similarity == "Cos" else stats.jacc_range
     if key not in cache:
-        low, high, shared = _plugin_kernels.range_rows(*rows.pair_arguments(), kind, threads)
-        pairs = rows.m * (rows.m - 1) / 2
-        low = 0.0 if shared < pairs else low
-        high = 0.0 if shared == 0 else high
-        cache[key] = (low, high)
+        low, high, shared = _plugin_kernels.range_rows(*args, kind, threads)
+        cache[key] = _shared_range(low, high, shared, rows.m)
     lo, hi = cache[key]
+
+    def total(s, lo, span, sparse):
+        return _plugin_kernels.term_rows(*args, kind, s, lo, span, sparse, term, threads)
+
+    def by_row(s, lo, span, sparse, sample):
+        return _plugin_kernels.sampled_term_rows(
+            *args, kind, s, lo, span, sparse, term, sample, threads
+        )
+
+    return total, by_row, lo, hi, rows.m
+
+
+def _shared_range(low: float, high: float, shared: float, m: int) -> tuple[float, float]:
+    """The raw range over every pair from the extremes over the pairs sharing an item: a
+    pair sharing none has raw 0, the smallest possible."""
+    low = 0.0 if shared < m * (m - 1) / 2 else low
+    high = 0.0 if shared == 0 else high
+    return low, high
+
+
+def unit_arguments(blocks) -> tuple[bool, tuple]:
+    """(sparse, the kernels' first arguments) of a cosine's unit rows
+    (``registry.CosineBlocks``): the CSR rows and columns (users ascending), or the dense
+    (m, d) rows."""
+    if blocks.sparse:
+        unit, columns = blocks.unit, blocks.columns
+        return True, (unit.indptr, unit.indices, unit.data,
+                      columns.indptr, columns.indices, columns.data)  # fmt: skip
+    return False, (np.ascontiguousarray(blocks.unit, dtype=np.float64),)
+
+
+def unit_range(sparse_rows: bool, args: tuple, m: int, threads: int) -> tuple[float, float]:
+    """The raw range of a cosine of unit rows over every unordered pair (compiled)."""
+    if m < 2:
+        return 0.0, 0.0
+    if sparse_rows:
+        return _shared_range(*_plugin_kernels.unit_range_rows(*args, m, threads), m)
+    return _plugin_kernels.dense_range_rows(*args, threads)
+
+
+def _unit(decl, term, inputs, cache: dict, vectors):
+    """RCos, Vec and Genre: the raw cosine of the registry's unit rows."""
+    blocks = _similarity_blocks(inputs, decl.similarity, vectors, cache)
+    m = len(inputs.users)
+    threads = stream_rows.numba_threads()
+    sparse_rows, args = unit_arguments(blocks)
+    key = ("compiled range", decl.similarity)
+    if key not in cache:
+        cache[key] = unit_range(sparse_rows, args, m, threads)
+    lo, hi = cache[key]
+    if sparse_rows:
+
+        def total(s, lo, span, sparse):
+            return _plugin_kernels.unit_term_rows(*args, s, lo, span, sparse, term, threads)
+
+        def by_row(s, lo, span, sparse, sample):
+            return _plugin_kernels.unit_sampled_term_rows(
+                *args, s, lo, span, sparse, term, sample, threads
+            )
+
+    else:
+        every_row = np.arange(m, dtype=np.int64)
+
+        def total(s, lo, span, sparse):
+            rows = _plugin_kernels.dense_term_rows(
+                *args, s, lo, span, term, every_row, False, threads
+            )
+            return rows.sum()
+
+        def by_row(s, lo, span, sparse, sample):
+            return _plugin_kernels.dense_term_rows(*args, s, lo, span, term, sample, True, threads)
+
+    return total, by_row, lo, hi, m
+
+
+def _compiled(name: str, inputs, cache: dict, stats=None, vectors=None) -> _CompiledRoute | None:
+    """The compiled route of a pair plugin with a compiled term on the streamed row loops
+    (:class:`_CompiledRoute`), or None (no compiled term). Cos and Jacc from the shared
+    items' counts, their range from pass one's ``stats`` (a complete
+    ``userfair.streamed.pair_records.PairStats`` of these users) when given, else one
+    compiled pass of its own; RCos, Vec and Genre from their unit rows (``vectors``: the
+    user vectors Vec needs), their range by one compiled pass; each once per similarity."""
+    decl = get(name)
+    term = plugins.compiled_term(plugins.instance(name))
+    if term is None:
+        return None
+    if decl.similarity in _plugin_kernels.KINDS:
+        total, by_row, lo, hi, m = _counted(decl, term, inputs, cache, stats)
+    else:  # dense unit rows (Vec) visit every pair whatever sparse says
+        total, by_row, lo, hi, m = _unit(decl, term, inputs, cache, vectors)
     sparse = plugins.zero_at_zero(name) and lo == 0.0
-    return term, kind, rows, threads, lo, hi, sparse
+    return _CompiledRoute(total, by_row, lo, hi, sparse, m)
 
 
-def compiled_mean(name: str, inputs, s: np.ndarray, cache: dict, stats=None) -> float | None:
+def compiled_mean(
+    name: str, inputs, s: np.ndarray, cache: dict, stats=None, vectors=None
+) -> float | None:  # fmt: skip
     """The mean over the unordered pairs of a pair plugin with a compiled term, inside the
-    streamed route's row loops (``userfair.streamed._plugin_kernels``): the raw Cos or Jacc
-    from the shared items, its range from pass one's ``stats`` (else a pass of its own),
-    the terms in one pass; only the pairs sharing an item when the term vanishes at 0 and
-    some pair shares none. None when the plugin has no compiled term or reads another
-    similarity (said once)."""
-    found = _compiled(name, inputs, cache, stats)
+    streamed route's row loops (``userfair.streamed._plugin_kernels``): the raw similarity
+    (Cos and Jacc from the shared items, their range from pass one's ``stats`` else a pass
+    of its own; RCos, Vec and Genre from their unit rows), the terms in one pass; only the
+    pairs sharing an item (entry) when the term vanishes at 0 and some pair shares none.
+    None when the plugin has no compiled term."""
+    found = _compiled(name, inputs, cache, stats, vectors)
     if found is None:
         return None
-    term, kind, rows, threads, lo, hi, sparse = found
-    m = rows.m
+    m = found.m
     if m < 2:
         return math.nan
     scores = np.ascontiguousarray(s, dtype=np.float64)
     total = plugins.call(
-        get(name).source, "term", _plugin_kernels.term_rows, *rows.pair_arguments(), kind,
-        scores, lo, hi - lo, sparse, term, threads,
+        get(name).source, "term", found.total, scores, found.lo, found.hi - found.lo,
+        found.sparse,
     )  # fmt: skip
     return float(total) / (m * (m - 1) / 2)
 
 
 def compiled_estimate(
     name: str, inputs, s: np.ndarray, cache: dict, sample: np.ndarray, level: float,
-    stats=None,
+    stats=None, vectors=None,
 ) -> dict | None:  # fmt: skip
     """A pair plugin with a compiled term estimated as the built-in pair measures are
     (``userfair.streamed.estimate``, docs/method.md#estimate): each sampled row's sum over
@@ -240,17 +331,16 @@ def compiled_estimate(
     SE, the value T^ / pairs, and the ``level`` t interval, clipped to the declared bounds
     (the range of the similarity stays exact). ``{"value", "se", "low", "high"}``, or None
     where :func:`compiled_mean` has no route."""
-    found = _compiled(name, inputs, cache, stats)
+    found = _compiled(name, inputs, cache, stats, vectors)
     if found is None:
         return None
-    term, kind, rows, threads, lo, hi, sparse = found
-    decl, m = get(name), rows.m
+    decl, m = get(name), found.m
     if m < 2:
         return {"value": math.nan, "se": math.nan, "low": math.nan, "high": math.nan}
     sample = np.ascontiguousarray(sample, dtype=np.int64)
     values = plugins.call(
-        decl.source, "term", _plugin_kernels.sampled_term_rows, *rows.pair_arguments(), kind,
-        np.ascontiguousarray(s, dtype=np.float64), lo, hi - lo, sparse, term, sample, threads,
+        decl.source, "term", found.by_row, np.ascontiguousarray(s, dtype=np.float64),
+        found.lo, found.hi - found.lo, found.sparse, sample,
     )  # fmt: skip
     total, se = sampled.total_estimate(values, m)
     pairs = m * (m - 1) / 2
@@ -293,13 +383,15 @@ def evaluate_plugins(
         elif decl.kind == "statistic":
             values[name] = statistic_value(name, s)
         elif rows is not None and "sample" in decl.routes:
-            entry = compiled_estimate(name, inputs, s, cache, rows, sample["level"], stats)
+            entry = compiled_estimate(name, inputs, s, cache, rows, sample["level"], stats, vectors)
             values[name], estimated[name] = entry["value"], entry
         else:
             if rows is not None:
                 unserved("sample", [name], "computed exact (the sampled route needs a "
-                         "compiled term of Cos or Jacc)")  # fmt: skip
-            mean = compiled_mean(name, inputs, s, cache, stats) if route == "stream" else None
+                         "compiled term)")  # fmt: skip
+            mean = (
+                compiled_mean(name, inputs, s, cache, stats, vectors) if route == "stream" else None
+            )
             if mean is None:
                 mean = _pass(name, inputs, vectors, block_size, cache, route).mean(s)
             values[name] = plugins.value_of(decl, mean)

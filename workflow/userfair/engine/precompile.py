@@ -35,6 +35,7 @@ from numba.core.dispatcher import Dispatcher
 import userfair
 from userfair.bootstrap import uncertainty
 from userfair.decomposition.decompose import decompose
+from userfair.engine import plugin_routes
 from userfair.engine.warmup import tiny_inputs
 from userfair.evaluate import evaluate
 from userfair.opt_in import variant_parts, variants
@@ -99,8 +100,14 @@ def _steps():
             variant_parts.streamed_parts(block, scores, 4) for block in blocks.values()
         ],
         "plugin range": lambda: [
-            _plugin_kernels.range_rows(*rows.pair_arguments(), kind, threads)
-            for kind in _plugin_kernels.KINDS.values()
+            *(
+                _plugin_kernels.range_rows(*rows.pair_arguments(), kind, threads)
+                for kind in _plugin_kernels.KINDS.values()
+            ),
+            *(  # the cosines of unit rows: sparse (RCos) and dense (Vec)
+                plugin_routes.unit_range(*plugin_routes.unit_arguments(blocks[name]), 14, threads)
+                for name in ("rcos", "vec")
+            ),
         ],
     }
 

@@ -12,6 +12,7 @@ derived from those declarations and never written twice.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from userfair.measures import effectiveness, envy, groups, puf, spread, uf
@@ -138,6 +139,18 @@ def register(measure: Measure) -> Measure:
 def unregister(name: str) -> None:
     """Remove a plugin from the registry of this process (tests, a notebook)."""
     _plugins.pop(name, None)
+
+
+@contextlib.contextmanager
+def builtins_only():
+    """The registry without its plugins while the block runs, then with them again: the
+    warm-up on tiny inputs (``userfair.engine.warmup``), which lack what a plugin may read."""
+    global _plugins
+    held, _plugins = _plugins, {}
+    try:
+        yield
+    finally:
+        _plugins = held
 
 
 def plugin_names() -> tuple[str, ...]:
