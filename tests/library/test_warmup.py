@@ -8,9 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from userfair import evaluate
+from userfair import evaluate, measures, plugins
 from userfair.engine import precompile, warmup
 
 WORKFLOW = Path(__file__).resolve().parents[2] / "workflow"
@@ -77,3 +78,30 @@ def test_precompile_reaches_every_cached_kernel():
     assert set(seconds) == set(precompile._steps()) and precompile.uncompiled() == []
     assert stamp.read_text().strip() == precompile.digest()
     assert precompile.precompile() == {}  # the stamp: nothing changed
+
+
+class _VecPlugin(plugins.PairMeasure):
+    """A plugin of Vec: tiny inputs have no user vectors for it."""
+
+    name, effectiveness, similarity, better = "Warm-P-Vec", "P", "Vec", "lower"
+
+    def terms(self, s_u, s_v, sim):
+        return sim * np.abs(s_u - s_v)
+
+
+def test_the_warm_up_runs_the_builtins_only(monkeypatch):
+    """A plugin loaded before the first timed call does not run in the warm-up on tiny
+    inputs (which lack what it reads, here user vectors), and is back after it."""
+    monkeypatch.setattr(warmup, "_DONE", set())
+    try:
+        plugins.load([f"{__name__}:_VecPlugin"], entry_points=False)
+        seen = []
+
+        def run():
+            seen.append(measures.plugin_names())
+            evaluate.evaluate(warmup.tiny_inputs(), k=3, route="dense")  # would need vectors
+
+        warmup.once("test", run)
+        assert seen == [()] and measures.plugin_names() == ("Warm-P-Vec",)
+    finally:
+        plugins.clear()
