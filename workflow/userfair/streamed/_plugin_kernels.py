@@ -160,21 +160,23 @@ def _dot_row(u, upper, ptr, items, values, col_ptr, col_users, col_values, acc, 
                 v = col_users[q]
                 if v <= u:
                     break
-                if mark[v] == 0:
-                    mark[v] = 1
-                    touched[n] = v
-                    n += 1
-                acc[v] += x * col_values[q]
+                n = _add(v, x * col_values[q], acc, mark, touched, n)
         else:
             for q in range(col_ptr[i], col_ptr[i + 1]):
                 v = col_users[q]
-                if v == u:
-                    continue
-                if mark[v] == 0:
-                    mark[v] = 1
-                    touched[n] = v
-                    n += 1
-                acc[v] += x * col_values[q]
+                if v != u:
+                    n = _add(v, x * col_values[q], acc, mark, touched, n)
+    return n
+
+
+@numba.njit(cache=True, inline="always")
+def _add(v, product, acc, mark, touched, n):
+    """acc[v] += product, v appended to touched[:n] the first time (mark[v] = 1); the new n."""
+    if mark[v] == 0:
+        mark[v] = 1
+        touched[n] = v
+        n += 1
+    acc[v] += product
     return n
 
 
