@@ -205,12 +205,16 @@ def _counted(decl, term, inputs, cache: dict, stats):
         cache[key] = _shared_range(low, high, shared, rows.m)
     lo, hi = cache[key]
 
+    every_row = np.arange(rows.m, dtype=np.int64)
+
     def total(s, lo, span, sparse):
-        return _plugin_kernels.term_rows(*args, kind, s, lo, span, sparse, term, threads)
+        return _plugin_kernels.term_rows(
+            *args, kind, s, lo, span, sparse, term, every_row, False, threads
+        ).sum()
 
     def by_row(s, lo, span, sparse, sample):
-        return _plugin_kernels.sampled_term_rows(
-            *args, kind, s, lo, span, sparse, term, sample, threads
+        return _plugin_kernels.term_rows(
+            *args, kind, s, lo, span, sparse, term, sample, True, threads
         )
 
     return total, by_row, lo, hi, rows.m
@@ -254,27 +258,14 @@ def _unit(decl, term, inputs, cache: dict, vectors):
     if key not in cache:
         cache[key] = unit_range(sparse_rows, args, m, threads)
     lo, hi = cache[key]
-    if sparse_rows:
+    every_row = np.arange(m, dtype=np.int64)
+    kernel = _plugin_kernels.unit_term_rows if sparse_rows else _plugin_kernels.dense_term_rows
 
-        def total(s, lo, span, sparse):
-            return _plugin_kernels.unit_term_rows(*args, s, lo, span, sparse, term, threads)
+    def total(s, lo, span, sparse):
+        return kernel(*args, s, lo, span, sparse, term, every_row, False, threads).sum()
 
-        def by_row(s, lo, span, sparse, sample):
-            return _plugin_kernels.unit_sampled_term_rows(
-                *args, s, lo, span, sparse, term, sample, threads
-            )
-
-    else:
-        every_row = np.arange(m, dtype=np.int64)
-
-        def total(s, lo, span, sparse):
-            rows = _plugin_kernels.dense_term_rows(
-                *args, s, lo, span, term, every_row, False, threads
-            )
-            return rows.sum()
-
-        def by_row(s, lo, span, sparse, sample):
-            return _plugin_kernels.dense_term_rows(*args, s, lo, span, term, sample, True, threads)
+    def by_row(s, lo, span, sparse, sample):
+        return kernel(*args, s, lo, span, sparse, term, sample, True, threads)
 
     return total, by_row, lo, hi, m
 

@@ -90,35 +90,14 @@ def _row_total(u, first, n, counts, touched, degrees, kind, scores, lo, span, sp
 @numba.njit(parallel=True)
 def term_rows(
     row_ptr, row_items, col_ptr, col_users, degrees, kind, scores, lo, span, sparse, term,
-    threads,
+    rows, every, threads,
 ):  # fmt: skip
-    """The sum over the unordered pairs of term(S_u, S_v, sim) with sim the raw similarity
-    min-max normalised ((raw - lo) / span; 0 when span is 0); only the pairs sharing an
-    item when ``sparse`` (the term is 0 at similarity 0 and lo is 0), else every pair."""
-    m = degrees.shape[0]
-    totals = np.zeros(threads)
-    for t in numba.prange(threads):
-        counts = np.zeros(m, np.int32)
-        touched = np.empty(m, np.int32)
-        total = 0.0
-        for u in range(t, m, threads):
-            n = _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
-            total += _row_total(
-                u, u + 1, n, counts, touched, degrees, kind, scores, lo, span, sparse, term
-            )
-        totals[t] = total
-    return totals.sum()
-
-
-@numba.njit(parallel=True)
-def sampled_term_rows(
-    row_ptr, row_items, col_ptr, col_users, degrees, kind, scores, lo, span, sparse, term,
-    rows, threads,
-):  # fmt: skip
-    """Per row u of ``rows`` (one value each): the sum over **every** v != u of
-    term(S_u, S_v, sim), sim normalised as in :func:`term_rows` (only the v sharing an item
-    with u when ``sparse``): the row values of the sampled estimate
-    (``userfair.streamed.estimate``), whose total over all rows is twice the pairs' sum."""
+    """Per row u of ``rows`` (one value each): the sum of term(S_u, S_v, sim) over the v > u
+    (``every`` False: each unordered pair once over all rows, the pairs' sum) or over every
+    v != u (``every``: the row values of the sampled estimate, ``userfair.streamed.estimate``,
+    whose total over all rows is twice the pairs' sum), with sim the raw similarity min-max
+    normalised ((raw - lo) / span; 0 when span is 0); only the v sharing an item with u when
+    ``sparse`` (the term is 0 at similarity 0 and lo is 0)."""
     m = degrees.shape[0]
     size = rows.shape[0]
     out = np.zeros(size)
@@ -127,9 +106,13 @@ def sampled_term_rows(
         touched = np.empty(m, np.int32)
         for row in range(t, size, threads):
             u = rows[row]
-            n = _count_all(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
+            if every:
+                n = _count_all(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
+            else:
+                n = _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched)
+            first = 0 if every else u + 1
             out[row] = _row_total(
-                u, 0, n, counts, touched, degrees, kind, scores, lo, span, sparse, term
+                u, first, n, counts, touched, degrees, kind, scores, lo, span, sparse, term
             )
     return out
 
@@ -230,32 +213,12 @@ def unit_range_rows(ptr, items, values, col_ptr, col_users, col_values, m, threa
 
 @numba.njit(parallel=True)
 def unit_term_rows(
-    ptr, items, values, col_ptr, col_users, col_values, scores, lo, span, sparse, term, threads
-):  # fmt: skip
-    """The sum over the unordered pairs of term(S_u, S_v, sim), sim the raw cosine of the
-    sparse unit rows min-max normalised; only the pairs sharing an entry when ``sparse``."""
-    m = scores.shape[0]
-    totals = np.zeros(threads)
-    for t in numba.prange(threads):
-        acc = np.zeros(m)
-        mark = np.zeros(m, np.int8)
-        touched = np.empty(m, np.int32)
-        total = 0.0
-        for u in range(t, m, threads):
-            n = _dot_row(u, True, ptr, items, values, col_ptr, col_users, col_values, acc,
-                         mark, touched)  # fmt: skip
-            total += _dot_total(u, u + 1, n, acc, mark, touched, scores, lo, span, sparse, term)
-        totals[t] = total
-    return totals.sum()
-
-
-@numba.njit(parallel=True)
-def unit_sampled_term_rows(
     ptr, items, values, col_ptr, col_users, col_values, scores, lo, span, sparse, term, rows,
-    threads,
+    every, threads,
 ):  # fmt: skip
-    """Per row u of ``rows``: the sum over every v != u of term(S_u, S_v, sim) (as
-    :func:`sampled_term_rows`, on the sparse unit rows' cosine)."""
+    """Per row u of ``rows``: the sum of term(S_u, S_v, sim) over the v > u or, ``every``,
+    over every v != u (as :func:`term_rows`), sim the raw cosine of the sparse unit rows
+    min-max normalised; only the v sharing an entry with u when ``sparse``."""
     m = scores.shape[0]
     size = rows.shape[0]
     out = np.zeros(size)
@@ -265,9 +228,10 @@ def unit_sampled_term_rows(
         touched = np.empty(m, np.int32)
         for row in range(t, size, threads):
             u = rows[row]
-            n = _dot_row(u, False, ptr, items, values, col_ptr, col_users, col_values, acc,
+            n = _dot_row(u, not every, ptr, items, values, col_ptr, col_users, col_values, acc,
                          mark, touched)  # fmt: skip
-            out[row] = _dot_total(u, 0, n, acc, mark, touched, scores, lo, span, sparse, term)
+            first = 0 if every else u + 1
+            out[row] = _dot_total(u, first, n, acc, mark, touched, scores, lo, span, sparse, term)
     return out
 
 
@@ -296,10 +260,12 @@ def dense_range_rows(unit, threads):
 
 
 @numba.njit(parallel=True)
-def dense_term_rows(unit, scores, lo, span, term, rows, every, threads):
+def dense_term_rows(unit, scores, lo, span, sparse, term, rows, every, threads):
     """Per row u of ``rows``: the sum of term(S_u, S_v, sim) over v > u (``every`` False:
     each unordered pair once over all rows) or over every v != u (``every``: the sampled
-    rows), sim the dense unit rows' cosine min-max normalised."""
+    rows), sim the dense unit rows' cosine min-max normalised. ``sparse`` is not read (the
+    signature is :func:`unit_term_rows`'s): dense rows share an entry in every pair, so
+    every pair is visited."""
     m = unit.shape[0]
     size = rows.shape[0]
     out = np.zeros(size)
