@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from userfair import measures, plugins
 from userfair.engine.warmup import tiny_inputs
+from userfair.formulas import pair_terms
 from userfair.measures import base
 
 
@@ -163,24 +164,36 @@ def test_a_declaration_refuses_what_it_cannot_be():
 # --- a built-in added by one declaration reaches every route ----------------------------
 # The way docs/architecture.md says: a statistic (CV-P: its formulas under their name in
 # userfair.formulas.spread.STATISTICS, one declaration appended to
-# userfair.measures.spread.MEASURES) and an effectiveness (F1: its formula in
+# userfair.measures.spread.MEASURES), an effectiveness (F1: its formula in
 # userfair.formulas.effectiveness.PER_USER, one declaration appended to
-# userfair.measures.effectiveness.MEASURES). The declarations join by an import hook that
-# runs the family module and then appends, before the registry reads it; nothing else is
-# edited, and no route names either measure. One process for both (its imports are most of
-# its time).
+# userfair.measures.effectiveness.MEASURES) and two pair measures (their compiled terms in
+# userfair.formulas.pair_terms.TERMS, their declarations appended to
+# userfair.measures.puf.MEASURES): PUF2-P-Cos, the squared similarity times the gap, and
+# PUFg-NDCG-Jacc, PUF's own term on the generic engine, which must equal PUF-NDCG-Jacc of
+# the fused kernels on every route. The declarations join by an import hook that runs the
+# family module and then appends, before the registry reads it; nothing else is edited,
+# and no route names any of them. One process for all (its imports are most of its time).
 ONE_DECLARATION = r"""
 import importlib.abc, importlib.machinery, json, sys
+import numba
 import numpy as np
 
 ADD = {
-    "userfair.measures.spread": lambda module: module.declare(
+    "userfair.measures.spread": lambda module: (module.declare(
         "CV-P", "statistic", "lower", "spread", "Fair (existing)", effectiveness="P",
         default=True, bounds=(0.0, float("inf")), statistic="CV",
-        routes=module._EXACT - {"experiments"}, text="coefficient of variation of P"),
-    "userfair.measures.effectiveness": lambda module: module._eff(
-        "F1", "harmonic mean of P and R at k"),
+        routes=module._EXACT - {"experiments"}, text="coefficient of variation of P"),),
+    "userfair.measures.effectiveness": lambda module: (module._eff(
+        "F1", "harmonic mean of P and R at k"),),
+    "userfair.measures.puf": lambda module: (
+        module.declare("PUF2-P-Cos", "pair", "lower", "puf", "Fair (PUF)", effectiveness="P",
+                       similarity="Cos", default=True, term="PUF2", text="PUF, sim squared"),
+        module.declare("PUFg-NDCG-Jacc", "pair", "lower", "puf", "Fair (PUF)",
+                       effectiveness="NDCG", similarity="Jacc", default=True, term="PUF",
+                       text="PUF's term on the generic engine"),
+    ),
 }
+PAIRS = ("PUF2-P-Cos", "PUFg-NDCG-Jacc", "PUF-NDCG-Jacc")
 
 class Hook(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -190,7 +203,7 @@ class Hook(importlib.abc.MetaPathFinder):
         run = spec.loader.exec_module
         def exec_module(module):
             run(module)
-            module.MEASURES += (ADD[name](module),)
+            module.MEASURES += ADD[name](module)
         spec.loader.exec_module = exec_module
         return spec
 
@@ -204,24 +217,42 @@ spread.STATISTICS["CV"] = spread.Statistic(
 p, r = effectiveness.PER_USER["P"], effectiveness.PER_USER["R"]
 effectiveness.PER_USER["F1"] = lambda h: np.where(
     p(h) + r(h) > 0, 2 * p(h) * r(h) / (p(h) + r(h)), 0.0)
+from userfair.formulas import pair_terms
+
+@numba.njit
+def squared(s_u, s_v, sim):
+    return sim * sim * abs(s_u - s_v)
+
+pair_terms.TERMS["PUF2"] = pair_terms.PairTerm(squared, zero_at_zero=True)
 from userfair import measures
 from userfair.bootstrap import uncertainty
 from userfair.decomposition.decompose import decompose
 from userfair.engine.warmup import tiny_inputs
 from userfair.evaluate import evaluate
+from userfair.workflow import experiments
 
 inputs = tiny_inputs(m=25, n=30, k=3)
+NEW = ("CV-P", "F1") + PAIRS
 out = {"names": list(measures.NAMES)}
 for route in ("dense", "stream"):
     result = evaluate(inputs, k=3, route=route)
-    out[route] = {name: result[name] for name in ("CV-P", "F1")}
+    out[route] = {name: result[name] for name in NEW}
+sampled = evaluate(inputs, k=3, sample_users=1.0, seed=2)["estimate"]["measures"]
+out["sample"] = {name: sampled[name] for name in PAIRS[:2]}
 weights = uncertainty.resample_weights(25, 4, seed=1)
 frame = uncertainty.bootstrap(inputs, weights, k=3)
-out["bootstrap"] = {name: frame[name].tolist() for name in ("CV-P", "F1")}
+out["bootstrap"] = {name: frame[name].tolist() for name in NEW}
 out["weights"] = weights.tolist()
-out["decompose"] = float(decompose(inputs, k=3)["CV-P"].sum())
+shares = decompose(inputs, k=3)
+out["decompose"] = {name: float(shares[name].sum()) for name in ("CV-P",) + PAIRS[:2]}
+sim = np.random.default_rng(1).random((25, 25))
+settings = experiments.Settings(3, 0.05, 64, "cpu", "precision")
+found = experiments.relevance_measures(inputs.topk, inputs, (sim + sim.T) / 2, sim, settings)
+out["experiments"] = {name: found[name] for name in ("PUFg-NDCG-Jacc", "PUF-NDCG-Jacc")}
 per_user = effectiveness.per_user(inputs.topk, inputs.relevant, 3)
-out["P"], out["R"] = per_user["P"].tolist(), per_user["R"].tolist()
+for name in ("P", "R", "NDCG"):
+    out[name] = per_user[name].tolist()
+out["train"] = inputs.train_of_evaluated().toarray().tolist()
 print(json.dumps(out))
 """
 
@@ -247,7 +278,7 @@ def test_a_statistic_added_by_one_declaration_reaches_every_route(one_declaratio
     expected = _sd(p) / p.mean()
     for route in ("dense", "stream"):
         assert out[route]["CV-P"] == pytest.approx(expected, rel=1e-12), route
-    assert out["decompose"] == pytest.approx(expected, rel=1e-12)  # the shares sum to it
+    assert out["decompose"]["CV-P"] == pytest.approx(expected, rel=1e-12)  # shares sum to it
     for row, value in zip(out["weights"], out["bootstrap"]["CV-P"]):
         drawn = np.repeat(p, row)  # the resample's users, each as often as drawn
         assert value == pytest.approx(_sd(drawn) / drawn.mean(), rel=1e-12)
@@ -261,3 +292,83 @@ def test_an_effectiveness_added_by_one_declaration_reaches_every_route(one_decla
         assert out[route]["F1"] == pytest.approx(np.mean(f1), rel=1e-12), route
     for row, value in zip(out["weights"], out["bootstrap"]["F1"]):
         assert value == pytest.approx(np.dot(row, f1) / sum(row), rel=1e-12)
+
+
+def _pair_loop(scores, train, kind, term, weights=None):
+    """A pair measure from its formula: the mean over the unordered pairs (of distinct
+    copies of distinct users, with bootstrap ``weights``) of term(S_u, S_v, sim), sim the
+    raw cosine or Jaccard of the train rows min-max normalised over the pairs."""
+    rows = [set(np.flatnonzero(row)) for row in np.asarray(train)]
+    m = len(rows)
+    w = np.ones(m) if weights is None else np.asarray(weights, dtype=float)
+
+    def raw(a, b):
+        shared = len(a & b)
+        if kind == "Cos":
+            return shared / np.sqrt(len(a) * len(b)) if a and b else 0.0
+        return shared / len(a | b) if a | b else 0.0
+
+    pairs = [(u, v) for u in range(m) for v in range(u + 1, m)]
+    values = [raw(rows[u], rows[v]) for u, v in pairs]
+    lo, hi = min(values), max(values)
+    total = count = 0.0
+    for (u, v), value in zip(pairs, values):
+        sim = (value - lo) / (hi - lo) if hi > lo else 0.0
+        total += w[u] * w[v] * term(scores[u], scores[v], sim)
+        count += w[u] * w[v]
+    return total / count
+
+
+def test_pair_measures_added_by_one_declaration_reach_every_route(one_declaration):
+    out = one_declaration
+    assert out["names"][-2:] == ["PUF2-P-Cos", "PUFg-NDCG-Jacc"]  # one of every measures file
+    p, ndcg = np.array(out["P"]), np.array(out["NDCG"])
+    expected = {
+        "PUF2-P-Cos": (p, "Cos", lambda a, b, sim: sim * sim * abs(a - b)),
+        "PUFg-NDCG-Jacc": (ndcg, "Jacc", lambda a, b, sim: sim * abs(a - b)),
+    }
+    for name, (scores, kind, term) in expected.items():
+        value = _pair_loop(scores, out["train"], kind, term)
+        for route in ("dense", "stream"):
+            assert out[route][name] == pytest.approx(value, rel=1e-12), (name, route)
+        assert out["decompose"][name] == pytest.approx(value, rel=1e-12), name
+        # the whole sample is the exact value, with no sampling error
+        assert out["sample"][name]["value"] == pytest.approx(value, rel=1e-12), name
+        assert out["sample"][name]["se"] == 0.0, name
+        for row, got in zip(out["weights"], out["bootstrap"][name]):
+            loop = _pair_loop(scores, out["train"], kind, term, row)
+            assert got == pytest.approx(loop, rel=1e-12), (name, row)
+
+
+def test_the_generic_engine_on_pufs_term_equals_pufs_fused_kernels(one_declaration):
+    out = one_declaration
+    for route in ("dense", "stream", "experiments"):
+        assert out[route]["PUFg-NDCG-Jacc"] == pytest.approx(
+            out[route]["PUF-NDCG-Jacc"], rel=1e-12
+        ), route
+    np.testing.assert_allclose(
+        out["bootstrap"]["PUFg-NDCG-Jacc"], out["bootstrap"]["PUF-NDCG-Jacc"], rtol=1e-12
+    )
+
+
+def test_a_built_in_pair_measure_declares_a_term_it_can_be_served_by():
+    with pytest.raises(ValueError, match="declares its term"):
+        base.declare("X-P-Cos", "pair", "lower", "other", "Fair (PUF)", similarity="Cos",
+                     default=True)  # fmt: skip
+    with pytest.raises(ValueError, match="default=True"):
+        base.declare("X-P-Cos", "pair", "lower", "puf", "Fair (PUF)", similarity="Cos",
+                     term="PUF")  # fmt: skip
+    with pytest.raises(ValueError, match="only a built-in pair measure"):
+        base.declare("X-P", "statistic", "lower", "spread", "Fair (existing)", statistic="SD",
+                     term="PUF", default=True)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(pair_terms.TERMS))
+def test_every_built_in_pair_term_is_symmetric_and_its_zero_flag_true(name):
+    found = pair_terms.TERMS[name]
+    rng = np.random.default_rng(5)
+    s_u, s_v, sim = rng.random(300), rng.random(300), rng.random(300)
+    for a, b, x in zip(s_u, s_v, sim):
+        assert found.term(a, b, x) == pytest.approx(found.term(b, a, x), rel=1e-12)
+        if found.zero_at_zero:
+            assert found.term(a, b, 0.0) == 0.0

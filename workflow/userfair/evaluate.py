@@ -11,7 +11,17 @@ from userfair.engine._backend import resolve
 from userfair.files.inputs import Inputs
 from userfair.formulas import effectiveness, fairness, spread
 from userfair.formulas import groups as user_groups
-from userfair.measures import EFF, FAIR_GROUP, NAMES, OPT_IN, conventions, plugin_names, statistics
+from userfair.measures import (
+    EFF,
+    FAIR_GROUP,
+    NAMES,
+    OPT_IN,
+    conventions,
+    fused,
+    generic,
+    plugin_names,
+    statistics,
+)
 from userfair.opt_in import variants
 from userfair.similarity import pairwise
 from userfair.streamed import estimate, streaming
@@ -89,8 +99,9 @@ def evaluate(
     ``userfair.similarity.registry``: ``rcos``, ``vec``, ``genre``) add PUF-{P,NDCG[,gNDCG]}-SIM;
     ``user_vectors``: the (m, d) vectors ``vec`` reads.
 
-    Plugins (``userfair.plugins``, docs/plugins.md): every plugin measure loaded in this
-    process follows, on the same route (``userfair.engine.plugin_routes``).
+    The generic engine (``userfair.engine.plugin_routes``): the built-in pair measures
+    declared with a term (``userfair.formulas.pair_terms``) and every plugin measure loaded
+    in this process (``userfair.plugins``, docs/plugins.md) follow, on the same route.
 
     ``groups``: a :class:`userfair.formulas.groups.Groups` of ``inputs.users`` adds the group
     measures ``UserMAD-P`` and ``UserMAD-NDCG`` (``userfair.measures.FAIR_GROUP``) and the
@@ -188,7 +199,7 @@ def evaluate(
         del sim
 
     result = {
-        **{key: scores[key] for key in NAMES},
+        **{key: scores[key] for key in fused(NAMES)},
         "seconds": clock.seconds,
         "conventions": conventions(envy_utility, epsilon, gamma),
     }
@@ -200,12 +211,13 @@ def evaluate(
 def with_plugins(
     result, inputs, k, route, block_size, vectors=None, per_user=None, stats=None
 ) -> dict:  # fmt: skip
-    """``result`` with the plugin measures loaded in this process (``userfair.plugins``)
-    after the built-ins, each with its seconds (none loaded: ``result`` as it is). On the
+    """``result`` with the measures of the generic engine (``userfair.measures.generic``:
+    the built-in pair measures declared with a term, then the plugins loaded in this
+    process) after the others, each with its seconds (none: ``result`` as it is). On the
     streamed route, ``stats``: pass one's (the similarity ranges); with a sampled
     ``estimate`` in ``result``, the pair plugins with a compiled term are estimated from
     the same sample, their SE and interval added to its record."""
-    if not plugin_names():
+    if not generic():
         return result
     sample = result.get("estimate") if route == "stream" else None
     values, seconds, estimated = plugin_routes.evaluate_plugins(
@@ -229,7 +241,7 @@ def _with_variants(result, inputs, k, route, block_size, names, vectors, device=
         inputs, k, names, vectors, route, block_size, device=resolve(device)
     )
     return {
-        **{key: result[key] for key in NAMES},
+        **{key: result[key] for key in fused(NAMES)},
         **values,
         "seconds": {**result["seconds"], **seconds},
         "conventions": result["conventions"],

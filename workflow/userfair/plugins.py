@@ -42,6 +42,7 @@ import numpy as np
 from numba.extending import is_jitted
 
 from userfair import measures
+from userfair.formulas import pair_terms
 from userfair.measures.base import Measure
 from userfair.similarity import registry
 from userfair.streamed._plugin_kernels import COMPILED as COMPILED_KINDS
@@ -147,16 +148,41 @@ def loaded() -> tuple[UserMeasure | PairMeasure, ...]:
 
 
 def instance(name: str) -> UserMeasure | PairMeasure:
-    """The loaded plugin measure ``name``."""
-    if name not in _loaded:
-        raise KeyError(f"no plugin measure {name!r} is loaded")
-    return _loaded[name][1]
+    """The loaded plugin measure ``name``, or the PairMeasure of a built-in pair measure
+    declared with a term (:func:`builtin_pair`): what the generic engine computes."""
+    if name in _loaded:
+        return _loaded[name][1]
+    if measures.is_known(name) and measures.get(name).term is not None:
+        return builtin_pair(measures.get(name))
+    raise KeyError(f"no plugin measure {name!r} is loaded")
+
+
+#: The PairMeasures of the built-in pair measures declared with a term, by name.
+_builtin: dict[str, PairMeasure] = {}
+
+
+def builtin_pair(declaration: Measure) -> PairMeasure:
+    """A built-in pair measure declared with a term (``userfair.formulas.pair_terms``) as the
+    PairMeasure the generic engine reads: its declaration's fields and its compiled term."""
+    if declaration.name not in _builtin:
+        fields = {
+            "name": declaration.name, "effectiveness": declaration.effectiveness,
+            "similarity": declaration.similarity, "better": declaration.better,
+            "bounds": declaration.bounds, "text": declaration.text,
+            "term": staticmethod(pair_terms.TERMS[declaration.term].term),
+        }  # fmt: skip
+        _builtin[declaration.name] = type(declaration.name, (PairMeasure,), fields)()
+    return _builtin[declaration.name]
 
 
 def zero_at_zero(name: str) -> bool:
-    """Whether the pair plugin ``name``'s term vanishes where the similarity is 0 (checked
-    on random inputs at load): then the row passes visit only the pairs whose raw
-    similarity is stored (e.g. that share an item)."""
+    """Whether the pair measure ``name``'s term vanishes where the similarity is 0 (a
+    plugin's checked on random inputs at load, a built-in's declared with its term): then
+    the row passes visit only the pairs whose raw similarity is stored (e.g. that share an
+    item)."""
+    if name not in _zero_at_zero and measures.is_known(name):
+        term = measures.get(name).term
+        return term is not None and pair_terms.TERMS[term].zero_at_zero
     return _zero_at_zero.get(name, False)
 
 

@@ -24,7 +24,7 @@ from userfair.engine._backend import binary_csr, blocks  # noqa: E402
 from userfair.files.inputs import Inputs, read_genre_matrix  # noqa: E402
 from userfair.formulas import effectiveness, fairness, spread  # noqa: E402
 from userfair.formulas import groups as user_groups  # noqa: E402
-from userfair.measures import FAIR_GROUP, OPT_IN, plugin_names, statistics  # noqa: E402
+from userfair.measures import FAIR_GROUP, OPT_IN, generic, statistics  # noqa: E402
 from userfair.opt_in import variants  # noqa: E402
 from userfair.recbole_collector import (  # noqa: E402
     NEED_GRADES,
@@ -219,10 +219,10 @@ def measures(
     m = len(inputs.users)
     route = route_.choose_route(m, 1.0, options["userfair_route"])
     opt_in = [name for name in wanted if name in OPT_IN]
-    plugged = [name for name in wanted if name in plugin_names()]
+    plugged = [name for name in wanted if name in generic()]
     builtin = [n for n in wanted if n not in OPT_IN and n not in plugged]
     scores = default_measures(inputs, k, builtin, options, route, cache_key, groups)
-    if plugged:  # the plugin measures (docs/plugins.md) on the same route
+    if plugged:  # the plugins (docs/plugins.md) and pair terms, on the same route
         values, _, _ = plugin_routes.evaluate_plugins(
             inputs, k, plugged, route=route, block_size=int(options["userfair_block_size"])
         )

@@ -34,7 +34,7 @@ from userfair.formulas import _kernels, effectiveness, fairness, spread
 from userfair.formulas import groups as user_groups
 from userfair.formulas.effectiveness import hits, validate_lists
 from userfair.formulas.spread import Draws
-from userfair.measures import EFF, NAMES, conventions, plugin_names, statistics
+from userfair.measures import EFF, NAMES, conventions, fused, generic, statistics
 from userfair.similarity import pairwise
 from userfair.similarity.pairwise import BLOCK_SIZE
 
@@ -185,15 +185,15 @@ def bootstrap(
     lap("PUF and UF thresholds (matrix products)")
     out["UF"] = _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size, lap)
 
-    frame = pd.DataFrame({key: out[key] for key in NAMES}, columns=list(NAMES))
+    frame = pd.DataFrame({key: out[key] for key in fused(NAMES)}, columns=list(fused(NAMES)))
     frame.index = pd.RangeIndex(resamples, name="resample")
     if groups is not None:
         frame = frame.join(user_groups.bootstrap(per_user, groups, weights))
         lap("group measures")
-    if plugin_names():  # the plugin measures loaded in this process (docs/plugins.md)
+    if generic():  # the plugins (docs/plugins.md) and built-in pair measures with a term
         values = plugin_routes.bootstrap_plugins(inputs, weights, k, block_size=block_size)
         frame = frame.assign(**values)
-        lap("plugin measures")
+        lap("generic measures (plugins, pair terms)")
     frame.attrs["seconds"] = seconds  # wall seconds of each step, for the benchmark
     frame.attrs["conventions"] = conventions(envy_utility, epsilon, gamma)
     return frame

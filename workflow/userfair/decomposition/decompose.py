@@ -45,7 +45,7 @@ from userfair.engine import route as route_
 from userfair.files.inputs import Inputs
 from userfair.files.io import InputError, atomic_path
 from userfair.formulas import _kernels, effectiveness, fairness
-from userfair.measures import plugin_names, served, unserved
+from userfair.measures import generic, served, unserved
 from userfair.similarity import pairwise
 
 log = logging.getLogger(__name__)
@@ -292,10 +292,11 @@ def decompose(
 
 
 def with_plugin_shares(frame: pd.DataFrame, inputs: Inputs, k: int, route: str, block_size):
-    """``frame`` with each loaded plugin PairMeasure's per-user share after the built-in
+    """``frame`` with the per-user share of each pair measure of the generic engine (the
+    built-in ones declared with a term, each loaded plugin PairMeasure) after the other
     columns (userfair.engine.plugin_routes.pair_shares; docs/plugins.md); a plugin UserMeasure
     has no generic share, and says so once."""
-    names = plugin_names()
+    names = generic()
     unserved("decompose", names, "not in the per-user frame")
     shares = plugin_routes.pair_shares(inputs, k, served("decompose", names), route, block_size)
     return frame.assign(**shares) if shares else frame

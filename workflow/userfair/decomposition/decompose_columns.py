@@ -17,15 +17,15 @@ import scipy.sparse as sp
 
 from userfair.files.inputs import Inputs
 from userfair.formulas import fairness, spread
-from userfair.measures import FAIR_PUF, statistics
+from userfair.measures import FAIR_PUF, fused, statistics
 
 #: The built-in statistics of P and NDCG the decomposition serves (SD, Gini), in table order.
 STATISTICS = statistics(("P", "NDCG"), "decompose")
 #: The per-user columns whose sum over the users is the measure of the same name, in order.
-SHARES = FAIR_PUF + ("UF", "ME", "MME", "PEU") + tuple(m.name for m in STATISTICS)
+SHARES = fused(FAIR_PUF) + ("UF", "ME", "MME", "PEU") + tuple(m.name for m in STATISTICS)
 #: The signed parts: each column, too, sums over the users to the measure before the colon.
 SIGNED = (
-    tuple(f"{name}:{part}" for name in FAIR_PUF for part in ("disadvantaged", "advantaged"))
+    tuple(f"{name}:{part}" for name in fused(FAIR_PUF) for part in ("disadvantaged", "advantaged"))
     + tuple(f"{m.name}:{part}" for m in STATISTICS for part in spread.of(m).parts)
     + ("ME:envies", "ME:envied", "MME:envies", "MME:envied")
 )

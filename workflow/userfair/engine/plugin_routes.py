@@ -1,4 +1,6 @@
-"""The routes of the plugin measures (docs/plugins.md#routes), generic over their two kinds:
+"""The generic engine: the routes of the plugin measures (docs/plugins.md#routes) and of the
+built-in pair measures declared with a term (``userfair.formulas.pair_terms``, served here
+as a PairMeasure: ``userfair.plugins.builtin_pair``), generic over their two kinds:
 a UserMeasure is called on the per-user scores it declares (with bootstrap multiplicities
 as weights), a PairMeasure's terms are summed over the unordered pairs u < v in row blocks
 of the raw similarity (``userfair.similarity.registry`` block functions), min-max normalised
@@ -33,7 +35,7 @@ import scipy.sparse as sp
 
 from userfair import plugins
 from userfair.formulas import effectiveness, graded
-from userfair.measures import get, unserved
+from userfair.measures import generic, get, unserved
 from userfair.opt_in import variants
 from userfair.similarity import registry
 from userfair.similarity.pairwise import BLOCK_SIZE
@@ -358,7 +360,7 @@ def evaluate_plugins(
     and ``level``): each pair plugin with a compiled term is estimated from the same sample
     of users as the built-in pair measures (:func:`compiled_estimate`), its value, SE and
     interval in the third dict; any other is computed exact, which is said once."""
-    names = [p.name for p in plugins.loaded()] if names is None else list(names)
+    names = list(generic()) if names is None else list(names)
     needed = {get(name).effectiveness for name in names}
     scores = scores_of(inputs, k, sorted(needed), per_user)
     values, seconds, estimated, cache = {}, {}, {}, {}
@@ -396,7 +398,7 @@ def bootstrap_plugins(
     block_size: int = BLOCK_SIZE, vectors=None,
 ) -> dict[str, np.ndarray]:  # fmt: skip
     """(B,) values of each plugin measure over the resamples of ``weights``."""
-    names = [p.name for p in plugins.loaded()] if names is None else list(names)
+    names = list(generic()) if names is None else list(names)
     scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names}))
     out, cache = {}, {}
     for name in names:
@@ -422,7 +424,7 @@ def pair_shares(
     loaded one), as PUF's (docs/method.md#who): each pair's term split evenly between its
     two users, share_u = sum over v != u of t(u, v) / (m (m - 1)); the shares sum to the
     measure. Row blocks, never m x m."""
-    names = [p.name for p in plugins.loaded()] if names is None else list(names)
+    names = list(generic()) if names is None else list(names)
     names = [name for name in names if get(name).kind == "pair"]
     scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names}))
     m = len(inputs.users)

@@ -190,6 +190,22 @@ def statistics(scores, route: str | None = None) -> tuple[Measure, ...]:
     )  # fmt: skip
 
 
+def generic(names=None) -> tuple[str, ...]:
+    """Among ``names`` (default: every declared measure, in registry order) those the generic
+    engine serves (``userfair.engine.plugin_routes``): the built-in pair measures declared
+    with a ``term`` and every plugin. The other routes leave them to it."""
+    names = [m.name for m in declared()] if names is None else names
+    return tuple(name for name in names if get(name).term is not None or not get(name).builtin)
+
+
+def fused(names) -> tuple[str, ...]:
+    """Among ``names`` those the family kernels serve (every built-in but the pair measures
+    declared with a term): what a route computes itself before the generic engine adds
+    :func:`generic`'s."""
+    chosen = set(generic(names))
+    return tuple(name for name in names if name not in chosen)
+
+
 def served(route: str, names=None) -> tuple[str, ...]:
     """The measures among ``names`` (default: every declared one) that ``route`` serves."""
     if route not in ROUTES:

@@ -56,7 +56,11 @@ class Measure:
     built-in ``statistic``, the name of its formulas in
     ``userfair.formulas.spread.STATISTICS`` (its value, its value in every bootstrap
     resample, its per-user shares), which every route calls (``spread.of(measure)``); None
-    for every other kind and for a plugin (``userfair.plugins``).
+    for every other kind and for a plugin (``userfair.plugins``). ``term``: for a built-in
+    ``pair`` measure, the name of its pair term in ``userfair.formulas.pair_terms.TERMS``;
+    the generic pair engine (``userfair.engine.plugin_routes``, the one that serves the
+    plugins) then serves it on every route, so the measure is that term and this
+    declaration. None for PUF's own declarations, which its fused kernels serve.
     """
 
     name: str
@@ -72,6 +76,7 @@ class Measure:
     source: str = BUILTIN
     text: str = ""
     statistic: str | None = None
+    term: str | None = None
 
     def __post_init__(self):
         if not self.name or any(c.isspace() for c in self.name) or "/" in self.name:
@@ -89,6 +94,19 @@ class Measure:
             raise ValueError(f"{self.name}: a built-in statistic declares its formulas")
         if self.kind == "pair" and not self.similarity:
             raise ValueError(f"{self.name}: a pair measure declares its similarity")
+        if self.term is not None and (self.kind != "pair" or self.source != BUILTIN):
+            raise ValueError(f"{self.name}: only a built-in pair measure declares a term")
+        if self.term is not None and not self.default:
+            raise ValueError(
+                f"{self.name}: a built-in pair measure with a term is one of every measures "
+                "file (default=True); an opt-in pair measure is a plugin (docs/plugins.md)"
+            )
+        fused = self.family == "puf"  # PUF's own: its fused kernels serve it
+        if self.kind == "pair" and self.source == BUILTIN and not self.term and not fused:
+            raise ValueError(
+                f"{self.name}: a built-in pair measure declares its term "
+                "(userfair.formulas.pair_terms.TERMS); only PUF's own have fused kernels"
+            )
         low, high = self.bounds
         if not (low <= high) or math.isnan(low) or math.isnan(high):
             raise ValueError(f"{self.name}: bounds {self.bounds} must be low <= high")

@@ -42,7 +42,7 @@ from userfair.engine import warmup
 from userfair.engine._backend import binary_csr
 from userfair.files.inputs import Inputs
 from userfair.formulas import effectiveness, fairness
-from userfair.measures import NAMES, served
+from userfair.measures import NAMES, fused, served
 from userfair.measures import get as get_measure
 from userfair.streamed import _sample_kernels as sk
 from userfair.streamed import streaming
@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 
 #: The built-in measures estimated from the sample: those whose declaration names the
 #: ``sample`` route (ME, MME, PEU, UF and the Jaccard PUF; the others are exact on this route).
-ESTIMATED = served("sample", NAMES)
+ESTIMATED = served("sample", fused(NAMES))
 #: Default interval level.
 LEVEL = 0.95
 #: The ``kind`` of a sampled part's record (:func:`sample_part`).

@@ -45,7 +45,7 @@ from userfair.engine import warmup
 from userfair.engine._backend import binary_csr, blocks, resolve, to_torch
 from userfair.files.inputs import Inputs
 from userfair.formulas import _kernels, effectiveness, fairness, spread
-from userfair.measures import EFF, NAMES, conventions, statistics
+from userfair.measures import EFF, NAMES, conventions, fused, statistics
 from userfair.similarity.pairwise import BLOCK_SIZE
 from userfair.similarity.registry import CosineBlocks
 from userfair.streamed import _streaming_kernels as kern
@@ -402,7 +402,7 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums, device: str = "cpu"
         seconds["PUF-P-Cos"] = seconds["PUF-NDCG-Cos"] = time.perf_counter() - clock
     seconds["UF"] = sums.seconds_pairs + sums.seconds_uf_setup
     return {
-        **{key: float(scores[key]) for key in NAMES},
+        **{key: float(scores[key]) for key in fused(NAMES)},
         "seconds": seconds,
         "conventions": conventions(sums.envy_utility, sums.epsilon, stats.gamma),
     }

@@ -159,7 +159,7 @@ def plugin_measures(scores: dict[str, np.ndarray], sims) -> dict[str, float]:
     ``scores`` and the similarities ``sims(label)`` (:class:`PluginSimilarities`); the ones
     they do not serve (a score the experiment lacks, e.g. gNDCG) are said once
     (userfair.measures.unserved)."""
-    names = measures.plugin_names()
+    names = measures.generic()
     measures.unserved("experiments", names, "left out of Figs. 2-4")
     out = {}
     for name in measures.served("experiments", names):
@@ -367,7 +367,7 @@ def run_extreme(
 def extreme_plugins(scores, score: str, sim: np.ndarray) -> dict[str, float]:
     """Fig. 4's plugin rows: every plugin PairMeasure of the score ``score`` on the
     similarity assigned by that score's differences (docs/plugins.md)."""
-    names = measures.served("experiments", measures.plugin_names())
+    names = measures.served("experiments", measures.generic())
     chosen = [
         n
         for n in names

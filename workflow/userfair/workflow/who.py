@@ -26,14 +26,16 @@ import pandas as pd
 from userfair.bootstrap import inference
 from userfair.decomposition import decompose, decompose_columns, worst_cases
 from userfair.formulas.groups import read_user_features as read_user_file
-from userfair.measures import FAIR_PUF, plugin_names
+from userfair.measures import FAIR_PUF, fused, generic
 from userfair.workflow import rawfiles
 
 log = logging.getLogger(__name__)
 
 #: The measures of the group table and the figure: every share and PUF's disadvantaged
 #: parts (who is the worse-served of the similar pairs).
-GROUP_MEASURES = decompose_columns.SHARES + tuple(f"{name}:disadvantaged" for name in FAIR_PUF)
+GROUP_MEASURES = decompose_columns.SHARES + tuple(
+    f"{name}:disadvantaged" for name in fused(FAIR_PUF)
+)
 #: The measures of the figure, one panel each.
 FIGURE_MEASURES = (
     "PUF-P-Cos",
@@ -290,7 +292,7 @@ def group_table(
     inference.check_level(level)
     if measures is None:
         measures = GROUP_MEASURES + tuple(
-            name for name in plugin_names() if all(name in f.columns for f in frames.values())
+            name for name in generic() if all(name in f.columns for f in frames.values())
         )
     parts, weights_of, users_of = [], {}, {}
     for (dataset, model), frame in frames.items():
