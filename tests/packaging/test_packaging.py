@@ -44,7 +44,8 @@ PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 MEASURES = ["cli", "frames", "evaluate", "files/inputs", "formulas/_kernels"]
 #: The package data: the paper's printed tables (userfair.workflow.reproduction).
 PAPER_NUMBERS = [f"workflow/paper_numbers/table{n}.csv" for n in (1, 2, 3)] + [
-    "workflow/data/costs.csv"
+    "workflow/data/costs.csv",
+    "workflow/data/scatter_parts.json",
 ]
 #: Must never be imported by the measures.
 WORKFLOW_ONLY = ["torch", "recbole", "snakemake", "matplotlib", "seaborn", "requests", "faiss"]

@@ -19,10 +19,10 @@ import pytest
 import yaml
 
 from userfair.files.io import InputError
-from userfair.workflow import calibrate, catalogue, costs, grids, models
+from userfair.workflow import calibrate, catalogue, costs, grids, models, scatter_plan
 from userfair.workflow import plan as plan_report
 
-from conftest import REPO, copy_run, make_workdir, snakemake
+from conftest import BIN, REPO, copy_run, make_workdir, snakemake
 
 PAPER_MODELS = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["models"]
 
@@ -558,6 +558,45 @@ def test_a_retried_job_asks_for_more_time_each_attempt(tmp_path, tiny_run):
     first = int(tune[0]["runtime"])
     assert [int(r["runtime"]) for r in tune] == [first, 2 * first, 3 * first]
     assert len({r["mem_mb"] for r in tune}) == 1 and tune[0]["gpu"] == "0"
+
+
+@pytest.mark.slow
+def test_the_streamed_measures_ask_for_their_datasets_size_and_the_plan_says_so(tmp_path, tiny_run):
+    """With the streamed route and two parts, pairs_part, pairs, measure_sums and measures
+    ask for userfair.workflow.scatter_plan.requests of the dataset's stats.json (its item
+    visits), their messages say so, and `snakemake plan` lists the same requests. On a copy
+    of the session's tiny run: its data stage and models are reused."""
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
+    stream = test_dir / "stream.yaml"
+    stream.write_text("measures:\n  stream_above: 0\n  scatter: 2\n")
+    on = ["--directory", ".test", "--configfile", str(stream)]  # last: it takes a list
+    snakemake(repo, "plan", "--cores", "1", *on)
+    plan = [
+        r for r in read_plan(test_dir / "results" / "plan.csv") if r["rule"] in scatter_plan.RULES
+    ]
+    assert [r["rule"] for r in plan] == ["pairs_part", "pairs"] + ["measure_sums"] * 3 + [
+        "measures"
+    ] * 3, plan
+    targets = [f"results/ml-100k/measures/{m}.json" for m in ("UserKNN", "ItemKNN", "BPR")]
+    proc = show_resources(repo, "-n", *targets, "--forcerun", *scatter_plan.RULES, *on)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert_plan_is_the_dag(plan, job_resources(proc.stdout + proc.stderr))
+    stats = json.loads((test_dir / "results/ml-100k/data/stats.json").read_text())
+    size = costs.Size("ml-100k", stats["users"], stats["items"], stats["train"], 1,
+                      stats["test_users"], "stats", stats["item_visits"])  # fmt: skip
+    expected = scatter_plan.requests(size, 2, 2880)
+    for row in plan:
+        request = expected[row["rule"]]
+        assert (int(row["mem_mb"]), int(row["runtime_min"])) == (request.mem_mb, request.runtime)
+    messages = subprocess.run(
+        [str(BIN / "snakemake"), "-n", *targets, "--forcerun", "pairs_part", *on],
+        cwd=repo, capture_output=True, text=True, timeout=600,
+    ).stdout  # fmt: skip
+    part = expected["pairs_part"]
+    assert (
+        f"Pass one of the streamed measures of ml-100k, part 1-of-2 ({part.mem_mb} MB, "
+        f"{part.runtime} min)"
+    ) in messages
 
 
 def test_the_dataset_job_asks_for_the_build_not_a_jobs_load():

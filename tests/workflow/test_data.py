@@ -343,6 +343,7 @@ def test_stats_and_table1():
         "valid": 1,
         "test": 1,
         "protocol": "global",
+        "item_visits": 0,  # x and y have one train user each: no pair meets there
     }
     table = tables.table1({"toy": {**stats, **data.split_counts(splits)}})
     assert table.loc["toy", "users in split"] == 3 and table.loc[
@@ -353,6 +354,21 @@ def test_stats_and_table1():
     assert per_user["protocol"] == "per-user"
     with pytest.raises(InputError, match="missing field"):
         tables.table1({"toy": stats})
+
+
+def test_item_visits_count_the_user_pairs_each_item_joins():
+    """x has three train users (3 pairs), y two (1 pair), z one (none): 4; a repeated
+    interaction does not count twice."""
+    train = frame(
+        [("a", "x"), ("b", "x"), ("c", "x"), ("a", "y"), ("b", "y"), ("b", "y"), ("c", "z")],
+        columns=("user_id", "item_id"),
+    )
+    assert data.item_visits(train) == 4
+    loop = sum(
+        len(users) * (len(users) - 1) // 2
+        for users in (set(train.user_id[train.item_id == i]) for i in set(train.item_id))
+    )
+    assert loop == 4
 
 
 def test_ml100k_protocol_numbers():

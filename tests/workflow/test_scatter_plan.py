@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from userfair.workflow import scatter_plan
+from userfair.workflow import costs, scatter_plan
 
 
 def cluster_result(parts: int = 4) -> dict:
@@ -63,17 +63,18 @@ def test_pair_work_grows_as_the_square_and_per_user_work_linearly():
     assert "on 100 nodes x 2 thread(s)" in text
     assert "EXTRAPOLATED from 4 timed SLURM parts" in text
     assert "pair work x 100 ((M/m)^2" in text and "memory x 10 (M/m)" in text
-    assert text.endswith(
-        "OVER the rules' requests: a part's 10.0 GiB exceed the jobs' 7.8 GiB (raise it: "
-        "finer parts need as much)"
-    )  # 10,200 MB against the rules' 8,000 MB; the parts' 3 min fit their 120
+    assert "OVER" not in text  # 3-minute parts: far within training.max_runtime
 
 
-def test_parts_longer_than_the_rules_runtime_are_said_so():
+def test_parts_longer_than_the_longest_job_are_said_so():
     measured = scatter_plan.Measured.from_cluster(cluster_result())
     p = scatter_plan.plan(measured, 10_000_000, nodes=100)
-    assert p.pass_two_part_s / 60 > scatter_plan.RULE_RUNTIME_MIN
-    assert "min exceed the jobs' 120-minute runtime" in scatter_plan.over(p)
+    assert p.pass_two_part_s / 60 * 1.5 > 120
+    assert scatter_plan.over(p, max_runtime=120) == (
+        f"OVER the longest job: a part's {p.pass_two_part_s / 60:,.0f} min (x 1.5 margin) "
+        "exceed training.max_runtime = 120 min (scatter finer or raise it)"
+    )
+    assert scatter_plan.over(p) == ""  # within the default 2,880 minutes
     assert scatter_plan.over(scatter_plan.plan(measured, 100_000, nodes=4)) == ""
 
 
@@ -122,3 +123,78 @@ def test_a_sampled_range_on_two_threads_counts_its_thread_seconds():
     measured = scatter_plan.Measured.from_sample(row)
     assert (measured.pass_one_s, measured.pairs_s) == pytest.approx((72.0, 180.0))
     assert "load nan" in measured.source  # no load recorded: said so
+
+
+# --- the workflow's own requests -----------------------------------------------------------
+
+
+def _size(users, train, visits=None, items=20_000):
+    return costs.Size("d", users, items, train, 100, users, "stats", visits)
+
+
+def test_the_requests_at_the_measured_size_are_the_measured_parts_with_the_margins():
+    """At the calibration's own size and parts, each job asks for its measured seconds and
+    the largest measured peak, times the cost model's margins; at least its floors."""
+    measured = scatter_plan.Measured.from_cluster(cluster_result())
+    size = _size(100_000, 1_900_000, 1.6e9)
+    found = scatter_plan.requests(size, 4, 2880, measured=measured)
+    assert set(found) == set(scatter_plan.RULES)
+    assert {r.mem_mb for r in found.values()} == {math.ceil(1200 * 1.3 / 100) * 100}
+    seconds = {"pairs_part": 15.0, "pairs": 10.0, "measure_sums": 30.0, "measures": 40.0}
+    for rule, s in seconds.items():
+        assert found[rule].runtime == max(costs.MIN_RUNTIME, math.ceil(s / 60 * 1.5)), rule
+    # ten times the pair work (item visits) in one part: pass one and two grow with them
+    big = scatter_plan.requests(_size(100_000, 1_900_000, 1.6e11), 1, 2880, measured=measured)
+    assert big["pairs_part"].runtime == math.ceil((20.0 * 100 + 10.0) / 60 * 1.5)
+    assert big["measure_sums"].runtime == math.ceil((68.0 * 100 + 3.0 + 10.0) / 60 * 1.5)
+    # retries ask for more time, never above the cap; memory stays
+    third = scatter_plan.requests(_size(100_000, 1_900_000, 1.6e11), 1, 100, 3, measured=measured)
+    assert big["pairs_part"].runtime == 51 and third["pairs_part"].runtime == 100  # not 153
+    assert third["pairs"].mem_mb == big["pairs"].mem_mb
+    # with one part there are no parts: the gathers make the passes themselves
+    assert big["pairs"].runtime == big["pairs_part"].runtime
+    assert big["measures"].runtime == math.ceil((68.0 * 100 + 3.0 + 10.0 + 40.0) / 60 * 1.5)
+    # two threads a job halve the pair work of a part
+    two = scatter_plan.requests(size, 1, 2880, threads=2, measured=measured)
+    one = scatter_plan.requests(size, 1, 2880, measured=measured)
+    assert two["measure_sums"].runtime <= one["measure_sums"].runtime
+
+
+def test_memory_follows_the_users_and_a_tiny_dataset_asks_for_the_floor():
+    measured = scatter_plan.Measured.from_cluster(cluster_result())
+    ten = scatter_plan.requests(_size(1_000_000, 19_000_000, 1.6e11), 100, 2880, measured=measured)
+    assert ten["measure_sums"].mem_mb == math.ceil((200 + 1000 * 10) * 1.3 / 100) * 100
+    tiny = scatter_plan.requests(_size(83, 49_015, 2e7), 2, 2880, measured=measured)
+    assert {r.mem_mb for r in tiny.values()} == {math.ceil(costs.BASE_MB * 1.3 / 100) * 100}
+    assert {r.runtime for r in tiny.values()} == {costs.MIN_RUNTIME}
+
+
+def test_unknown_item_visits_are_estimated_from_the_shape_and_said_so():
+    measured = scatter_plan.Measured(**{**vars(scatter_plan.calibration()), "items": 20_000})
+    known, how = scatter_plan.visits_of(_size(10, 100, 12345), measured)
+    assert (known, how) == (12345.0, "its stats.json's item visits")
+    guess, how = scatter_plan.visits_of(_size(200_000, 2 * measured.train, None, 40_000), measured)
+    assert guess == pytest.approx(measured.item_visits * 4 / 2)  # twice the train, twice the items
+    assert how == "item visits estimated from its shape"
+
+
+def test_the_packaged_calibration_is_a_timed_scatter(tmp_path):
+    measured = scatter_plan.calibration()
+    assert measured.users > 0 and measured.item_visits > 0 and measured.items > 0
+    assert "timed" in measured.source
+    path = tmp_path / "c.json"
+    scatter_plan.write_calibration(measured, path)
+    assert scatter_plan.Measured(**json.loads(path.read_text())) == measured
+
+
+def test_the_command_writes_a_calibration(tmp_path, capsys):
+    source = tmp_path / "scatter.json"
+    source.write_text(json.dumps(cluster_result()))
+    out = tmp_path / "calibration.json"
+    argv = [str(source), "--items", "20000", "--write-calibration", str(out), "--users", "100000"]
+    assert scatter_plan.main(argv) == 0
+    written = scatter_plan.Measured(**json.loads(out.read_text()))
+    assert written == scatter_plan.Measured(
+        **{**vars(scatter_plan.Measured.from_cluster(cluster_result())), "items": 20_000}
+    )
+    assert f"{out}: the calibration of 4 timed SLURM parts" in capsys.readouterr().out

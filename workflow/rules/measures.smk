@@ -45,7 +45,8 @@ ruleorder: genre_similarity > similarity
 # #in-the-workflow): pass one per dataset, scattered over measures.scatter jobs
 # (pairs_part) and gathered (pairs), then pass two per dataset x model, scattered
 # (measure_sums) and gathered by `measures`. With measures.scatter = 1 `pairs` and
-# `measures` make their pass themselves.
+# `measures` make their pass themselves. Their requests follow the dataset's size and the
+# scatter (rules/common/resources.smk: streamed_resource, measures_resource).
 
 
 rule pairs_part:
@@ -63,12 +64,12 @@ rule pairs_part:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=120,
+        mem_mb=streamed_resource("pairs_part", "mem_mb"),
+        runtime=streamed_resource("pairs_part", "runtime"),
     params:
         **measure_settings("gamma"),
     message:
-        "Pass one of the streamed measures of {wildcards.dataset}, part {wildcards.scatteritem}"
+        "Pass one of the streamed measures of {wildcards.dataset}, part {wildcards.scatteritem} ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/pairs_part.py"
 
@@ -84,10 +85,10 @@ rule pairs:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=120,
+        mem_mb=streamed_resource("pairs", "mem_mb"),
+        runtime=streamed_resource("pairs", "runtime"),
     message:
-        "Pass one of the streamed measures of {wildcards.dataset}: gather its parts"
+        "Pass one of the streamed measures of {wildcards.dataset}: gather its parts ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/pairs.py"
 
@@ -112,14 +113,14 @@ rule measure_sums:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=120,
+        mem_mb=streamed_resource("measure_sums", "mem_mb"),
+        runtime=streamed_resource("measure_sums", "runtime"),
     params:
         **measure_settings("epsilon", "envy_utility", "estimate"),
         **opt_in_params("graded", "extra_similarities"),
         seed=config["seed"],
     message:
-        "Pass two of {wildcards.model} on {wildcards.dataset}, part {wildcards.scatteritem}"
+        "Pass two of {wildcards.model} on {wildcards.dataset}, part {wildcards.scatteritem} ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/measure_sums.py"
 
@@ -141,8 +142,8 @@ rule measures:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=120,
+        mem_mb=measures_resource("mem_mb"),
+        runtime=measures_resource("runtime"),
     params:
         **measure_settings("epsilon", "envy_utility", "gamma"),
         **opt_in_params(),
@@ -150,7 +151,7 @@ rule measures:
         route=route_param,
         seed=config["seed"],
     message:
-        "Every Eff and Fair measure of {wildcards.model} on {wildcards.dataset}"
+        "Every Eff and Fair measure of {wildcards.model} on {wildcards.dataset} ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/measures.py"
 

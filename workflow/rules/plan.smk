@@ -1,6 +1,8 @@
 # Plan stage (docs/cluster.md#costs): what every training and export job will ask the
 # cluster for, from the cost model (userfair.workflow.costs) that gives the rules of models.smk their
-# resources. Needs no data: `snakemake plan` writes results/plan.csv and prints the totals.
+# resources, and the streamed measures' jobs of the datasets whose size takes that route
+# (userfair.workflow.scatter_plan, docs/cluster.md#scatter-plan). Needs no data:
+# `snakemake plan` writes results/plan.csv and prints the totals.
 # A job that the configured device cannot finish within training.max_runtime stops the
 # whole workflow here, at parse time, before anything is submitted.
 
@@ -22,7 +24,7 @@ rule plan:
     params:
         rows=plan_rows(),
     message:
-        "Plan the cluster requests of every training and export job"
+        "Plan the cluster requests of every training and export job and of the streamed measures"
     script:
         "../scripts/plan.py"
 

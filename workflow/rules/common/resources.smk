@@ -3,11 +3,13 @@
 # docs/cluster.md#costs): the dataset's size (its stats.json once the data stage wrote it,
 # else the catalogue's) and the training settings a job's cost depends on.
 
+import math
 import os
 
 from snakemake.logging import logger
 
-from userfair.workflow import catalogue, costs, energy, grids, models
+from userfair.engine import route
+from userfair.workflow import catalogue, costs, energy, grids, models, scatter_plan
 from userfair.workflow import plan as plan_report
 
 
@@ -91,6 +93,64 @@ def training_resource(step, name):
         point = wildcards.point if step == "tune" else None
         request = job_request(step, wildcards.dataset, wildcards.model, point, attempt)
         return getattr(request, name)
+
+    return resource
+
+
+def streamed_request(job, dataset, attempt=1):
+    """What one job of the streamed measures (``job``, a rule of
+    userfair.workflow.scatter_plan.RULES) of ``dataset`` asks for: the packaged timed
+    scatter stretched to the dataset's size (its stats.json's item visits once the data
+    stage wrote it) and measures.scatter parts of measures.threads threads
+    (userfair.workflow.scatter_plan.requests, docs/cluster.md#scatter-plan)."""
+    return scatter_plan.requests(
+        data_size(dataset),
+        SCATTER,
+        MAX_RUNTIME,
+        attempt,
+        threads=config["measures"]["threads"],
+    )[job]
+
+
+def streamed_resource(job, name):
+    """Resource function of pairs_part, pairs and measure_sums (measures.smk): ``name``
+    (mem_mb or runtime) of the job's streamed_request; the runtime grows with the retry
+    attempt."""
+
+    def resource(wildcards, attempt):
+        return getattr(streamed_request(job, wildcards.dataset, attempt), name)
+
+    return resource
+
+
+# The dense route's `measures` job (at most measures.stream_above evaluated users, whose
+# similarity matrices it loads): the request the rule has always had, not yet sized from the
+# data (docs/cluster.md#scatter-plan says so).
+DENSE_MEASURES_REQUEST = {"mem_mb": 8000, "runtime": 120}
+
+
+def sized_route(dataset):
+    """The route (dense or stream) the dataset's size implies, as measure_route decides it
+    but from data_size (its stats.json once written, else the catalogue's test users): a
+    resource function cannot wait on the checkpoint `stats`, and a plan has no data."""
+    return route.choose_route(
+        data_size(dataset).evaluated_users,
+        available=math.inf,
+        max_users=config["measures"]["stream_above"],
+    )
+
+
+def measures_resource(name):
+    """Resource function of `measures` (and the replicates' copy): on the streamed route
+    (sized_route) the gather's streamed_request; on the dense route
+    DENSE_MEASURES_REQUEST."""
+
+    def resource(wildcards, attempt):
+        if sized_route(wildcards.dataset) == "stream":
+            return getattr(
+                streamed_request("measures", wildcards.dataset, attempt), name
+            )
+        return DENSE_MEASURES_REQUEST[name]
 
     return resource
 
@@ -207,4 +267,34 @@ def plan_rows():
             for dataset in DATASETS
             for model in replicated_models(dataset)
         ]
+    rows += streamed_plan_rows()
     return [energy.with_energy(row, POWER) for row in rows]
+
+
+def streamed_plan_rows():
+    """The rows of results/plan.csv of the streamed measures of every dataset whose size
+    takes the streamed route (sized_route): per dataset `pairs_part` (measures.scatter jobs;
+    none when 1) and `pairs`, per dataset x model `measure_sums` (as many) and `measures`,
+    each with its streamed_request (attempt 1). The dense route's measures are not planned.
+    """
+    threads = config["measures"]["threads"]
+    rows = []
+    for dataset in DATASETS:
+        if sized_route(dataset) != "stream":
+            continue
+        jobs = {
+            "pairs_part": SCATTER if SCATTER > 1 else 0,
+            "pairs": 1,
+            "measure_sums": SCATTER if SCATTER > 1 else 0,
+            "measures": 1,
+        }
+        for job in scatter_plan.RULES:
+            request = streamed_request(job, dataset)
+            for model in [""] if job in ("pairs_part", "pairs") else MODELS:
+                if jobs[job]:
+                    rows.append(
+                        plan_report.plan_row(
+                            job, dataset, model, [request] * jobs[job], threads
+                        )
+                    )
+    return rows

@@ -73,7 +73,9 @@ KINDS = {
 @dataclass(frozen=True)
 class Size:
     """What the costs grow with: users, items, train interactions, the heaviest user's
-    history, the evaluated users; ``source``: catalogue, stats or default."""
+    history, the evaluated users; ``source``: catalogue, stats or default;
+    ``item_visits``: the train split's sum over items of deg (deg - 1) / 2, the streamed
+    pair passes' work (its ``stats.json``'s; None where not known)."""
 
     name: str
     users: int
@@ -82,6 +84,7 @@ class Size:
     max_history: int
     evaluated_users: int
     source: str
+    item_visits: int | None = None
 
 
 @dataclass(frozen=True)
@@ -133,13 +136,15 @@ class Estimate:
 
 
 def read_stats(path: str | os.PathLike) -> dict[str, int]:
-    """The counts of a data stage's ``stats.json`` (users, items, train, test_users), read
-    when the workflow is parsed. A damaged file is an InputError naming it and the commands
+    """The counts of a data stage's ``stats.json`` (users, items, train, test_users, and
+    item_visits where the file has them: older ones do not), read when the workflow is
+    parsed. A damaged file is an InputError naming it and the commands
     that rebuild exactly it: it must be removed first, since every command, the rebuild
     included, reads it at parse time."""
     try:
         stats = json.loads(Path(path).read_text(encoding="utf-8"))
         counts = {key: stats[key] for key in ("users", "items", "train", "test_users")}
+        counts.update({key: stats[key] for key in ("item_visits",) if key in stats})
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in counts.values()):
             raise ValueError(f"non-integer counts {counts}")
     except (ValueError, KeyError, TypeError) as error:
@@ -183,7 +188,8 @@ def dataset_size(
         users, items, train = stats["users"], stats["items"], stats["train"]
         evaluated = stats["test_users"]
         heaviest = min(shape.max_history if shape else items, items)
-        return Size(name, users, items, train, heaviest, evaluated, "stats")
+        visits = stats.get("item_visits")
+        return Size(name, users, items, train, heaviest, evaluated, "stats", visits)
     source = "catalogue" if shape is not None else "default"
     if shape is None and raw_path is not None:
         shape = raw_shape(entry, raw_path)

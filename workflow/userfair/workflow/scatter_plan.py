@@ -25,14 +25,26 @@ The extrapolation (:func:`plan`), stated beside every number it gives (:func:`li
 - on a shared machine a one-thread job gets less than a core: the seconds of a cluster
   measurement are taken times its jobs' CPU seconds per elapsed second (sacct), i.e. as on
   a core of their own.
+
+The same stretch sizes the workflow's own jobs (:func:`requests`): the rules ``pairs_part``,
+``pairs``, ``measure_sums`` and ``measures`` ask for the memory and time of their dataset
+(its item visits and train interactions from its ``stats.json``) and scatter, stretched
+from the packaged calibration :data:`CALIBRATION` (a timed scatter, written by
+``--write-calibration``), with the cost model's margins (``userfair.workflow.costs``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
+import math
+from dataclasses import asdict, dataclass
+from functools import cache
+from importlib import resources
 from pathlib import Path
+
+from userfair.files.io import atomic_path
+from userfair.workflow import costs
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,7 @@ class Measured:
     job_mb: float
     base_mb: float
     source: str
+    items: int = 0  # the measurement's catalogue (0: not recorded)
 
     @classmethod
     def from_cluster(cls, result: dict) -> Measured:
@@ -160,7 +173,15 @@ def plan(measured: Measured, users: int, nodes: int, threads: int = 1) -> Plan:
     """The scatter of ``measured`` stretched to ``users`` users over ``nodes`` parts (module
     docstring: what grows how)."""
     ratio = users / measured.users
-    pair_scale, user_scale = ratio**2, ratio
+    return stretch(measured, users, ratio**2, ratio, nodes, threads)
+
+
+def stretch(
+    measured: Measured, users: int, pair_scale: float, user_scale: float, nodes: int,
+    threads: int = 1,
+) -> Plan:  # fmt: skip
+    """The scatter of ``measured`` with its pair work times ``pair_scale`` and its per-user
+    work and memory times ``user_scale``, over ``nodes`` parts of ``threads`` threads."""
     whole = 1.0 / measured.share
     one_work = measured.pass_one_s * whole * pair_scale
     two_work = (measured.pairs_s + measured.envy_s) * whole * pair_scale
@@ -172,7 +193,7 @@ def plan(measured: Measured, users: int, nodes: int, threads: int = 1) -> Plan:
         users=users,
         nodes=nodes,
         threads=threads,
-        train=measured.train * ratio,
+        train=measured.train * user_scale,
         item_visits=measured.item_visits * pair_scale,
         pass_one_part_s=one_part,
         pass_two_part_s=two_part,
@@ -194,26 +215,23 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:,.1f} h"
 
 
-#: What the rules ``pairs_part`` and ``measure_sums`` ask for (workflow/rules/measures.smk).
-RULE_RUNTIME_MIN, RULE_MEM_MB = 120, 8000
+#: The longest job a plan line assumes the cluster allows (minutes): the default of
+#: ``training.max_runtime``, which caps the streamed measures' requests too.
+MAX_RUNTIME_MIN = 2880
 
 
-def over(p: Plan, runtime_min: float = RULE_RUNTIME_MIN, mem_mb: float = RULE_MEM_MB) -> str:
-    """What of ``p``'s parts exceeds a job's ``runtime_min`` and ``mem_mb`` (the rules'
-    requests), as a sentence; '' if nothing does."""
+def over(p: Plan, max_runtime: float = MAX_RUNTIME_MIN) -> str:
+    """What of ``p``'s parts cannot be asked for, as a sentence ('' if nothing): a part
+    whose time with the cost model's margin exceeds ``max_runtime`` minutes (the requests
+    of :func:`requests` are capped there, so such a part would be killed). The memory of
+    a part is asked for as it is (scattering finer does not lower it)."""
     longest = max(p.pass_one_part_s, p.pass_two_part_s) / 60
-    said = []
-    if longest > runtime_min:
-        said.append(
-            f"a part's {longest:,.0f} min exceed the jobs' {runtime_min:,.0f}-minute runtime "
-            "(scatter finer or raise it)"
-        )
-    if p.job_mb > mem_mb:
-        said.append(
-            f"a part's {p.job_mb / 1024:,.1f} GiB exceed the jobs' {mem_mb / 1024:,.1f} GiB "
-            "(raise it: finer parts need as much)"
-        )
-    return ("OVER the rules' requests: " + "; ".join(said)) if said else ""
+    if longest * costs.TIME_MARGIN <= max_runtime:
+        return ""
+    return (
+        f"OVER the longest job: a part's {longest:,.0f} min (x {costs.TIME_MARGIN} margin) "
+        f"exceed training.max_runtime = {max_runtime:,.0f} min (scatter finer or raise it)"
+    )
 
 
 def line(p: Plan) -> str:
@@ -233,6 +251,76 @@ def line(p: Plan) -> str:
     return f"{text}. {over(p)}" if over(p) else text
 
 
+#: The timed scatter that sizes the workflow's streamed-measure jobs (package data:
+#: ``userfair/workflow/data/scatter_parts.json``, written by ``--write-calibration``).
+CALIBRATION = "scatter_parts.json"
+#: The jobs of the scattered streamed measures (workflow/rules/measures.smk), each sized by
+#: :func:`requests`.
+RULES = ("pairs_part", "pairs", "measure_sums", "measures")
+
+
+@cache
+def calibration() -> Measured:
+    """The packaged calibration (:data:`CALIBRATION`)."""
+    path = resources.files("userfair.workflow") / "data" / CALIBRATION
+    return Measured(**json.loads(path.read_text(encoding="utf-8")))
+
+
+def write_calibration(measured: Measured, path: str | Path) -> None:
+    """``measured`` as the calibration file the workflow's requests read."""
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(json.dumps(asdict(measured), indent=1) + "\n", encoding="utf-8")
+
+
+def visits_of(size: costs.Size, measured: Measured) -> tuple[float, str]:
+    """The item visits of ``size`` (sum over items of deg (deg - 1) / 2 in its train split)
+    and how they are known: its ``stats.json``'s, else estimated from its shape as the
+    measurement's visits times (train / train')^2 x (items' / items), i.e. the same
+    popularity skew on another catalogue."""
+    if size.item_visits is not None:
+        return float(size.item_visits), "its stats.json's item visits"
+    ratio = (size.train / measured.train) ** 2
+    catalogue = measured.items / size.items if measured.items and size.items else 1.0
+    return measured.item_visits * ratio * catalogue, "item visits estimated from its shape"
+
+
+def requests(
+    size: costs.Size, parts: int, max_runtime: int, attempt: int = 1, threads: int = 1,
+    measured=None,
+) -> dict[str, costs.Request]:  # fmt: skip
+    """What each job of the scattered streamed measures of a dataset of ``size`` in ``parts``
+    parts of ``threads`` threads asks for, per rule of :data:`RULES`: the calibration
+    (default :func:`calibration`) stretched (:func:`stretch`; pair work as the item visits
+    :func:`visits_of`, per-user work and memory as the larger of the evaluated users' and
+    the train interactions' ratios), times the cost model's margins, memory at least
+    ``costs.BASE_MB`` (an interpreter with the libraries loaded) rounded up to 100 MB,
+    runtime at least ``costs.MIN_RUNTIME`` minutes, times ``attempt`` on a retry, at most
+    ``max_runtime``. ``pairs_part`` runs one part of pass one, ``measure_sums`` one part of
+    pass two (UF's item cosines included), ``pairs`` gathers pass one's parts (a job's start
+    and reading), ``measures`` gathers pass two's and computes the rest. With one part
+    there are no parts: ``pairs`` makes pass one itself and ``measures`` pass two."""
+    measured = measured or calibration()
+    visits, _ = visits_of(size, measured)
+    user_scale = max(size.evaluated_users / measured.users, size.train / measured.train)
+    pair_scale = visits / measured.item_visits
+    p = stretch(measured, size.evaluated_users, pair_scale, user_scale, parts, threads)
+    seconds = {
+        "pairs_part": p.pass_one_part_s,
+        "pairs": measured.overhead_s * user_scale,
+        "measure_sums": p.pass_two_part_s,
+        "measures": p.gather_s,
+    }
+    if parts == 1:  # the gathers make the passes themselves
+        seconds["pairs"], seconds["measures"] = p.pass_one_part_s, p.pass_two_part_s + p.gather_s
+    mem_mb = int(math.ceil(max(costs.BASE_MB, p.job_mb) * costs.MEM_MARGIN / 100) * 100)
+    out = {}
+    for rule in RULES:
+        minutes = max(costs.MIN_RUNTIME, math.ceil(seconds[rule] / 60 * costs.TIME_MARGIN))
+        runtime = min(minutes * max(1, int(attempt)), int(max_runtime))
+        out[rule] = costs.Request(mem_mb, runtime, 0, "extrapolated")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m userfair.workflow.scatter_plan",
@@ -243,6 +331,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--nodes", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--items", type=int, default=0,
+        help="the measurement's catalogue size, recorded in the calibration",
+    )  # fmt: skip
+    parser.add_argument(
+        "--write-calibration", type=Path, metavar="PATH",
+        help=f"write the measurement as the workflow's calibration (its {CALIBRATION})",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     data = json.loads(args.measured.read_text())
     if "item_visits" in data:
@@ -250,6 +346,11 @@ def main(argv: list[str] | None = None) -> int:
     else:  # benchmarks/streaming.py: its largest sampled row
         rows = [r for r in data["runs"] if r["route"] == "sample"]
         measured = Measured.from_sample(max(rows, key=lambda r: r["size"]))
+    if args.items:
+        measured = Measured(**{**asdict(measured), "items": args.items})
+    if args.write_calibration is not None:
+        write_calibration(measured, args.write_calibration)
+        print(f"{args.write_calibration}: the calibration of {measured.source}")
     for users in args.users:
         print(line(plan(measured, users, args.nodes, args.threads)))
     return 0
