@@ -343,7 +343,7 @@ def test_stats_and_table1():
         "valid": 1,
         "test": 1,
         "protocol": "global",
-        "item_visits": 0,  # x and y have one train user each: no pair meets there
+        "item_visits": 0,  # the one test user, c, has no train item: no pair meets
     }
     table = tables.table1({"toy": {**stats, **data.split_counts(splits)}})
     assert table.loc["toy", "users in split"] == 3 and table.loc[
@@ -356,17 +356,22 @@ def test_stats_and_table1():
         tables.table1({"toy": stats})
 
 
-def test_item_visits_count_the_user_pairs_each_item_joins():
-    """x has three train users (3 pairs), y two (1 pair), z one (none): 4; a repeated
-    interaction does not count twice."""
+def test_item_visits_count_the_evaluated_user_pairs_each_item_joins():
+    """x has three evaluated train users (3 pairs), y two (1 pair), z one (none): 4; a
+    repeated interaction does not count twice, a user who is not evaluated (d) not at
+    all."""
     train = frame(
-        [("a", "x"), ("b", "x"), ("c", "x"), ("a", "y"), ("b", "y"), ("b", "y"), ("c", "z")],
+        [("a", "x"), ("b", "x"), ("c", "x"), ("d", "x"), ("a", "y"), ("b", "y"), ("b", "y"),
+         ("c", "z"), ("d", "z")],
         columns=("user_id", "item_id"),
-    )
-    assert data.item_visits(train) == 4
+    )  # fmt: skip
+    evaluated = ["a", "b", "c"]
+    assert data.item_visits(train, evaluated) == 4
+    assert data.item_visits(train, evaluated + ["d"]) == 6 + 1 + 1
+    kept = train[train.user_id.isin(evaluated)]
     loop = sum(
         len(users) * (len(users) - 1) // 2
-        for users in (set(train.user_id[train.item_id == i]) for i in set(train.item_id))
+        for users in (set(kept.user_id[kept.item_id == i]) for i in set(kept.item_id))
     )
     assert loop == 4
 

@@ -74,8 +74,9 @@ KINDS = {
 class Size:
     """What the costs grow with: users, items, train interactions, the heaviest user's
     history, the evaluated users; ``source``: catalogue, stats or default;
-    ``item_visits``: the train split's sum over items of deg (deg - 1) / 2, the streamed
-    pair passes' work (its ``stats.json``'s; None where not known)."""
+    ``item_visits``: the sum over items of deg (deg - 1) / 2, deg the evaluated users with
+    the item in train, the streamed pair passes' work (its ``stats.json``'s; None where
+    not known)."""
 
     name: str
     users: int

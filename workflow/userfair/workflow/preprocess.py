@@ -378,7 +378,7 @@ def dataset_stats(
 ) -> dict:
     """stats.json: counts and sparsity (%) after the k-core (step 3); test users and split
     sizes after the final drop (step 5); the split ``protocol`` (global or per-user); the
-    train split's :func:`item_visits` (what the streamed measures' jobs are sized by)."""
+    evaluated users' :func:`item_visits` (what the streamed measures' jobs are sized by)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown split protocol {protocol!r}; expected one of {PROTOCOLS}")
     users = int(preprocessed["user_id"].astype(str).nunique())
@@ -394,15 +394,17 @@ def dataset_stats(
     }
     stats.update({name: len(splits[name]) for name in SPLITS})
     stats["protocol"] = protocol
-    stats["item_visits"] = item_visits(splits["train"])
+    stats["item_visits"] = item_visits(splits["train"], splits["test"]["user_id"])
     assert tuple(stats) == STATS_KEYS
     return stats
 
 
-def item_visits(train: pd.DataFrame) -> int:
-    """The sum over items of deg (deg - 1) / 2, deg an item's train users: the pairs of
-    users the streamed pair passes visit through the items (what their work grows with,
+def item_visits(train: pd.DataFrame, evaluated) -> int:
+    """The sum over items of deg (deg - 1) / 2, deg the number of ``evaluated`` users (the
+    test users) with the item in ``train``: the pairs of evaluated users the streamed pair
+    passes visit through the items (what their work grows with,
     docs/cluster.md#scatter-plan)."""
+    train = train[train["user_id"].astype(str).isin(set(pd.Series(evaluated).astype(str)))]
     degrees = train.groupby(train["item_id"].astype(str))["user_id"].nunique().to_numpy()
     return int((degrees.astype(np.int64) * (degrees - 1) // 2).sum())
 

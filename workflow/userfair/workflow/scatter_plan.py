@@ -273,7 +273,8 @@ def write_calibration(measured: Measured, path: str | Path) -> None:
 
 
 def visits_of(size: costs.Size, measured: Measured) -> tuple[float, str]:
-    """The item visits of ``size`` (sum over items of deg (deg - 1) / 2 in its train split)
+    """The item visits of ``size`` (sum over items of deg (deg - 1) / 2, deg the evaluated
+    users with the item in train)
     and how they are known: its ``stats.json``'s, else estimated from its shape as the
     measurement's visits times (train / train')^2 x (items' / items), i.e. the same
     popularity skew on another catalogue."""
