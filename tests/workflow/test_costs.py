@@ -530,6 +530,29 @@ def test_paper_config_on_the_cpu_stops_before_anything_runs(tmp_path):
 
 
 @pytest.mark.slow
+def test_streamed_measures_that_cannot_finish_stop_before_anything_runs(tmp_path):
+    """The paper's ml-20m on the streamed route in one part cannot finish in 10 minutes a
+    job (its visits estimated from the catalogue's shape): the dry run stops, naming the
+    dataset, the estimate and the scatter that would fit."""
+    workdir = make_workdir(tmp_path / "run")
+    short = workdir / "short.yaml"
+    short.write_text("measures:\n  stream_above: 0\n  scatter: 1\ntraining:\n  max_runtime: 10\n")
+    proc = snakemake(
+        workdir, "-n", "--configfile", "config/paper.yaml", str(short), check=False
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "nothing was submitted" in out
+    assert re.search(
+        r"the streamed measures of ml-20m in 1 part\(s\) of 2 thread\(s\) cannot finish within "
+        r"training.max_runtime = 10 min: their longest job is estimated at [\d.]+ h \(item "
+        r"visits estimated from its shape; EXTRAPOLATED from .*\); raise measures.scatter to "
+        r"\d+ or more",
+        out,
+    ), out[-3000:]
+    assert not (workdir / "results").exists()
+
+
+@pytest.mark.slow
 def test_a_retried_job_asks_for_more_time_each_attempt(tmp_path, tiny_run):
     """A tune job that fails (NCL with more clusters than the tiny data has users, a
     deterministic error) is retried by Snakemake with runtime x attempt, same memory. On a

@@ -198,3 +198,26 @@ def test_the_command_writes_a_calibration(tmp_path, capsys):
         **{**vars(scatter_plan.Measured.from_cluster(cluster_result())), "items": 20_000}
     )
     assert f"{out}: the calibration of 4 timed SLURM parts" in capsys.readouterr().out
+
+
+def test_a_scatter_that_cannot_finish_is_refused_with_the_parts_that_would():
+    """The longest job's estimate (no margin) against training.max_runtime: 100 times the
+    calibration's visits in 4 parts take pass two 68 x 100 / 4 + 3 + 10 s = 29 min; 16
+    parts fit 10 minutes; the default shape never stops a run."""
+    measured = scatter_plan.Measured.from_cluster(cluster_result())
+    size = _size(100_000, 1_900_000, 1.6e11)
+    said = scatter_plan.infeasible(size, 4, 10, measured=measured)
+    assert said.startswith(
+        "the streamed measures of d in 4 part(s) of 1 thread(s) cannot finish within "
+        "training.max_runtime = 10 min: their longest job is estimated at 0.5 h"
+    )
+    assert said.endswith("raise measures.scatter to 16 or more, or training.max_runtime")
+    assert scatter_plan._longest_s(scatter_plan._of_size(size, 16, 1, measured), 16) <= 600
+    assert scatter_plan._longest_s(scatter_plan._of_size(size, 8, 1, measured), 8) > 600
+    assert scatter_plan.infeasible(size, 16, 10, measured=measured) is None
+    ten = _size(1_000_000, 19_000_000, 1.6e11)  # the gather alone: 40 s x 10 > 5 min
+    assert "no scatter up to 4,096 parts fits" in scatter_plan.infeasible(
+        ten, 4, 5, measured=measured
+    )
+    unknown = costs.Size("d", 100_000, 20_000, 1_900_000, 100, 100_000, "default", 1.6e13)
+    assert scatter_plan.infeasible(unknown, 1, 10, measured=measured) is None

@@ -12,7 +12,14 @@ from pathlib import Path
 from snakemake.logging import logger
 
 from userfair.workflow import config_bounds
-from userfair.workflow import catalogue, costs, layout, models, replication
+from userfair.workflow import (
+    catalogue,
+    costs,
+    layout,
+    models,
+    replication,
+    scatter_plan,
+)
 from userfair.workflow.steps.targets import (
     newer_than_record,
     other_config,
@@ -174,7 +181,8 @@ def forget_other_config(record):
 def check_costs():
     """Raise ValueError, before any job runs, for every tune or topk job that the configured
     device cannot finish within MAX_RUNTIME (userfair.workflow.costs.infeasible: the estimate and
-    the config keys to change)."""
+    the config keys to change), and for every dataset whose streamed measures' longest job
+    cannot in measures.scatter parts (userfair.workflow.scatter_plan.infeasible)."""
     problems = {
         costs.infeasible(
             step,
@@ -188,6 +196,16 @@ def check_costs():
         for dataset in DATASETS
         for model in MODELS
         for point in job_points(step, model)
+    } - {None}
+    problems |= {
+        scatter_plan.infeasible(
+            data_size(dataset),
+            SCATTER,
+            MAX_RUNTIME,
+            config["measures"]["threads"],
+        )
+        for dataset in DATASETS
+        if sized_route(dataset) == "stream"
     } - {None}
     if problems:
         raise ValueError(

@@ -285,6 +285,53 @@ def visits_of(size: costs.Size, measured: Measured) -> tuple[float, str]:
     return measured.item_visits * ratio * catalogue, "item visits estimated from its shape"
 
 
+def _of_size(size: costs.Size, parts: int, threads: int, measured: Measured) -> Plan:
+    """``measured`` stretched to ``size`` (module docstring; :func:`requests`)."""
+    visits, _ = visits_of(size, measured)
+    user_scale = max(size.evaluated_users / measured.users, size.train / measured.train)
+    pair_scale = visits / measured.item_visits
+    return stretch(measured, size.evaluated_users, pair_scale, user_scale, parts, threads)
+
+
+def _longest_s(p: Plan, parts: int) -> float:
+    """The longest job of a stretched scatter: a part, or with one part the gather that
+    makes pass two itself."""
+    if parts == 1:
+        return max(p.pass_one_part_s, p.pass_two_part_s + p.gather_s)
+    return max(p.pass_one_part_s, p.pass_two_part_s, p.gather_s)
+
+
+def infeasible(
+    size: costs.Size, parts: int, max_runtime: int, threads: int = 1, measured=None
+) -> str | None:  # fmt: skip
+    """Why the streamed measures of a dataset of ``size`` in ``parts`` parts cannot finish
+    within ``max_runtime`` minutes (the estimate without margin of its longest job is
+    longer), naming the smallest ``measures.scatter`` (doubling, up to 4,096) that would
+    fit; else None. Unknown sizes (the default shape) never stop a run."""
+    if size.source == "default":
+        return None
+    measured = measured or calibration()
+    minutes = _longest_s(_of_size(size, parts, threads, measured), parts) / 60
+    if minutes <= max_runtime:
+        return None
+    fits = [
+        n for n in (2**i for i in range(13))
+        if n > parts and _longest_s(_of_size(size, n, threads, measured), n) / 60 <= max_runtime
+    ]  # fmt: skip
+    advice = (
+        f"raise measures.scatter to {fits[0]} or more, or training.max_runtime"
+        if fits
+        else "no scatter up to 4,096 parts fits: raise training.max_runtime"
+    )
+    _, how = visits_of(size, measured)
+    return (
+        f"the streamed measures of {size.name} in {parts} part(s) of {threads} thread(s) "
+        f"cannot finish within training.max_runtime = {max_runtime} min: their longest job "
+        f"is estimated at {minutes / 60:,.1f} h ({how}; EXTRAPOLATED from {measured.source}, "
+        f"docs/cluster.md#scatter-plan); {advice}"
+    )
+
+
 def requests(
     size: costs.Size, parts: int, max_runtime: int, attempt: int = 1, threads: int = 1,
     measured=None,
@@ -301,13 +348,10 @@ def requests(
     and reading), ``measures`` gathers pass two's and computes the rest. With one part
     there are no parts: ``pairs`` makes pass one itself and ``measures`` pass two."""
     measured = measured or calibration()
-    visits, _ = visits_of(size, measured)
-    user_scale = max(size.evaluated_users / measured.users, size.train / measured.train)
-    pair_scale = visits / measured.item_visits
-    p = stretch(measured, size.evaluated_users, pair_scale, user_scale, parts, threads)
+    p = _of_size(size, parts, threads, measured)
     seconds = {
         "pairs_part": p.pass_one_part_s,
-        "pairs": measured.overhead_s * user_scale,
+        "pairs": measured.overhead_s * p.user_scale,
         "measure_sums": p.pass_two_part_s,
         "measures": p.gather_s,
     }
