@@ -212,8 +212,10 @@ def test_a_scatter_that_cannot_finish_is_refused_with_the_parts_that_would():
         "training.max_runtime = 10 min: their longest job is estimated at 0.5 h"
     )
     assert said.endswith("raise measures.scatter to 16 or more, or training.max_runtime")
-    assert scatter_plan._longest_s(scatter_plan._of_size(size, 16, 1, measured), 16) <= 600
-    assert scatter_plan._longest_s(scatter_plan._of_size(size, 8, 1, measured), 8) > 600
+    assert (
+        scatter_plan._longest_s(scatter_plan._of_size(size, 16, 1, measured), 16, measured) <= 600
+    )
+    assert scatter_plan._longest_s(scatter_plan._of_size(size, 8, 1, measured), 8, measured) > 600
     assert scatter_plan.infeasible(size, 16, 10, measured=measured) is None
     ten = _size(1_000_000, 19_000_000, 1.6e11)  # the gather alone: 40 s x 10 > 5 min
     assert "no scatter up to 4,096 parts fits" in scatter_plan.infeasible(

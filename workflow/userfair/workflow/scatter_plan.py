@@ -274,8 +274,8 @@ def write_calibration(measured: Measured, path: str | Path) -> None:
 
 def visits_of(size: costs.Size, measured: Measured) -> tuple[float, str]:
     """The item visits of ``size`` (sum over items of deg (deg - 1) / 2, deg the evaluated
-    users with the item in train)
-    and how they are known: its ``stats.json``'s, else estimated from its shape as the
+    users with the item in train) and how they are known: its ``stats.json``'s, else
+    estimated from its shape as the
     measurement's visits times (train / train')^2 x (items' / items), i.e. the same
     popularity skew on another catalogue."""
     if size.item_visits is not None:
@@ -293,12 +293,26 @@ def _of_size(size: costs.Size, parts: int, threads: int, measured: Measured) -> 
     return stretch(measured, size.evaluated_users, pair_scale, user_scale, parts, threads)
 
 
-def _longest_s(p: Plan, parts: int) -> float:
-    """The longest job of a stretched scatter: a part, or with one part the gather that
-    makes pass two itself."""
-    if parts == 1:
-        return max(p.pass_one_part_s, p.pass_two_part_s + p.gather_s)
-    return max(p.pass_one_part_s, p.pass_two_part_s, p.gather_s)
+def _job_seconds(p: Plan, parts: int, measured: Measured) -> dict[str, float]:
+    """The seconds of each job of :data:`RULES` in a stretched scatter: ``pairs_part`` one
+    part of pass one, ``measure_sums`` one part of pass two (UF's item cosines included),
+    ``pairs`` the gather of pass one's parts (a job's start and reading), ``measures`` the
+    gather of pass two's that computes the rest; with one part there are no parts, and
+    ``pairs`` makes pass one itself, ``measures`` pass two."""
+    seconds = {
+        "pairs_part": p.pass_one_part_s,
+        "pairs": measured.overhead_s * p.user_scale,
+        "measure_sums": p.pass_two_part_s,
+        "measures": p.gather_s,
+    }
+    if parts == 1:  # the gathers make the passes themselves
+        seconds["pairs"], seconds["measures"] = p.pass_one_part_s, p.pass_two_part_s + p.gather_s
+    return seconds
+
+
+def _longest_s(p: Plan, parts: int, measured: Measured) -> float:
+    """The longest job of a stretched scatter (:func:`_job_seconds`)."""
+    return max(_job_seconds(p, parts, measured).values())
 
 
 def infeasible(
@@ -311,12 +325,13 @@ def infeasible(
     if size.source == "default":
         return None
     measured = measured or calibration()
-    minutes = _longest_s(_of_size(size, parts, threads, measured), parts) / 60
+    minutes = _longest_s(_of_size(size, parts, threads, measured), parts, measured) / 60
     if minutes <= max_runtime:
         return None
     fits = [
         n for n in (2**i for i in range(13))
-        if n > parts and _longest_s(_of_size(size, n, threads, measured), n) / 60 <= max_runtime
+        if n > parts
+        and _longest_s(_of_size(size, n, threads, measured), n, measured) / 60 <= max_runtime
     ]  # fmt: skip
     advice = (
         f"raise measures.scatter to {fits[0]} or more, or training.max_runtime"
@@ -343,20 +358,10 @@ def requests(
     the train interactions' ratios), times the cost model's margins, memory at least
     ``costs.BASE_MB`` (an interpreter with the libraries loaded) rounded up to 100 MB,
     runtime at least ``costs.MIN_RUNTIME`` minutes, times ``attempt`` on a retry, at most
-    ``max_runtime``. ``pairs_part`` runs one part of pass one, ``measure_sums`` one part of
-    pass two (UF's item cosines included), ``pairs`` gathers pass one's parts (a job's start
-    and reading), ``measures`` gathers pass two's and computes the rest. With one part
-    there are no parts: ``pairs`` makes pass one itself and ``measures`` pass two."""
+    ``max_runtime``; each job's seconds are :func:`_job_seconds`'s."""
     measured = measured or calibration()
     p = _of_size(size, parts, threads, measured)
-    seconds = {
-        "pairs_part": p.pass_one_part_s,
-        "pairs": measured.overhead_s * p.user_scale,
-        "measure_sums": p.pass_two_part_s,
-        "measures": p.gather_s,
-    }
-    if parts == 1:  # the gathers make the passes themselves
-        seconds["pairs"], seconds["measures"] = p.pass_one_part_s, p.pass_two_part_s + p.gather_s
+    seconds = _job_seconds(p, parts, measured)
     mem_mb = int(math.ceil(max(costs.BASE_MB, p.job_mb) * costs.MEM_MARGIN / 100) * 100)
     out = {}
     for rule in RULES:
