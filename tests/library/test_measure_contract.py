@@ -185,6 +185,10 @@ ADD = {
         routes=module._EXACT - {"experiments"}, text="coefficient of variation of P"),),
     "userfair.measures.effectiveness": lambda module: (module._eff(
         "F1", "harmonic mean of P and R at k"),),
+    "userfair.measures.envy": lambda module: (module.declare(
+        "MEU", "envy", "lower", "envy", "Fair (existing)", default=True,
+        bounds=(0.0, float("inf")), reduction="per-user",
+        text="mean over users of their summed envy"),),
     "userfair.measures.puf": lambda module: (
         module.declare("PUF2-P-Cos", "pair", "lower", "puf", "Fair (PUF)", effectiveness="P",
                        similarity="Cos", default=True, term="PUF2", text="PUF, sim squared"),
@@ -217,6 +221,10 @@ spread.STATISTICS["CV"] = spread.Statistic(
 p, r = effectiveness.PER_USER["P"], effectiveness.PER_USER["R"]
 effectiveness.PER_USER["F1"] = lambda h: np.where(
     p(h) + r(h) > 0, 2 * p(h) * r(h) / (p(h) + r(h)), 0.0)
+from userfair.formulas import envy_reductions
+
+envy_reductions.REDUCTIONS["per-user"] = envy_reductions.Reduction(
+    "envy", "users", lambda rows: {"": (rows.envies + rows.envied) / (2.0 * rows.m)})
 from userfair.formulas import pair_terms
 
 @numba.njit
@@ -232,27 +240,29 @@ from userfair.evaluate import evaluate
 from userfair.workflow import experiments
 
 inputs = tiny_inputs(m=25, n=30, k=3)
-NEW = ("CV-P", "F1") + PAIRS
+NEW = ("CV-P", "F1", "MEU", "ME") + PAIRS
 out = {"names": list(measures.NAMES)}
 for route in ("dense", "stream"):
     result = evaluate(inputs, k=3, route=route)
     out[route] = {name: result[name] for name in NEW}
 sampled = evaluate(inputs, k=3, sample_users=1.0, seed=2)["estimate"]["measures"]
-out["sample"] = {name: sampled[name] for name in PAIRS[:2]}
+out["sample"] = {name: sampled[name] for name in PAIRS[:2] + ("MEU",)}
 weights = uncertainty.resample_weights(25, 4, seed=1)
 frame = uncertainty.bootstrap(inputs, weights, k=3)
 out["bootstrap"] = {name: frame[name].tolist() for name in NEW}
 out["weights"] = weights.tolist()
 shares = decompose(inputs, k=3)
-out["decompose"] = {name: float(shares[name].sum()) for name in ("CV-P",) + PAIRS[:2]}
+out["decompose"] = {name: float(shares[name].sum()) for name in ("CV-P", "MEU") + PAIRS[:2]}
 sim = np.random.default_rng(1).random((25, 25))
 settings = experiments.Settings(3, 0.05, 64, "cpu", "precision")
 found = experiments.relevance_measures(inputs.topk, inputs, (sim + sim.T) / 2, sim, settings)
-out["experiments"] = {name: found[name] for name in ("PUFg-NDCG-Jacc", "PUF-NDCG-Jacc")}
+out["experiments"] = {
+    name: found[name] for name in ("PUFg-NDCG-Jacc", "PUF-NDCG-Jacc", "MEU", "ME")}
 per_user = effectiveness.per_user(inputs.topk, inputs.relevant, 3)
 for name in ("P", "R", "NDCG"):
     out[name] = per_user[name].tolist()
 out["train"] = inputs.train_of_evaluated().toarray().tolist()
+out["topk"], out["relevant"] = inputs.topk.tolist(), inputs.relevant.toarray().tolist()
 print(json.dumps(out))
 """
 
@@ -338,6 +348,49 @@ def test_pair_measures_added_by_one_declaration_reach_every_route(one_declaratio
         for row, got in zip(out["weights"], out["bootstrap"][name]):
             loop = _pair_loop(scores, out["train"], kind, term, row)
             assert got == pytest.approx(loop, rel=1e-12), (name, row)
+
+
+def _envy_loop(topk, relevant, weights=None):
+    """MEU from its formula: sum over ordered pairs of distinct copies of
+    envy(u, v) = max(|L_v & R_u| / k - |L_u & R_u| / k, 0), over the users' copies."""
+    m, k = len(topk), len(topk[0])
+    w = np.ones(m) if weights is None else np.asarray(weights, dtype=float)
+    relevant = [set(np.flatnonzero(row)) for row in np.asarray(relevant)]
+    total = 0.0
+    for u in range(m):
+        own = len(set(topk[u]) & relevant[u]) / k
+        for v in range(m):
+            if v != u:
+                total += w[u] * w[v] * max(len(set(topk[v]) & relevant[u]) / k - own, 0.0)
+    return total / w.sum()
+
+
+def test_an_envy_measure_added_by_one_declaration_reaches_every_route(one_declaration):
+    """MEU, the mean over users of their summed envy: its reduction of the envy rows'
+    totals (REDUCTIONS["per-user"]) and its declaration; no route names it."""
+    out = one_declaration
+    names = out["names"]
+    assert names[names.index("PEU") + 1] == "MEU"
+    expected = _envy_loop(out["topk"], out["relevant"])
+    assert expected > 0  # the tiny lists leave someone envious
+    for route in ("dense", "stream", "experiments"):
+        assert out[route]["MEU"] == pytest.approx(expected, rel=1e-12), route
+        # and ME, the built-in of the same rows: MEU = (m - 1) ME
+        assert out[route]["MEU"] == pytest.approx(24 * out[route]["ME"], rel=1e-12), route
+    assert out["decompose"]["MEU"] == pytest.approx(expected, rel=1e-12)  # shares sum to it
+    assert out["sample"]["MEU"]["value"] == pytest.approx(expected, rel=1e-12)
+    assert out["sample"]["MEU"]["se"] == 0.0
+    for row, got in zip(out["weights"], out["bootstrap"]["MEU"]):
+        loop = _envy_loop(out["topk"], out["relevant"], row)
+        assert got == pytest.approx(loop, rel=1e-12), row
+
+
+def test_an_envy_declaration_names_a_reduction():
+    with pytest.raises(ValueError, match="reduction"):
+        base.declare("X", "envy", "lower", "envy", "Fair (existing)")
+    with pytest.raises(ValueError, match="only an envy measure"):
+        base.declare("X", "statistic", "lower", "spread", "Fair (existing)",
+                     effectiveness="P", statistic="SD", reduction="mean")  # fmt: skip
 
 
 def test_the_generic_engine_on_pufs_term_equals_pufs_fused_kernels(one_declaration):

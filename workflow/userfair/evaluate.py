@@ -17,6 +17,7 @@ from userfair.measures import (
     NAMES,
     OPT_IN,
     conventions,
+    envy_measures,
     fused,
     generic,
     plugin_names,
@@ -166,7 +167,7 @@ def evaluate(
         )
     scores.update(
         clock.run(
-            ("ME", "MME", "PEU"),
+            tuple(m.name for m in envy_measures("dense")),
             fairness.envy,
             inputs.topk,
             inputs.relevant,

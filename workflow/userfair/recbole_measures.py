@@ -24,7 +24,7 @@ from userfair.engine._backend import binary_csr, blocks  # noqa: E402
 from userfair.files.inputs import Inputs, read_genre_matrix  # noqa: E402
 from userfair.formulas import effectiveness, fairness, spread  # noqa: E402
 from userfair.formulas import groups as user_groups  # noqa: E402
-from userfair.measures import FAIR_GROUP, OPT_IN, generic, statistics  # noqa: E402
+from userfair.measures import FAIR_GROUP, OPT_IN, envy_measures, generic, statistics  # noqa: E402
 from userfair.opt_in import variants  # noqa: E402
 from userfair.recbole_collector import (  # noqa: E402
     NEED_GRADES,
@@ -267,7 +267,7 @@ def default_measures(inputs, k, wanted, options, route, cache_key, groups) -> di
     for measure in statistics(("P", "NDCG"), "recbole"):  # SD, Gini: their declarations
         if measure.name in wanted:
             scores[measure.name] = spread.of(measure).value(per_user[measure.effectiveness])
-    if {"ME", "MME", "PEU"} & set(wanted):
+    if {m.name for m in envy_measures("recbole")} & set(wanted):  # their declarations
         scores.update(
             fairness.envy(
                 inputs.topk, inputs.relevant, k=k, epsilon=epsilon, block_size=block_size,

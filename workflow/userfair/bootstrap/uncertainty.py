@@ -30,11 +30,11 @@ import scipy.sparse as sp
 from userfair.bootstrap import _bootstrap_kernels
 from userfair.engine import _backend, plugin_routes
 from userfair.files.inputs import Inputs
-from userfair.formulas import _kernels, effectiveness, fairness, spread
+from userfair.formulas import _kernels, effectiveness, envy_reductions, fairness, spread
 from userfair.formulas import groups as user_groups
 from userfair.formulas.effectiveness import hits, validate_lists
 from userfair.formulas.spread import Draws
-from userfair.measures import EFF, NAMES, conventions, fused, generic, statistics
+from userfair.measures import EFF, NAMES, conventions, envy_measures, fused, generic, statistics
 from userfair.similarity import pairwise
 from userfair.similarity.pairwise import BLOCK_SIZE
 
@@ -161,11 +161,9 @@ def bootstrap(
 
     has_pairs = ordered > 0
     envy = _envy(inputs.topk, inputs.relevant, k, envy_utility, block_size, weights, epsilon)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["ME"] = np.where(has_pairs, envy[0] / ordered, np.nan)
-        out["MME"] = np.where(has_pairs, envy[1] / total, np.nan)
-        out["PEU"] = np.where(has_pairs, envy[2] / total, np.nan)
-    lap("ME, MME, PEU")
+    chosen = envy_measures("bootstrap")  # ME, MME, PEU: their declarations' reductions
+    out.update(envy_reductions.values(chosen, envy_reductions.Totals(*envy, total, ordered)))
+    lap(", ".join(m.name for m in chosen))
 
     sim_uf = pairwise.uf_similarity(
         sims["jacc"].raw(), sims["genre"].raw() if gamma < 1.0 else None, gamma

@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from userfair.decomposition.decompose_columns import (
     ATTRIBUTES,
     COLUMNS,
+    ENVY,
     attributes,
     check_options,
     score_columns,
@@ -44,7 +45,7 @@ from userfair.engine import plugin_routes
 from userfair.engine import route as route_
 from userfair.files.inputs import Inputs
 from userfair.files.io import InputError, atomic_path
-from userfair.formulas import _kernels, effectiveness, fairness
+from userfair.formulas import _kernels, effectiveness, envy_reductions, fairness
 from userfair.measures import generic, served, unserved
 from userfair.similarity import pairwise
 
@@ -101,21 +102,22 @@ def envy_parts(
     utility: str = "precision",
     block_size: int = 2048,
 ) -> dict[str, np.ndarray]:
-    """Per-user ME, MME, PEU and their signed parts (``fairness.envy``'s utilities).
-
-    ME:envies_u = sum_v envy(u, v) / (m (m-1)), ME:envied_v = sum_u envy(u, v) / (m (m-1)),
-    ME = (envies + envied) / 2. MME:envies_u = max_v envy(u, v) / m; MME:envied gives that
-    max to the envied user v* attaining it (split equally among tied v*; nobody when the max
-    is 0); MME = (envies + envied) / 2. PEU_u = [max_v envy(u, v) > epsilon] / m (the envier
-    carries it). Each column sums to its measure; NaN for m < 2.
+    """Every envy measure's per-user columns and signed parts (``fairness.envy``'s
+    utilities): the envy rows reduced per user (``envy_reductions.Rows``: each user's row
+    sum and maximum, and the same of the columns, the envied side), then each declaration's
+    reduction (``envy_reductions.Reduction.shares``). ME:envies_u = sum_v envy(u, v) /
+    (m (m-1)), ME:envied_v = sum_u envy(u, v) / (m (m-1)), ME = (envies + envied) / 2.
+    MME:envies_u = max_v envy(u, v) / m; MME:envied gives that max to the envied user v*
+    attaining it (split equally among tied v*; nobody when the max is 0); MME = (envies +
+    envied) / 2. PEU_u = [max_v envy(u, v) > epsilon] / m (the envier carries it). Each
+    column sums to its measure; NaN for m < 2.
     """
     relevant = sp.csr_matrix(relevant, dtype=np.float64)
     relevant.data[:] = 1.0
     topk = effectiveness.validate_lists(topk, k, relevant.shape)
     m = topk.shape[0]
-    names = ("ME", "ME:envies", "ME:envied", "MME", "MME:envies", "MME:envied", "PEU")
     if m < 2:
-        return {name: np.full(m, math.nan) for name in names}
+        return envy_reductions.shares(ENVY, envy_reductions.Rows(*(np.zeros(m),) * 4, epsilon))
     denominator = fairness.envy_denominators(relevant, k, utility)
     own = effectiveness.hits(topk, relevant, k).sum(axis=1) / denominator
     items, local = np.unique(topk, return_inverse=True)
@@ -138,16 +140,8 @@ def envy_parts(
         ties = np.bincount(rows[top] - start, minlength=stop - start)
         credit = max_envy[rows[top]] / ties[rows[top] - start]
         max_envied += np.bincount(columns[top], weights=credit, minlength=m)
-    pairs = m * (m - 1)
-    return {
-        "ME": (envies + envied) / (2.0 * pairs),
-        "ME:envies": envies / pairs,
-        "ME:envied": envied / pairs,
-        "MME": (max_envy + max_envied) / (2.0 * m),
-        "MME:envies": max_envy / m,
-        "MME:envied": max_envied / m,
-        "PEU": (max_envy > epsilon) / m,
-    }
+    rows = envy_reductions.Rows(envies, envied, max_envy, max_envied, epsilon)
+    return envy_reductions.shares(ENVY, rows)
 
 
 def uf_parts(

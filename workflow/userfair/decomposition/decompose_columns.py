@@ -2,7 +2,8 @@
 fill the same way: the names (:data:`SHARES`, :data:`SIGNED`, :data:`ATTRIBUTES`,
 :data:`COLUMNS`), the shares that follow from the per-user scores alone (Gini's and SD's),
 the user attributes, and the check of the options. The statistics' columns come from their
-declarations (``userfair.measures.statistics``: each one's ``statistic.shares``). The
+declarations (``userfair.measures.statistics``: each one's ``statistic.shares``), the envy
+measures' from theirs (``userfair.measures.envy_measures``: each one's reduction). The
 pair shares are the dense route's (:mod:`userfair.decomposition.decompose`) and the
 streamed route's
 (:mod:`userfair.decomposition.decompose_stream`)."""
@@ -16,18 +17,20 @@ import pandas as pd
 import scipy.sparse as sp
 
 from userfair.files.inputs import Inputs
-from userfair.formulas import fairness, spread
-from userfair.measures import FAIR_PUF, fused, statistics
+from userfair.formulas import envy_reductions, fairness, spread
+from userfair.measures import FAIR_PUF, envy_measures, fused, statistics
 
 #: The built-in statistics of P and NDCG the decomposition serves (SD, Gini), in table order.
 STATISTICS = statistics(("P", "NDCG"), "decompose")
+#: The built-in envy measures the decomposition serves (ME, MME, PEU), in table order.
+ENVY = envy_measures("decompose")
 #: The per-user columns whose sum over the users is the measure of the same name, in order.
-SHARES = fused(FAIR_PUF) + ("UF", "ME", "MME", "PEU") + tuple(m.name for m in STATISTICS)
+SHARES = fused(FAIR_PUF) + ("UF",) + tuple(m.name for m in ENVY) + tuple(m.name for m in STATISTICS)
 #: The signed parts: each column, too, sums over the users to the measure before the colon.
 SIGNED = (
     tuple(f"{name}:{part}" for name in fused(FAIR_PUF) for part in ("disadvantaged", "advantaged"))
     + tuple(f"{m.name}:{part}" for m in STATISTICS for part in spread.of(m).parts)
-    + ("ME:envies", "ME:envied", "MME:envies", "MME:envied")
+    + tuple(f"{m.name}{suffix}" for m in ENVY for suffix in envy_reductions.of(m).suffixes)
 )
 #: The user attributes (docs/method.md#who-attributes).
 ATTRIBUTES = ("train_items", "popularity", "mean_similarity")

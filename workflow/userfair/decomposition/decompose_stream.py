@@ -17,13 +17,14 @@ from userfair.decomposition import _decompose_kernels as kern
 from userfair.decomposition.decompose_columns import (
     ATTRIBUTES,
     COLUMNS,
+    ENVY,
     attributes,
     check_options,
     score_columns,
 )
 from userfair.engine._backend import binary_csr, blocks, resolve, to_torch
 from userfair.files.inputs import Inputs
-from userfair.formulas import effectiveness, fairness
+from userfair.formulas import effectiveness, envy_reductions, fairness
 from userfair.similarity import pairwise
 from userfair.streamed import pair_records, stream_rows, streaming
 
@@ -146,18 +147,9 @@ def finish_parts(
         columns["UF"] = np.full(m, math.nan)
     else:
         columns["UF"] = math.log(total) / math.log(n_pairs) * half / total
-    if m < 2:
-        for name in ("ME", "ME:envies", "ME:envied", "MME", "MME:envies", "MME:envied", "PEU"):
-            columns[name] = np.full(m, math.nan)
-    else:
-        ordered = m * (m - 1)
-        envies, envied = parts["envies"], parts["envied"]
-        max_envy, max_envied = parts["max-envy"], parts["max-envied"]
-        columns["ME"] = (envies + envied) / (2.0 * ordered)
-        columns["ME:envies"], columns["ME:envied"] = envies / ordered, envied / ordered
-        columns["MME"] = (max_envy + max_envied) / (2.0 * m)
-        columns["MME:envies"], columns["MME:envied"] = max_envy / m, max_envied / m
-        columns["PEU"] = (max_envy > epsilon) / m
+    quantities = ("envies", "envied", "max-envy", "max-envied")
+    rows = envy_reductions.Rows(*(parts[name] for name in quantities), epsilon)
+    columns.update(envy_reductions.shares(ENVY, rows))  # each declaration's reduction
     score_columns(columns, scores)
     frame = pd.DataFrame({name: columns[name] for name in COLUMNS if name in columns})
     extra = attributes(inputs)

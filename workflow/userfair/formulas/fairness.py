@@ -13,8 +13,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from userfair.engine import _backend
-from userfair.formulas import _kernels
+from userfair.formulas import _kernels, envy_reductions
 from userfair.formulas.effectiveness import hits, relevant_counts, validate_lists
+from userfair.measures import envy_measures
 from userfair.similarity.pairwise import BLOCK_SIZE
 
 #: Entries of a cache-sized chunk (1 MiB of float64) for elementwise passes over pairs.
@@ -63,20 +64,23 @@ def envy(
     device: str = "auto",
     utility: str = "precision",
 ) -> dict[str, float]:
-    """ME, MME and PEU from the utilities phi_u(L_v) = |L_v & R_u| / d_u, with d_u = k
-    (``utility="precision"``, P@k) or min(k, |R_u|) (``"ideal"``).
+    """Every envy measure (ME, MME, PEU: ``userfair.measures.envy_measures``) from the
+    utilities phi_u(L_v) = |L_v & R_u| / d_u, with d_u = k (``utility="precision"``, P@k)
+    or min(k, |R_u|) (``"ideal"``).
 
-    envy(u, v) = max(phi_u(L_v) - phi_u(L_u), 0). ME is the mean over ordered pairs
-    u != v, MME the mean over u of max_{v != u} envy(u, v), PEU the share of users whose
-    max envy exceeds ``epsilon``. NaN for fewer than 2 users. A user without relevant
-    items has utility 0 for every list.
+    envy(u, v) = max(phi_u(L_v) - phi_u(L_u), 0). Each user's row is reduced to its sum,
+    its maximum and whether that maximum exceeds ``epsilon``; each measure's declared
+    reduction (``userfair.formulas.envy_reductions``) turns their totals into its value:
+    ME the mean over ordered pairs u != v, MME the mean over u of max_{v != u} envy(u, v),
+    PEU the share of users whose max envy exceeds ``epsilon``. NaN for fewer than 2 users.
+    A user without relevant items has utility 0 for every list.
     """
     relevant = _backend.binary_csr(relevant)
     topk = validate_lists(topk, k, relevant.shape)
     denominator = envy_denominators(relevant, k, utility)
     m = topk.shape[0]
     if m < 2:
-        return {"ME": math.nan, "MME": math.nan, "PEU": math.nan}
+        return {measure.name: math.nan for measure in envy_measures()}
     items, local = recommended_items(topk)
     relevant_rec = relevant[:, items]  # only recommended items can be shared hits
     own_counts = hits(local, relevant_rec, k).sum(axis=1)
@@ -86,11 +90,9 @@ def envy(
         total, max_envy = _envy_numpy(relevant_rec, local, own, denominator, block_size)
     else:
         total, max_envy = _envy_torch(relevant_rec, local, own, denominator, block_size, target)
-    return {
-        "ME": total / (m * (m - 1)),
-        "MME": float(max_envy.mean()),
-        "PEU": float((max_envy > epsilon).mean()),
-    }
+    envious = int((max_envy > epsilon).sum())
+    totals = envy_reductions.Totals.of_users(total, float(max_envy.sum()), envious, m)
+    return envy_reductions.values(envy_measures(), totals)
 
 
 def _envy_numpy(relevant_rec, local, own, denominator, block_size):

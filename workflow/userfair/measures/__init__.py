@@ -190,6 +190,13 @@ def statistics(scores, route: str | None = None) -> tuple[Measure, ...]:
     )  # fmt: skip
 
 
+def envy_measures(route: str | None = None) -> tuple[Measure, ...]:
+    """The built-in envy measures that ``route`` serves (any route when None), in table
+    order: each carries its reduction of the envy rows (``measure.reduction``), which the
+    routes call instead of naming an envy measure."""
+    return tuple(m for m in BUILTINS if m.kind == "envy" and (route is None or route in m.routes))
+
+
 def generic(names=None) -> tuple[str, ...]:
     """Among ``names`` (default: every declared measure, in registry order) those the generic
     engine serves (``userfair.engine.plugin_routes``): the built-in pair measures declared

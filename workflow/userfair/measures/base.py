@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 #: ``mean``: the mean over the evaluated users of a per-user score (the effectiveness);
 #: ``statistic``: a statistic of the per-user scores (SD, Gini, a plugin's UserMeasure);
 #: ``pair``: the mean over unordered user pairs of a pair term (PUF, a plugin's PairMeasure);
-#: ``envy``: built from the per-user maxima or means of envy over pairs (ME, MME, PEU);
+#: ``envy``: a reduction of the envy rows (their sums, maxima; ME, MME, PEU), declared by name;
 #: ``uf``: the UF construction (similar pairs above mean + SD, list distances);
 #: ``group``: a measure over groups of users (UserMAD).
 KINDS = ("mean", "statistic", "pair", "envy", "uf", "group")
@@ -61,6 +61,10 @@ class Measure:
     the generic pair engine (``userfair.engine.plugin_routes``, the one that serves the
     plugins) then serves it on every route, so the measure is that term and this
     declaration. None for PUF's own declarations, which its fused kernels serve.
+    ``reduction``: for a built-in ``envy`` measure, the name of its reduction of the envy
+    rows in ``userfair.formulas.envy_reductions.REDUCTIONS`` (its value from the rows'
+    totals, its per-user shares), which every route calls (``envy_reductions.of(measure)``);
+    None for every other kind.
     """
 
     name: str
@@ -77,6 +81,7 @@ class Measure:
     text: str = ""
     statistic: str | None = None
     term: str | None = None
+    reduction: str | None = None
 
     def __post_init__(self):
         if not self.name or any(c.isspace() for c in self.name) or "/" in self.name:
@@ -92,6 +97,10 @@ class Measure:
             raise ValueError(f"{self.name}: unknown routes {sorted(unknown)}; expected {ROUTES}")
         if self.kind == "statistic" and self.source == BUILTIN and self.statistic is None:
             raise ValueError(f"{self.name}: a built-in statistic declares its formulas")
+        if self.kind == "envy" and self.reduction is None:
+            raise ValueError(f"{self.name}: an envy measure declares its reduction of the rows")
+        if self.reduction is not None and self.kind != "envy":
+            raise ValueError(f"{self.name}: only an envy measure declares a reduction")
         if self.kind == "pair" and not self.similarity:
             raise ValueError(f"{self.name}: a pair measure declares its similarity")
         if self.term is not None and (self.kind != "pair" or self.source != BUILTIN):

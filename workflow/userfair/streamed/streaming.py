@@ -44,8 +44,8 @@ import scipy.sparse as sp
 from userfair.engine import warmup
 from userfair.engine._backend import binary_csr, blocks, resolve, to_torch
 from userfair.files.inputs import Inputs
-from userfair.formulas import _kernels, effectiveness, fairness, spread
-from userfair.measures import EFF, NAMES, conventions, fused, statistics
+from userfair.formulas import _kernels, effectiveness, envy_reductions, fairness, spread
+from userfair.measures import EFF, FAIR_PUF, NAMES, conventions, envy_measures, fused, statistics
 from userfair.similarity.pairwise import BLOCK_SIZE
 from userfair.similarity.registry import CosineBlocks
 from userfair.streamed import _streaming_kernels as kern
@@ -349,7 +349,12 @@ def envy_lists(relevant_rec, local: np.ndarray, r: int) -> tuple:
 # --- the measures ------------------------------------------------------------------------
 
 #: The measures :func:`finish` computes from the pair results (the others are per user).
-PAIR_KEYS = ("ME", "MME", "PEU", "UF", "PUF-P-Cos", "PUF-P-Jacc", "PUF-NDCG-Cos", "PUF-NDCG-Jacc")
+#: The envy measures (their declarations' reductions of pass two's envy totals).
+ENVY = envy_measures("stream")
+#: PUF's four, by their fused kernels (the pair measures declared with a term are the
+#: generic engine's).
+PUF = fused(FAIR_PUF)
+PAIR_KEYS = tuple(m.name for m in ENVY) + ("UF",) + PUF
 
 
 def finish(inputs: Inputs, stats: PairStats, sums: PairSums, device: str = "cpu") -> dict:
@@ -385,9 +390,9 @@ def finish(inputs: Inputs, stats: PairStats, sums: PairSums, device: str = "cpu"
         seconds[measure.name] = time.perf_counter() - clock
     scores.update(pair_measures(stats, sums))
     seconds["similarity-cos"] = seconds["similarity-jacc"] = stats.seconds
-    for key in ("ME", "MME", "PEU"):
-        seconds[key] = sums.seconds_envy
-    for key in PAIR_KEYS[4:]:
+    for measure in ENVY:
+        seconds[measure.name] = sums.seconds_envy
+    for key in PUF:
         seconds[key] = sums.seconds_pairs
     if m >= 2:  # the cosine PUF by the items (userfair.streamed.puf_items), on pass one's range
         tiny = warmup.tiny_inputs().train
@@ -416,18 +421,17 @@ def puf_value(total: float, lo_hi: tuple[float, float], pairs: int) -> float:
 
 
 def pair_measures(stats: PairStats, sums: PairSums) -> dict:
-    """ME, MME, PEU, UF and the two Jaccard PUF of the complete ``stats`` and ``sums`` (all
+    """The envy measures, UF and the two Jaccard PUF of the complete ``stats`` and ``sums`` (all
     of :data:`PAIR_KEYS` NaN for m < 2; the cosine PUF comes from :func:`finish`, by the
     items)."""
     m, pairs, k = stats.m, stats.pairs, sums.k
     if m < 2:
         return {key: math.nan for key in PAIR_KEYS}
-    out = {
-        "ME": sums.envy_sum / (m * (m - 1)),
-        "MME": sums.max_envy_sum / m,
-        "PEU": sums.envious_users / m,
-        "UF": fairness.uf_value(sums.uf_sum / (k * k), pairs) if pairs >= 2 else math.nan,
-    }
+    totals = envy_reductions.Totals.of_users(
+        sums.envy_sum, sums.max_envy_sum, sums.envious_users, m
+    )
+    out = envy_reductions.values(ENVY, totals)
+    out["UF"] = fairness.uf_value(sums.uf_sum / (k * k), pairs) if pairs >= 2 else math.nan
     for name in ("P", "NDCG"):
         total = getattr(sums, f"puf_{name.lower()}_jacc")
         out[f"PUF-{name}-Jacc"] = puf_value(total, stats.jacc_range, pairs)

@@ -119,7 +119,7 @@ def relevance_measures(
     out = {"P": float(np.mean(scores["P"])), "NDCG": float(np.mean(scores["NDCG"]))}
     for measure in measures.statistics(("P", "NDCG"), "experiments"):  # SD, Gini
         out[measure.name] = spread.of(measure).value(scores[measure.effectiveness])
-    out.update({key: envy[key] for key in ("ME", "MME", "PEU")})
+    out.update({m.name: envy[m.name] for m in measures.envy_measures("experiments")})
     out["UF"] = fairness.uf(
         topk, inputs.train, sim_uf, settings.k, settings.block_size, settings.device
     )
