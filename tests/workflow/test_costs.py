@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from userfair.files.io import InputError
-from userfair.workflow import calibrate, catalogue, costs, grids, models, scatter_plan
+from userfair.workflow import calibrate, catalogue, costs, dense_plan, grids, models, scatter_plan
 from userfair.workflow import plan as plan_report
 
 from conftest import BIN, REPO, copy_run, make_workdir, snakemake
@@ -480,12 +480,15 @@ def test_plan_of_the_paper_config_is_what_the_dag_asks_for(tmp_path):
     assert "plan" in dry.stdout and not (workdir / "results").exists()
     proc = snakemake(workdir, "plan", "--cores", "1", "--configfile", "config/paper.yaml")
     out = proc.stdout + proc.stderr
-    assert re.search(r"total: 448 jobs, [\d,.]+ CPU-hours, [\d,.]+ GPU-hours", out), out[-3000:]
+    assert re.search(r"total: 484 jobs, [\d,.]+ CPU-hours, [\d,.]+ GPU-hours", out), out[-3000:]
     plan = read_plan(workdir / "results" / "plan.csv")
     assert list(plan[0]) == list(plan_report.PLAN_COLUMNS)
     assert {r["dataset"] for r in plan} == {"lastfm", "qk-video", "ml-10m", "ml-20m"}
-    # one recbole_dataset job per dataset, then tune and topk per dataset x model
-    assert len(plan) == 4 + 2 * 4 * 7 and sum(int(r["jobs"]) for r in plan) == 4 + 416 + 28
+    # one recbole_dataset job per dataset, then tune and topk per dataset x model, then per
+    # dataset (all on the dense route: at most 2,178 evaluated users) two similarity jobs
+    # and a measures job per model
+    assert len(plan) == 4 + 2 * 4 * 7 + 4 * (1 + 7)
+    assert sum(int(r["jobs"]) for r in plan) == 4 + 416 + 28 + 4 * (2 + 7)
     assert [r["rule"] for r in plan[:4]] == ["recbole_dataset"] * 4
     assert all(r["model"] == "" and r["gpus"] == "0" for r in plan[:4])
     # no data was made: the sizes came from the catalogue
@@ -507,11 +510,11 @@ def test_plan_of_the_default_config_and_its_dag(tmp_path):
     workdir = make_workdir(tmp_path / "run")
     proc = snakemake(workdir, "plan", "--cores", "1")
     points = grids.load_points(REPO / "config" / "grids" / "quick.yaml", PAPER_MODELS)
-    # recbole_dataset + tune + topk
-    jobs = 1 + sum(len(p) for p in points.values()) + len(PAPER_MODELS)
+    # recbole_dataset + tune + topk, then the dense route's two similarity jobs and measures
+    jobs = 1 + sum(len(p) for p in points.values()) + len(PAPER_MODELS) + 2 + len(PAPER_MODELS)
     assert f"total: {jobs} jobs" in proc.stdout + proc.stderr
     plan = read_plan(workdir / "results" / "plan.csv")
-    assert {r["dataset"] for r in plan} == {"ml-100k"} and len(plan) == 1 + 14
+    assert {r["dataset"] for r in plan} == {"ml-100k"} and len(plan) == 1 + 14 + 1 + 7
     assert_plan_is_the_dag(plan, dag_resources(workdir))
 
 
@@ -531,12 +534,12 @@ def test_paper_config_on_the_cpu_stops_before_anything_runs(tmp_path):
 
 @pytest.mark.slow
 def test_streamed_measures_that_cannot_finish_stop_before_anything_runs(tmp_path):
-    """The paper's ml-20m on the streamed route in one part cannot finish in 10 minutes a
-    job (its visits estimated from the catalogue's shape): the dry run stops, naming the
-    dataset, the estimate and the scatter that would fit."""
+    """The paper's ml-20m on the streamed route in one part cannot finish in 2 minutes a
+    job (its visits estimated from the catalogue's shape and its 2,178 evaluated users):
+    the dry run stops, naming the dataset, the estimate and the scatter that would fit."""
     workdir = make_workdir(tmp_path / "run")
     short = workdir / "short.yaml"
-    short.write_text("measures:\n  stream_above: 0\n  scatter: 1\ntraining:\n  max_runtime: 10\n")
+    short.write_text("measures:\n  stream_above: 0\n  scatter: 1\ntraining:\n  max_runtime: 2\n")
     proc = snakemake(
         workdir, "-n", "--configfile", "config/paper.yaml", str(short), check=False
     )  # fmt: skip
@@ -544,9 +547,9 @@ def test_streamed_measures_that_cannot_finish_stop_before_anything_runs(tmp_path
     assert proc.returncode != 0 and "nothing was submitted" in out
     assert re.search(
         r"the streamed measures of ml-20m in 1 part\(s\) of 2 thread\(s\) cannot finish within "
-        r"training.max_runtime = 10 min: their longest job is estimated at [\d.]+ h \(item "
-        r"visits estimated from its shape; EXTRAPOLATED from .*\); raise measures.scatter to "
-        r"\d+ or more",
+        r"training.max_runtime = 2 min: their longest job is estimated at [\d.,]+ (s|min|h) "
+        r"\(item visits estimated from its shape; EXTRAPOLATED from .*\); raise "
+        r"measures.scatter to \d+ or more",
         out,
     ), out[-3000:]
     assert not (workdir / "results").exists()
@@ -619,6 +622,41 @@ def test_the_streamed_measures_ask_for_their_datasets_size_and_the_plan_says_so(
     assert (
         f"Pass one of the streamed measures of ml-100k, part 1-of-2 ({part.mem_mb} MB, "
         f"{part.runtime} min)"
+    ) in messages
+
+
+@pytest.mark.slow
+def test_the_dense_jobs_ask_for_their_datasets_size_and_the_plan_says_so(tmp_path, tiny_run):
+    """On the dense route (the tiny run's), similarity and measures ask for
+    userfair.workflow.dense_plan.requests of the dataset's stats.json, their messages say
+    so, and `snakemake plan` lists the same requests. On a copy of the session's tiny run."""
+    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
+    on = ["--directory", ".test"]
+    snakemake(repo, "plan", "--cores", "1", *on)
+    plan = [
+        r for r in read_plan(test_dir / "results" / "plan.csv") if r["rule"] in dense_plan.RULES
+    ]
+    assert [(r["rule"], r["jobs"]) for r in plan] == [("similarity", "2")] + [
+        ("measures", "1")
+    ] * 3, plan
+    targets = [f"results/ml-100k/measures/{m}.json" for m in ("UserKNN", "ItemKNN", "BPR")]
+    proc = show_resources(repo, "-n", *targets, "--forcerun", *dense_plan.RULES, *on)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert_plan_is_the_dag(plan, job_resources(proc.stdout + proc.stderr))
+    stats = json.loads((test_dir / "results/ml-100k/data/stats.json").read_text())
+    size = costs.Size("ml-100k", stats["users"], stats["items"], stats["train"], 1,
+                      stats["test_users"], "stats", stats["item_visits"])  # fmt: skip
+    expected = dense_plan.requests(size, 2880, threads=2)
+    for row in plan:
+        request = expected[row["rule"]]
+        assert (int(row["mem_mb"]), int(row["runtime_min"])) == (request.mem_mb, request.runtime)
+    messages = subprocess.run(
+        [str(BIN / "snakemake"), "-n", *targets, "--forcerun", "similarity", *on],
+        cwd=repo, capture_output=True, text=True, timeout=600,
+    ).stdout  # fmt: skip
+    similarity = expected["similarity"]
+    assert (
+        f"User similarity cos of ml-100k ({similarity.mem_mb} MB, {similarity.runtime} min)"
     ) in messages
 
 

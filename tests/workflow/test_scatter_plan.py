@@ -176,6 +176,9 @@ def test_unknown_item_visits_are_estimated_from_the_shape_and_said_so():
     guess, how = scatter_plan.visits_of(_size(200_000, 2 * measured.train, None, 40_000), measured)
     assert guess == pytest.approx(measured.item_visits * 4 / 2)  # twice the train, twice the items
     assert how == "item visits estimated from its shape"
+    # a split that evaluates a tenth of the users: the evaluated users' train, squared
+    tenth = costs.Size("d", 200_000, 40_000, 2 * measured.train, 100, 20_000, "catalogue")
+    assert scatter_plan.visits_of(tenth, measured)[0] == pytest.approx(guess / 100)
 
 
 def test_the_packaged_calibration_is_a_timed_scatter(tmp_path):
@@ -209,7 +212,7 @@ def test_a_scatter_that_cannot_finish_is_refused_with_the_parts_that_would():
     said = scatter_plan.infeasible(size, 4, 10, measured=measured)
     assert said.startswith(
         "the streamed measures of d in 4 part(s) of 1 thread(s) cannot finish within "
-        "training.max_runtime = 10 min: their longest job is estimated at 0.5 h"
+        "training.max_runtime = 10 min: their longest job is estimated at 29 min"
     )
     assert said.endswith("raise measures.scatter to 16 or more, or training.max_runtime")
     assert (

@@ -18,10 +18,10 @@ rule similarity:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=60,
+        mem_mb=dense_resource("similarity", "mem_mb"),
+        runtime=dense_resource("similarity", "runtime"),
     message:
-        "User similarity {wildcards.kind} of {wildcards.dataset}"
+        "User similarity {wildcards.kind} of {wildcards.dataset} ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/similarity.py"
 

@@ -9,7 +9,15 @@ import os
 from snakemake.logging import logger
 
 from userfair.engine import route
-from userfair.workflow import catalogue, costs, energy, grids, models, scatter_plan
+from userfair.workflow import (
+    catalogue,
+    costs,
+    dense_plan,
+    energy,
+    grids,
+    models,
+    scatter_plan,
+)
 from userfair.workflow import plan as plan_report
 
 
@@ -123,10 +131,28 @@ def streamed_resource(job, name):
     return resource
 
 
-# The dense route's `measures` job (at most measures.stream_above evaluated users, whose
-# similarity matrices it loads): the request the rule has always had, not yet sized from the
-# data (docs/cluster.md#scatter-plan says so).
-DENSE_MEASURES_REQUEST = {"mem_mb": 8000, "runtime": 120}
+def dense_request(job, dataset, attempt=1):
+    """What one job of the dense route (``job``: similarity or measures) of ``dataset``
+    asks for: the packaged timings of both jobs at several sizes fitted and stretched to
+    the dataset's evaluated users and item visits (userfair.workflow.dense_plan.requests,
+    docs/cluster.md#dense-requests)."""
+    return dense_plan.requests(
+        data_size(dataset),
+        MAX_RUNTIME,
+        attempt,
+        threads=config["measures"]["threads"],
+        gamma=config["measures"]["gamma"],
+    )[job]
+
+
+def dense_resource(job, name):
+    """Resource function of `similarity` (and `genre_similarity`): ``name`` (mem_mb or
+    runtime) of the job's dense_request; the runtime grows with the retry attempt."""
+
+    def resource(wildcards, attempt):
+        return getattr(dense_request(job, wildcards.dataset, attempt), name)
+
+    return resource
 
 
 def sized_route(dataset):
@@ -142,15 +168,15 @@ def sized_route(dataset):
 
 def measures_resource(name):
     """Resource function of `measures` (and the replicates' copy): on the streamed route
-    (sized_route) the gather's streamed_request; on the dense route
-    DENSE_MEASURES_REQUEST."""
+    (sized_route) the gather's streamed_request, on the dense route its dense_request.
+    """
 
     def resource(wildcards, attempt):
         if sized_route(wildcards.dataset) == "stream":
             return getattr(
                 streamed_request("measures", wildcards.dataset, attempt), name
             )
-        return DENSE_MEASURES_REQUEST[name]
+        return getattr(dense_request("measures", wildcards.dataset, attempt), name)
 
     return resource
 
@@ -267,15 +293,40 @@ def plan_rows():
             for dataset in DATASETS
             for model in replicated_models(dataset)
         ]
-    rows += streamed_plan_rows()
+    rows += streamed_plan_rows() + dense_plan_rows()
     return [energy.with_energy(row, POWER) for row in rows]
+
+
+def dense_plan_rows():
+    """The rows of results/plan.csv of the dense measures of every dataset whose size takes
+    the dense route (sized_route): per dataset `similarity` (cosine and Jaccard, and the
+    genre one when measures.gamma < 1), per dataset x model `measures`, each with its
+    dense_request (attempt 1)."""
+    threads = config["measures"]["threads"]
+    kinds = 2 + (config["measures"]["gamma"] < 1)
+    rows = []
+    for dataset in DATASETS:
+        if sized_route(dataset) != "dense":
+            continue
+        similarity = dense_request("similarity", dataset)
+        rows.append(
+            plan_report.plan_row(
+                "similarity", dataset, "", [similarity] * kinds, threads
+            )
+        )
+        for model in MODELS:
+            request = dense_request("measures", dataset)
+            rows.append(
+                plan_report.plan_row("measures", dataset, model, [request], threads)
+            )
+    return rows
 
 
 def streamed_plan_rows():
     """The rows of results/plan.csv of the streamed measures of every dataset whose size
     takes the streamed route (sized_route): per dataset `pairs_part` (measures.scatter jobs;
     none when 1) and `pairs`, per dataset x model `measure_sums` (as many) and `measures`,
-    each with its streamed_request (attempt 1). The dense route's measures are not planned.
+    each with its streamed_request (attempt 1); the dense route's are dense_plan_rows'.
     """
     threads = config["measures"]["threads"]
     rows = []
