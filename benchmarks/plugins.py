@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from measures import QK, synthetic  # noqa: E402
 from streaming import machine  # noqa: E402
 from userfair import plugins  # noqa: E402
-from userfair.engine import plugin_routes  # noqa: E402
+from userfair.engine import generic_routes  # noqa: E402
 
 
 class PluginSD(plugins.UserMeasure):
@@ -96,8 +96,8 @@ class CompiledRCos(CompiledPUF):
 
 def compiled_unit(users: int) -> dict:
     """(d): compiled pair plugins over Vec and RCos on the streamed route, in the row loops
-    (``plugin_routes.compiled_mean``) against the route they took before, the same plugin's
-    row blocks (``plugin_routes._pass``): seconds, ratio, values equal to 1e-9."""
+    (``generic_routes.compiled_mean``) against the route they took before, the same plugin's
+    row blocks (``generic_routes._pass``): seconds, ratio, values equal to 1e-9."""
     import dataclasses
 
     import scipy.sparse as sp
@@ -118,15 +118,15 @@ def compiled_unit(users: int) -> dict:
     out = {"users": users, "dimensions": 16}
     for name in ("CompiledPUF-P-Vec", "CompiledPUF-P-RCos"):
         small_vectors = vectors[:200]
-        plugin_routes.compiled_mean(name, small, np.linspace(0, 1, 200), {}, vectors=small_vectors)
-        plugin_routes._pass(name, small, small_vectors, 2048, {}, "stream").mean(
+        generic_routes.compiled_mean(name, small, np.linspace(0, 1, 200), {}, vectors=small_vectors)
+        generic_routes._pass(name, small, small_vectors, 2048, {}, "stream").mean(
             np.linspace(0, 1, 200)
         )
         loops_t, loops_cpu, loops = timed(
-            lambda: plugin_routes.compiled_mean(name, inputs, p, {}, vectors=vectors)
+            lambda: generic_routes.compiled_mean(name, inputs, p, {}, vectors=vectors)
         )
         blocks_t, blocks_cpu, blocks = timed(
-            lambda: plugin_routes._pass(name, inputs, vectors, 2048, {}, "stream").mean(p)
+            lambda: generic_routes._pass(name, inputs, vectors, 2048, {}, "stream").mean(p)
         )
         assert math.isclose(loops, blocks, rel_tol=1e-9), (name, loops, blocks)
         out[name] = {
@@ -156,12 +156,12 @@ def compiled_stream(users: int) -> dict:
     # compile both routes' kernels on a few users first: the timings are of the passes
     small = stream_inputs(200, 20.0, seed=1)
     streaming.stream_evaluate(small, k=K)
-    plugin_routes.compiled_mean("CompiledPUF-P-Jacc", small, np.linspace(0, 1, 200), {})
+    generic_routes.compiled_mean("CompiledPUF-P-Jacc", small, np.linspace(0, 1, 200), {})
     one_t, one_cpu, stats = timed(lambda: streaming.pass_one(rows, users=inputs.users))
     two_t, two_cpu, two = timed(lambda: streaming.pass_two(inputs, stats, k=K))
     result = streaming.finish(inputs, stats, two)
     plugin_t, plugin_cpu, value = timed(
-        lambda: plugin_routes.compiled_mean("CompiledPUF-P-Jacc", inputs, p, {})
+        lambda: generic_routes.compiled_mean("CompiledPUF-P-Jacc", inputs, p, {})
     )
     assert math.isclose(value, result["PUF-P-Jacc"], rel_tol=1e-9), (value, result["PUF-P-Jacc"])
     builtin_t = stats.seconds + two.seconds_pairs
@@ -214,7 +214,7 @@ def main(argv=None) -> dict:
 
     builtin_t, builtin = best(lambda: weighted_sd(p, draws), args.repeats)
     plugin_t, plugin = best(
-        lambda: plugin_routes.bootstrap_plugins(inputs, weights, 10, ["PluginSD-P"])["PluginSD-P"],
+        lambda: generic_routes.bootstrap_generic(inputs, weights, 10, ["PluginSD-P"])["PluginSD-P"],
         args.repeats,
     )
     assert np.allclose(plugin, builtin, rtol=1e-9), "the plugin SD differs from the built-in"
@@ -227,14 +227,14 @@ def main(argv=None) -> dict:
     cos = pairwise.compute("cos", rows, inputs.users)
     builtin_t, builtin = best(lambda: fairness.puf(p, cos.sim, device="cpu"), args.repeats)
     dense_t, dense = best(
-        lambda: plugin_routes.evaluate_plugins(inputs, 10, ["PluginPUF-P-Cos"])[0][
+        lambda: generic_routes.evaluate_generic(inputs, 10, ["PluginPUF-P-Cos"])[0][
             "PluginPUF-P-Cos"
         ],
         args.repeats,
     )
     assert math.isclose(dense, builtin, rel_tol=1e-9), (dense, builtin)
     cache: dict = {}
-    pair_pass = plugin_routes._pass("PluginPUF-P-Cos", inputs, None, 2048, cache, "stream")
+    pair_pass = generic_routes._pass("PluginPUF-P-Cos", inputs, None, 2048, cache, "stream")
     stored_t, stored = best(lambda: pair_pass.mean(p), args.repeats)
     assert math.isclose(stored, builtin, rel_tol=1e-9), (stored, builtin)
     pair_pass.sparse_only = False

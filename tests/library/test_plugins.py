@@ -1,4 +1,4 @@
-"""Plugin measures (userfair.plugins, userfair.engine.plugin_routes; docs/plugins.md): values
+"""Plugin measures (userfair.plugins, userfair.engine.generic_routes; docs/plugins.md): values
 against direct loops from their formulas and hand-worked cases, every route equal, the
 bootstrap against the materialised resample, and every bad plugin stopped in one line."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from userfair import cli, measures, plugins
 from userfair.bootstrap.uncertainty import bootstrap, resample_weights
-from userfair.engine import plugin_routes
+from userfair.engine import generic_routes
 from userfair.engine.warmup import tiny_inputs
 from userfair.evaluate import evaluate
 from userfair.streamed import _plugin_kernels, streaming
@@ -162,11 +162,11 @@ def test_hand_worked_pair_and_user_measures(registered):
     )  # fmt: skip
     # raw Jaccard: (a,b) 1/3, (a,c) 0, (b,c) 1/2 -> min-max: 2/3, 0, 1
     # PUF2 = mean of (4/9 * 0.5, 0 * 1, 1 * 0.5) = (2/9 + 1/2) / 3 = 13/54
-    values, _, _ = plugin_routes.evaluate_plugins(inputs, 2, ["PUF2-P-Jacc"])
+    values, _, _ = generic_routes.evaluate_generic(inputs, 2, ["PUF2-P-Jacc"])
     assert values["PUF2-P-Jacc"] == pytest.approx(13 / 54, rel=1e-14)
     # NDCG: a 0; b hit at rank 1 of ideal 2: 1 / (1 + 1/log2 3); c 1 -> MAD from the mean
     ndcg = np.array([0.0, 1 / (1 + 1 / math.log2(3)), 1.0])
-    values, _, _ = plugin_routes.evaluate_plugins(inputs, 2, ["MAD-NDCG"])
+    values, _, _ = generic_routes.evaluate_generic(inputs, 2, ["MAD-NDCG"])
     assert values["MAD-NDCG"] == pytest.approx(np.abs(ndcg - ndcg.mean()).mean(), rel=1e-14)
 
 
@@ -175,8 +175,8 @@ def test_sparse_pass_is_taken_only_when_the_term_vanishes_at_zero(registered):
     assert not plugins.zero_at_zero("Shift-P-Jacc")
     inputs = _sparse(tiny_inputs(m=30, n=40, k=3, seed=5))
     cache = {}
-    sparse = plugin_routes._pass("PUF2-P-Jacc", inputs, None, 7, cache, "dense")
-    dense = plugin_routes._pass("Shift-P-Jacc", inputs, None, 7, cache, "dense")
+    sparse = generic_routes._pass("PUF2-P-Jacc", inputs, None, 7, cache, "dense")
+    dense = generic_routes._pass("Shift-P-Jacc", inputs, None, 7, cache, "dense")
     assert sparse.sparse_only and not dense.sparse_only
     # the same sum whichever pairs are visited
     s = np.random.default_rng(0).random(30)
@@ -184,7 +184,7 @@ def test_sparse_pass_is_taken_only_when_the_term_vanishes_at_zero(registered):
     assert visited < 30 * 29 / 2
     sparse.sparse_only = False
     assert sparse.mean(s) == pytest.approx(
-        plugin_routes._pass("PUF2-P-Jacc", inputs, None, 7, cache, "dense").mean(s), rel=1e-13
+        generic_routes._pass("PUF2-P-Jacc", inputs, None, 7, cache, "dense").mean(s), rel=1e-13
     )
 
 
@@ -338,7 +338,7 @@ def test_a_plugin_raising_inside_a_route_is_named(registered, monkeypatch):
     inputs = tiny_inputs(m=12, n=16, k=3)
     monkeypatch.setattr(Squared, "terms", lambda self, a, b, sim: 1 / 0)
     with pytest.raises(plugins.PluginError, match=r"Squared: terms raised ZeroDivisionError"):
-        plugin_routes.evaluate_plugins(inputs, 3, ["PUF2-P-Jacc"])
+        generic_routes.evaluate_generic(inputs, 3, ["PUF2-P-Jacc"])
 
 
 def test_cli_measure_option(tmp_path, capsys):
@@ -599,7 +599,7 @@ def test_a_compiled_term_runs_inside_the_streamed_kernels(seed, caplog):
         for name, value in expected.items():
             s = np.array(eff[name.split("-")[1]])
             # the compiled route itself, then through evaluate on both routes
-            assert plugin_routes.compiled_mean(name, inputs, s, cache) == pytest.approx(
+            assert generic_routes.compiled_mean(name, inputs, s, cache) == pytest.approx(
                 value, rel=1e-12, abs=1e-15
             )
         for route in ("dense", "stream"):
@@ -640,9 +640,9 @@ def test_pass_ones_ranges_serve_the_compiled_route(monkeypatch):
             inputs = tiny_inputs(m=25, n=30, k=4, seed=seed)
             inputs = _sparse(inputs) if seed == 2 else inputs
             scores = evaluate(inputs, k=4, route="dense")
-            eff = plugin_routes.scores_of(inputs, 4, ["P", "NDCG"])
+            eff = generic_routes.scores_of(inputs, 4, ["P", "NDCG"])
             own = {
-                name: plugin_routes.compiled_mean(name, inputs, eff[name.split("-")[1]], {})
+                name: generic_routes.compiled_mean(name, inputs, eff[name.split("-")[1]], {})
                 for name in ("C2-P-Jacc", "C2-NDCG-Cos", "CShift-P-Jacc")
             }
             stats = streaming.stats_of(inputs)
@@ -650,7 +650,7 @@ def test_pass_ones_ranges_serve_the_compiled_route(monkeypatch):
                 patched.setattr(_plugin_kernels, "range_rows", _no_range_pass)
                 for name, value in own.items():
                     s = eff[name.split("-")[1]]
-                    assert plugin_routes.compiled_mean(name, inputs, s, {}, stats) == value
+                    assert generic_routes.compiled_mean(name, inputs, s, {}, stats) == value
                     assert value == pytest.approx(scores[name], rel=1e-12, abs=1e-15)
     finally:
         plugins.clear()
@@ -672,11 +672,11 @@ def test_a_compiled_pair_plugin_is_estimated_from_the_sample(caplog):
     try:
         plugins.load(specs, entry_points=False)
         inputs = _sparse(tiny_inputs(m=9, n=12, k=3, seed=5), density=0.2)
-        eff = plugin_routes.scores_of(inputs, 3, ["P"])["P"]
+        eff = generic_routes.scores_of(inputs, 3, ["P"])["P"]
         for name in ("C2-P-Jacc", "CShift-P-Jacc"):
-            exact = plugin_routes.compiled_mean(name, inputs, eff, {})
+            exact = generic_routes.compiled_mean(name, inputs, eff, {})
             found = [
-                plugin_routes.compiled_estimate(name, inputs, eff, {}, np.array(rows), 0.95)
+                generic_routes.compiled_estimate(name, inputs, eff, {}, np.array(rows), 0.95)
                 for rows in combinations(range(9), 3)
             ]
             values = np.array([entry["value"] for entry in found])
@@ -686,7 +686,7 @@ def test_a_compiled_pair_plugin_is_estimated_from_the_sample(caplog):
             assert (ses**2).mean() == pytest.approx(values.var(), rel=1e-9)
             for entry in found:
                 assert entry["low"] <= entry["value"] <= entry["high"]
-            whole = plugin_routes.compiled_estimate(name, inputs, eff, {}, np.arange(9), 0.95)
+            whole = generic_routes.compiled_estimate(name, inputs, eff, {}, np.arange(9), 0.95)
             assert whole["value"] == pytest.approx(exact, rel=1e-12) and whole["se"] == 0.0
         with caplog.at_level("WARNING"):
             result = evaluate(inputs, k=3, sample_users=0.5, seed=3)
@@ -755,14 +755,14 @@ def test_a_compiled_term_runs_inside_the_row_loops_for_every_similarity():
                                                                          data.genres)),
         }  # fmt: skip
         assert min(raw["C2-P-RCos"].values()) == 0.0  # some pair shares no item
-        p = plugin_routes.scores_of(inputs, 4, ["P"])["P"]
+        p = generic_routes.scores_of(inputs, 4, ["P"])["P"]
         terms = {"C2-P-RCos": _squared, "C2-P-Vec": _squared, "CShift-P-Genre": _shifted}
         cache = {}
         for name, sims in raw.items():
             expected = _loop_pair(p, reference._min_max(sims), terms[name].py_func)
-            mean = plugin_routes.compiled_mean(name, inputs, p, cache, vectors=vectors)
+            mean = generic_routes.compiled_mean(name, inputs, p, cache, vectors=vectors)
             assert mean == pytest.approx(expected, rel=1e-12, abs=1e-15), name
-            whole = plugin_routes.compiled_estimate(
+            whole = generic_routes.compiled_estimate(
                 name, inputs, p, cache, np.arange(16), 0.95, vectors=vectors
             )
             assert whole["value"] == pytest.approx(expected, rel=1e-12) and whole["se"] == 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from userfair.engine import plugin_routes, warmup
+from userfair.engine import generic_routes, warmup
 from userfair.engine import route as route_
 from userfair.engine._backend import resolve
 from userfair.files.inputs import Inputs
@@ -100,7 +100,7 @@ def evaluate(
     ``userfair.similarity.registry``: ``rcos``, ``vec``, ``genre``) add PUF-{P,NDCG[,gNDCG]}-SIM;
     ``user_vectors``: the (m, d) vectors ``vec`` reads.
 
-    The generic engine (``userfair.engine.plugin_routes``): the built-in pair measures
+    The generic engine (``userfair.engine.generic_routes``): the built-in pair measures
     declared with a term (``userfair.formulas.pair_terms``) and every plugin measure loaded
     in this process (``userfair.plugins``, docs/plugins.md) follow, on the same route.
 
@@ -138,7 +138,7 @@ def evaluate(
                 envy_utility=envy_utility, block_size=block_size, stats=stats,
             )  # fmt: skip
         result = _with_variants(result, inputs, k, "stream", block_size, **extra, device=device)
-        result = with_plugins(result, inputs, k, "stream", block_size, user_vectors, stats=stats)
+        result = with_generic(result, inputs, k, "stream", block_size, user_vectors, stats=stats)
         return add_groups(result, inputs, k, groups)
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
         raise ValueError(
@@ -205,11 +205,11 @@ def evaluate(
         "conventions": conventions(envy_utility, epsilon, gamma),
     }
     result = _with_variants(result, inputs, k, "dense", block_size, **extra)
-    result = with_plugins(result, inputs, k, "dense", block_size, user_vectors, per_user)
+    result = with_generic(result, inputs, k, "dense", block_size, user_vectors, per_user)
     return add_groups(result, inputs, k, groups, per_user)
 
 
-def with_plugins(
+def with_generic(
     result, inputs, k, route, block_size, vectors=None, per_user=None, stats=None
 ) -> dict:  # fmt: skip
     """``result`` with the measures of the generic engine (``userfair.measures.generic``:
@@ -221,7 +221,7 @@ def with_plugins(
     if not generic():
         return result
     sample = result.get("estimate") if route == "stream" else None
-    values, seconds, estimated = plugin_routes.evaluate_plugins(
+    values, seconds, estimated = generic_routes.evaluate_generic(
         inputs, k, per_user=per_user, route=route, block_size=block_size, vectors=vectors,
         stats=stats, sample=sample,
     )  # fmt: skip

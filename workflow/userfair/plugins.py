@@ -343,7 +343,7 @@ def _register_measure(cls, source: str) -> Measure:
         raise PluginError(f"plugin {source}: define compute(self, scores, weights)")
     routes = {"dense", "stream", "bootstrap", "recbole"} | ({"decompose"} if pair else set())
     if pair and compiled_term(plugin) is not None and label in COMPILED_KINDS:
-        routes.add("sample")  # its row sums in the compiled loops (plugin_routes)
+        routes.add("sample")  # its row sums in the compiled loops (generic_routes)
     if score in ("HR", "MRR", "P", "MAP", "R", "NDCG"):
         routes.add("experiments")  # Figs. 2-4 draw binary relevance lists
     group = "Eff (plugins)" if better == "higher" else "Fair (plugins)"

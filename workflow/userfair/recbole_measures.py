@@ -18,7 +18,7 @@ require("recbole", NEEDS, __name__)
 import numpy as np  # noqa: E402  (after the check, which names the extra to install)
 import scipy.sparse as sp  # noqa: E402
 
-from userfair.engine import plugin_routes  # noqa: E402
+from userfair.engine import generic_routes  # noqa: E402
 from userfair.engine import route as route_  # noqa: E402
 from userfair.engine._backend import binary_csr, blocks  # noqa: E402
 from userfair.files.inputs import Inputs, read_genre_matrix  # noqa: E402
@@ -223,7 +223,7 @@ def measures(
     builtin = [n for n in wanted if n not in OPT_IN and n not in plugged]
     scores = default_measures(inputs, k, builtin, options, route, cache_key, groups)
     if plugged:  # the plugins (docs/plugins.md) and pair terms, on the same route
-        values, _, _ = plugin_routes.evaluate_plugins(
+        values, _, _ = generic_routes.evaluate_generic(
             inputs, k, plugged, route=route, block_size=int(options["userfair_block_size"])
         )
         scores.update(values)

@@ -28,7 +28,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from userfair.bootstrap import _bootstrap_kernels
-from userfair.engine import _backend, plugin_routes
+from userfair.engine import _backend, generic_routes
 from userfair.files.inputs import Inputs
 from userfair.formulas import _kernels, effectiveness, envy_reductions, fairness, spread
 from userfair.formulas import groups as user_groups
@@ -189,7 +189,7 @@ def bootstrap(
         frame = frame.join(user_groups.bootstrap(per_user, groups, weights))
         lap("group measures")
     if generic():  # the plugins (docs/plugins.md) and built-in pair measures with a term
-        values = plugin_routes.bootstrap_plugins(inputs, weights, k, block_size=block_size)
+        values = generic_routes.bootstrap_generic(inputs, weights, k, block_size=block_size)
         frame = frame.assign(**values)
         lap("generic measures (plugins, pair terms)")
     frame.attrs["seconds"] = seconds  # wall seconds of each step, for the benchmark

@@ -41,7 +41,7 @@ from userfair.decomposition.decompose_columns import (
     score_columns,
 )
 from userfair.decomposition.decompose_stream import stream_decompose
-from userfair.engine import plugin_routes
+from userfair.engine import generic_routes
 from userfair.engine import route as route_
 from userfair.files.inputs import Inputs
 from userfair.files.io import InputError, atomic_path
@@ -288,11 +288,11 @@ def decompose(
 def with_plugin_shares(frame: pd.DataFrame, inputs: Inputs, k: int, route: str, block_size):
     """``frame`` with the per-user share of each pair measure of the generic engine (the
     built-in ones declared with a term, each loaded plugin PairMeasure) after the other
-    columns (userfair.engine.plugin_routes.pair_shares; docs/plugins.md); a plugin UserMeasure
+    columns (userfair.engine.generic_routes.pair_shares; docs/plugins.md); a plugin UserMeasure
     has no generic share, and says so once."""
     names = generic()
     unserved("decompose", names, "not in the per-user frame")
-    shares = plugin_routes.pair_shares(inputs, k, served("decompose", names), route, block_size)
+    shares = generic_routes.pair_shares(inputs, k, served("decompose", names), route, block_size)
     return frame.assign(**shares) if shares else frame
 
 

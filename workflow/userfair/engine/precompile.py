@@ -35,7 +35,7 @@ from numba.core.dispatcher import Dispatcher
 import userfair
 from userfair.bootstrap import uncertainty
 from userfair.decomposition.decompose import decompose
-from userfair.engine import plugin_routes
+from userfair.engine import generic_routes
 from userfair.engine.warmup import tiny_inputs
 from userfair.evaluate import evaluate
 from userfair.opt_in import variant_parts, variants
@@ -105,7 +105,7 @@ def _steps():
                 for kind in _plugin_kernels.KINDS.values()
             ),
             *(  # the cosines of unit rows: sparse (RCos) and dense (Vec)
-                plugin_routes.unit_range(*plugin_routes.unit_arguments(blocks[name]), 14, threads)
+                generic_routes.unit_range(*generic_routes.unit_arguments(blocks[name]), 14, threads)
                 for name in ("rcos", "vec")
             ),
         ],

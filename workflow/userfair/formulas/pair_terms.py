@@ -5,7 +5,7 @@ min-max normalised over those pairs (as PUF's).
 
 A term here is a scalar function compiled with numba, under the name its declaration gives
 (``userfair.measures``: ``declare(..., "pair", ..., term="NAME")``). The generic pair engine
-(``userfair.engine.plugin_routes``, which also serves the plugins' PairMeasures) then
+(``userfair.engine.generic_routes``, which also serves the plugins' PairMeasures) then
 computes the measure on every route from the term alone: dense row blocks, the streamed
 route's compiled row loops, the sampled estimate, the bootstrap, the per-user shares, the
 experiments of Figs. 2-4 and the RecBole metrics. Adding a built-in pair measure is its

@@ -199,7 +199,7 @@ def envy_measures(route: str | None = None) -> tuple[Measure, ...]:
 
 def generic(names=None) -> tuple[str, ...]:
     """Among ``names`` (default: every declared measure, in registry order) those the generic
-    engine serves (``userfair.engine.plugin_routes``): the built-in pair measures declared
+    engine serves (``userfair.engine.generic_routes``): the built-in pair measures declared
     with a ``term`` and every plugin. The other routes leave them to it."""
     names = [m.name for m in declared()] if names is None else names
     return tuple(name for name in names if get(name).term is not None or not get(name).builtin)

@@ -58,7 +58,7 @@ class Measure:
     resample, its per-user shares), which every route calls (``spread.of(measure)``); None
     for every other kind and for a plugin (``userfair.plugins``). ``term``: for a built-in
     ``pair`` measure, the name of its pair term in ``userfair.formulas.pair_terms.TERMS``;
-    the generic pair engine (``userfair.engine.plugin_routes``, the one that serves the
+    the generic pair engine (``userfair.engine.generic_routes``, the one that serves the
     plugins) then serves it on every route, so the measure is that term and this
     declaration. None for PUF's own declarations, which its fused kernels serve.
     ``reduction``: for a built-in ``envy`` measure, the name of its reduction of the envy

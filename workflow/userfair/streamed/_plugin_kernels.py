@@ -1,6 +1,6 @@
 """Compiled row loops (numba) of a plugin pair measure whose scalar term is compiled with
 numba (``PairMeasure.term``, docs/plugins.md#a-compiled-term): the streamed route of
-``userfair.engine.plugin_routes`` for every similarity of the registry: those the kernels
+``userfair.engine.generic_routes`` for every similarity of the registry: those the kernels
 compute from the shared items' counts (:data:`KINDS`: raw cosine |H_u & H_v| /
 sqrt(|H_u| |H_v|), raw Jaccard |H_u & H_v| / |H_u | H_v|)), and the cosines of unit rows
 (:data:`UNIT_KINDS`: RCos of the graded rows, Genre of the genre distributions, sparse,

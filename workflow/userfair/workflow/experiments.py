@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from scipy.stats import skew
 
 from userfair import measures
-from userfair.engine import plugin_routes
+from userfair.engine import generic_routes
 from userfair.files.inputs import Inputs
 from userfair.formulas import effectiveness, fairness, spread
 from userfair.similarity import pairwise
@@ -135,7 +135,7 @@ def relevance_measures(
 class PluginSimilarities:
     """The normalised (m, m) similarity each plugin PairMeasure declares, for the
     experiments (which are dense): the ones ``given`` (Fig. 2: the dataset's Jaccard), the
-    others built once from the train rows (``userfair.engine.plugin_routes.dense_similarity``);
+    others built once from the train rows (``userfair.engine.generic_routes.dense_similarity``);
     with ``every`` set, that one matrix for every label (Fig. 3's sampled similarity)."""
 
     def __init__(self, inputs: Inputs, given=None, block_size: int = 2048, every=None):
@@ -150,7 +150,7 @@ class PluginSimilarities:
         if self.every is not None:
             return self.every
         if label not in self.given:
-            self.given[label] = plugin_routes.dense_similarity(self.inputs, label, self.block_size)
+            self.given[label] = generic_routes.dense_similarity(self.inputs, label, self.block_size)
         return self.given[label]
 
 
@@ -166,9 +166,9 @@ def plugin_measures(scores: dict[str, np.ndarray], sims) -> dict[str, float]:
         declaration = measures.get(name)
         score = scores[declaration.effectiveness]
         if declaration.kind == "pair":
-            out[name] = plugin_routes.pair_values(name, score, sims(declaration.similarity))
+            out[name] = generic_routes.pair_values(name, score, sims(declaration.similarity))
         else:
-            out[name] = plugin_routes.statistic_value(name, score)
+            out[name] = generic_routes.statistic_value(name, score)
     return out
 
 
@@ -373,7 +373,7 @@ def extreme_plugins(scores, score: str, sim: np.ndarray) -> dict[str, float]:
         for n in names
         if measures.get(n).kind == "pair" and measures.get(n).effectiveness == score
     ]
-    return {name: plugin_routes.pair_values(name, scores[score], sim) for name in chosen}
+    return {name: generic_routes.pair_values(name, scores[score], sim) for name in chosen}
 
 
 # --- Appendix: gamma -------------------------------------------------------------------

@@ -194,7 +194,7 @@ def measures(
 
     ``settings.plugins``: the plugin measures the job computes (``NAME=module:Class``, loaded
     by userfair.workflow.joblog.job_log; a param, so a change reruns the job), after the
-    built-ins on the same route (userfair.engine.plugin_routes).
+    built-ins on the same route (userfair.engine.generic_routes).
 
     ``settings.estimate`` ``{pairs: share}`` (config measures.estimate; streamed route
     only): the parts are samples (userfair.streamed.estimate.sample_part, of the config's
@@ -234,7 +234,7 @@ def measures(
             )  # fmt: skip
             result = {**result, **values, "seconds": {**result["seconds"], **seconds}}
         # the plugin measures (docs/plugins.md) in row blocks, never m x m
-        result = evaluate.with_plugins(
+        result = evaluate.with_generic(
             result, inputs, k, "stream", speed.block_size, user_vectors, stats=stats
         )
     else:

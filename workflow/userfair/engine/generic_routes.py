@@ -348,11 +348,12 @@ def compiled_estimate(
     }
 
 
-def evaluate_plugins(
+def evaluate_generic(
     inputs, k: int, names: Sequence[str] | None = None, per_user=None, route: str = "dense",
     block_size: int = BLOCK_SIZE, vectors=None, stats=None, sample: dict | None = None,
 ) -> tuple[dict[str, float], dict[str, float], dict[str, dict]]:  # fmt: skip
-    """The plugin measures ``names`` (default: every loaded one) of ``inputs`` at k, each
+    """The generic engine's measures ``names`` (default: ``userfair.measures.generic()``, the
+    built-in pair measures with a term and every loaded plugin) of ``inputs`` at k, each
     one's seconds (its similarity's range included for the first pair measure that reads
     it, unless pass one's ``stats`` give it) and the estimated ones' entries.
 
@@ -393,11 +394,12 @@ def evaluate_plugins(
     return values, seconds, estimated
 
 
-def bootstrap_plugins(
+def bootstrap_generic(
     inputs, weights: np.ndarray, k: int, names: Sequence[str] | None = None,
     block_size: int = BLOCK_SIZE, vectors=None,
 ) -> dict[str, np.ndarray]:  # fmt: skip
-    """(B,) values of each plugin measure over the resamples of ``weights``."""
+    """(B,) values of each of the generic engine's measures ``names`` (default: all of
+    ``userfair.measures.generic()``) over the resamples of ``weights``."""
     names = list(generic()) if names is None else list(names)
     scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names}))
     out, cache = {}, {}
