@@ -34,7 +34,7 @@ def test_the_registry_declares_the_formulas_of_every_statistic():
                          effectiveness="P", text="x")  # fmt: skip
     unknown = measures.declare("X-P", "statistic", "lower", "spread", "Fair (existing)",
                                effectiveness="P", text="x", statistic="X")  # fmt: skip
-    with pytest.raises(ValueError, match=r"X-P: no formulas 'X' in .*STATISTICS"):
+    with pytest.raises(ValueError, match=r"X-P: no statistic 'X' in .*STATISTICS"):
         spread.of(unknown)
 
 

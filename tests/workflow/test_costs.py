@@ -586,38 +586,48 @@ def test_a_retried_job_asks_for_more_time_each_attempt(tmp_path, tiny_run):
     assert len({r["mem_mb"] for r in tune}) == 1 and tune[0]["gpu"] == "0"
 
 
-@pytest.mark.slow
-def test_the_streamed_measures_ask_for_their_datasets_size_and_the_plan_says_so(tmp_path, tiny_run):
-    """With the streamed route and two parts, pairs_part, pairs, measure_sums and measures
-    ask for userfair.workflow.scatter_plan.requests of the dataset's stats.json (its item
-    visits), their messages say so, and `snakemake plan` lists the same requests. On a copy
-    of the session's tiny run: its data stage and models are reused."""
+def _sized_jobs(tmp_path, tiny_run, rules, requests_of, force, config: str = ""):
+    """On a copy of the session's tiny run (its data stage and models reused), with
+    ``config`` (YAML text) if any: `snakemake plan`'s rows of ``rules``, checked equal to
+    the resources Snakemake gives those jobs of the DAG and to ``requests_of(size)`` of the
+    dataset's stats.json; returns (the rows, the messages of a dry run forcing ``force``)."""
     repo, test_dir = copy_run(tiny_run, tmp_path / "run")
-    stream = test_dir / "stream.yaml"
-    stream.write_text("measures:\n  stream_above: 0\n  scatter: 2\n")
-    on = ["--directory", ".test", "--configfile", str(stream)]  # last: it takes a list
+    on = ["--directory", ".test"]
+    if config:
+        (test_dir / "route.yaml").write_text(config)
+        on += ["--configfile", str(test_dir / "route.yaml")]  # last: it takes a list
     snakemake(repo, "plan", "--cores", "1", *on)
-    plan = [
-        r for r in read_plan(test_dir / "results" / "plan.csv") if r["rule"] in scatter_plan.RULES
-    ]
-    assert [r["rule"] for r in plan] == ["pairs_part", "pairs"] + ["measure_sums"] * 3 + [
-        "measures"
-    ] * 3, plan
+    plan = [r for r in read_plan(test_dir / "results" / "plan.csv") if r["rule"] in rules]
     targets = [f"results/ml-100k/measures/{m}.json" for m in ("UserKNN", "ItemKNN", "BPR")]
-    proc = show_resources(repo, "-n", *targets, "--forcerun", *scatter_plan.RULES, *on)
+    proc = show_resources(repo, "-n", *targets, "--forcerun", *rules, *on)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert_plan_is_the_dag(plan, job_resources(proc.stdout + proc.stderr))
     stats = json.loads((test_dir / "results/ml-100k/data/stats.json").read_text())
     size = costs.Size("ml-100k", stats["users"], stats["items"], stats["train"], 1,
                       stats["test_users"], "stats", stats["item_visits"])  # fmt: skip
-    expected = scatter_plan.requests(size, 2, 2880)
+    expected = requests_of(size)
     for row in plan:
         request = expected[row["rule"]]
         assert (int(row["mem_mb"]), int(row["runtime_min"])) == (request.mem_mb, request.runtime)
     messages = subprocess.run(
-        [str(BIN / "snakemake"), "-n", *targets, "--forcerun", "pairs_part", *on],
+        [str(BIN / "snakemake"), "-n", *targets, "--forcerun", force, *on],
         cwd=repo, capture_output=True, text=True, timeout=600,
     ).stdout  # fmt: skip
+    return plan, expected, messages
+
+
+@pytest.mark.slow
+def test_the_streamed_measures_ask_for_their_datasets_size_and_the_plan_says_so(tmp_path, tiny_run):
+    """With the streamed route and two parts, pairs_part, pairs, measure_sums and measures
+    ask for userfair.workflow.scatter_plan.requests of the dataset's stats.json (its item
+    visits), their messages say so, and `snakemake plan` lists the same requests."""
+    plan, expected, messages = _sized_jobs(
+        tmp_path, tiny_run, scatter_plan.RULES, lambda size: scatter_plan.requests(size, 2, 2880),
+        "pairs_part", "measures:\n  stream_above: 0\n  scatter: 2\n",
+    )  # fmt: skip
+    assert [r["rule"] for r in plan] == ["pairs_part", "pairs"] + ["measure_sums"] * 3 + [
+        "measures"
+    ] * 3, plan
     part = expected["pairs_part"]
     assert (
         f"Pass one of the streamed measures of ml-100k, part 1-of-2 ({part.mem_mb} MB, "
@@ -629,31 +639,14 @@ def test_the_streamed_measures_ask_for_their_datasets_size_and_the_plan_says_so(
 def test_the_dense_jobs_ask_for_their_datasets_size_and_the_plan_says_so(tmp_path, tiny_run):
     """On the dense route (the tiny run's), similarity and measures ask for
     userfair.workflow.dense_plan.requests of the dataset's stats.json, their messages say
-    so, and `snakemake plan` lists the same requests. On a copy of the session's tiny run."""
-    repo, test_dir = copy_run(tiny_run, tmp_path / "run")
-    on = ["--directory", ".test"]
-    snakemake(repo, "plan", "--cores", "1", *on)
-    plan = [
-        r for r in read_plan(test_dir / "results" / "plan.csv") if r["rule"] in dense_plan.RULES
-    ]
+    so, and `snakemake plan` lists the same requests."""
+    plan, expected, messages = _sized_jobs(
+        tmp_path, tiny_run, dense_plan.RULES,
+        lambda size: dense_plan.requests(size, 2880, threads=2), "similarity",
+    )  # fmt: skip
     assert [(r["rule"], r["jobs"]) for r in plan] == [("similarity", "2")] + [
         ("measures", "1")
     ] * 3, plan
-    targets = [f"results/ml-100k/measures/{m}.json" for m in ("UserKNN", "ItemKNN", "BPR")]
-    proc = show_resources(repo, "-n", *targets, "--forcerun", *dense_plan.RULES, *on)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert_plan_is_the_dag(plan, job_resources(proc.stdout + proc.stderr))
-    stats = json.loads((test_dir / "results/ml-100k/data/stats.json").read_text())
-    size = costs.Size("ml-100k", stats["users"], stats["items"], stats["train"], 1,
-                      stats["test_users"], "stats", stats["item_visits"])  # fmt: skip
-    expected = dense_plan.requests(size, 2880, threads=2)
-    for row in plan:
-        request = expected[row["rule"]]
-        assert (int(row["mem_mb"]), int(row["runtime_min"])) == (request.mem_mb, request.runtime)
-    messages = subprocess.run(
-        [str(BIN / "snakemake"), "-n", *targets, "--forcerun", "similarity", *on],
-        cwd=repo, capture_output=True, text=True, timeout=600,
-    ).stdout  # fmt: skip
     similarity = expected["similarity"]
     assert (
         f"User similarity cos of ml-100k ({similarity.mem_mb} MB, {similarity.runtime} min)"

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from userfair.measures.base import formulas_of
+
 #: The per-user quantities of the envy rows every route keeps (:class:`Totals`' fields).
 QUANTITIES = ("envy", "max_envy", "envious")
 
@@ -138,13 +140,8 @@ REDUCTIONS: dict[str, Reduction] = {
 
 def of(measure) -> Reduction:
     """The reduction of the declared envy measure ``measure`` (``measure.reduction``)."""
-    reduction = REDUCTIONS.get(measure.reduction)
-    if measure.kind != "envy" or reduction is None:
-        raise ValueError(
-            f"{measure.name}: no reduction {measure.reduction!r} in "
-            f"userfair.formulas.envy_reductions.REDUCTIONS (known: {sorted(REDUCTIONS)})"
-        )
-    return reduction
+    where = "userfair.formulas.envy_reductions.REDUCTIONS"
+    return formulas_of(measure, "envy", "reduction", REDUCTIONS, where)
 
 
 def values(chosen, totals: Totals) -> dict:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from userfair.measures.base import formulas_of
+
 
 @dataclass(frozen=True)
 class Draws:
@@ -154,10 +156,5 @@ STATISTICS: dict[str, Statistic] = {
 
 def of(measure) -> Statistic:
     """The formulas of the declared statistic ``measure`` (``measure.statistic``)."""
-    formulas = STATISTICS.get(measure.statistic)
-    if measure.kind != "statistic" or formulas is None:
-        raise ValueError(
-            f"{measure.name}: no formulas {measure.statistic!r} in "
-            f"userfair.formulas.spread.STATISTICS (known: {sorted(STATISTICS)})"
-        )
-    return formulas
+    where = "userfair.formulas.spread.STATISTICS"
+    return formulas_of(measure, "statistic", "statistic", STATISTICS, where)

@@ -133,3 +133,15 @@ class Measure:
 def declare(name: str, kind: str, better: str, family: str, group: str, **fields) -> Measure:
     """A built-in :class:`Measure` (the family modules' one-line declarations)."""
     return Measure(name=name, kind=kind, better=better, family=family, group=group, **fields)
+
+
+def formulas_of(measure: Measure, kind: str, field: str, table: dict, where: str):
+    """The entry of ``table`` (a family's formulas by name, e.g.
+    ``userfair.formulas.spread.STATISTICS``) that the declaration ``measure`` of ``kind``
+    names in its ``field``; a ValueError naming the measure, the name and ``where`` when
+    the measure is of another kind or the name is not there."""
+    name = getattr(measure, field)
+    found = table.get(name)
+    if measure.kind != kind or found is None:
+        raise ValueError(f"{measure.name}: no {field} {name!r} in {where} (known: {sorted(table)})")
+    return found
