@@ -314,8 +314,8 @@ def dense_plan_rows():
                 "similarity", dataset, "", [similarity] * kinds, threads
             )
         )
+        request = dense_request("measures", dataset)  # the same for every model
         for model in MODELS:
-            request = dense_request("measures", dataset)
             rows.append(
                 plan_report.plan_row("measures", dataset, model, [request], threads)
             )

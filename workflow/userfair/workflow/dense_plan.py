@@ -43,14 +43,12 @@ RULES = ("similarity", "measures")
 @dataclass(frozen=True)
 class Fit:
     """One rule's fitted costs: ``mem`` (a0, a1, a2) of MB, ``seconds`` (c0, c1, c2), the
-    ``threads`` they were measured on, the largest measured ``users`` and each measured
-    row's (users, peak MB)."""
+    ``threads`` they were measured on and the largest measured ``users``."""
 
     mem: tuple[float, float, float]
     seconds: tuple[float, float, float]
     threads: int
     users: int
-    peaks: tuple[tuple[int, float], ...]  # (users, peak MB) of each measured row
 
     def mem_mb(self, m: int, visits: float) -> float:
         a0, a1, a2 = self.mem
@@ -110,8 +108,8 @@ def fit(record: dict, rule: str) -> Fit:
     mem = _nnls(features, np.array([row["peak_mb"] for row in rows]))
     seconds = _nnls(features, np.array([row["seconds"] for row in rows]))
     threads = min(int(row["threads"]) for row in rows)
-    peaks = tuple(sorted((int(row["users"]), float(row["peak_mb"])) for row in rows))
-    return Fit(tuple(mem), tuple(seconds), threads, max(u for u, _ in peaks), peaks)
+    users = max(int(row["users"]) for row in rows)
+    return Fit(tuple(mem), tuple(seconds), threads, users)
 
 
 def matrices_scale(gamma: float) -> float:
