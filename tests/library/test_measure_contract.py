@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from userfair import measures, plugins
 from userfair.engine.warmup import tiny_inputs
+from userfair.formulas import groups as user_groups
 from userfair.formulas import pair_terms
 from userfair.measures import base
 
@@ -159,6 +160,16 @@ def test_a_declaration_refuses_what_it_cannot_be():
         base.declare("X", "statistic", "lower", "plugin", "Fair (plugins)", routes={"gpu"})
     with pytest.raises(ValueError, match="better"):
         base.declare("X", "statistic", "smaller", "plugin", "Fair (plugins)")
+    with pytest.raises(ValueError, match="group measure declares its statistic"):
+        base.declare("X", "group", "lower", "groups", "Fair (groups)", effectiveness="P")
+    with pytest.raises(ValueError, match="per-user score"):
+        base.declare("X", "group", "lower", "groups", "Fair (groups)", statistic="MAD")
+    with pytest.raises(ValueError, match="only a statistic or a group measure"):
+        base.declare("X", "envy", "lower", "envy", "Fair (existing)", reduction="max",
+                     statistic="MAD")  # fmt: skip
+    with pytest.raises(ValueError, match="no statistic 'median' in"):
+        user_groups.of(base.declare("X", "group", "lower", "groups", "Fair (groups)",
+                                    effectiveness="P", statistic="median"))  # fmt: skip
 
 
 # --- a built-in added by one declaration reaches every route ----------------------------
@@ -170,9 +181,12 @@ def test_a_declaration_refuses_what_it_cannot_be():
 # userfair.formulas.pair_terms.TERMS, their declarations appended to
 # userfair.measures.puf.MEASURES): PUF2-P-Cos, the squared similarity times the gap, and
 # PUFg-NDCG-Jacc, PUF's own term on the generic engine, which must equal PUF-NDCG-Jacc of
-# the fused kernels on every route. The declarations join by an import hook that runs the
-# family module and then appends, before the registry reads it; nothing else is edited,
-# and no route names any of them. One process for all (its imports are most of its time).
+# the fused kernels on every route; an envy measure (MEU: its reduction in
+# userfair.formulas.envy_reductions.REDUCTIONS) and a group measure (UserGap-NDCG: its
+# statistic of the groups' means in userfair.formulas.groups.GROUP_STATISTICS). The
+# declarations join by an import hook that runs the family module and then appends, before
+# the registry reads it; nothing else is edited, and no route names any of them. One
+# process for all (its imports are most of its time).
 ONE_DECLARATION = r"""
 import importlib.abc, importlib.machinery, json, sys
 import numba
@@ -189,6 +203,10 @@ ADD = {
         "MEU", "envy", "lower", "envy", "Fair (existing)", default=True,
         bounds=(0.0, float("inf")), reduction="per-user",
         text="mean over users of their summed envy"),),
+    "userfair.measures.groups": lambda module: (module.declare(
+        "UserGap-NDCG", "group", "lower", "groups", "Fair (groups)", effectiveness="NDCG",
+        statistic="range", routes={"dense", "stream", "bootstrap", "recbole"},
+        text="largest minus smallest group mean NDCG"),),
     "userfair.measures.puf": lambda module: (
         module.declare("PUF2-P-Cos", "pair", "lower", "puf", "Fair (PUF)", effectiveness="P",
                        similarity="Cos", default=True, term="PUF2", text="PUF, sim squared"),
@@ -225,6 +243,18 @@ from userfair.formulas import envy_reductions
 
 envy_reductions.REDUCTIONS["per-user"] = envy_reductions.Reduction(
     "envy", "users", lambda rows: {"": (rows.envies + rows.envied) / (2.0 * rows.m)})
+from userfair.formulas import groups as user_groups
+
+def gap(means):  # (G,) or (B, G), NaN for a group not drawn
+    rows = np.atleast_2d(np.asarray(means, dtype=np.float64))
+    finite = np.isfinite(rows)
+    high = np.where(finite, rows, -np.inf).max(axis=1)
+    low = np.where(finite, rows, np.inf).min(axis=1)
+    out = np.where(finite.sum(axis=1) >= 2, high - low, np.nan)
+    return float(out[0]) if np.ndim(means) == 1 else out
+
+user_groups.GROUP_STATISTICS["range"] = gap
+from userfair.formulas import groups as user_groups
 from userfair.formulas import pair_terms
 
 @numba.njit
@@ -239,17 +269,23 @@ from userfair.engine.warmup import tiny_inputs
 from userfair.evaluate import evaluate
 from userfair.workflow import experiments
 
+from userfair import recbole_measures
+
 inputs = tiny_inputs(m=25, n=30, k=3)
 NEW = ("CV-P", "F1", "MEU", "ME") + PAIRS
-out = {"names": list(measures.NAMES)}
+GROUPED = ("UserGap-NDCG", "UserMAD-NDCG")
+labels = [("a", "b", "c")[i % 3] for i in range(25)]
+grouped = user_groups.from_table(inputs.users, inputs.users, labels, "file:abc", "abc")
+out = {"names": list(measures.NAMES), "group_names": list(measures.FAIR_GROUP), "labels": labels}
 for route in ("dense", "stream"):
-    result = evaluate(inputs, k=3, route=route)
-    out[route] = {name: result[name] for name in NEW}
+    result = evaluate(inputs, k=3, route=route, groups=grouped)
+    out[route] = {name: result[name] for name in NEW + GROUPED}
+out["recbole"] = recbole_measures.measures(inputs, 3, list(GROUPED), groups=grouped)
 sampled = evaluate(inputs, k=3, sample_users=1.0, seed=2)["estimate"]["measures"]
 out["sample"] = {name: sampled[name] for name in PAIRS[:2] + ("MEU",)}
 weights = uncertainty.resample_weights(25, 4, seed=1)
-frame = uncertainty.bootstrap(inputs, weights, k=3)
-out["bootstrap"] = {name: frame[name].tolist() for name in NEW}
+frame = uncertainty.bootstrap(inputs, weights, k=3, groups=grouped)
+out["bootstrap"] = {name: frame[name].tolist() for name in NEW + GROUPED}
 out["weights"] = weights.tolist()
 shares = decompose(inputs, k=3)
 out["decompose"] = {name: float(shares[name].sum()) for name in ("CV-P", "MEU") + PAIRS[:2]}
@@ -327,6 +363,44 @@ def _pair_loop(scores, train, kind, term, weights=None):
         total += w[u] * w[v] * term(scores[u], scores[v], sim)
         count += w[u] * w[v]
     return total / count
+
+
+def _group_means(scores, labels, weights=None):
+    """Each group's (weighted) mean score, by a loop over the users; NaN for a group with
+    no weight."""
+    w = np.ones(len(scores)) if weights is None else np.asarray(weights, dtype=float)
+    means = []
+    for group in sorted(set(labels)):
+        mass = sum(w[u] for u in range(len(scores)) if labels[u] == group)
+        total = sum(w[u] * scores[u] for u in range(len(scores)) if labels[u] == group)
+        means.append(total / mass if mass else np.nan)
+    return [m for m in means if not np.isnan(m)]
+
+
+def test_a_group_measure_added_by_one_declaration_reaches_every_route(one_declaration):
+    """UserGap-NDCG, the largest minus the smallest group mean NDCG: its statistic of the
+    groups' means under its name in GROUP_STATISTICS and its declaration; no route names
+    it. It and UserMAD-NDCG equal loops over three groups on every route it declares."""
+    out = one_declaration
+    assert out["group_names"] == ["UserMAD-P", "UserMAD-NDCG", "UserGap-NDCG"]
+    ndcg, labels = np.array(out["NDCG"]), out["labels"]
+
+    def expected(weights=None):
+        means = _group_means(ndcg, labels, weights)
+        pairs = [abs(a - b) for i, a in enumerate(means) for b in means[i + 1 :]]
+        return {
+            "UserGap-NDCG": max(means) - min(means) if len(means) > 1 else np.nan,
+            "UserMAD-NDCG": float(np.mean(pairs)) if pairs else np.nan,
+        }
+
+    whole = expected()
+    assert whole["UserGap-NDCG"] > whole["UserMAD-NDCG"] > 0  # three groups: they differ
+    for route in ("dense", "stream", "recbole"):
+        for name, value in whole.items():
+            assert out[route][name] == pytest.approx(value, rel=1e-12), (name, route)
+    for row, *got in zip(out["weights"], *(out["bootstrap"][n] for n in whole)):
+        for name, value in zip(whole, got):
+            assert value == pytest.approx(expected(row)[name], rel=1e-12, nan_ok=True), name
 
 
 def test_pair_measures_added_by_one_declaration_reach_every_route(one_declaration):

@@ -22,6 +22,7 @@ from userfair.measures import (
     generic,
     plugin_names,
     statistics,
+    unserved,
 )
 from userfair.opt_in import variants
 from userfair.similarity import pairwise
@@ -139,7 +140,7 @@ def evaluate(
             )  # fmt: skip
         result = _with_variants(result, inputs, k, "stream", block_size, **extra, device=device)
         result = with_generic(result, inputs, k, "stream", block_size, user_vectors, stats=stats)
-        return add_groups(result, inputs, k, groups)
+        return add_groups(result, inputs, k, groups, route="stream")
     if gamma < 1.0 and inputs.genres is None and (similarities or {}).get("genre") is None:
         raise ValueError(
             f"gamma={gamma} < 1 needs item genres: load the inputs with item_features "
@@ -206,7 +207,7 @@ def evaluate(
     }
     result = _with_variants(result, inputs, k, "dense", block_size, **extra)
     result = with_generic(result, inputs, k, "dense", block_size, user_vectors, per_user)
-    return add_groups(result, inputs, k, groups, per_user)
+    return add_groups(result, inputs, k, groups, per_user, route="dense")
 
 
 def with_generic(
@@ -250,10 +251,12 @@ def _with_variants(result, inputs, k, route, block_size, names, vectors, device=
     }
 
 
-def add_groups(result: dict, inputs: Inputs, k: int, groups, per_user=None) -> dict:
-    """``result`` with the group measures and the ``groups`` record of ``groups`` (none
-    when None); ``per_user``: the effectiveness of ``inputs`` at k, computed when not
-    given."""
+def add_groups(
+    result: dict, inputs: Inputs, k: int, groups, per_user=None, route: str = "dense"
+) -> dict:
+    """``result`` with the group measures that ``route`` serves and the ``groups`` record of
+    ``groups`` (none when None); ``per_user``: the effectiveness of ``inputs`` at k,
+    computed when not given."""
     if groups is None:
         return result
     if len(groups.labels) != len(inputs.users):
@@ -261,10 +264,12 @@ def add_groups(result: dict, inputs: Inputs, k: int, groups, per_user=None) -> d
     start = time.perf_counter()
     if per_user is None:
         per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
-    result.update(user_groups.measures(per_user, groups))
+    unserved(route, FAIR_GROUP, "not computed")
+    values = user_groups.measures(per_user, groups, route)
+    result.update(values)
     result["groups"] = user_groups.record(per_user, groups)
     elapsed = time.perf_counter() - start
-    result["seconds"].update({name: elapsed for name in FAIR_GROUP})
+    result["seconds"].update({name: elapsed for name in values})
     return result
 
 

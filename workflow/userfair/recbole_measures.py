@@ -258,12 +258,12 @@ def default_measures(inputs, k, wanted, options, route, cache_key, groups) -> di
         )  # fmt: skip
         if set(wanted) & set(FAIR_GROUP):
             per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
-            result.update(user_groups.measures(per_user, groups))
+            result.update(user_groups.measures(per_user, groups, "recbole"))
         return {name: float(result[name]) for name in wanted}
     scores: dict[str, float] = {}
     per_user = effectiveness.per_user(inputs.topk, inputs.relevant, k)
     if set(wanted) & set(FAIR_GROUP):
-        scores.update(user_groups.measures(per_user, groups))
+        scores.update(user_groups.measures(per_user, groups, "recbole"))
     for measure in statistics(("P", "NDCG"), "recbole"):  # SD, Gini: their declarations
         if measure.name in wanted:
             scores[measure.name] = spread.of(measure).value(per_user[measure.effectiveness])

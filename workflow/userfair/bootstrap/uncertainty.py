@@ -34,7 +34,17 @@ from userfair.formulas import _kernels, effectiveness, envy_reductions, fairness
 from userfair.formulas import groups as user_groups
 from userfair.formulas.effectiveness import hits, validate_lists
 from userfair.formulas.spread import Draws
-from userfair.measures import EFF, NAMES, conventions, envy_measures, fused, generic, statistics
+from userfair.measures import (
+    EFF,
+    FAIR_GROUP,
+    NAMES,
+    conventions,
+    envy_measures,
+    fused,
+    generic,
+    statistics,
+    unserved,
+)
 from userfair.similarity import pairwise
 from userfair.similarity.pairwise import BLOCK_SIZE
 
@@ -186,6 +196,7 @@ def bootstrap(
     frame = pd.DataFrame({key: out[key] for key in fused(NAMES)}, columns=list(fused(NAMES)))
     frame.index = pd.RangeIndex(resamples, name="resample")
     if groups is not None:
+        unserved("bootstrap", FAIR_GROUP, "no interval")
         frame = frame.join(user_groups.bootstrap(per_user, groups, weights))
         lap("group measures")
     if generic():  # the plugins (docs/plugins.md) and built-in pair measures with a term

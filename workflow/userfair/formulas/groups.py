@@ -12,15 +12,20 @@ Typical use::
     group_rows(per_user, groups)                         # size and mean P, NDCG per group
     bootstrap(per_user, groups, weights)                 # the same, per resample
 
-The measures are generic over a per-user score: ``UserMAD-<S>`` for any column S of
-``per_user`` (``scores=``); the registered ones are ``userfair.measures.GROUP_SCORES``.
-This module also holds the library's one reader of RecBole ``.user`` files.
+A group measure is a statistic of the groups' mean per-user score: its formula sits in
+:data:`GROUP_STATISTICS` under the name its declaration gives (``userfair.measures.groups``,
+``statistic="MAD"``, ``effectiveness="P"``), and every route (dense, streamed, bootstrap,
+RecBole) reads the declarations (``userfair.measures.group_measures``) and calls
+:func:`of`; no route names a group measure. The group means are those of every score a
+group measure reads (:func:`group_scores`). This module also holds the library's one reader
+of RecBole ``.user`` files.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +34,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from userfair.files.io import InputError, parse_atomic_header
-from userfair.measures import GROUP_SCORES, group_measure
+from userfair.measures import Measure, group_measures
+from userfair.measures.base import formulas_of
 
 #: The default fraction of most active users (Li et al.'s 5 %).
 ACTIVITY_SHARE = 0.05
@@ -318,15 +324,36 @@ def mean_absolute_difference(means) -> np.ndarray | float:
     return float(out[0]) if means.ndim == 1 else out
 
 
-def measures(per_user, groups: Groups, scores=GROUP_SCORES) -> dict[str, float]:
-    """``UserMAD-<S>`` of every score S of ``scores`` (``per_user[S]``: (m,))."""
-    return {
-        group_measure(s): mean_absolute_difference(group_means(per_user[s], groups)) for s in scores
-    }
+#: The statistics of the groups' mean scores, by the name a group declaration gives
+#: (``statistic="MAD"``): each maps the means of every group, (G,) or (B, G) with NaN for a
+#: group without weight, to the value (a float, or (B,)); NaN where it is undefined.
+GROUP_STATISTICS: dict[str, Callable] = {"MAD": mean_absolute_difference}
 
 
-def group_rows(per_user, groups: Groups, scores=GROUP_SCORES) -> list[dict]:
-    """One record per group: ``group``, ``users`` and the mean of every score."""
+def of(measure: Measure) -> Callable:
+    """The statistic of the groups' means that the group declaration ``measure`` names."""
+    return formulas_of(
+        measure, "group", "statistic", GROUP_STATISTICS, "userfair.formulas.groups.GROUP_STATISTICS"
+    )
+
+
+def group_scores(route: str | None = None) -> tuple[str, ...]:
+    """The per-user scores the group measures of ``route`` read, in declaration order:
+    the group means a record and a bootstrap frame keep."""
+    return tuple(dict.fromkeys(m.effectiveness for m in group_measures(route)))
+
+
+def measures(per_user, groups: Groups, route: str | None = None) -> dict[str, float]:
+    """Every group measure ``route`` serves (:func:`userfair.measures.group_measures`):
+    its statistic (:func:`of`) of the groups' means of its score (``per_user[S]``: (m,))."""
+    means = {s: group_means(per_user[s], groups) for s in group_scores(route)}
+    return {m.name: float(of(m)(means[m.effectiveness])) for m in group_measures(route)}
+
+
+def group_rows(per_user, groups: Groups, scores=None) -> list[dict]:
+    """One record per group: ``group``, ``users`` and the mean of every score (default:
+    :func:`group_scores`)."""
+    scores = group_scores() if scores is None else scores
     means = {s: group_means(per_user[s], groups) for s in scores}
     sizes = groups.sizes
     return [
@@ -335,7 +362,7 @@ def group_rows(per_user, groups: Groups, scores=GROUP_SCORES) -> list[dict]:
     ]
 
 
-def record(per_user, groups: Groups, scores=GROUP_SCORES) -> dict:
+def record(per_user, groups: Groups, scores=None) -> dict:
     """The ``groups`` record of a result: how it was grouped, the groups, the dropped
     groups and the users without a group."""
     return {
@@ -351,28 +378,28 @@ def mean_column(score: str, group: str) -> str:
     return f"{score}[{group}]"
 
 
-def bootstrap(per_user, groups: Groups, weights, scores=GROUP_SCORES) -> pd.DataFrame:
+def bootstrap(per_user, groups: Groups, weights) -> pd.DataFrame:
     """Every group measure and group mean of every resample (rows of ``weights``, (B, m)
     multiplicities): the weighted group means sum_{u in g} w_u s_u / sum_{u in g} w_u
-    (NaN for a group not drawn) and ``UserMAD-<S>`` over the pairs of groups drawn. Columns:
-    the measures, then :func:`mean_column` of every score and group; index ``resample``."""
+    (NaN for a group not drawn) and each group measure's statistic of them. Columns: the
+    measures, then :func:`mean_column` of every score and group; index ``resample``."""
     weights = np.atleast_2d(np.asarray(weights))
     out: dict[str, np.ndarray] = {}
-    means = {s: group_means(per_user[s], groups, weights) for s in scores}
-    for s in scores:
-        out[group_measure(s)] = mean_absolute_difference(means[s])
-    for s in scores:
+    means = {s: group_means(per_user[s], groups, weights) for s in group_scores("bootstrap")}
+    for measure in group_measures("bootstrap"):
+        out[measure.name] = of(measure)(means[measure.effectiveness])
+    for s, by_group in means.items():
         for g, name in enumerate(groups.names):
-            out[mean_column(s, name)] = means[s][:, g]
+            out[mean_column(s, name)] = by_group[:, g]
     frame = pd.DataFrame(out)
     frame.index = pd.RangeIndex(weights.shape[0], name="resample")
     return frame
 
 
-def point(per_user, groups: Groups, scores=GROUP_SCORES) -> dict[str, float]:
+def point(per_user, groups: Groups) -> dict[str, float]:
     """The point estimates of :func:`bootstrap`'s columns (the full sample)."""
-    out = measures(per_user, groups, scores)
-    for s in scores:
+    out = measures(per_user, groups, "bootstrap")
+    for s in group_scores("bootstrap"):
         for name, value in zip(groups.names, group_means(per_user[s], groups)):
             out[mean_column(s, name)] = float(value)
     return out

@@ -197,6 +197,13 @@ def envy_measures(route: str | None = None) -> tuple[Measure, ...]:
     return tuple(m for m in BUILTINS if m.kind == "envy" and (route is None or route in m.routes))
 
 
+def group_measures(route: str | None = None) -> tuple[Measure, ...]:
+    """The built-in group measures that ``route`` serves (any route when None), in table
+    order: each names its per-user score and its statistic of the groups' means
+    (``measure.statistic``), which the routes call instead of naming a group measure."""
+    return tuple(m for m in BUILTINS if m.kind == "group" and (route is None or route in m.routes))
+
+
 def generic(names=None) -> tuple[str, ...]:
     """Among ``names`` (default: every declared measure, in registry order) those the generic
     engine serves (``userfair.engine.generic_routes``): the built-in pair measures declared

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 #: ``pair``: the mean over unordered user pairs of a pair term (PUF, a plugin's PairMeasure);
 #: ``envy``: a reduction of the envy rows (their sums, maxima; ME, MME, PEU), declared by name;
 #: ``uf``: the UF construction (similar pairs above mean + SD, list distances);
-#: ``group``: a measure over groups of users (UserMAD).
+#: ``group``: a statistic of the groups' mean per-user scores (UserMAD), declared by name.
 KINDS = ("mean", "statistic", "pair", "envy", "uf", "group")
 
 #: The routes a measure can be served on (docs/architecture.md#routes):
@@ -55,8 +55,10 @@ class Measure:
     the plugin's ``module:Class``. ``text``: one line on what it is. ``statistic``: for a
     built-in ``statistic``, the name of its formulas in
     ``userfair.formulas.spread.STATISTICS`` (its value, its value in every bootstrap
-    resample, its per-user shares), which every route calls (``spread.of(measure)``); None
-    for every other kind and for a plugin (``userfair.plugins``). ``term``: for a built-in
+    resample, its per-user shares), which every route calls (``spread.of(measure)``); for a
+    ``group`` measure, the name of its statistic of the groups' means in
+    ``userfair.formulas.groups.GROUP_STATISTICS`` (``groups.of(measure)``); None for every
+    other kind and for a plugin (``userfair.plugins``). ``term``: for a built-in
     ``pair`` measure, the name of its pair term in ``userfair.formulas.pair_terms.TERMS``;
     the generic pair engine (``userfair.engine.generic_routes``, the one that serves the
     plugins) then serves it on every route, so the measure is that term and this
@@ -97,6 +99,12 @@ class Measure:
             raise ValueError(f"{self.name}: unknown routes {sorted(unknown)}; expected {ROUTES}")
         if self.kind == "statistic" and self.source == BUILTIN and self.statistic is None:
             raise ValueError(f"{self.name}: a built-in statistic declares its formulas")
+        if self.kind == "group" and self.statistic is None:
+            raise ValueError(f"{self.name}: a group measure declares its statistic of the means")
+        if self.statistic is not None and self.kind not in ("statistic", "group"):
+            raise ValueError(f"{self.name}: only a statistic or a group measure names a statistic")
+        if self.kind == "group" and not self.effectiveness:
+            raise ValueError(f"{self.name}: a group measure declares the per-user score it reads")
         if self.kind == "envy" and self.reduction is None:
             raise ValueError(f"{self.name}: an envy measure declares its reduction of the rows")
         if self.reduction is not None and self.kind != "envy":

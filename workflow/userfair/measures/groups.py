@@ -1,6 +1,7 @@
 """Declarations of the group family (docs/method.md#groups): UserMAD, the mean absolute
-deviation of the groups' mean per-user scores. Computed by ``userfair.formulas.groups``; opt-in
-(``--user-groups``, the workflow's group figures)."""
+deviation of the groups' mean per-user scores. Each names its statistic of the groups'
+means (``statistic="MAD"``: ``userfair.formulas.groups.GROUP_STATISTICS``), which every
+route calls; opt-in (``--user-groups``, the workflow's group figures)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ def group_measure(score: str) -> str:
 
 MEASURES = tuple(
     declare(group_measure(score), "group", "lower", "groups", "Fair (groups)",
-            effectiveness=score, routes={"dense", "stream", "bootstrap", "recbole"},
+            effectiveness=score, statistic="MAD",
+            routes={"dense", "stream", "bootstrap", "recbole"},
             text=f"mean absolute deviation of the groups' mean {score}")
     for score in GROUP_SCORES
 )  # fmt: skip
