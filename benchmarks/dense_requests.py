@@ -2,7 +2,7 @@
 (docs/cluster.md#dense-requests, docs/performance.md).
 
     python benchmarks/dense_requests.py RUN_ROOT [--users 2000 5000 10000] [--density qk]
-        [--threads 2] [--json dense.json]
+        [--threads 2] [--rules similarity measures exp_relevance ...] [--json dense.json]
     python -m userfair.workflow.dense_plan dense*.json \
         --write-calibration workflow/userfair/workflow/data/dense_parts.json
 
@@ -11,12 +11,20 @@ For each size, writes the synthetic input of ``benchmarks/streaming.py`` as work
 (``measures.stream_above`` at its default, ``measures.threads`` ``--threads``), then runs
 the workflow's own jobs one by one, each its own ``snakemake --cores THREADS
 --allowed-rules RULE`` under GNU time: the ``similarity`` job of the cosine and of the
-Jaccard, then the ``measures`` job of UserKNN on them. Each job's peak RSS is the largest
-of the process tree (snakemake's own process included, so an upper bound of the job's),
-its seconds those of the whole invocation (snakemake's start included). Prints one row per
-job and size; ``python -m userfair.workflow.dense_plan`` merges such files, prints the fit
-with what each measured job used and would ask for, and writes the package data the
-workflow's requests read.
+Jaccard (always: every other job reads them), the ``measures`` job of UserKNN on them,
+the ``uncertainty`` (``--resamples``, default 1,000) and ``users`` jobs of UserKNN, and
+the experiments of Figs. 2-4 and ``exp_variants`` (Figs. 3 and 4 with the opt-in
+genre similarity too: a run of its own, as the option changes the other jobs)
+(``exp_relevance``, ``exp_similarity``, ``exp_extreme``) and the appendix's ``exp_gamma``
+(on synthetic item genres, 1 to 3 of ml-100k's 18 per item, written as the ``genres``
+rule's output, and the ``genre_similarity`` job of them), at the experiments' settings
+of the configuration (``--weibull-shapes``, ``--gammas``; each row records its
+``units``, the measure evaluations that repeat with them, ``dense_plan.units``). Each
+job's peak RSS is the largest of the process tree (snakemake's own process included, so
+an upper bound of the job's), its seconds those of the whole invocation (snakemake's
+start included). Prints one row per job and size; ``python -m userfair.workflow.dense_plan``
+merges such files, prints the fit with what each measured job used and would ask for, and
+writes the package data the workflow's requests read.
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -41,7 +51,33 @@ JOBS = (
     ("similarity", "results/ml-100k/similarity/cos.npz"),
     ("similarity", "results/ml-100k/similarity/jacc.npz"),
     ("measures", "results/ml-100k/measures/UserKNN.json"),
+    ("exp_relevance", "results/ml-100k/experiments/relevance.parquet"),
+    ("exp_similarity", "results/ml-100k/experiments/similarity.parquet"),
+    ("exp_extreme", "results/ml-100k/experiments/extreme.parquet"),
+    ("genre_similarity", "results/ml-100k/similarity/genre.npz"),
+    ("exp_gamma", "results/ml-100k/experiments/gamma_models.parquet"),
+    ("uncertainty", "results/ml-100k/uncertainty/UserKNN.parquet"),
+    ("users", "results/ml-100k/measures/UserKNN/users.parquet"),
+    ("exp_variants", "results/ml-100k/experiments/similarity_variants.parquet"),
 )
+#: ml-100k's genres, for the synthetic items' (exp_gamma needs genres).
+GENRES = (
+    "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary",
+    "Drama", "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery", "Romance", "Sci-Fi",
+    "Thriller", "War", "Western",
+)  # fmt: skip
+
+
+def write_genres(folder: Path, seed: int = 0) -> None:
+    """The ``genres`` rule's output for the synthetic items: 1 to 3 genres each."""
+    train = pd.read_csv(folder / "results/ml-100k/data/ml-100k.train.inter", sep="\t")
+    items = sorted(set(train.iloc[:, 1].astype(str)))
+    rng = np.random.default_rng(seed)
+    lines = ["item_id:token\tgenre:token_seq"]
+    for item in items:
+        chosen = rng.choice(len(GENRES), size=int(rng.integers(1, 4)), replace=False)
+        lines.append(f"{item}\t{' '.join(GENRES[g].replace(' ', '_') for g in sorted(chosen))}")
+    (folder / "results/ml-100k/data/ml-100k.item").write_text("\n".join(lines) + "\n")
 
 
 def timed(folder: Path, rule: str, target: str, threads: int) -> dict:
@@ -67,19 +103,34 @@ def cpu_model() -> str:
     return platform.machine()
 
 
-def measure(root: Path, users: int, density: str, threads: int) -> list[dict]:
+def measure(
+    root: Path, users: int, density: str, threads: int, rules, experiments: dict, resamples: int
+) -> list[dict]:
     folder = root / f"m{users}"
     line = write_run(folder, users, density, [1], threads)
     config = yaml.safe_load((folder / "n1.yaml").read_text())
     config["measures"] = {"threads": threads, "device": "cpu"}  # dense: the default threshold
+    config["experiments"] = experiments
+    config["uncertainty"] = {"resamples": resamples}
+    if "exp_variants" in rules:  # its similarities beyond the paper's (opt-in)
+        config["measures"]["similarities"] = ["cos", "jacc", "genre"]
+    config["who"] = {"features": []}  # the synthetic users have no features
     (folder / "dense.yaml").write_text(yaml.safe_dump(config))
+    write_genres(folder)
     print(line, flush=True)
     stats = json.loads((folder / "results/ml-100k/data/stats.json").read_text())
     rows = []
     for rule, target in JOBS:
+        # the similarity files first, each its own row: every other job reads them
+        needed = rule == "similarity" or (rule == "genre_similarity" and "exp_gamma" in rules)
+        if rule not in rules and not needed:
+            continue
         row = {"users": users, "density": density, "threads": threads}
         row.update(visits=stats["item_visits"], train=stats["train"])
+        row["units"] = dense_plan.units(rule, {**config, "models": ["UserKNN"]})
         row.update(timed(folder, rule, target, threads))
+        if rule == "genre_similarity":  # it asks for the similarity job's request
+            row.update(rule="similarity", job=rule)
         print(json.dumps(row), flush=True)
         rows.append(row)
     return rows
@@ -91,17 +142,28 @@ def main() -> None:
     parser.add_argument("--users", type=int, nargs="+", default=[2000, 5000, 10000])
     parser.add_argument("--density", default="qk", choices=["qk", "ml"])
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--rules", nargs="+", default=list(dense_plan.RULES), choices=dense_plan.RULES
+    )
+    parser.add_argument("--weibull-shapes", type=float, nargs="+", default=[0.5, 1, 2, 5, 10, 50])
+    parser.add_argument("--gammas", type=float, nargs="+", default=[0, 0.25, 0.5, 0.75, 1])
+    parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    experiments = {"weibull_shapes": args.weibull_shapes, "gammas": args.gammas}
     rows = [
-        row for m in args.users for row in measure(args.run_root, m, args.density, args.threads)
+        row
+        for m in args.users
+        for row in measure(
+            args.run_root, m, args.density, args.threads, args.rules, experiments, args.resamples
+        )
     ]
     machine = f"{cpu_model()}, {os.cpu_count()} cores, {args.threads} threads a job"
     record = {"machine": machine, "rows": rows}
     if args.json:
         args.json.write_text(json.dumps(record, indent=1))
     if len(set(args.users)) > 1:  # a fit needs two sizes
-        for rule in dense_plan.RULES:
+        for rule in args.rules:
             print(rule, dense_plan.coefficients(record, rule))
 
 

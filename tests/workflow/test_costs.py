@@ -19,7 +19,16 @@ import pytest
 import yaml
 
 from userfair.files.io import InputError
-from userfair.workflow import calibrate, catalogue, costs, dense_plan, grids, models, scatter_plan
+from userfair.workflow import (
+    calibrate,
+    catalogue,
+    costs,
+    dense_plan,
+    grids,
+    layout,
+    models,
+    scatter_plan,
+)
 from userfair.workflow import plan as plan_report
 
 from conftest import BIN, REPO, copy_run, make_workdir, snakemake
@@ -480,15 +489,17 @@ def test_plan_of_the_paper_config_is_what_the_dag_asks_for(tmp_path):
     assert "plan" in dry.stdout and not (workdir / "results").exists()
     proc = snakemake(workdir, "plan", "--cores", "1", "--configfile", "config/paper.yaml")
     out = proc.stdout + proc.stderr
-    assert re.search(r"total: 484 jobs, [\d,.]+ CPU-hours, [\d,.]+ GPU-hours", out), out[-3000:]
+    assert re.search(r"total: 554 jobs, [\d,.]+ CPU-hours, [\d,.]+ GPU-hours", out), out[-3000:]
     plan = read_plan(workdir / "results" / "plan.csv")
     assert list(plan[0]) == list(plan_report.PLAN_COLUMNS)
     assert {r["dataset"] for r in plan} == {"lastfm", "qk-video", "ml-10m", "ml-20m"}
     # one recbole_dataset job per dataset, then tune and topk per dataset x model, then per
     # dataset (all on the dense route: at most 2,178 evaluated users) two similarity jobs
-    # and a measures job per model
-    assert len(plan) == 4 + 2 * 4 * 7 + 4 * (1 + 7)
-    assert sum(int(r["jobs"]) for r in plan) == 4 + 416 + 28 + 4 * (2 + 7)
+    # and a measures job per model, then per dataset x model uncertainty and users, then
+    # the three experiments per dataset and exp_gamma on the two with genres (ml-10m, ml-20m)
+    assert len(plan) == 4 + 2 * 4 * 7 + 4 * (1 + 7) + 4 * 2 * 7 + 3 * 4 + 2
+    assert sum(int(r["jobs"]) for r in plan) == 4 + 416 + 28 + 4 * (2 + 7) + 56 + 14
+    assert [r["dataset"] for r in plan if r["rule"] == "exp_gamma"] == ["ml-10m", "ml-20m"]
     assert [r["rule"] for r in plan[:4]] == ["recbole_dataset"] * 4
     assert all(r["model"] == "" and r["gpus"] == "0" for r in plan[:4])
     # no data was made: the sizes came from the catalogue
@@ -510,11 +521,14 @@ def test_plan_of_the_default_config_and_its_dag(tmp_path):
     workdir = make_workdir(tmp_path / "run")
     proc = snakemake(workdir, "plan", "--cores", "1")
     points = grids.load_points(REPO / "config" / "grids" / "quick.yaml", PAPER_MODELS)
-    # recbole_dataset + tune + topk, then the dense route's two similarity jobs and measures
-    jobs = 1 + sum(len(p) for p in points.values()) + len(PAPER_MODELS) + 2 + len(PAPER_MODELS)
+    # recbole_dataset + tune + topk, then the dense route's two similarity jobs and measures,
+    # uncertainty and users per model, the four experiments (ml-100k has genres)
+    models = len(PAPER_MODELS)
+    jobs = 1 + sum(len(p) for p in points.values()) + models + 2 + models + 2 * models + 4
     assert f"total: {jobs} jobs" in proc.stdout + proc.stderr
     plan = read_plan(workdir / "results" / "plan.csv")
-    assert {r["dataset"] for r in plan} == {"ml-100k"} and len(plan) == 1 + 14 + 1 + 7
+    assert {r["dataset"] for r in plan} == {"ml-100k"}
+    assert len(plan) == 1 + 14 + 1 + 7 + 14 + 4
     assert_plan_is_the_dag(plan, dag_resources(workdir))
 
 
@@ -586,11 +600,12 @@ def test_a_retried_job_asks_for_more_time_each_attempt(tmp_path, tiny_run):
     assert len({r["mem_mb"] for r in tune}) == 1 and tune[0]["gpu"] == "0"
 
 
-def _sized_jobs(tmp_path, tiny_run, rules, requests_of, force, config: str = ""):
+def _sized_jobs(tmp_path, tiny_run, rules, requests_of, force, config: str = "", more=()):
     """On a copy of the session's tiny run (its data stage and models reused), with
     ``config`` (YAML text) if any: `snakemake plan`'s rows of ``rules``, checked equal to
-    the resources Snakemake gives those jobs of the DAG and to ``requests_of(size)`` of the
-    dataset's stats.json; returns (the rows, the messages of a dry run forcing ``force``)."""
+    the resources Snakemake gives those jobs of the DAG (the measures files and ``more``
+    targets) and to ``requests_of(size)[rule]`` of the dataset's stats.json; returns (the
+    rows, the requests, the messages of a dry run forcing ``force``)."""
     repo, test_dir = copy_run(tiny_run, tmp_path / "run")
     on = ["--directory", ".test"]
     if config:
@@ -599,6 +614,7 @@ def _sized_jobs(tmp_path, tiny_run, rules, requests_of, force, config: str = "")
     snakemake(repo, "plan", "--cores", "1", *on)
     plan = [r for r in read_plan(test_dir / "results" / "plan.csv") if r["rule"] in rules]
     targets = [f"results/ml-100k/measures/{m}.json" for m in ("UserKNN", "ItemKNN", "BPR")]
+    targets += list(more)
     proc = show_resources(repo, "-n", *targets, "--forcerun", *rules, *on)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert_plan_is_the_dag(plan, job_resources(proc.stdout + proc.stderr))
@@ -637,20 +653,41 @@ def test_the_streamed_measures_ask_for_their_datasets_size_and_the_plan_says_so(
 
 @pytest.mark.slow
 def test_the_dense_jobs_ask_for_their_datasets_size_and_the_plan_says_so(tmp_path, tiny_run):
-    """On the dense route (the tiny run's), similarity and measures ask for
-    userfair.workflow.dense_plan.requests of the dataset's stats.json, their messages say
-    so, and `snakemake plan` lists the same requests."""
+    """On the dense route (the tiny run's), similarity, measures, uncertainty, users and
+    the experiments ask for userfair.workflow.dense_plan.requests of the dataset's
+    stats.json (the experiments' with the repeats of the run's Weibull shapes, gammas and 3
+    models), their messages say so, and `snakemake plan` lists the same requests."""
+    defaults = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    config = {**defaults, "models": ["UserKNN", "ItemKNN", "BPR"], "uncertainty": {"resamples": 30},
+              "measures": {"similarities": ["cos", "jacc"]}}  # fmt: skip
+    repeats = {rule: dense_plan.units(rule, config) for rule in dense_plan.RULES}
+    assert repeats["exp_similarity"] == 8 and repeats["exp_gamma"] == 5 * (3 + 11)
+    outputs = [layout.output(rule) for rule in ("exp_relevance", "exp_similarity", "exp_extreme")]
+    models = ("UserKNN", "ItemKNN", "BPR")
     plan, expected, messages = _sized_jobs(
         tmp_path, tiny_run, dense_plan.RULES,
-        lambda size: dense_plan.requests(size, 2880, threads=2), "similarity",
+        lambda size: dense_plan.requests(size, 2880, threads=2, repeats=repeats), "similarity",
+        more=[path.format(dataset="ml-100k") for path in outputs]
+        + [layout.output("exp_gamma", "models").format(dataset="ml-100k")]
+        + [layout.output(rule, *key).format(dataset="ml-100k", model=model)
+           for rule, key in (("uncertainty", ()), ("users", ("users",))) for model in models],
     )  # fmt: skip
     assert [(r["rule"], r["jobs"]) for r in plan] == [("similarity", "2")] + [
         ("measures", "1")
-    ] * 3, plan
+    ] * 3 + [("uncertainty", "1")] * 3 + [("users", "1")] * 3 + [
+        (rule, "1") for rule in ("exp_relevance", "exp_similarity", "exp_extreme", "exp_gamma")
+    ], plan
     similarity = expected["similarity"]
     assert (
         f"User similarity cos of ml-100k ({similarity.mem_mb} MB, {similarity.runtime} min)"
     ) in messages
+    relevance = expected["exp_relevance"]
+    assert (
+        f"Fig. 2 experiment on ml-100k: varying relevance ({relevance.mem_mb} MB, "
+        f"{relevance.runtime} min)"
+    ) in messages
+    # the appendix's job repeats its evaluations 70 times: it asks for more time than Fig. 2's
+    assert expected["exp_gamma"].runtime >= relevance.runtime
 
 
 def test_the_dataset_job_asks_for_the_build_not_a_jobs_load():

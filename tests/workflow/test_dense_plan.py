@@ -1,5 +1,5 @@
 """The dense route's requests (userfair.workflow.dense_plan, docs/cluster.md#dense-requests):
-fitted on the packaged timings of the similarity and measures jobs, they cover every
+fitted on the packaged timings of the similarity, measures and experiment jobs, they cover every
 measured job with the cost model's margins, grow with the users as m^2, say where they are
 extrapolated, and refuse a calibration that cannot be fitted."""
 
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from userfair.workflow import costs, dense_plan
+from userfair.workflow import costs, dense_plan, experiments
 
 
 def _size(users, visits, train=None):
@@ -35,7 +35,10 @@ def test_a_hand_worked_fit_gives_back_its_line():
     assert found.mem[:2] == pytest.approx((300.0, 40e-6), rel=1e-9)
     assert found.seconds[:2] == pytest.approx((10.0, 0.2e-6), rel=1e-9)
     # 20,000 users: 300 + 16,000 MB, 10 + 80 s; with the margins, rounded up
-    request = dense_plan.requests(_size(20_000, 0), 2880, threads=2, record=_record(rows))
+    both = ("similarity", "measures")
+    request = dense_plan.requests(
+        _size(20_000, 0), 2880, threads=2, record=_record(rows), rules=both
+    )
     measures = request["measures"]
     assert measures.mem_mb == 100 * -(-(16_300 * costs.MEM_MARGIN) // 100)
     assert measures.runtime == costs.MIN_RUNTIME  # 90 s x 1.5 is under the floor
@@ -44,7 +47,9 @@ def test_a_hand_worked_fit_gives_back_its_line():
     assert request["similarity"].mem_mb == 100 * -(-(costs.BASE_MB * costs.MEM_MARGIN) // 100)
     # a retry asks for more time; one thread for work timed on two: twice the seconds
     slow = _row("measures", 20_000, 10 + 0.2 * 4e8 / 1e6 * 100, 1000.0, 0)
-    long = dense_plan.requests(_size(20_000, 0), 2880, 3, threads=1, record=_record(rows + [slow]))
+    long = dense_plan.requests(
+        _size(20_000, 0), 2880, 3, threads=1, record=_record(rows + [slow]), rules=both
+    )
     assert long["measures"].runtime > 3 * costs.MIN_RUNTIME
 
 
@@ -55,7 +60,9 @@ def test_the_packaged_calibration_covers_every_measured_job():
     assert {row["rule"] for row in record["rows"]} == set(dense_plan.RULES)
     for row in record["rows"]:
         size = _size(row["users"], row["visits"], row.get("train"))
-        request = dense_plan.requests(size, 2880, threads=row["threads"])[row["rule"]]
+        request = dense_plan.requests(
+            size, 2880, threads=row["threads"], repeats={row["rule"]: row.get("units", 1)}
+        )[row["rule"]]
         assert request.mem_mb >= row["peak_mb"], row
         assert request.runtime * 60 >= row["seconds"], row
         assert request.basis == "measured"
@@ -70,6 +77,47 @@ def test_requests_grow_with_the_users_and_gamma_below_one_holds_more_matrices():
     assert dense_plan.matrices_scale(1.0) == 1.0 and dense_plan.matrices_scale(0.5) == 2.0
     capped = dense_plan.requests(_size(20_000, 6e7), 5, 4)["measures"]
     assert capped.runtime == 5  # never above training.max_runtime
+
+
+def test_the_experiments_repeat_their_evaluations_as_the_configuration_says():
+    """exp_similarity evaluates once per Weibull shape and for the normal and the observed
+    similarity, exp_gamma once per gamma for each model and relevance step (the steps of
+    userfair.workflow.experiments, which dense_plan states without importing); the time
+    fit takes the repeats in, so the requests grow with them and the memory does not."""
+    assert dense_plan.RELEVANCE_STEPS == len(experiments.STEPS)
+    config = {
+        "models": ["UserKNN", "BPR", "NCL"],
+        "experiments": {"weibull_shapes": [0.5, 1, 2], "gammas": [0, 0.5, 1]},
+        "uncertainty": {"resamples": 1000},
+        "measures": {"similarities": ["cos", "jacc"], "relevance": ["binary"]},
+    }
+    assert dense_plan.units("exp_similarity", config) == 3 + 2
+    assert dense_plan.units("exp_gamma", config) == 3 * (3 + 11)
+    assert dense_plan.units("exp_relevance", config) == dense_plan.units("users", config) == 1
+    assert dense_plan.units("exp_variants", config) == 2  # cos and jacc
+    assert dense_plan.units("uncertainty", config) == 1
+    config["uncertainty"]["resamples"] = 30  # fewer: as much as the timed 1,000
+    assert dense_plan.units("uncertainty", config) == 1
+    config["uncertainty"]["resamples"] = 2500
+    assert dense_plan.units("uncertainty", config) == 3
+    config["measures"] = {"similarities": ["cos", "jacc", "genre", "embedding:BPR"],
+                          "relevance": ["binary", "graded"]}  # fmt: skip
+    assert dense_plan.units("exp_variants", config) == 2 + 3  # genre, vec and rcos
+    # seconds = 4 + units x 1e-6 m^2 (hand-worked): rows at 2 and 8 units fit it exactly
+    rows = [
+        {**_row("exp_gamma", m, 4 + u * 1e-6 * m * m, 500 + 1e-5 * m * m, 0), "units": u}
+        for m, u in ((1000, 2), (4000, 8), (4000, 2))
+    ]
+    found = dense_plan.fit(_record(rows), "exp_gamma")
+    assert found.seconds[:2] == pytest.approx((4.0, 1e-6), rel=1e-9)
+    assert found.time_s(10_000, 0, 2, units=70) == pytest.approx(4 + 70 * 100)
+    size = _size(10_000, 0)
+    few = dense_plan.requests(size, 2880, record=_record(rows), rules=("exp_gamma",))
+    many = dense_plan.requests(
+        size, 2880, record=_record(rows), repeats={"exp_gamma": 70}, rules=("exp_gamma",)
+    )
+    assert many["exp_gamma"].runtime > few["exp_gamma"].runtime
+    assert many["exp_gamma"].mem_mb == few["exp_gamma"].mem_mb
 
 
 def test_a_calibration_of_one_size_is_refused(tmp_path):

@@ -38,7 +38,8 @@ def test_plan_with_three_replicates(tmp_path):
     replicates = [r for r in plan if r["rule"] == "replicate"]
     # 4 datasets x 5 trainable models (not UserKNN, ItemKNN), 2 replicate jobs each
     assert len(replicates) == 20 and all(r["jobs"] == "2" for r in replicates)
-    assert "total: 524 jobs" in out and " kWh, " in out  # with the 36 dense measures' jobs
+    # with the 36 dense measures' jobs and the 70 of the bootstrap, users and experiments
+    assert "total: 594 jobs" in out and " kWh, " in out
     assert all(r["energy_basis"] == "estimated" and float(r["energy_kwh"]) >= 0 for r in plan)
     by = {(r["rule"], r["dataset"], r["model"]): r for r in plan}
     tune, topk = by["tune", "ml-20m", "NGCF"], by["topk", "ml-20m", "NGCF"]

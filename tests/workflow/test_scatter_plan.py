@@ -226,3 +226,18 @@ def test_a_scatter_that_cannot_finish_is_refused_with_the_parts_that_would():
     )
     unknown = costs.Size("d", 100_000, 20_000, 1_900_000, 100, 100_000, "default", 1.6e13)
     assert scatter_plan.infeasible(unknown, 1, 10, measured=measured) is None
+
+
+def test_the_streamed_decomposition_asks_for_the_one_part_measures_times_its_ratio():
+    """The streamed users job: the one-part measures job's memory, its seconds x 1.25 (the
+    measured CPU ratio of the streamed decomposition); from 10 minutes up it asks for more
+    time than that job, and a retry for more still."""
+    size = _size(1_000_000, 19_000_000, 4e10)
+    one_part = scatter_plan.requests(size, 1, 10**6)["measures"]
+    users = scatter_plan.decomposition_request(size, 10**6)
+    assert users.mem_mb == one_part.mem_mb and users.basis == "extrapolated"
+    assert one_part.runtime > costs.MIN_RUNTIME
+    ratio = users.runtime / one_part.runtime
+    assert 1.25 * 0.98 < ratio < 1.25 * 1.02  # minutes rounded up on both sides
+    assert scatter_plan.decomposition_request(size, 10**6, attempt=2).runtime == 2 * users.runtime
+    assert scatter_plan.decomposition_request(size, 30).runtime == 30  # at most max_runtime

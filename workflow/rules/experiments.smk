@@ -16,8 +16,8 @@ rule exp_relevance:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=240,
+        mem_mb=dense_resource("exp_relevance", "mem_mb"),
+        runtime=dense_resource("exp_relevance", "runtime"),
     params:
         **measure_settings("epsilon"),
         **opt_in_params("plugins"),
@@ -25,7 +25,7 @@ rule exp_relevance:
         envy_utility=config["measures"]["envy_utility"],
         gamma=config["measures"]["gamma"],
     message:
-        "Fig. 2 experiment on {wildcards.dataset}: varying relevance"
+        "Fig. 2 experiment on {wildcards.dataset}: varying relevance ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/exp_relevance.py"
 
@@ -45,8 +45,8 @@ rule exp_similarity:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=240,
+        mem_mb=dense_resource("exp_similarity", "mem_mb"),
+        runtime=dense_resource("exp_similarity", "runtime"),
     params:
         **opt_in_params("plugins"),
         **measure_settings("epsilon"),
@@ -54,7 +54,7 @@ rule exp_similarity:
         weibull_shapes=config["experiments"]["weibull_shapes"],
         model=EXPERIMENT_MODEL,
     message:
-        "Fig. 3 experiment on {wildcards.dataset}: varying similarity, {params.model} lists"
+        "Fig. 3 experiment on {wildcards.dataset}: varying similarity, {params.model} lists ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/exp_similarity.py"
 
@@ -71,14 +71,14 @@ rule exp_extreme:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=240,
+        mem_mb=dense_resource("exp_extreme", "mem_mb"),
+        runtime=dense_resource("exp_extreme", "runtime"),
     params:
         **opt_in_params("plugins"),
         **measure_settings("epsilon"),
         seed=config["seed"],
     message:
-        "Fig. 4 experiment on {wildcards.dataset}: MostFair and MostUnfair similarities"
+        "Fig. 4 experiment on {wildcards.dataset}: MostFair and MostUnfair similarities ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/exp_extreme.py"
 
@@ -103,13 +103,13 @@ rule exp_gamma:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=240,
+        mem_mb=dense_resource("exp_gamma", "mem_mb"),
+        runtime=dense_resource("exp_gamma", "runtime"),
     params:
         **measure_settings("epsilon"),
         seed=config["seed"],
         gammas=config["experiments"]["gammas"],
     message:
-        "Appendix experiment on {wildcards.dataset}: UF and PUF for every gamma"
+        "Appendix experiment on {wildcards.dataset}: UF and PUF for every gamma ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/exp_gamma.py"

@@ -24,13 +24,13 @@ rule uncertainty:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=120,
+        mem_mb=dense_resource("uncertainty", "mem_mb"),
+        runtime=dense_resource("uncertainty", "runtime"),
     params:
         **uncertainty_settings(),
         **opt_in_params(),
     message:
-        "Bootstrap resamples of every measure of {wildcards.model} on {wildcards.dataset}"
+        "Bootstrap resamples of every measure of {wildcards.model} on {wildcards.dataset} ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/uncertainty.py"
 

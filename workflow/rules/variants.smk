@@ -58,15 +58,15 @@ rule exp_variants:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=240,
+        mem_mb=dense_resource("exp_variants", "mem_mb"),
+        runtime=dense_resource("exp_variants", "runtime"),
     params:
         **measure_settings("epsilon"),
         **opt_in_params("graded", "extra_similarities"),
         seed=config["seed"],
         model=EXPERIMENT_MODEL,
     message:
-        "Figs. 3 and 4 on {wildcards.dataset} with each configured similarity"
+        "Figs. 3 and 4 on {wildcards.dataset} with each configured similarity ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/exp_variants.py"
 

@@ -22,8 +22,8 @@ rule users:
         "../../envs/measures.yaml"
     threads: config["measures"]["threads"]
     resources:
-        mem_mb=8000,
-        runtime=120,
+        mem_mb=users_resource("mem_mb"),
+        runtime=users_resource("runtime"),
     params:
         **measure_settings("epsilon", "envy_utility", "gamma"),
         **who_settings("features", "worst", "worst_measure", "neighbours"),
@@ -31,7 +31,7 @@ rule users:
         source=raw_source,
         route=route_param,
     message:
-        "Each user's share of every Fair measure of {wildcards.model} on {wildcards.dataset}"
+        "Each user's share of every Fair measure of {wildcards.model} on {wildcards.dataset} ({resources.mem_mb} MB, {resources.runtime} min)"
     script:
         "../scripts/users.py"
 

@@ -132,22 +132,28 @@ def streamed_resource(job, name):
 
 
 def dense_request(job, dataset, attempt=1):
-    """What one job of the dense route (``job``: similarity or measures) of ``dataset``
-    asks for: the packaged timings of both jobs at several sizes fitted and stretched to
-    the dataset's evaluated users and item visits (userfair.workflow.dense_plan.requests,
-    docs/cluster.md#dense-requests)."""
+    """What one job of the dense route (``job``: similarity, measures, an experiment,
+    uncertainty or users of userfair.workflow.dense_plan.RULES) of ``dataset`` asks for:
+    the packaged timings of the jobs at several sizes fitted and stretched to the dataset's
+    evaluated users and item visits and to the repeats of the configuration
+    (dense_plan.units: Weibull shapes, gammas, models, resamples;
+    userfair.workflow.dense_plan.requests, docs/cluster.md#dense-requests)."""
+    units = dense_plan.units(job, config)
     return dense_plan.requests(
         data_size(dataset),
         MAX_RUNTIME,
         attempt,
         threads=config["measures"]["threads"],
         gamma=config["measures"]["gamma"],
+        repeats={job: units},
+        rules=(job,),
     )[job]
 
 
 def dense_resource(job, name):
-    """Resource function of `similarity` (and `genre_similarity`): ``name`` (mem_mb or
-    runtime) of the job's dense_request; the runtime grows with the retry attempt."""
+    """Resource function of `similarity` (and `genre_similarity`) and of the experiments
+    (`exp_relevance`, ...): ``name`` (mem_mb or runtime) of the job's dense_request; the
+    runtime grows with the retry attempt."""
 
     def resource(wildcards, attempt):
         return getattr(dense_request(job, wildcards.dataset, attempt), name)
@@ -177,6 +183,26 @@ def measures_resource(name):
                 streamed_request("measures", wildcards.dataset, attempt), name
             )
         return getattr(dense_request("measures", wildcards.dataset, attempt), name)
+
+    return resource
+
+
+def users_request(dataset, attempt=1):
+    """What the `users` job (every user's share) of ``dataset`` asks for: on the streamed
+    route (sized_route) the streamed decomposition's (userfair.workflow.scatter_plan.
+    decomposition_request), on the dense route its dense_request."""
+    if sized_route(dataset) == "stream":
+        return scatter_plan.decomposition_request(
+            data_size(dataset), MAX_RUNTIME, attempt, config["measures"]["threads"]
+        )
+    return dense_request("users", dataset, attempt)
+
+
+def users_resource(name):
+    """Resource function of `users` (and the replicates' copy): ``name`` of users_request."""
+
+    def resource(wildcards, attempt):
+        return getattr(users_request(wildcards.dataset, attempt), name)
 
     return resource
 
@@ -293,7 +319,7 @@ def plan_rows():
             for dataset in DATASETS
             for model in replicated_models(dataset)
         ]
-    rows += streamed_plan_rows() + dense_plan_rows()
+    rows += streamed_plan_rows() + dense_plan_rows() + analysis_plan_rows()
     return [energy.with_energy(row, POWER) for row in rows]
 
 
@@ -303,7 +329,7 @@ def dense_plan_rows():
     genre one when measures.gamma < 1), per dataset x model `measures`, each with its
     dense_request (attempt 1)."""
     threads = config["measures"]["threads"]
-    kinds = 2 + (config["measures"]["gamma"] < 1)
+    kinds = dense_plan.similarity_files(config["measures"]["gamma"])
     rows = []
     for dataset in DATASETS:
         if sized_route(dataset) != "dense":
@@ -320,6 +346,31 @@ def dense_plan_rows():
                 plan_report.plan_row("measures", dataset, model, [request], threads)
             )
     return rows
+
+
+def analysis_plan_rows():
+    """The rows of results/plan.csv of the analyses on (m, m) matrices: per dataset x model
+    `uncertainty` (uncertainty.resamples > 0) and `users` (users_request), then the
+    experiments (always dense): per dataset `exp_relevance`, `exp_similarity`,
+    `exp_extreme` (and `exp_variants` with an opt-in measure), and `exp_gamma` per dataset
+    with genres; each with its request (attempt 1)."""
+    threads = config["measures"]["threads"]
+    rows = []
+    for dataset in DATASETS:
+        per_model = [("users", users_request(dataset))]
+        if RESAMPLES:
+            per_model.insert(0, ("uncertainty", dense_request("uncertainty", dataset)))
+        rows += [
+            plan_report.plan_row(rule, dataset, model, [request], threads)
+            for rule, request in per_model
+            for model in MODELS
+        ]
+    experiments = ["exp_relevance", "exp_similarity", "exp_extreme", "exp_gamma"]
+    return rows + [
+        plan_report.plan_row(rule, dataset, "", [dense_request(rule, dataset)], threads)
+        for rule in experiments + (["exp_variants"] if VARIANTS else [])
+        for dataset in (GENRE_DATASETS if rule == "exp_gamma" else DATASETS)
+    ]
 
 
 def streamed_plan_rows():

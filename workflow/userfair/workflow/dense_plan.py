@@ -1,16 +1,22 @@
 """What the dense route's jobs ask for, from their dataset's size (docs/cluster.md#dense-requests).
 
 The dense route holds (m, m) user similarities: the ``similarity`` job builds one and the
-``measures`` job reads them, so their memory grows as m^2 and their time as m^2 plus the
-sparse products' work and size (the item visits: the sum over items of deg (deg - 1) / 2,
-deg the evaluated users with the item in train). ``benchmarks/dense_requests.py`` times both jobs
-through the workflow at several sizes and writes the calibration (package data
-:data:`CALIBRATION`: one row per job and size, its seconds and peak RSS). :func:`fit` fits
-each rule's
+``measures`` job reads them, as do the bootstrap (``uncertainty``), the per-user
+decomposition (``users``) and the experiments of Figs. 2-4, the appendix and the opt-in
+similarities (``exp_relevance``, ``exp_similarity``, ``exp_extreme``, ``exp_gamma``,
+``exp_variants``), so their memory
+grows as m^2 and their time as m^2 plus the sparse products' work and size (the item
+visits: the sum over items of deg (deg - 1) / 2, deg the evaluated users with the item in
+train). ``benchmarks/dense_requests.py`` times these jobs through the workflow at several
+sizes and writes the calibration (package data :data:`CALIBRATION`: one row per job and
+size, its seconds and peak RSS, and its ``units``, :func:`units`). :func:`fit` fits each
+rule's
 
-    peak MB = a0 + a1 m^2 + a2 visits          seconds = c0 + c1 m^2 + c2 visits
+    peak MB = a0 + a1 m^2 + a2 visits      seconds = c0 + units (c1 m^2 + c2 visits)
 
-by non-negative least squares, and :func:`requests` asks for that times the cost model's
+by non-negative least squares, its constant then raised where a measured row exceeds
+the fit times the margin below (so every measured job is covered), and :func:`requests`
+asks for that times the cost model's
 margins (``userfair.workflow.costs``), memory at least ``costs.BASE_MB`` rounded up to
 100 MB, runtime at least ``costs.MIN_RUNTIME`` minutes,
 times the retry attempt, at most ``training.max_runtime``. A size beyond the measured ones
@@ -23,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -36,8 +43,43 @@ from userfair.workflow import costs, scatter_plan
 
 #: The packaged calibration (userfair/workflow/data/dense_parts.json).
 CALIBRATION = "dense_parts.json"
-#: The dense route's jobs (workflow/rules/measures.smk), each sized by :func:`requests`.
-RULES = ("similarity", "measures")
+#: The jobs on (m, m) matrices (workflow/rules/measures.smk, uncertainty.smk, who.smk,
+#: experiments.smk, variants.smk), each sized by :func:`requests`.
+RULES = (
+    "similarity", "measures", "exp_relevance", "exp_similarity", "exp_extreme", "exp_gamma",
+    "uncertainty", "users", "exp_variants",
+)  # fmt: skip
+#: The bootstrap resamples one ``units`` of the ``uncertainty`` job stands for (its timed
+#: rows ran the default 1,000; fewer ask for as much, more for each started 1,000).
+RESAMPLES_PER_UNIT = 1000
+#: The relevance steps of Figs. 2 and 4 (``len(userfair.workflow.experiments.STEPS)``, not
+#: imported: that module is too heavy for the Snakefile's parse; a test keeps them equal).
+RELEVANCE_STEPS = 11
+
+
+def units(rule: str, config: Mapping) -> int:
+    """How many times a job of ``rule`` evaluates the measures on (m, m) matrices where that
+    count follows the workflow's ``config``: ``exp_similarity`` once per Weibull shape of
+    ``experiments.weibull_shapes`` and for the normal and the observed similarity;
+    ``exp_gamma`` once per gamma of ``experiments.gammas`` for each of the ``models`` and
+    each relevance step; ``uncertainty`` once per started :data:`RESAMPLES_PER_UNIT` of
+    ``uncertainty.resamples``; ``exp_variants`` once per similarity it repeats Figs. 3 and
+    4 with (cos, jacc and those ``measures.similarities`` adds; rcos too with graded
+    relevance); 1 for every other rule (a count fixed by the code is in its fit). The whole
+    job's time scales with them: an upper bound where part of it does not repeat."""
+    if rule == "exp_similarity":
+        return len(config["experiments"]["weibull_shapes"]) + 2
+    if rule == "exp_gamma":
+        return len(config["experiments"]["gammas"]) * (len(config["models"]) + RELEVANCE_STEPS)
+    if rule == "uncertainty":
+        return max(1, math.ceil(config["uncertainty"]["resamples"] / RESAMPLES_PER_UNIT))
+    if rule == "exp_variants":
+        measures = config["measures"]
+        extra = {"vec" if ":" in s else s for s in measures["similarities"]} - {"cos", "jacc"}
+        if "graded" in measures.get("relevance", ()):
+            extra.add("rcos")
+        return 2 + len(extra)
+    return 1
 
 
 @dataclass(frozen=True)
@@ -54,10 +96,11 @@ class Fit:
         a0, a1, a2 = self.mem
         return a0 + a1 * m * m + a2 * visits
 
-    def time_s(self, m: int, visits: float, threads: int) -> float:
+    def time_s(self, m: int, visits: float, threads: int, units: int = 1) -> float:
         c0, c1, c2 = self.seconds
         # fewer threads than measured: as if the work did not share at all (an upper bound)
-        return (c0 + c1 * m * m + c2 * visits) * max(1.0, self.threads / max(1, threads))
+        work = c0 + units * (c1 * m * m + c2 * visits)
+        return work * max(1.0, self.threads / max(1, threads))
 
 
 @cache
@@ -69,7 +112,8 @@ def calibration() -> dict:
 
 def write_calibration(record: dict, path: str | Path) -> None:
     """``record`` (``machine``, ``rows``: each with ``rule``, ``users``, ``visits``,
-    ``threads``, ``seconds``, ``peak_mb``) as the calibration file :func:`requests` reads."""
+    ``threads``, ``seconds``, ``peak_mb`` and, where not 1, ``units``) as the calibration
+    file :func:`requests` reads."""
     for rule in RULES:
         fit(record, rule)  # refuse a record that cannot be fitted
     with atomic_path(path) as tmp:
@@ -96,6 +140,15 @@ def _nnls(features: np.ndarray, target: np.ndarray) -> np.ndarray:
     return best / scale
 
 
+def _covering(features: np.ndarray, target: np.ndarray, margin: float) -> np.ndarray:
+    """:func:`_nnls` with its constant (the first column, all ones) raised by the largest
+    shortfall on a row of the fit times the cost model's ``margin``: with its margin, the
+    fit covers every measured row (the least squares alone leave some rows above it)."""
+    found = _nnls(features, target)
+    found[0] += max(0.0, float(np.max(target / margin - features @ found)))
+    return found
+
+
 def fit(record: dict, rule: str) -> Fit:
     """The :class:`Fit` of ``rule``'s rows of ``record`` (at least two sizes)."""
     rows = [row for row in record["rows"] if row["rule"] == rule]
@@ -103,10 +156,15 @@ def fit(record: dict, rule: str) -> Fit:
         raise ValueError(f"{rule}: the calibration needs rows of at least two sizes")
     m2 = np.array([float(row["users"]) ** 2 for row in rows])
     visits = np.array([float(row["visits"]) for row in rows])
+    repeats = np.array([float(row.get("units", 1)) for row in rows])
     ones = np.ones(len(rows))
-    features = np.column_stack([ones, m2, visits])
-    mem = _nnls(features, np.array([row["peak_mb"] for row in rows]))
-    seconds = _nnls(features, np.array([row["seconds"] for row in rows]))
+    peaks = np.array([row["peak_mb"] for row in rows])
+    mem = _covering(np.column_stack([ones, m2, visits]), peaks, costs.MEM_MARGIN)
+    seconds = _covering(
+        np.column_stack([ones, repeats * m2, repeats * visits]),
+        np.array([row["seconds"] for row in rows]),
+        costs.TIME_MARGIN,
+    )
     threads = min(int(row["threads"]) for row in rows)
     users = max(int(row["users"]) for row in rows)
     return Fit(tuple(mem), tuple(seconds), threads, users)
@@ -117,34 +175,62 @@ def matrices_scale(gamma: float) -> float:
     it was timed: the similarity files it reads (cosine and Jaccard, plus the genre one
     when gamma < 1) and the matrices ``evaluate`` holds (``route.dense_matrices``), counted
     from the code, not measured (the calibration runs at gamma 1)."""
-    held = 2 + (gamma < 1.0) + route.dense_matrices(gamma)
-    return held / (2 + route.dense_matrices(1.0))
+    held = similarity_files(gamma) + route.dense_matrices(gamma)
+    return held / (similarity_files(1.0) + route.dense_matrices(1.0))
+
+
+def similarity_files(gamma: float) -> int:
+    """The (m, m) similarity files a dataset's dense measures read: the cosine and the
+    Jaccard, and the genre one when UF mixes it in (gamma < 1; rule uf_genre_similarity's
+    input)."""
+    return 2 + int(gamma < 1.0)
+
+
+#: The rules whose (m, m) matrices follow UF's gamma as the ``measures`` job's do
+#: (:func:`matrices_scale`): they evaluate UF on the raw Jaccard mixed with the genre one
+#: (counted as the measures job's; timed at gamma 1 only).
+GAMMA_SCALED = ("measures", "exp_relevance", "uncertainty", "users")
 
 
 def requests(
     size: costs.Size, max_runtime: int, attempt: int = 1, threads: int = 1,
-    gamma: float = 1.0, record=None,
+    gamma: float = 1.0, record=None, repeats: dict[str, int] | None = None, rules=RULES,
 ) -> dict[str, costs.Request]:  # fmt: skip
-    """What each dense job of a dataset of ``size`` asks for, per rule of :data:`RULES`
-    (module docstring; the measures job's memory times :func:`matrices_scale` of UF's
-    ``gamma``); ``record`` defaults to :func:`calibration`."""
+    """What each dense job of a dataset of ``size`` asks for, per rule of ``rules`` (of
+    :data:`RULES`)
+    (module docstring; the memory of :data:`GAMMA_SCALED`'s jobs times :func:`matrices_scale`
+    of UF's ``gamma``; ``repeats``: each rule's :func:`units` where not 1); ``record``
+    defaults to :func:`calibration`."""
     record = record or calibration()
+    repeats = repeats or {}
     m = int(size.evaluated_users)
     visits, _ = scatter_plan.visits_of(size, scatter_plan.calibration())
     out = {}
-    for rule in RULES:
-        found = fit(record, rule)
-        scale = matrices_scale(gamma) if rule == "measures" else 1.0
+    for rule in rules:
+        found = _fit(record, rule)
+        scale = matrices_scale(gamma) if rule in GAMMA_SCALED else 1.0
         memory = max(costs.BASE_MB, found.mem_mb(m, visits) * scale)
         mem_mb = int(math.ceil(memory * costs.MEM_MARGIN / 100) * 100)
-        minutes = max(
-            costs.MIN_RUNTIME, math.ceil(found.time_s(m, visits, threads) / 60 * costs.TIME_MARGIN)
-        )
+        seconds = found.time_s(m, visits, threads, repeats.get(rule, 1))
+        minutes = max(costs.MIN_RUNTIME, math.ceil(seconds / 60 * costs.TIME_MARGIN))
         basis = "measured" if m <= found.users and scale == 1.0 else "extrapolated"
         out[rule] = costs.Request(
             mem_mb, min(minutes * max(1, int(attempt)), int(max_runtime)), 0, basis
         )
     return out
+
+
+def _fit(record: dict, rule: str) -> Fit:
+    """:func:`fit`, kept for the packaged calibration (one fit per rule and process: the
+    Snakefile asks once per job)."""
+    if record is calibration():
+        return _packaged_fit(rule)
+    return fit(record, rule)
+
+
+@cache
+def _packaged_fit(rule: str) -> Fit:
+    return fit(calibration(), rule)
 
 
 def coefficients(record: dict, rule: str) -> str:
@@ -174,14 +260,18 @@ def main(argv: list[str] | None = None) -> int:
         "machine": records[0]["machine"],
         "rows": [row for found in records for row in found["rows"]],
     }
-    for rule in RULES:
+    present = {row["rule"] for row in record["rows"]}
+    for rule in [rule for rule in RULES if rule in present]:
         print(f"{rule}: {coefficients(record, rule)}")
         for row in record["rows"]:
             if row["rule"] != rule:
                 continue
             size = costs.Size("d", row["users"], 0, row["train"], 0, row["users"], "stats",
                               row["visits"])  # fmt: skip
-            asked = requests(size, 10**9, threads=row["threads"], record=record)[rule]
+            asked = requests(
+                size, 10**9, threads=row["threads"], record=record,
+                repeats={rule: row.get("units", 1)}, rules=(rule,),
+            )[rule]  # fmt: skip
             print(
                 f"  {row['density']} {row['users']:>6} users, {row['visits']:.3g} visits: "
                 f"{row['seconds']:.1f} s, {row['peak_mb']:.0f} MB -> asks "

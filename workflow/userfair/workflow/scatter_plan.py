@@ -373,6 +373,28 @@ def requests(
     return out
 
 
+#: The streamed decomposition's CPU time over the streamed measures' (pass one and pass two
+#: of every pair in one process): 98.8 against 79.3 CPU-s at 100,000 QK-like users,
+#: ``benchmarks/decompose.py --route stream`` (docs/performance.md#decompose-stream).
+DECOMPOSITION_RATIO = 1.25
+
+
+def decomposition_request(
+    size: costs.Size, max_runtime: int, attempt: int = 1, threads: int = 1, measured=None
+) -> costs.Request:
+    """What the streamed ``users`` job (every user's share: pass two of every pair in one
+    process, reading pass one) of a dataset of ``size`` asks for: the one-part ``measures``
+    job of :func:`requests` (pass two and its gather) with its seconds times
+    :data:`DECOMPOSITION_RATIO`, the same memory (0.83 against 0.84 GiB measured)."""
+    measured = measured or calibration()
+    p = _of_size(size, 1, threads, measured)
+    seconds = _job_seconds(p, 1, measured)["measures"] * DECOMPOSITION_RATIO
+    mem_mb = int(math.ceil(max(costs.BASE_MB, p.job_mb) * costs.MEM_MARGIN / 100) * 100)
+    minutes = max(costs.MIN_RUNTIME, math.ceil(seconds / 60 * costs.TIME_MARGIN))
+    runtime = min(minutes * max(1, int(attempt)), int(max_runtime))
+    return costs.Request(mem_mb, runtime, 0, "extrapolated")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m userfair.workflow.scatter_plan",
