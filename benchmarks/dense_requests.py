@@ -112,8 +112,8 @@ def measure(
     config["measures"] = {"threads": threads, "device": "cpu"}  # dense: the default threshold
     config["experiments"] = experiments
     config["uncertainty"] = {"resamples": resamples}
-    if "exp_variants" in rules:  # its similarities beyond the paper's (opt-in)
-        config["measures"]["similarities"] = ["cos", "jacc", "genre"]
+    extra = ["genre"] if "exp_variants" in rules else []  # its opt-in similarities
+    config["measures"]["similarities"] = ["cos", "jacc", *extra]
     config["who"] = {"features": []}  # the synthetic users have no features
     (folder / "dense.yaml").write_text(yaml.safe_dump(config))
     write_genres(folder)
@@ -127,7 +127,7 @@ def measure(
             continue
         row = {"users": users, "density": density, "threads": threads}
         row.update(visits=stats["item_visits"], train=stats["train"])
-        row["units"] = dense_plan.units(rule, {**config, "models": ["UserKNN"]})
+        row["units"] = dense_plan.units(rule, {**config, "models": ["UserKNN"]}, extra)
         row.update(timed(folder, rule, target, threads))
         if rule == "genre_similarity":  # it asks for the similarity job's request
             row.update(rule="similarity", job=rule)

@@ -100,9 +100,9 @@ def test_the_experiments_repeat_their_evaluations_as_the_configuration_says():
     assert dense_plan.units("uncertainty", config) == 1
     config["uncertainty"]["resamples"] = 2500
     assert dense_plan.units("uncertainty", config) == 3
-    config["measures"] = {"similarities": ["cos", "jacc", "genre", "embedding:BPR"],
-                          "relevance": ["binary", "graded"]}  # fmt: skip
-    assert dense_plan.units("exp_variants", config) == 2 + 3  # genre, vec and rcos
+    config["measures"] = {"relevance": ["binary", "graded"]}  # and the opt-in genre, vec
+    assert dense_plan.units("exp_variants", config, ["genre", "vec"]) == 2 + 3  # and rcos
+    assert dense_plan.units("exp_variants", config, ["rcos"]) == 2 + 1  # rcos counted once
     # seconds = 4 + units x 1e-6 m^2 (hand-worked): rows at 2 and 8 units fit it exactly
     rows = [
         {**_row("exp_gamma", m, 4 + u * 1e-6 * m * m, 500 + 1e-5 * m * m, 0), "units": u}

@@ -138,7 +138,7 @@ def dense_request(job, dataset, attempt=1):
     evaluated users and item visits and to the repeats of the configuration
     (dense_plan.units: Weibull shapes, gammas, models, resamples;
     userfair.workflow.dense_plan.requests, docs/cluster.md#dense-requests)."""
-    units = dense_plan.units(job, config)
+    units = dense_plan.units(job, config, EXTRA_SIMILARITIES)
     return dense_plan.requests(
         data_size(dataset),
         MAX_RUNTIME,
@@ -357,9 +357,10 @@ def analysis_plan_rows():
     threads = config["measures"]["threads"]
     rows = []
     for dataset in DATASETS:
-        per_model = [("users", users_request(dataset))]
+        per_model = []
         if RESAMPLES:
-            per_model.insert(0, ("uncertainty", dense_request("uncertainty", dataset)))
+            per_model.append(("uncertainty", dense_request("uncertainty", dataset)))
+        per_model.append(("users", users_request(dataset)))
         rows += [
             plan_report.plan_row(rule, dataset, model, [request], threads)
             for rule, request in per_model

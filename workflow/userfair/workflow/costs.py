@@ -389,9 +389,19 @@ def request(
     up to 100 MB, runtime at least :data:`MIN_RUNTIME` and times ``attempt`` on a retry,
     never above ``max_runtime`` (minutes)."""
     job = estimate(rule, model, size, settings, gpus)
-    mem_mb = int(math.ceil(job.mem_mb * MEM_MARGIN / 100) * 100)
-    runtime = max(MIN_RUNTIME, math.ceil(job.minutes * TIME_MARGIN)) * max(1, int(attempt))
-    return Request(mem_mb, min(runtime, int(max_runtime)), gpus, job.basis)
+    return margined(job.mem_mb, job.minutes, gpus, job.basis, max_runtime, attempt)
+
+
+def margined(
+    memory_mb: float, minutes: float, gpus: int, basis: str, max_runtime: int, attempt: int = 1
+) -> Request:
+    """A job's estimate (``memory_mb``, ``minutes``) as what it asks for: memory times
+    :data:`MEM_MARGIN` rounded up to 100 MB, runtime times :data:`TIME_MARGIN` rounded up,
+    at least :data:`MIN_RUNTIME`, times ``attempt`` on a retry, never above ``max_runtime``
+    (minutes). Every request of the workflow is made here."""
+    mem_mb = int(math.ceil(memory_mb * MEM_MARGIN / 100) * 100)
+    runtime = max(MIN_RUNTIME, math.ceil(minutes * TIME_MARGIN)) * max(1, int(attempt))
+    return Request(mem_mb, min(runtime, int(max_runtime)), gpus, basis)
 
 
 def dataset_request(size: Size, max_runtime: int, attempt: int = 1) -> Request:
@@ -407,11 +417,8 @@ def dataset_request(size: Size, max_runtime: int, attempt: int = 1) -> Request:
         seconds = max(r.build_s_per_train for r in rows) * size.train
         memory = BASE_MB + max(r.mem_mb_per_train for r in rows) * size.train
     measured = any(r.basis == "measured" and r.shape == size.name for r in rows)
-    mem_mb = int(math.ceil(memory * MEM_MARGIN / 100) * 100)
-    runtime = max(MIN_RUNTIME, math.ceil(seconds / 60 * TIME_MARGIN)) * max(1, int(attempt))
-    return Request(
-        mem_mb, min(runtime, int(max_runtime)), 0, "measured" if measured else "extrapolated"
-    )
+    basis = "measured" if measured else "extrapolated"
+    return margined(memory, seconds / 60, 0, basis, max_runtime, attempt)
 
 
 def infeasible(

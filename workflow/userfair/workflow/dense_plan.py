@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -57,15 +57,16 @@ RESAMPLES_PER_UNIT = 1000
 RELEVANCE_STEPS = 11
 
 
-def units(rule: str, config: Mapping) -> int:
+def units(rule: str, config: Mapping, extra_similarities: Sequence[str] = ()) -> int:
     """How many times a job of ``rule`` evaluates the measures on (m, m) matrices where that
     count follows the workflow's ``config``: ``exp_similarity`` once per Weibull shape of
     ``experiments.weibull_shapes`` and for the normal and the observed similarity;
     ``exp_gamma`` once per gamma of ``experiments.gammas`` for each of the ``models`` and
     each relevance step; ``uncertainty`` once per started :data:`RESAMPLES_PER_UNIT` of
     ``uncertainty.resamples``; ``exp_variants`` once per similarity it repeats Figs. 3 and
-    4 with (cos, jacc and those ``measures.similarities`` adds; rcos too with graded
-    relevance); 1 for every other rule (a count fixed by the code is in its fit). The whole
+    4 with (cos, jacc and ``extra_similarities``, the registry names ``measures.similarities``
+    adds, the Snakefile's EXTRA_SIMILARITIES; rcos too with graded relevance); 1 for every
+    other rule (a count fixed by the code is in its fit). The whole
     job's time scales with them: an upper bound where part of it does not repeat."""
     if rule == "exp_similarity":
         return len(config["experiments"]["weibull_shapes"]) + 2
@@ -74,9 +75,8 @@ def units(rule: str, config: Mapping) -> int:
     if rule == "uncertainty":
         return max(1, math.ceil(config["uncertainty"]["resamples"] / RESAMPLES_PER_UNIT))
     if rule == "exp_variants":
-        measures = config["measures"]
-        extra = {"vec" if ":" in s else s for s in measures["similarities"]} - {"cos", "jacc"}
-        if "graded" in measures.get("relevance", ()):
+        extra = set(extra_similarities)
+        if "graded" in config["measures"].get("relevance", ()):
             extra.add("rcos")
         return 2 + len(extra)
     return 1
@@ -201,35 +201,24 @@ def requests(
     (module docstring; the memory of :data:`GAMMA_SCALED`'s jobs times :func:`matrices_scale`
     of UF's ``gamma``; ``repeats``: each rule's :func:`units` where not 1); ``record``
     defaults to :func:`calibration`."""
-    record = record or calibration()
     repeats = repeats or {}
     m = int(size.evaluated_users)
     visits, _ = scatter_plan.visits_of(size, scatter_plan.calibration())
     out = {}
     for rule in rules:
-        found = _fit(record, rule)
+        found = _packaged_fit(rule) if record is None else fit(record, rule)
         scale = matrices_scale(gamma) if rule in GAMMA_SCALED else 1.0
         memory = max(costs.BASE_MB, found.mem_mb(m, visits) * scale)
-        mem_mb = int(math.ceil(memory * costs.MEM_MARGIN / 100) * 100)
         seconds = found.time_s(m, visits, threads, repeats.get(rule, 1))
-        minutes = max(costs.MIN_RUNTIME, math.ceil(seconds / 60 * costs.TIME_MARGIN))
         basis = "measured" if m <= found.users and scale == 1.0 else "extrapolated"
-        out[rule] = costs.Request(
-            mem_mb, min(minutes * max(1, int(attempt)), int(max_runtime)), 0, basis
-        )
+        out[rule] = costs.margined(memory, seconds / 60, 0, basis, max_runtime, attempt)
     return out
-
-
-def _fit(record: dict, rule: str) -> Fit:
-    """:func:`fit`, kept for the packaged calibration (one fit per rule and process: the
-    Snakefile asks once per job)."""
-    if record is calibration():
-        return _packaged_fit(rule)
-    return fit(record, rule)
 
 
 @cache
 def _packaged_fit(rule: str) -> Fit:
+    """:func:`fit` of the packaged calibration, once per rule and process (the Snakefile
+    asks once per job)."""
     return fit(calibration(), rule)
 
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from dataclasses import asdict, dataclass
 from functools import cache
 from importlib import resources
@@ -364,13 +363,11 @@ def requests(
     measured = measured or calibration()
     p = _of_size(size, parts, threads, measured)
     seconds = _job_seconds(p, parts, measured)
-    mem_mb = int(math.ceil(max(costs.BASE_MB, p.job_mb) * costs.MEM_MARGIN / 100) * 100)
-    out = {}
-    for rule in RULES:
-        minutes = max(costs.MIN_RUNTIME, math.ceil(seconds[rule] / 60 * costs.TIME_MARGIN))
-        runtime = min(minutes * max(1, int(attempt)), int(max_runtime))
-        out[rule] = costs.Request(mem_mb, runtime, 0, "extrapolated")
-    return out
+    memory = max(costs.BASE_MB, p.job_mb)
+    return {
+        rule: costs.margined(memory, seconds[rule] / 60, 0, "extrapolated", max_runtime, attempt)
+        for rule in RULES
+    }
 
 
 #: The streamed decomposition's CPU time over the streamed measures' (pass one and pass two
@@ -389,10 +386,8 @@ def decomposition_request(
     measured = measured or calibration()
     p = _of_size(size, 1, threads, measured)
     seconds = _job_seconds(p, 1, measured)["measures"] * DECOMPOSITION_RATIO
-    mem_mb = int(math.ceil(max(costs.BASE_MB, p.job_mb) * costs.MEM_MARGIN / 100) * 100)
-    minutes = max(costs.MIN_RUNTIME, math.ceil(seconds / 60 * costs.TIME_MARGIN))
-    runtime = min(minutes * max(1, int(attempt)), int(max_runtime))
-    return costs.Request(mem_mb, runtime, 0, "extrapolated")
+    memory = max(costs.BASE_MB, p.job_mb)
+    return costs.margined(memory, seconds / 60, 0, "extrapolated", max_runtime, attempt)
 
 
 def main(argv: list[str] | None = None) -> int:
