@@ -207,6 +207,10 @@ ADD = {
         "UserGap-NDCG", "group", "lower", "groups", "Fair (groups)", effectiveness="NDCG",
         statistic="range", routes={"dense", "stream", "bootstrap", "recbole"},
         text="largest minus smallest group mean NDCG"),),
+    "userfair.measures.uf": lambda module: tuple(module.declare(
+        f"UF-{label}", "uf", "lower", "uf", "Fair (existing)", similarity=label, default=True,
+        routes=set(module.ROUTES) - {"sample"}, bounds=(-float("inf"), 1.0),
+        text=f"UF's construction over the raw {label}") for label in ("Jacc", "Cos")),
     "userfair.measures.puf": lambda module: (
         module.declare("PUF2-P-Cos", "pair", "lower", "puf", "Fair (PUF)", effectiveness="P",
                        similarity="Cos", default=True, term="PUF2", text="PUF, sim squared"),
@@ -216,6 +220,7 @@ ADD = {
     ),
 }
 PAIRS = ("PUF2-P-Cos", "PUFg-NDCG-Jacc", "PUF-NDCG-Jacc")
+UFS = ("UF-Jacc", "UF-Cos", "UF")
 
 class Hook(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -272,7 +277,7 @@ from userfair.workflow import experiments
 from userfair import recbole_measures
 
 inputs = tiny_inputs(m=25, n=30, k=3)
-NEW = ("CV-P", "F1", "MEU", "ME") + PAIRS
+NEW = ("CV-P", "F1", "MEU", "ME") + PAIRS + UFS
 GROUPED = ("UserGap-NDCG", "UserMAD-NDCG")
 labels = [("a", "b", "c")[i % 3] for i in range(25)]
 grouped = user_groups.from_table(inputs.users, inputs.users, labels, "file:abc", "abc")
@@ -280,24 +285,28 @@ out = {"names": list(measures.NAMES), "group_names": list(measures.FAIR_GROUP), 
 for route in ("dense", "stream"):
     result = evaluate(inputs, k=3, route=route, groups=grouped)
     out[route] = {name: result[name] for name in NEW + GROUPED}
-out["recbole"] = recbole_measures.measures(inputs, 3, list(GROUPED), groups=grouped)
-sampled = evaluate(inputs, k=3, sample_users=1.0, seed=2)["estimate"]["measures"]
+out["recbole"] = recbole_measures.measures(inputs, 3, list(GROUPED + UFS), groups=grouped)
+whole = evaluate(inputs, k=3, sample_users=1.0, seed=2)
+sampled = whole["estimate"]["measures"]
 out["sample"] = {name: sampled[name] for name in PAIRS[:2] + ("MEU",)}
+out["sample_exact"] = {name: whole[name] for name in UFS[:2]}
+out["sampled_names"] = sorted(sampled)
 weights = uncertainty.resample_weights(25, 4, seed=1)
 frame = uncertainty.bootstrap(inputs, weights, k=3, groups=grouped)
 out["bootstrap"] = {name: frame[name].tolist() for name in NEW + GROUPED}
 out["weights"] = weights.tolist()
 shares = decompose(inputs, k=3)
-out["decompose"] = {name: float(shares[name].sum()) for name in ("CV-P", "MEU") + PAIRS[:2]}
+out["decompose"] = {name: float(shares[name].sum()) for name in ("CV-P", "MEU") + PAIRS[:2] + UFS}
 sim = np.random.default_rng(1).random((25, 25))
 settings = experiments.Settings(3, 0.05, 64, "cpu", "precision")
 found = experiments.relevance_measures(inputs.topk, inputs, (sim + sim.T) / 2, sim, settings)
 out["experiments"] = {
-    name: found[name] for name in ("PUFg-NDCG-Jacc", "PUF-NDCG-Jacc", "MEU", "ME")}
+    name: found[name] for name in ("PUFg-NDCG-Jacc", "PUF-NDCG-Jacc", "MEU", "ME") + UFS}
 per_user = effectiveness.per_user(inputs.topk, inputs.relevant, 3)
 for name in ("P", "R", "NDCG"):
     out[name] = per_user[name].tolist()
 out["train"] = inputs.train_of_evaluated().toarray().tolist()
+out["train_all"] = inputs.train.toarray().tolist()
 out["topk"], out["relevant"] = inputs.topk.tolist(), inputs.relevant.toarray().tolist()
 print(json.dumps(out))
 """
@@ -457,6 +466,74 @@ def test_an_envy_measure_added_by_one_declaration_reaches_every_route(one_declar
     for row, got in zip(out["weights"], out["bootstrap"]["MEU"]):
         loop = _envy_loop(out["topk"], out["relevant"], row)
         assert got == pytest.approx(loop, rel=1e-12), row
+
+
+def _uf_loop(train, train_all, topk, kind, weights=None):
+    """The UF construction from its formula over the raw cosine or Jaccard of the train
+    rows: the pairs (of distinct copies of distinct users, with bootstrap ``weights``) with
+    s >= mean + SD of s, each adding w_u w_v s d_L(u, v) with d_L the mean over i in L_u,
+    j in L_v of 1 - cos(x_i, x_j) (x: every user's binary train column of the item; an item
+    nobody trained on has cosine 0 to all); log of the sum over log of the pairs."""
+    rows = [set(np.flatnonzero(row)) for row in np.asarray(train)]
+    columns = (np.asarray(train_all) > 0).astype(float)
+    norms = np.sqrt(columns.sum(axis=0))
+    unit = columns / np.where(norms > 0, norms, 1.0)
+    item_cos = unit.T @ unit
+    m, k = len(rows), len(topk[0])
+    w = np.ones(m) if weights is None else np.asarray(weights, dtype=float)
+
+    def raw(a, b):
+        shared = len(a & b)
+        if kind == "Cos":
+            return shared / np.sqrt(len(a) * len(b)) if a and b else 0.0
+        return shared / len(a | b) if a | b else 0.0
+
+    pairs = [(u, v) for u in range(m) for v in range(u + 1, m) if w[u] * w[v] > 0]
+    mass = sum(w[u] * w[v] for u, v in pairs)
+    if mass < 2:
+        return np.nan
+    sims = {(u, v): raw(rows[u], rows[v]) for u, v in pairs}
+    mean = sum(w[u] * w[v] * sims[u, v] for u, v in pairs) / mass
+    sd = np.sqrt(sum(w[u] * w[v] * (sims[u, v] - mean) ** 2 for u, v in pairs) / mass)
+    total = 0.0
+    for u, v in pairs:
+        if sims[u, v] >= mean + sd:
+            d_l = sum(1 - item_cos[i, j] for i in topk[u] for j in topk[v]) / k**2
+            total += w[u] * w[v] * sims[u, v] * d_l
+    return np.log(total) / np.log(mass) if total > 0 else np.nan
+
+
+def test_a_uf_variant_added_by_one_declaration_reaches_every_route(one_declaration):
+    """UF-Cos and UF-Jacc: the UF construction over another raw similarity, each one
+    declaration of the uf kind (no kernel, no route names them); the generic UF engine
+    serves them. Both equal the loop on every route; UF-Jacc equals the fused UF (gamma 1)."""
+    out = one_declaration
+    names = out["names"]
+    assert names[names.index("UF") + 1 : names.index("UF") + 3] == ["UF-Jacc", "UF-Cos"]
+    args = (out["train"], out["train_all"], out["topk"])
+    for name, kind in (("UF-Jacc", "Jacc"), ("UF-Cos", "Cos")):
+        value = _uf_loop(*args, kind)
+        assert np.isfinite(value), name
+        for route in ("dense", "stream", "recbole", "decompose", "experiments", "sample_exact"):
+            assert out[route][name] == pytest.approx(value, rel=1e-12), (name, route)
+        for row, got in zip(out["weights"], out["bootstrap"][name]):
+            loop = _uf_loop(*args, kind, row)
+            assert got == pytest.approx(loop, rel=1e-12, nan_ok=True), (name, row)
+    assert "UF-Cos" not in out["sampled_names"]  # no sampled route: computed exact
+    # (the experiment above gives UF a random similarity; UF-Jacc reads its own Jaccard)
+    for route in ("dense", "stream", "recbole", "decompose"):
+        assert out[route]["UF-Jacc"] == pytest.approx(out[route]["UF"], rel=1e-12), route
+    np.testing.assert_allclose(out["bootstrap"]["UF-Jacc"], out["bootstrap"]["UF"], rtol=1e-12)
+    assert out["dense"]["UF-Cos"] != pytest.approx(out["dense"]["UF"], rel=1e-6)
+
+
+def test_a_uf_declaration_names_its_similarity():
+    with pytest.raises(ValueError, match="raw similarity it reads"):
+        base.declare("X", "uf", "lower", "uf", "Fair (existing)")
+    with pytest.raises(ValueError, match="only a built-in pair or UF measure is fused"):
+        base.declare("X", "statistic", "lower", "spread", "Fair (existing)",
+                     effectiveness="P", statistic="SD", fused=True)  # fmt: skip
+    assert measures.generic(["UF"]) == ()  # the paper's UF: its fused kernels
 
 
 def test_an_envy_declaration_names_a_reduction():

@@ -28,7 +28,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from userfair.bootstrap import _bootstrap_kernels
-from userfair.engine import _backend, generic_routes
+from userfair.engine import _backend, generic_routes, uf_engine
 from userfair.files.inputs import Inputs
 from userfair.formulas import _kernels, effectiveness, envy_reductions, fairness, spread
 from userfair.formulas import groups as user_groups
@@ -191,7 +191,10 @@ def bootstrap(
         variance = np.maximum(sums[5] / ordered - offset**2, 0.0)
         thresholds = np.where(ordered >= 4, shift + offset + np.sqrt(variance), np.nan)
     lap("PUF and UF thresholds (matrix products)")
-    out["UF"] = _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size, lap)
+    out["UF"] = uf_engine.resampled(
+        inputs.topk, inputs.train, sim_uf, thresholds, weights, k, block_size
+    )
+    lap("UF (candidate pairs, sums)")
 
     frame = pd.DataFrame({key: out[key] for key in fused(NAMES)}, columns=list(fused(NAMES)))
     frame.index = pd.RangeIndex(resamples, name="resample")
@@ -336,80 +339,3 @@ def pair_sums(w, rows_of, count, m, block_size, target) -> np.ndarray:
             sums += (product * w_device[start:stop][None]).sum(dim=1)
     sums = sums if target is None else sums.cpu().numpy()
     return 2.0 * sums
-
-
-def uf_candidates(
-    topk: np.ndarray,
-    train: sp.spmatrix,
-    sim_uf: np.ndarray,
-    lowest: float,
-    k: int = 10,
-    block_size: int = BLOCK_SIZE,
-):
-    """The pairs u < v with sim_UF >= ``lowest``, sorted by sim_UF descending (stable):
-    arrays (u, v, sim_UF, sim_UF * k^2 d_L(u, v)); d_L as in ``fairness.uf``."""
-    m = sim_uf.shape[0]
-    topk = validate_lists(topk, k, (m, train.shape[1]))
-    items, local = fairness.recommended_items(topk)
-    r = len(items)
-    unit = fairness.unit_item_columns(train, items)
-    if r * r <= fairness.UF_DENSE_ITEMS:
-        rows_csr = unit.tocsr()
-        item_cos = _kernels.item_cosines(
-            unit.indptr,
-            unit.indices,
-            unit.data,
-            rows_csr.indptr,
-            rows_csr.indices,
-            rows_csr.data,
-            r,
-        )
-    else:
-        item_cos = (unit.T @ unit).tocsr()
-    lists = fairness.lists_matrix(local, r)
-    rows_per_block = max(1, min(block_size, fairness.UF_BLOCK_ENTRIES // max(r, m)))
-    parts = []
-    for start, stop in _backend.blocks(m, rows_per_block):
-        upper = sim_uf[start:stop, start:]  # columns v >= start
-        u, v = np.nonzero(upper >= lowest)
-        keep = u < v
-        u, v = u[keep], v[keep]
-        if len(u) == 0:
-            continue
-        to_items = lists[start:stop] @ item_cos  # (b, r): sum_{i in L_u} cos(i, .)
-        to_items = to_items.toarray() if sp.issparse(to_items) else np.asarray(to_items)
-        positions = local[v + start] + (u * r)[:, None]
-        cosine_sums = np.take(to_items.reshape(-1), positions).sum(axis=1)
-        s = upper[u, v]
-        parts.append((u + start, v + start, s, s * (k * k - cosine_sums)))
-    if not parts:
-        empty = np.zeros(0, np.int64)
-        return empty, empty, np.zeros(0), np.zeros(0)
-    first, second, s, value = (np.concatenate(x) for x in zip(*parts))
-    order = np.argsort(-s, kind="stable")
-    return first[order], second[order], s[order], value[order]
-
-
-def _uf(inputs, sim_uf, thresholds, weights, ordered, k, block_size, lap) -> np.ndarray:
-    """log(sum over the resampled pairs above each resample's threshold of
-    w_u w_v sim_UF k^2 d_L / k^2) / log(P_w); NaN as in docs/method.md#uf."""
-    valid = np.isfinite(thresholds)
-    result = np.full(weights.shape[0], np.nan)
-    if not valid.any():
-        return result
-
-    lowest = float(thresholds[valid].min())
-    first, second, s, value = uf_candidates(
-        inputs.topk, inputs.train, sim_uf, lowest, k, block_size
-    )
-    lap("UF candidate pairs")
-    _kernels.use_job_cores()
-    totals = _bootstrap_kernels.threshold_prefix_sums(
-        first, second, s, value, weights.astype(np.int32), thresholds
-    ) / (k * k)
-    pairs = ordered / 2.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ok = valid & (totals > 0) & (pairs >= 2)
-        result[ok] = np.log(totals[ok]) / np.log(pairs[ok])
-    lap("UF sums")
-    return result

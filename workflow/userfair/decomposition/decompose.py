@@ -41,7 +41,7 @@ from userfair.decomposition.decompose_columns import (
     score_columns,
 )
 from userfair.decomposition.decompose_stream import stream_decompose
-from userfair.engine import generic_routes
+from userfair.engine import generic_routes, uf_engine
 from userfair.engine import route as route_
 from userfair.files.inputs import Inputs
 from userfair.files.io import InputError, atomic_path
@@ -159,34 +159,17 @@ def uf_parts(
 
     sim_uf = np.asarray(sim_uf, dtype=np.float64)
     m = sim_uf.shape[0]
-    topk = effectiveness.validate_lists(topk, k, (m, train.shape[1]))
     n_pairs = m * (m - 1) // 2
     if n_pairs < 2:
         return np.full(m, math.nan)
     threshold = _kernels.pair_threshold(sim_uf)
-    items, local = np.unique(topk, return_inverse=True)
-    local = local.reshape(topk.shape)
-    r = len(items)
-    columns = sp.csc_matrix(train, dtype=np.float64)[:, items]
-    columns.data[:] = 1.0
-    counts = np.diff(columns.indptr)
-    columns.data[:] = np.repeat(1.0 / np.sqrt(np.maximum(counts, 1)), counts)
-    item_cos = (columns.T @ columns).tocsr()  # (r, r) cosines of the recommended items
-    lists = sp.csr_matrix((np.ones(m * k), local.ravel(), np.arange(0, m * k + 1, k)), (m, r))
+    cosines = uf_engine.ListCosines.of(topk, train, m, k)
     half = np.zeros(m)
-    rows_per_block = max(1, min(block_size, (1 << 22) // max(r, m)))  # 32 MiB blocks
-    for start, stop in _blocks(m, rows_per_block):
-        to_items = (lists[start:stop] @ item_cos).toarray()  # (b, r): sum_{i in L_u} cos(i, .)
-        upper = sim_uf[start:stop, start:]  # columns v >= start: each pair once, from u < v
-        u, v = np.nonzero(upper >= threshold)
-        keep = u < v
-        u, v = u[keep], v[keep]
-        weights = upper[u, v]
-        positions = local[v + start] + (u * r)[:, None]  # to_items[u, j] for j in L_v
-        cosine_sums = np.take(to_items.reshape(-1), positions).sum(axis=1)
-        terms = weights * (k * k - cosine_sums) / (k * k)  # sim_UF(u, v) d_L(u, v)
-        half += 0.5 * np.bincount(u + start, weights=terms, minlength=m)
-        half += 0.5 * np.bincount(v + start, weights=terms, minlength=m)
+    for start, stop in _blocks(m, cosines.rows(m, block_size, 1 << 22)):  # 32 MiB blocks
+        u, v, _, terms = uf_engine.similar_terms(sim_uf[start:stop], start, threshold, cosines)
+        terms = terms / (k * k)  # sim_UF(u, v) d_L(u, v)
+        half += 0.5 * np.bincount(u, weights=terms, minlength=m)
+        half += 0.5 * np.bincount(v, weights=terms, minlength=m)
     total = half.sum()
     if total <= 0:
         return np.full(m, math.nan)

@@ -4,7 +4,9 @@ as a PairMeasure: ``userfair.plugins.builtin_pair``), generic over their two kin
 a UserMeasure is called on the per-user scores it declares (with bootstrap multiplicities
 as weights), a PairMeasure's terms are summed over the unordered pairs u < v in row blocks
 of the raw similarity (``userfair.similarity.registry`` block functions), min-max normalised
-over those pairs as PUF's. Memory: one (rows, m) block at a time, never m x m.
+over those pairs as PUF's. Memory: one (rows, m) block at a time, never m x m. A
+declaration of the UF kind other than the paper's UF is handed to the generic UF engine
+(``userfair.engine.uf_engine``) on every route: its value, its resamples, its shares.
 
 When the term is 0 wherever the similarity is 0 (checked at load:
 ``userfair.plugins.zero_at_zero``) and the smallest raw similarity is 0, only the stored
@@ -34,6 +36,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from userfair import plugins
+from userfair.engine import uf_engine
+from userfair.engine.pair_blocks import block_rows
+from userfair.engine.pair_blocks import dense_upper as _dense_upper
+from userfair.engine.pair_blocks import upper as _upper
 from userfair.formulas import effectiveness, graded
 from userfair.measures import generic, get, unserved
 from userfair.opt_in import variants
@@ -45,13 +51,13 @@ from userfair.streamed.pair_records import check_stats
 
 log = logging.getLogger(__name__)
 
-#: Entries of one dense (rows, m) block of pair terms (16 MiB of float64).
-BLOCK_ENTRIES = 1 << 21
 _said: set[str] = set()
 
 
 def scores_of(inputs, k: int, needed: Sequence[str], per_user=None) -> dict[str, np.ndarray]:
-    """The per-user scores ``needed`` (effectiveness names, gNDCG with grades)."""
+    """The per-user scores ``needed`` (effectiveness names, gNDCG with grades; None, what
+    a measure of the UF kind reads, is skipped)."""
+    needed = [name for name in needed if name is not None]
     out = dict(per_user or {})
     if any(name not in out and name != "gNDCG" for name in needed):
         out.update(effectiveness.per_user(inputs.topk, inputs.relevant, k))
@@ -62,31 +68,11 @@ def scores_of(inputs, k: int, needed: Sequence[str], per_user=None) -> dict[str,
     return out
 
 
-def _rows(m: int, block_size: int) -> int:
-    return max(1, min(block_size, BLOCK_ENTRIES // max(m, 1)))
-
-
-def _upper(block, start: int, m: int):
-    """(u, v, raw) of the stored entries with v > u of a sparse block of rows start:."""
-    block = sp.csr_matrix(block)
-    u = np.repeat(np.arange(start, start + block.shape[0]), np.diff(block.indptr))
-    keep = block.indices > u
-    return u[keep], block.indices[keep].astype(np.int64), block.data[keep].astype(np.float64)
-
-
-def _dense_upper(block, start: int, m: int):
-    """(u, v, raw) of every pair v > u of a block of rows start: (dense or sparse)."""
-    dense = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
-    b = dense.shape[0]
-    u_local, v = np.nonzero(np.arange(m)[None, :] > np.arange(start, start + b)[:, None])
-    return u_local + start, v, dense[u_local, v]
-
-
 def raw_range(block, m: int, block_size: int = BLOCK_SIZE) -> tuple[float, float]:
     """The smallest and largest raw similarity over the unordered pairs (unstored entries
     of sparse blocks count as 0); (0, 0) without pairs."""
     lo, hi, unstored = math.inf, -math.inf, False
-    step = _rows(m, block_size)
+    step = block_rows(m, block_size)
     for start in range(0, m, step):
         stop = min(m, start + step)
         raw = block(start, stop)
@@ -110,7 +96,7 @@ class PairPass:
         self.declaration = get(name)
         self.plugin = plugins.instance(name)
         self.block, self.m, self.lo, self.span = block, m, lo, hi - lo
-        self.step = _rows(m, block_size)
+        self.step = block_rows(m, block_size)
         self.sparse_only = plugins.zero_at_zero(name) and lo == 0.0
 
     def _terms(self, s, u, v, raw):
@@ -363,7 +349,7 @@ def evaluate_generic(
     interval in the third dict; any other is computed exact, which is said once."""
     names = list(generic()) if names is None else list(names)
     needed = {get(name).effectiveness for name in names}
-    scores = scores_of(inputs, k, sorted(needed), per_user)
+    scores = scores_of(inputs, k, sorted(needed - {None}), per_user)
     values, seconds, estimated, cache = {}, {}, {}, {}
     rows = None
     if sample is not None:
@@ -371,6 +357,12 @@ def evaluate_generic(
     for name in names:
         start = time.perf_counter()
         decl = get(name)
+        if decl.kind == "uf":
+            if rows is not None:
+                unserved("sample", [name], "computed exact")
+            values[name] = uf_value(name, inputs, k, block_size, vectors, cache)
+            seconds[name] = time.perf_counter() - start
+            continue
         s = scores[decl.effectiveness]
         if s.size < 2:
             values[name] = math.nan
@@ -401,10 +393,13 @@ def bootstrap_generic(
     """(B,) values of each of the generic engine's measures ``names`` (default: all of
     ``userfair.measures.generic()``) over the resamples of ``weights``."""
     names = list(generic()) if names is None else list(names)
-    scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names}))
+    scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names} - {None}))
     out, cache = {}, {}
     for name in names:
         decl = get(name)
+        if decl.kind == "uf":
+            out[name] = uf_resampled(name, inputs, weights, k, block_size, vectors, cache)
+            continue
         s = scores[decl.effectiveness]
         if decl.kind == "statistic":
             compute = plugins.instance(name).compute
@@ -427,17 +422,52 @@ def pair_shares(
     two users, share_u = sum over v != u of t(u, v) / (m (m - 1)); the shares sum to the
     measure. Row blocks, never m x m."""
     names = list(generic()) if names is None else list(names)
-    names = [name for name in names if get(name).kind == "pair"]
-    scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names}))
+    names = [name for name in names if get(name).kind in ("pair", "uf")]
+    scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names} - {None}))
     m = len(inputs.users)
     out, cache = {}, {}
     for name in names:
+        if get(name).kind == "uf":
+            block = _similarity_blocks(inputs, get(name).similarity, vectors, cache)
+            out[name] = uf_engine.shares(block, inputs.topk, inputs.train, k, block_size)
+            continue
         share = np.zeros(m)
         pair_pass = _pass(name, inputs, vectors, block_size, cache, route)
         for _, u, v, terms in pair_pass.blocks(scores[get(name).effectiveness]):
             share += np.bincount(u, terms, minlength=m) + np.bincount(v, terms, minlength=m)
         out[name] = share / (m * (m - 1)) if m > 1 else np.full(m, math.nan)
     return out
+
+
+def uf_value(name: str, inputs, k: int, block_size: int = BLOCK_SIZE, vectors=None, cache=None):
+    """A declaration of the UF kind (not UF's own, which its fused kernels serve) on the
+    row blocks of its raw similarity (``userfair.engine.uf_engine``), never m x m."""
+    block = _similarity_blocks(
+        inputs, get(name).similarity, vectors, {} if cache is None else cache
+    )
+    return uf_engine.value(block, inputs.topk, inputs.train, k, block_size)
+
+
+def dense_raw(inputs, label: str, block_size: int = BLOCK_SIZE, vectors=None, cache=None):
+    """The (m, m) raw similarity ``label`` of ``inputs`` stacked from its row blocks: what
+    a UF-kind measure reads on the dense routes (the bootstrap, the experiments)."""
+    block = _similarity_blocks(inputs, label, vectors, {} if cache is None else cache)
+    m = len(inputs.users)
+    step = block_rows(m, block_size)
+    out = np.empty((m, m))
+    for start in range(0, m, step):
+        raw = block(start, min(m, start + step))
+        out[start : start + raw.shape[0]] = raw.toarray() if sp.issparse(raw) else raw
+    return out
+
+
+def uf_resampled(name, inputs, weights, k, block_size=BLOCK_SIZE, vectors=None, cache=None):
+    """(B,) a UF-kind declaration's value in each resample of ``weights``: its raw
+    similarity held (m, m) as the bootstrap holds the others, each resample's own
+    threshold (``userfair.engine.uf_engine.resampled``)."""
+    sim = dense_raw(inputs, get(name).similarity, block_size, vectors, cache)
+    thresholds = uf_engine.resampled_thresholds(sim, weights)
+    return uf_engine.resampled(inputs.topk, inputs.train, sim, thresholds, weights, k, block_size)
 
 
 def dense_similarity(inputs, label: str, block_size: int = BLOCK_SIZE, vectors=None) -> np.ndarray:

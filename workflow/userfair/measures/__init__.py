@@ -207,9 +207,18 @@ def group_measures(route: str | None = None) -> tuple[Measure, ...]:
 def generic(names=None) -> tuple[str, ...]:
     """Among ``names`` (default: every declared measure, in registry order) those the generic
     engine serves (``userfair.engine.generic_routes``): the built-in pair measures declared
-    with a ``term`` and every plugin. The other routes leave them to it."""
+    with a ``term``, the UF-kind declarations other than the fused UF
+    (``userfair.engine.uf_engine``) and every plugin. The other routes leave them to it."""
     names = [m.name for m in declared()] if names is None else names
-    return tuple(name for name in names if get(name).term is not None or not get(name).builtin)
+    return tuple(name for name in names if _generic(get(name)))
+
+
+def _generic(measure: Measure) -> bool:
+    return (
+        measure.term is not None
+        or not measure.builtin
+        or (measure.kind == "uf" and not measure.fused)
+    )
 
 
 def fused(names) -> tuple[str, ...]:

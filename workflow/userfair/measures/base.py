@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 #: ``statistic``: a statistic of the per-user scores (SD, Gini, a plugin's UserMeasure);
 #: ``pair``: the mean over unordered user pairs of a pair term (PUF, a plugin's PairMeasure);
 #: ``envy``: a reduction of the envy rows (their sums, maxima; ME, MME, PEU), declared by name;
-#: ``uf``: the UF construction (similar pairs above mean + SD, list distances);
+#: ``uf``: the UF construction over a raw user similarity (similar pairs above mean + SD,
+#: list distances, log scale), the similarity declared by name;
 #: ``group``: a statistic of the groups' mean per-user scores (UserMAD), declared by name.
 KINDS = ("mean", "statistic", "pair", "envy", "uf", "group")
 
@@ -66,7 +67,11 @@ class Measure:
     ``reduction``: for a built-in ``envy`` measure, the name of its reduction of the envy
     rows in ``userfair.formulas.envy_reductions.REDUCTIONS`` (its value from the rows'
     totals, its per-user shares), which every route calls (``envy_reductions.of(measure)``);
-    None for every other kind.
+    None for every other kind. ``fused``: served by its family's own kernels on every route
+    (PUF's declarations without a term, the paper's UF); every other pair or UF declaration
+    is served by the generic engines (``userfair.engine.generic_routes``, and
+    ``userfair.engine.uf_engine`` for the ``uf`` kind: the UF construction over the raw
+    similarity it names).
     """
 
     name: str
@@ -84,6 +89,7 @@ class Measure:
     statistic: str | None = None
     term: str | None = None
     reduction: str | None = None
+    fused: bool = False
 
     def __post_init__(self):
         if not self.name or any(c.isspace() for c in self.name) or "/" in self.name:
@@ -118,12 +124,17 @@ class Measure:
                 f"{self.name}: a built-in pair measure with a term is one of every measures "
                 "file (default=True); an opt-in pair measure is a plugin (docs/plugins.md)"
             )
-        fused = self.family == "puf"  # PUF's own: its fused kernels serve it
-        if self.kind == "pair" and self.source == BUILTIN and not self.term and not fused:
+        if self.fused and (self.kind not in ("pair", "uf") or self.source != BUILTIN):
+            raise ValueError(f"{self.name}: only a built-in pair or UF measure is fused")
+        if self.fused and self.term is not None:
+            raise ValueError(f"{self.name}: a fused measure has no term (its kernels serve it)")
+        if self.kind == "pair" and self.source == BUILTIN and not self.term and not self.fused:
             raise ValueError(
                 f"{self.name}: a built-in pair measure declares its term "
                 "(userfair.formulas.pair_terms.TERMS); only PUF's own have fused kernels"
             )
+        if self.kind == "uf" and not self.similarity:
+            raise ValueError(f"{self.name}: a UF measure declares the raw similarity it reads")
         low, high = self.bounds
         if not (low <= high) or math.isnan(low) or math.isnan(high):
             raise ValueError(f"{self.name}: bounds {self.bounds} must be low <= high")

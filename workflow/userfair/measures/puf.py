@@ -29,7 +29,7 @@ def _puf(score: str, label: str):
     routes = set(ROUTES) - (set() if label == "Jacc" else {"experiments", "sample"})
     return declare(puf_name(score, label), "pair", "lower", "puf",
                    "Fair (PUF)" if default else "Fair (PUF variants)", effectiveness=score,
-                   similarity=label, default=default,
+                   similarity=label, default=default, fused=True,
                    routes=routes if default else _VARIANT_ROUTES,
                    text=f"PUF over {label} similarity and per-user {score}")  # fmt: skip
 

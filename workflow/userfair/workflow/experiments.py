@@ -128,7 +128,13 @@ def relevance_measures(
             scores[name], sim_jacc, settings.block_size, settings.device
         )
     sims = PluginSimilarities(inputs, {"Jacc": sim_jacc}, settings.block_size)
-    out.update(plugin_measures(scores, sims))
+
+    def uf(label):  # a UF-kind variant: the construction over its own raw similarity
+        return fairness.uf(
+            topk, inputs.train, sims.raw(label), settings.k, settings.block_size, settings.device
+        )
+
+    out.update(plugin_measures(scores, sims, uf))
     return out
 
 
@@ -153,17 +159,28 @@ class PluginSimilarities:
             self.given[label] = generic_routes.dense_similarity(self.inputs, label, self.block_size)
         return self.given[label]
 
+    def raw(self, label: str) -> np.ndarray:
+        """The raw (m, m) similarity ``label`` (a UF-kind measure reads it), built once."""
+        key = ("raw", label)
+        if key not in self.given:
+            self.given[key] = generic_routes.dense_raw(self.inputs, label, self.block_size)
+        return self.given[key]
 
-def plugin_measures(scores: dict[str, np.ndarray], sims) -> dict[str, float]:
-    """The plugin measures (docs/plugins.md) the experiments serve, on the per-user
-    ``scores`` and the similarities ``sims(label)`` (:class:`PluginSimilarities`); the ones
-    they do not serve (a score the experiment lacks, e.g. gNDCG) are said once
-    (userfair.measures.unserved)."""
+
+def plugin_measures(scores: dict[str, np.ndarray], sims, uf=None) -> dict[str, float]:
+    """The measures of the generic engine (docs/plugins.md) the experiments serve, on the
+    per-user ``scores`` and the similarities ``sims(label)`` (:class:`PluginSimilarities`);
+    a UF-kind declaration is ``uf(label)`` (left out when None); the ones they do not serve
+    (a score the experiment lacks, e.g. gNDCG) are said once (userfair.measures.unserved)."""
     names = measures.generic()
     measures.unserved("experiments", names, "left out of Figs. 2-4")
     out = {}
     for name in measures.served("experiments", names):
         declaration = measures.get(name)
+        if declaration.kind == "uf":
+            if uf is not None:
+                out[name] = uf(declaration.similarity)
+            continue
         score = scores[declaration.effectiveness]
         if declaration.kind == "pair":
             out[name] = generic_routes.pair_values(name, score, sims(declaration.similarity))
@@ -255,8 +272,9 @@ def similarity_measures(
     )
     for name in ("P", "NDCG"):
         out[f"PUF-{name}"] = fairness.puf(scores[name], sim, settings.block_size, settings.device)
-    # plugins: a PairMeasure reads the sampled similarity in place of its own, as PUF does
-    out.update(plugin_measures(scores, PluginSimilarities(inputs, every=sim)))
+    # plugins: a PairMeasure reads the sampled similarity in place of its own, as PUF does;
+    # a UF-kind variant reads what UF reads, so its value is UF's
+    out.update(plugin_measures(scores, PluginSimilarities(inputs, every=sim), lambda _: out["UF"]))
     return out
 
 
