@@ -95,3 +95,22 @@ def test_resamples_equal_a_loop_over_copies():
         )
         expected = math.log(total) / math.log(len(pairs)) if total > 0 else math.nan
         assert value == pytest.approx(expected, rel=1e-12, nan_ok=True)
+
+
+@pytest.mark.parametrize("label", ["Cos", "Jacc"])
+@pytest.mark.parametrize("seed", [0, 3])
+def test_the_compiled_streamed_route_equals_the_blocks(label, seed):
+    from userfair.engine.warmup import tiny_inputs
+
+    inputs = tiny_inputs(m=40, n=30, k=4, seed=seed)
+    block = _blocks(inputs.train_of_evaluated(), label.lower())
+    expected = uf_engine.value(block, inputs.topk, inputs.train, 4)
+    assert np.isfinite(expected)
+    assert uf_engine.compiled_value(label, inputs, 4) == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_compiled_route_is_for_counted_similarities_only():
+    from userfair.engine.warmup import tiny_inputs
+
+    assert uf_engine.compiled_value("Vec", tiny_inputs(), 3) is None
+    assert math.isnan(uf_engine.compiled_value("Cos", tiny_inputs(m=2), 3))

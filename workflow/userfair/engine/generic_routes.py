@@ -360,7 +360,7 @@ def evaluate_generic(
         if decl.kind == "uf":
             if rows is not None:
                 unserved("sample", [name], "computed exact")
-            values[name] = uf_value(name, inputs, k, block_size, vectors, cache)
+            values[name] = uf_value(name, inputs, k, block_size, vectors, cache, route)
             seconds[name] = time.perf_counter() - start
             continue
         s = scores[decl.effectiveness]
@@ -439,9 +439,13 @@ def pair_shares(
     return out
 
 
-def uf_value(name: str, inputs, k: int, block_size: int = BLOCK_SIZE, vectors=None, cache=None):
-    """A declaration of the UF kind (not UF's own, which its fused kernels serve) on the
-    row blocks of its raw similarity (``userfair.engine.uf_engine``), never m x m."""
+def uf_value(name, inputs, k, block_size=BLOCK_SIZE, vectors=None, cache=None, route="dense"):
+    """A declaration of the UF kind (not UF's own, which its fused kernels serve): on the
+    streamed route over Cos or Jacc in compiled row loops, else on the row blocks of its raw
+    similarity (``userfair.engine.uf_engine``); never m x m."""
+    found = uf_engine.compiled_value(get(name).similarity, inputs, k) if route == "stream" else None
+    if found is not None:
+        return found
     block = _similarity_blocks(
         inputs, get(name).similarity, vectors, {} if cache is None else cache
     )

@@ -35,7 +35,7 @@ from numba.core.dispatcher import Dispatcher
 import userfair
 from userfair.bootstrap import uncertainty
 from userfair.decomposition.decompose import decompose
-from userfair.engine import generic_routes
+from userfair.engine import generic_routes, uf_engine
 from userfair.engine.warmup import tiny_inputs
 from userfair.evaluate import evaluate
 from userfair.opt_in import variant_parts, variants
@@ -90,6 +90,9 @@ def _steps():
         "decomposition, streamed, gamma < 1": lambda: decompose(
             inputs, k=3, route="stream", gamma=0.5
         ),
+        "UF variants, streamed": lambda: [
+            uf_engine.compiled_value(label, inputs, 3) for label in _plugin_kernels.KINDS
+        ],
         "UF item cosines, sparse": lambda: streaming.item_cosines_for(
             lonely, items, threads, dense_items=0
         ),

@@ -11,8 +11,9 @@ UF's own declaration (the raw Jaccard, mixed with the genre similarity by gamma)
 fused kernels on every route; every other declaration of the kind (``kind="uf"``, not
 ``fused``: a variant declared in ``userfair.measures.uf``) is served here, generically, from
 the row blocks of its raw similarity (``userfair.similarity.registry``, one (rows, m) block
-at a time, never m x m): its value (dense and streamed routes, RecBole), its per-user shares
-(the decomposition) and, on a given (m, m) raw matrix, its value in every bootstrap
+at a time, never m x m): its value (dense and streamed routes, RecBole; on the streamed
+route over Cos or Jacc in compiled row loops instead, :func:`compiled_value`), its per-user
+shares (the decomposition) and, on a given (m, m) raw matrix, its value in every bootstrap
 resample (:func:`resampled`, which the fused bootstrap of UF shares: its thresholds come
 from its own pair sums). With s >= 0 the pairs a sparse block does not store (sharing no
 item) add s = 0 to T, so only the stored ones are visited; a dense block visits every pair.
@@ -32,6 +33,7 @@ from userfair.engine.pair_blocks import block_rows, pairs_of
 from userfair.formulas import _kernels, fairness
 from userfair.formulas.effectiveness import validate_lists
 from userfair.similarity.pairwise import BLOCK_SIZE
+from userfair.streamed import _plugin_kernels, _uf_kernels, stream_rows, streaming
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,32 @@ def shares(block, topk, train, k: int, block_size: int = BLOCK_SIZE) -> np.ndarr
     if total <= 0:
         return np.full(m, math.nan)
     return math.log(total) / math.log(m * (m - 1) // 2) * half / total
+
+
+def compiled_value(label: str, inputs, k: int) -> float | None:
+    """The UF construction over the raw cosine or Jaccard (``label``, one of
+    ``userfair.streamed._plugin_kernels.KINDS``) of ``inputs``' evaluated users in the
+    compiled row loops of the streamed route (``userfair.streamed._uf_kernels``: the
+    moments, then the similar pairs with their list distances, the fused passes' visits);
+    None for another similarity (the row blocks serve it)."""
+    kind = _plugin_kernels.KINDS.get(label)
+    if kind is None:
+        return None
+    m = len(inputs.users)
+    n_pairs = m * (m - 1) // 2
+    if n_pairs < 2:
+        return math.nan
+    topk = validate_lists(inputs.topk, k, (m, inputs.train.shape[1]))
+    threads = stream_rows.numba_threads()
+    rows = stream_rows.prepare_rows(inputs.train_of_evaluated(), 1.0, None).pair_arguments()
+    count, mean, m2 = _uf_kernels.merged(_uf_kernels.moment_rows(*rows, kind, threads))
+    level = mean + math.sqrt(max(m2, 0.0) / count)
+    items, local = fairness.recommended_items(topk)
+    cosines = streaming.item_cosines_for(inputs, items, threads)
+    sums = _uf_kernels.similar_rows(
+        *rows, kind, level, np.ascontiguousarray(local), k, *cosines, len(items), threads
+    )
+    return fairness.uf_value(math.fsum(sums[:, 0]) / (k * k), n_pairs)
 
 
 # --- the bootstrap: a resample's own threshold, on the (m, m) raw similarity ---------------
