@@ -349,6 +349,14 @@ def test_an_effectiveness_added_by_one_declaration_reaches_every_route(one_decla
         assert value == pytest.approx(np.dot(row, f1) / sum(row), rel=1e-12)
 
 
+def _raw_similarity(a: set, b: set, kind: str) -> float:
+    """The raw cosine or Jaccard of two users' train item sets (0 for an empty one)."""
+    shared = len(a & b)
+    if kind == "Cos":
+        return shared / np.sqrt(len(a) * len(b)) if a and b else 0.0
+    return shared / len(a | b) if a | b else 0.0
+
+
 def _pair_loop(scores, train, kind, term, weights=None):
     """A pair measure from its formula: the mean over the unordered pairs (of distinct
     copies of distinct users, with bootstrap ``weights``) of term(S_u, S_v, sim), sim the
@@ -358,10 +366,7 @@ def _pair_loop(scores, train, kind, term, weights=None):
     w = np.ones(m) if weights is None else np.asarray(weights, dtype=float)
 
     def raw(a, b):
-        shared = len(a & b)
-        if kind == "Cos":
-            return shared / np.sqrt(len(a) * len(b)) if a and b else 0.0
-        return shared / len(a | b) if a | b else 0.0
+        return _raw_similarity(a, b, kind)
 
     pairs = [(u, v) for u in range(m) for v in range(u + 1, m)]
     values = [raw(rows[u], rows[v]) for u, v in pairs]
@@ -483,10 +488,7 @@ def _uf_loop(train, train_all, topk, kind, weights=None):
     w = np.ones(m) if weights is None else np.asarray(weights, dtype=float)
 
     def raw(a, b):
-        shared = len(a & b)
-        if kind == "Cos":
-            return shared / np.sqrt(len(a) * len(b)) if a and b else 0.0
-        return shared / len(a | b) if a | b else 0.0
+        return _raw_similarity(a, b, kind)
 
     pairs = [(u, v) for u in range(m) for v in range(u + 1, m) if w[u] * w[v] > 0]
     mass = sum(w[u] * w[v] for u, v in pairs)
