@@ -54,10 +54,10 @@ log = logging.getLogger(__name__)
 _said: set[str] = set()
 
 
-def scores_of(inputs, k: int, needed: Sequence[str], per_user=None) -> dict[str, np.ndarray]:
+def scores_of(inputs, k: int, needed, per_user=None) -> dict[str, np.ndarray]:
     """The per-user scores ``needed`` (effectiveness names, gNDCG with grades; None, what
     a measure of the UF kind reads, is skipped)."""
-    needed = [name for name in needed if name is not None]
+    needed = {name for name in needed if name is not None}
     out = dict(per_user or {})
     if any(name not in out and name != "gNDCG" for name in needed):
         out.update(effectiveness.per_user(inputs.topk, inputs.relevant, k))
@@ -348,8 +348,7 @@ def evaluate_generic(
     of users as the built-in pair measures (:func:`compiled_estimate`), its value, SE and
     interval in the third dict; any other is computed exact, which is said once."""
     names = list(generic()) if names is None else list(names)
-    needed = {get(name).effectiveness for name in names}
-    scores = scores_of(inputs, k, sorted(needed - {None}), per_user)
+    scores = scores_of(inputs, k, {get(name).effectiveness for name in names}, per_user)
     values, seconds, estimated, cache = {}, {}, {}, {}
     rows = None
     if sample is not None:
@@ -357,14 +356,12 @@ def evaluate_generic(
     for name in names:
         start = time.perf_counter()
         decl = get(name)
+        s = scores.get(decl.effectiveness)
         if decl.kind == "uf":
             if rows is not None:
                 unserved("sample", [name], "computed exact")
             values[name] = uf_value(name, inputs, k, block_size, vectors, cache, route)
-            seconds[name] = time.perf_counter() - start
-            continue
-        s = scores[decl.effectiveness]
-        if s.size < 2:
+        elif s.size < 2:
             values[name] = math.nan
         elif decl.kind == "statistic":
             values[name] = statistic_value(name, s)
@@ -393,7 +390,7 @@ def bootstrap_generic(
     """(B,) values of each of the generic engine's measures ``names`` (default: all of
     ``userfair.measures.generic()``) over the resamples of ``weights``."""
     names = list(generic()) if names is None else list(names)
-    scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names} - {None}))
+    scores = scores_of(inputs, k, {get(n).effectiveness for n in names})
     out, cache = {}, {}
     for name in names:
         decl = get(name)
@@ -423,7 +420,7 @@ def pair_shares(
     measure. Row blocks, never m x m."""
     names = list(generic()) if names is None else list(names)
     names = [name for name in names if get(name).kind in ("pair", "uf")]
-    scores = scores_of(inputs, k, sorted({get(n).effectiveness for n in names} - {None}))
+    scores = scores_of(inputs, k, {get(n).effectiveness for n in names})
     m = len(inputs.users)
     out, cache = {}, {}
     for name in names:
@@ -456,13 +453,7 @@ def dense_raw(inputs, label: str, block_size: int = BLOCK_SIZE, vectors=None, ca
     """The (m, m) raw similarity ``label`` of ``inputs`` stacked from its row blocks: what
     a UF-kind measure reads on the dense routes (the bootstrap, the experiments)."""
     block = _similarity_blocks(inputs, label, vectors, {} if cache is None else cache)
-    m = len(inputs.users)
-    step = block_rows(m, block_size)
-    out = np.empty((m, m))
-    for start in range(0, m, step):
-        raw = block(start, min(m, start + step))
-        out[start : start + raw.shape[0]] = raw.toarray() if sp.issparse(raw) else raw
-    return out
+    return variants.stacked(block, len(inputs.users), block_size)
 
 
 def uf_resampled(name, inputs, weights, k, block_size=BLOCK_SIZE, vectors=None, cache=None):

@@ -51,16 +51,8 @@ class ListCosines:
     def of(cls, topk: np.ndarray, train: sp.spmatrix, m: int, k: int) -> ListCosines:
         topk = validate_lists(topk, k, (m, train.shape[1]))
         items, local = fairness.recommended_items(topk)
-        r = len(items)
-        unit = fairness.unit_item_columns(train, items)
-        if r * r <= fairness.UF_DENSE_ITEMS:
-            rows = unit.tocsr()
-            item_cos = _kernels.item_cosines(
-                unit.indptr, unit.indices, unit.data, rows.indptr, rows.indices, rows.data, r
-            )
-        else:
-            item_cos = (unit.T @ unit).tocsr()
-        return cls(local, fairness.lists_matrix(local, r), item_cos, k)
+        item_cos = fairness.recommended_item_cosines(train, items)
+        return cls(local, fairness.lists_matrix(local, len(items)), item_cos, k)
 
     @property
     def r(self) -> int:

@@ -148,6 +148,20 @@ def _cache_rows(m: int, block_size: int) -> int:
     return max(1, min(block_size, CACHE_ENTRIES // max(m, 1)))
 
 
+def recommended_item_cosines(train: sp.spmatrix, items: np.ndarray):
+    """The (r, r) cosines of the binarised train columns of ``items``: dense (compiled) when
+    they fit in :data:`UF_DENSE_ITEMS` entries, else CSR (a sparse product)."""
+    unit_columns = unit_item_columns(train, items)  # (users, r)
+    r = len(items)
+    if r * r <= UF_DENSE_ITEMS:
+        rows = unit_columns.tocsr()
+        return _kernels.item_cosines(
+            unit_columns.indptr, unit_columns.indices, unit_columns.data,
+            rows.indptr, rows.indices, rows.data, r,
+        )  # fmt: skip
+    return (unit_columns.T @ unit_columns).tocsr()
+
+
 def uf(
     topk: np.ndarray,
     train: sp.spmatrix,
@@ -178,19 +192,12 @@ def uf(
     threshold = _kernels.pair_threshold(sim_uf)
     items, local = recommended_items(topk)
     r = len(items)
-    unit_columns = unit_item_columns(train, items)  # (users, r)
     target = _backend.resolve(device)
-    if r * r <= UF_DENSE_ITEMS:  # the (r, r) cosines of the recommended items fit densely
-        columns, rows = unit_columns, unit_columns.tocsr()
-        item_cos = _kernels.item_cosines(
-            columns.indptr, columns.indices, columns.data, rows.indptr, rows.indices, rows.data, r
-        )
-        if target is None:  # numpy device: one compiled pass over the pairs
-            _kernels.use_job_cores()
-            total = _kernels.similar_pairs_distance(sim_uf, threshold, local, item_cos, k)
-            return uf_value(total / (k * k), n_pairs)
-    else:
-        item_cos = (unit_columns.T @ unit_columns).tocsr()
+    item_cos = recommended_item_cosines(train, items)
+    if target is None and not sp.issparse(item_cos):  # dense: one compiled pass over the pairs
+        _kernels.use_job_cores()
+        total = _kernels.similar_pairs_distance(sim_uf, threshold, local, item_cos, k)
+        return uf_value(total / (k * k), n_pairs)
     lists = lists_matrix(local, r)
     rows_per_block = max(1, min(block_size, UF_BLOCK_ENTRIES // max(r, m)))
     buffer = np.empty((min(rows_per_block, m), r))

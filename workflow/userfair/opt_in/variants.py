@@ -70,14 +70,19 @@ def per_user_scores(inputs, k: int) -> dict[str, np.ndarray]:
     return out
 
 
-def dense_similarity(block, m: int, block_size: int = BLOCK_SIZE) -> np.ndarray:
-    """The (m, m) min-max normalised similarity of a block function, diagonal 0."""
+def stacked(block, m: int, block_size: int = BLOCK_SIZE) -> np.ndarray:
+    """The (m, m) raw similarity of a block function, its rows stacked, diagonal 0."""
     out = np.zeros((m, m), dtype=np.float64)
     for start, stop in blocks(m, block_size):
         rows = block(start, stop)
         out[start:stop] = rows.toarray() if sp.issparse(rows) else rows
     np.fill_diagonal(out, 0.0)
-    return min_max(out, block_size, inplace=True)
+    return out
+
+
+def dense_similarity(block, m: int, block_size: int = BLOCK_SIZE) -> np.ndarray:
+    """The (m, m) min-max normalised similarity of a block function, diagonal 0."""
+    return min_max(stacked(block, m, block_size), block_size, inplace=True)
 
 
 def spread_sums(scores: np.ndarray) -> np.ndarray:
