@@ -1,9 +1,11 @@
 """The workflow on a real SLURM cluster: tests/slurm/cluster.sh brings up a single-node
 cluster with accounting on 127.0.0.1, the tiny ml-100k goes through profiles/slurm, and
-every job must show up in `sacct` as COMPLETED with outputs equal to a local run's. The
-measures stream (measures.stream_above: 0) and both passes are scattered over two jobs
-(measures.scatter: 2), so the scatter/gather rules are SLURM jobs too. A training job
-cancelled with scancel is retried (the profile's retries) and resumes from its resume.pth.
+every job must show up in `sacct` as COMPLETED with outputs equal to a local run's: the
+session's tiny .test/ run (conftest ``tiny_run``) for the data and the lists, the streamed
+measures of a copy of it for the rest. The measures stream (measures.stream_above: 0) and
+both passes are scattered over two jobs (measures.scatter: 2), so the scatter/gather rules
+are SLURM jobs too. A training job cancelled with scancel is retried (the profile's retries)
+and resumes from its resume.pth.
 
 The cluster is opt-in: bringing it up installs packages and starts system daemons (as root),
 which a plain `pytest` must never do on a person's machine. The tests that need it run when
@@ -26,7 +28,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import BIN, REPO, SLURM_CONF_BEFORE, make_workdir, slurm_opted_in
+from conftest import BIN, REPO, SLURM_CONF_BEFORE, copy_run, make_workdir, slurm_opted_in
 
 pytestmark = [pytest.mark.slurm]
 
@@ -42,14 +44,15 @@ ACCOUNT, PARTITION, GPU_PARTITION = "userfair", "debug", "gpu"  # created by clu
 # later poll). The limit only guards against a hung run; it costs nothing when all is well.
 RUN_LIMIT_S = 1200
 
-# The tiny run: two models (one neural, which asks for a GPU), one grid point each, 1 epoch.
+# The .test/ run's configuration (the session's tiny run, conftest ``tiny_run``: one grid
+# point per model, 1 epoch), its lists of two models (one neural, which asks for a GPU)
+# sent through SLURM, the measures streamed (STREAMED).
 DATASET = "ml-100k"
-MODELS = {
-    "UserKNN": {"k": [50], "shrink": [0.0]},
-    "BPR": {"learning_rate": [0.005], "embedding_size": [16]},
-}
+TEST_CONFIG = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text())
+MODELS = ("UserKNN", "BPR")
 NEURAL = {"BPR"}
 SCATTER = 2  # measures.scatter: each streamed pass in two SLURM jobs
+STREAMED = {"device": "cpu", "stream_above": 0, "scatter": SCATTER}
 # Deterministic outputs of the stages sent through SLURM, compared with a local run.
 TARGETS = [
     f"results/{DATASET}/data/{DATASET}.train.inter",
@@ -63,6 +66,10 @@ TARGETS = [
         for model in MODELS
         for name in ("topk.parquet", "recbole_test.json")
     ),
+]
+# ... and those of the streamed measures, compared with the measures of a copy of the tiny
+# run streamed alike on this machine
+STREAMED_TARGETS = [
     f"results/{DATASET}/similarity/pairs.json",
     *(f"results/{DATASET}/measures/{model}.json" for model in MODELS),
 ]
@@ -131,21 +138,17 @@ def slurm_cluster(request):
 def write_tiny_config(
     workdir: Path, tiny_dir: Path, name: str = "tiny", training: dict | None = None
 ) -> Path:
-    grid = workdir / "grid.yaml"
-    grid.write_text(yaml.safe_dump(MODELS, sort_keys=False))
+    """The .test/ configuration with the measures streamed (STREAMED), on ``tiny_dir`` (the
+    same tiny ml-100k, conftest ``tiny_ml100k``); ``training`` overrides its keys."""
+    config = {
+        **TEST_CONFIG,
+        "dataset_options": {DATASET: {"path": str(tiny_dir)}},
+        "grid": str(REPO / ".test" / "config" / "grid.yaml"),
+        "training": {**TEST_CONFIG["training"], **(training or {})},
+        "measures": {**TEST_CONFIG.get("measures", {}), **STREAMED},
+    }
     path = workdir / f"{name}.yaml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "dataset_options": {DATASET: {"path": str(tiny_dir)}},
-                "datasets": [DATASET],
-                "models": list(MODELS),
-                "grid": str(grid),
-                "training": {"epochs": 1, **(training or {})},
-                "measures": {"stream_above": 0, "scatter": SCATTER},
-            }
-        )
-    )
+    path.write_text(yaml.safe_dump(config))
     return path
 
 
@@ -211,34 +214,41 @@ def assert_same_file(local: Path, remote: Path) -> None:
         assert local.read_bytes() == remote.read_bytes(), f"{remote} differs from {local}"
 
 
+def planned(dry_run_log: str) -> list[str]:
+    """The rules of the jobs a dry run plans, each as often as it has jobs (its "Job stats")."""
+    table = dry_run_log.split("Job stats:")[1].split("\n\n")[0].splitlines()[3:]
+    rows = [line.split() for line in table if line.strip()]
+    return sorted(rule for rule, count in rows if rule != "total" for _ in range(int(count)))
+
+
 @pytest.mark.slow
-def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluster):
-    local = make_workdir(tmp_path / "local")
+def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluster, request):
     on_slurm = make_workdir(tmp_path / "slurm")
-    local_log = run_snakemake(
-        local, *TARGETS, "--cores", "2", "--configfile", str(write_tiny_config(local, tiny_ml100k))
-    ).stderr
+    config = str(write_tiny_config(on_slurm, tiny_ml100k))
+    targets = [*TARGETS, *STREAMED_TARGETS]
+    # the jobs a dry run plans (those behind the checkpoint `pairs` aside: pass two's parts)
+    plan = run_snakemake(on_slurm, *targets, "-n", "--configfile", config).stdout
     slurm_log = run_snakemake(
         on_slurm,
-        *TARGETS,
+        *targets,
         "--profile",
         "profiles/slurm",
         "--slurm-init-seconds-before-status-checks",
         "2",
         "--configfile",
-        str(write_tiny_config(on_slurm, tiny_ml100k)),
+        config,
     ).stderr
 
-    # Every job of the local plan was submitted to SLURM, none ran on the submit host.
+    # Every job that ran was submitted to SLURM, none ran on the submit host: the plan's,
+    # and pass two's parts, the streamed passes scattered (pass one per dataset, pass two
+    # per model).
     submitted = SUBMITTED.findall(slurm_log)
     assert submitted, f"no SLURM submission in the log:\n{slurm_log[-6000:]}"
-    local_rules = sorted(FINISHED.findall(local_log))
-    assert sorted(rule for _, rule, _ in submitted) == local_rules, slurm_log[-8000:]
-    assert sorted(FINISHED.findall(slurm_log)) == local_rules
-    assert {"tune", "select", "topk", "pairs", "measures"} <= set(local_rules)
-    # the streamed measures, scattered: pass one per dataset, pass two per model
-    assert local_rules.count("pairs_part") == SCATTER, local_rules
-    assert local_rules.count("measure_sums") == SCATTER * len(MODELS), local_rules
+    rules = sorted(rule for _, rule, _ in submitted)
+    assert sorted(FINISHED.findall(slurm_log)) == rules, slurm_log[-8000:]
+    assert rules == sorted(planned(plan) + ["measure_sums"] * SCATTER * len(MODELS)), rules
+    assert {"tune", "select", "topk", "pairs", "measures"} <= set(rules)
+    assert rules.count("pairs_part") == SCATTER, rules
 
     # ... and the accounting database saw each one complete, under the profile's account;
     # neural training and export had a GPU (one of the cluster's two fake ones) in the GPU
@@ -256,8 +266,18 @@ def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluste
         ), (rule, job, row)
         assert ("gres/gpu=1" in row["tres"]) == wants_gpu, (rule, job, row)
 
+    # The same outputs as on this machine: the data and the lists of the session's tiny run
+    # (built meanwhile by another worker; the same configuration but the measures' route),
+    # the streamed measures of a copy of it, streamed alike.
+    tiny_run = request.getfixturevalue("tiny_run")
     for target in TARGETS:
-        assert_same_file(local / target, on_slurm / target)
+        assert_same_file(tiny_run.test_dir / target, on_slurm / target)
+    local = copy_run(tiny_run, tmp_path / "local")
+    streamed = local.test_dir / "config" / "streamed.yaml"
+    streamed.write_text(yaml.safe_dump({"measures": STREAMED}))
+    local.snakemake(*STREAMED_TARGETS, "--cores", "2", "--configfile", str(streamed))
+    for target in STREAMED_TARGETS:
+        assert_same_file(local.test_dir / target, on_slurm / target)
 
     # training.device: cpu keeps a neural model's training on the CPU partition, no GPU
     # asked (the new device reruns the BPR grid point alone)
