@@ -5,6 +5,10 @@
         [--threads 2] [--rules similarity measures exp_relevance ...] [--json dense.json]
     python -m userfair.workflow.dense_plan dense*.json \
         --write-calibration workflow/userfair/workflow/data/dense_parts.json
+    python benchmarks/dense_requests.py RUN_ROOT --extras gamma graded similarity \
+        [--users 2000 4000 7000] [--json extras.json]
+    python -m userfair.workflow.dense_plan dense*.json --extras extras.json \
+        --write-calibration workflow/userfair/workflow/data/dense_parts.json
 
 For each size, writes the synthetic input of ``benchmarks/streaming.py`` as workflow files
 (``benchmarks/workflow_scatter.py``) in ``RUN_ROOT/mN`` with a dense configuration
@@ -25,6 +29,16 @@ an upper bound of the job's), its seconds those of the whole invocation (snakema
 start included). Prints one row per job and size; ``python -m userfair.workflow.dense_plan``
 merges such files, prints the fit with what each measured job used and would ask for, and
 writes the package data the workflow's requests read.
+
+With ``--extras``, each size is timed once as above (the rules the extras reach,
+``dense_plan.EXTRAS``) and once per opt-in setting that adds work to those jobs, each in
+its own run folder ``mN-EXTRA`` and recorded with ``"extra": EXTRA``: ``gamma`` (UF mixes
+in the genre similarity, ``measures.gamma`` 0.5), ``graded`` (``measures.relevance``
+binary and graded, on synthetic grades 1 to 5) and ``similarity`` (the opt-in genre
+similarity in ``measures.similarities``). The base rows and the extras' rows of one
+sitting are what ``dense_plan`` sets side by side: an extra's memory as the difference,
+its time as the ratio, so that the machine the base calibration was timed on need not be
+this one.
 """
 
 from __future__ import annotations
@@ -50,11 +64,11 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 JOBS = (
     ("similarity", "results/ml-100k/similarity/cos.npz"),
     ("similarity", "results/ml-100k/similarity/jacc.npz"),
+    ("genre_similarity", "results/ml-100k/similarity/genre.npz"),
     ("measures", "results/ml-100k/measures/UserKNN.json"),
     ("exp_relevance", "results/ml-100k/experiments/relevance.parquet"),
     ("exp_similarity", "results/ml-100k/experiments/similarity.parquet"),
     ("exp_extreme", "results/ml-100k/experiments/extreme.parquet"),
-    ("genre_similarity", "results/ml-100k/similarity/genre.npz"),
     ("exp_gamma", "results/ml-100k/experiments/gamma_models.parquet"),
     ("uncertainty", "results/ml-100k/uncertainty/UserKNN.parquet"),
     ("users", "results/ml-100k/measures/UserKNN/users.parquet"),
@@ -78,6 +92,32 @@ def write_genres(folder: Path, seed: int = 0) -> None:
         chosen = rng.choice(len(GENRES), size=int(rng.integers(1, 4)), replace=False)
         lines.append(f"{item}\t{' '.join(GENRES[g].replace(' ', '_') for g in sorted(chosen))}")
     (folder / "results/ml-100k/data/ml-100k.item").write_text("\n".join(lines) + "\n")
+
+
+def write_grades(folder: Path, seed: int = 0) -> None:
+    """The ``grades`` rule's output for the synthetic interactions: a grade of 1 to 5 for
+    each train and test interaction."""
+    data = folder / "results/ml-100k/data"
+    kept = pd.concat(
+        [
+            pd.read_csv(data / f"ml-100k.{split}.inter", sep="\t", dtype=str)
+            for split in ("train", "test")
+        ]
+    )
+    kept.columns = ["user_id", "item_id"]
+    kept = kept.drop_duplicates()
+    rng = np.random.default_rng(seed)
+    kept["grade"] = rng.integers(1, 6, len(kept)).astype(float)
+    kept.reset_index(drop=True).to_parquet(data / "grades.parquet")
+
+
+#: What each opt-in setting of ``--extras`` sets in the configuration (the rules it
+#: reaches: ``dense_plan.EXTRAS``).
+EXTRA_SETTINGS = {
+    "gamma": {"gamma": 0.5},
+    "graded": {"relevance": ["binary", "graded"]},
+    "similarity": {"similarities": ["cos", "jacc", "genre"]},
+}
 
 
 def timed(folder: Path, rule: str, target: str, threads: int) -> dict:
@@ -104,33 +144,46 @@ def cpu_model() -> str:
 
 
 def measure(
-    root: Path, users: int, density: str, threads: int, rules, experiments: dict, resamples: int
-) -> list[dict]:
-    folder = root / f"m{users}"
+    root: Path, users: int, density: str, threads: int, rules, experiments: dict, resamples: int,
+    extra: str | None = None,
+) -> list[dict]:  # fmt: skip
+    """The rows of ``rules`` timed at ``users``; with ``extra`` (of :data:`EXTRA_SETTINGS`)
+    in a folder of its own and under that setting, each row marked with it (the similarity
+    files it needs run first, unrecorded: the base rows have them)."""
+    folder = root / (f"m{users}" if extra is None else f"m{users}-{extra}")
     line = write_run(folder, users, density, [1], threads)
     config = yaml.safe_load((folder / "n1.yaml").read_text())
     config["measures"] = {"threads": threads, "device": "cpu"}  # dense: the default threshold
     config["experiments"] = experiments
     config["uncertainty"] = {"resamples": resamples}
-    extra = ["genre"] if "exp_variants" in rules else []  # its opt-in similarities
-    config["measures"]["similarities"] = ["cos", "jacc", *extra]
+    added = ["genre"] if "exp_variants" in rules else []  # its opt-in similarities
+    config["measures"]["similarities"] = ["cos", "jacc", *added]
+    config["measures"].update(EXTRA_SETTINGS.get(extra, {}))
+    added = config["measures"]["similarities"][2:]
     config["who"] = {"features": []}  # the synthetic users have no features
     (folder / "dense.yaml").write_text(yaml.safe_dump(config))
     write_genres(folder)
-    print(line, flush=True)
+    if extra == "graded":
+        write_grades(folder)
+    print(line if extra is None else f"{line} ({extra})", flush=True)
     stats = json.loads((folder / "results/ml-100k/data/stats.json").read_text())
+    genre = "exp_gamma" in rules or extra == "gamma"  # UF's mix reads the genre similarity
     rows = []
     for rule, target in JOBS:
         # the similarity files first, each its own row: every other job reads them
-        needed = rule == "similarity" or (rule == "genre_similarity" and "exp_gamma" in rules)
+        needed = rule == "similarity" or (rule == "genre_similarity" and genre)
         if rule not in rules and not needed:
             continue
         row = {"users": users, "density": density, "threads": threads}
         row.update(visits=stats["item_visits"], train=stats["train"])
-        row["units"] = dense_plan.units(rule, {**config, "models": ["UserKNN"]}, extra)
+        row["units"] = dense_plan.units(rule, {**config, "models": ["UserKNN"]}, added)
         row.update(timed(folder, rule, target, threads))
         if rule == "genre_similarity":  # it asks for the similarity job's request
             row.update(rule="similarity", job=rule)
+        if extra is not None:
+            if rule not in rules:
+                continue  # a prerequisite of this setting's jobs
+            row["extra"] = extra
         print(json.dumps(row), flush=True)
         rows.append(row)
     return rows
@@ -148,23 +201,37 @@ def main() -> None:
     parser.add_argument("--weibull-shapes", type=float, nargs="+", default=[0.5, 1, 2, 5, 10, 50])
     parser.add_argument("--gammas", type=float, nargs="+", default=[0, 0.25, 0.5, 0.75, 1])
     parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument(
+        "--extras", nargs="+", default=[], choices=sorted(EXTRA_SETTINGS),
+        help="time these opt-in settings beside the base (the rules they reach, dense_plan.EXTRAS)",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     experiments = {"weibull_shapes": args.weibull_shapes, "gammas": args.gammas}
+    rules = args.rules
+    if args.extras:  # the rules the extras reach, the base and each extra in one sitting
+        rules = [r for r in dense_plan.RULES if any(r in dense_plan.EXTRAS[e] for e in args.extras)]
     rows = [
         row
         for m in args.users
+        for extra in [None, *args.extras]
         for row in measure(
-            args.run_root, m, args.density, args.threads, args.rules, experiments, args.resamples
+            args.run_root, m, args.density, args.threads,
+            [r for r in rules if extra is None or r in dense_plan.EXTRAS[extra]],
+            experiments, args.resamples, extra,
         )
-    ]
+    ]  # fmt: skip
     machine = f"{cpu_model()}, {os.cpu_count()} cores, {args.threads} threads a job"
     record = {"machine": machine, "rows": rows}
     if args.json:
         args.json.write_text(json.dumps(record, indent=1))
     if len(set(args.users)) > 1:  # a fit needs two sizes
-        for rule in args.rules:
-            print(rule, dense_plan.coefficients(record, rule))
+        base = {**record, "rows": [row for row in rows if "extra" not in row]}
+        for rule in rules:
+            print(rule, dense_plan.coefficients(base, rule))
+        for extra in args.extras:
+            for rule in dense_plan.EXTRAS[extra]:
+                print(rule, extra, dense_plan.extra_coefficients({"extras": record}, rule, extra))
 
 
 if __name__ == "__main__":

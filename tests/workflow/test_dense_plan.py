@@ -68,13 +68,25 @@ def test_the_packaged_calibration_covers_every_measured_job():
         assert request.basis == "measured"
 
 
-def test_requests_grow_with_the_users_and_gamma_below_one_holds_more_matrices():
+def test_requests_grow_with_the_users_and_the_opt_in_settings():
     small = dense_plan.requests(_size(2_000, 6e5), 2880)["measures"]
     large = dense_plan.requests(_size(20_000, 6e7), 2880)["measures"]
     assert large.mem_mb > small.mem_mb
-    mixed = dense_plan.requests(_size(20_000, 6e7), 2880, gamma=0.5)["measures"]
-    assert mixed.mem_mb > large.mem_mb and mixed.basis == "extrapolated"
-    assert dense_plan.matrices_scale(1.0) == 1.0 and dense_plan.matrices_scale(0.5) == 2.0
+    # UF's genre mix holds more (m, m) matrices; graded relevance more per-user columns;
+    # an opt-in similarity runs in row blocks, so it adds time, not memory worth a request
+    for extra in ({"gamma": 0.5}, {"graded": True}, {"similarities": 1}):
+        more = dense_plan.requests(_size(20_000, 6e7), 2880, **extra)["measures"]
+        assert more.mem_mb >= large.mem_mb and more.basis == "extrapolated", extra
+        if "similarities" not in extra:
+            assert more.mem_mb > large.mem_mb, extra
+    near = dense_plan.requests(_size(5_000, 2e6), 2880, threads=2, gamma=0.5)["measures"]
+    assert near.basis == "measured"  # within the sizes timed with it
+    # graded relevance reaches neither the experiments nor the decomposition
+    plain = dense_plan.requests(_size(5_000, 2e6), 2880, rules=("exp_extreme", "users"))
+    assert (
+        dense_plan.requests(_size(5_000, 2e6), 2880, graded=True, rules=("exp_extreme", "users"))
+        == plain
+    )
     capped = dense_plan.requests(_size(20_000, 6e7), 5, 4)["measures"]
     assert capped.runtime == 5  # never above training.max_runtime
 
@@ -120,11 +132,104 @@ def test_the_experiments_repeat_their_evaluations_as_the_configuration_says():
     assert many["exp_gamma"].mem_mb == few["exp_gamma"].mem_mb
 
 
+def _extras(sizes=(1000, 4000)):
+    """A sitting's base and extras rows: each extra doubles the base's time and adds
+    50 + 40 m^2 / 1e6 MB."""
+    rows = []
+    for extra, reached in [(None, dense_plan.RULES), *dense_plan.EXTRAS.items()]:
+        for rule in reached:
+            for m in sizes:
+                row = _row(rule, m, 10 + 0.2 * m * m / 1e6, 300 + 40 * m * m / 1e6, 0)
+                if extra is not None:
+                    row.update(extra=extra, seconds=2 * row["seconds"])
+                    row["peak_mb"] += 50 + 40 * m * m / 1e6
+                rows.append(row)
+    return {"machine": "test", "rows": rows}
+
+
 def test_a_calibration_of_one_size_is_refused(tmp_path):
     rows = [_row(rule, 1000, 5.0, 300.0) for rule in dense_plan.RULES]
     with pytest.raises(ValueError, match="at least two sizes"):
-        dense_plan.write_calibration(_record(rows), tmp_path / "dense.json")
-    assert not (tmp_path / "dense.json").exists()
+        dense_plan.write_calibration({**_record(rows), "extras": _extras()}, tmp_path / "d.json")
+    assert not (tmp_path / "d.json").exists()
     rows += [_row(rule, 4000, 9.0, 900.0) for rule in dense_plan.RULES]
-    dense_plan.write_calibration(_record(rows), tmp_path / "dense.json")
-    assert json.loads((tmp_path / "dense.json").read_text())["rows"] == rows
+    with pytest.raises(ValueError, match="at least two sizes"):  # no extras: refused too
+        dense_plan.write_calibration(_record(rows), tmp_path / "d.json")
+    with pytest.raises(ValueError, match="at least two sizes"):
+        dense_plan.write_calibration(
+            {**_record(rows), "extras": _extras((1000,))}, tmp_path / "d.json"
+        )
+    assert not (tmp_path / "d.json").exists()
+    record = {**_record(rows), "extras": _extras()}
+    dense_plan.write_calibration(record, tmp_path / "d.json")
+    assert json.loads((tmp_path / "d.json").read_text()) == record
+
+
+def test_a_hand_worked_extra_adds_its_memory_and_stretches_the_time_by_its_ratio():
+    """The sitting's base: peak 300 + 40 m^2/1e6 MB, 10 + 0.2 m^2/1e6 s; each extra doubles
+    the time and adds 50 + 40 m^2/1e6 MB. The base the requests start from was timed on a
+    machine three times as fast (a third of the seconds): the extras carry over as a
+    ratio of time and a difference of memory."""
+    base = [
+        _row(rule, m, (10 + 0.2 * m * m / 1e6) / 3, 300 + 40 * m * m / 1e6, 0)
+        for rule in dense_plan.RULES
+        for m in (1000, 4000)
+    ]
+    record = {**_record(base), "extras": _extras()}
+    m = 3000
+    plain_s, plain_mb = (10 + 0.2 * m * m / 1e6) / 3, 300 + 40 * m * m / 1e6
+    added_mb = 50 + 40 * m * m / 1e6
+    extra = dense_plan.extra_fit(record, "measures", "graded")
+    assert extra.added_mb(m, 0) == pytest.approx(added_mb, rel=1e-9)
+    assert extra.ratio(m, 0, 2) == pytest.approx(2.0, rel=1e-9)
+    assert extra.users == 4000
+
+    def asked(**settings):
+        return dense_plan.requests(_size(m, 0), 2880, threads=2, record=record, **settings)
+
+    def request(mb, seconds):
+        return costs.margined(max(costs.BASE_MB, mb), seconds / 60, 0, "measured", 2880, 1)
+
+    assert asked()["measures"] == request(plain_mb, plain_s)
+    assert asked(graded=True)["measures"] == request(plain_mb + added_mb, 2 * plain_s)
+    # two extras: both memories, the time stretched by both (1 + 1 + 1)
+    both = asked(gamma=0.5, graded=True)
+    assert both["measures"] == request(plain_mb + 2 * added_mb, 3 * plain_s)
+    assert both["exp_relevance"] == request(plain_mb + added_mb, 2 * plain_s)  # gamma alone
+    assert both["exp_extreme"] == request(plain_mb, plain_s)  # reached by neither
+    # each opt-in similarity adds as much as the timed one
+    three = asked(similarities=3)["uncertainty"]
+    assert three == request(plain_mb + 3 * added_mb, 4 * plain_s)
+    # beyond the sitting's largest size: extrapolated, even within the base's
+    far = dense_plan.requests(
+        _size(5000, 0),
+        2880,
+        record={
+            **record,
+            "rows": base + [_row(rule, 9000, 1.0, 400.0, 0) for rule in dense_plan.RULES],
+        },
+        graded=True,
+    )
+    assert far["measures"].basis == "extrapolated"
+    assert far["exp_extreme"].basis == "measured"
+
+
+def test_the_packaged_extras_cover_every_job_timed_with_them():
+    """Each job timed with an opt-in setting asks for at least its peak and its seconds:
+    the packaged base (another machine) plus the setting's measured difference and ratio."""
+    record = dense_plan.calibration()
+    rows = record["extras"]["rows"]
+    assert {row.get("extra") for row in rows} == {None, *dense_plan.EXTRAS}
+    for row in rows:
+        extra = row.get("extra")
+        if extra is None:
+            continue
+        settings = {"gamma": {"gamma": 0.5}, "graded": {"graded": True},
+                    "similarity": {"similarities": 1}}[extra]  # fmt: skip
+        request = dense_plan.requests(
+            _size(row["users"], row["visits"], row.get("train")), 2880, threads=row["threads"],
+            repeats={row["rule"]: row.get("units", 1)}, rules=(row["rule"],), **settings,
+        )[row["rule"]]  # fmt: skip
+        assert request.mem_mb >= row["peak_mb"], row
+        assert request.runtime * 60 >= row["seconds"], row
+        assert request.basis == "measured", row

@@ -136,8 +136,9 @@ def dense_request(job, dataset, attempt=1):
     uncertainty or users of userfair.workflow.dense_plan.RULES) of ``dataset`` asks for:
     the packaged timings of the jobs at several sizes fitted and stretched to the dataset's
     evaluated users and item visits and to the repeats of the configuration
-    (dense_plan.units: Weibull shapes, gammas, models, resamples;
-    userfair.workflow.dense_plan.requests, docs/cluster.md#dense-requests)."""
+    (dense_plan.units: Weibull shapes, gammas, models, resamples), with what the opt-in
+    settings it is reached by add (UF's gamma < 1, graded relevance, opt-in similarities:
+    dense_plan.EXTRAS; userfair.workflow.dense_plan.requests, docs/cluster.md#dense-requests)."""
     units = dense_plan.units(job, config, EXTRA_SIMILARITIES)
     return dense_plan.requests(
         data_size(dataset),
@@ -147,6 +148,8 @@ def dense_request(job, dataset, attempt=1):
         gamma=config["measures"]["gamma"],
         repeats={job: units},
         rules=(job,),
+        graded=GRADED,
+        similarities=len(EXTRA_SIMILARITIES),
     )[job]
 
 

@@ -22,6 +22,12 @@ margins (``userfair.workflow.costs``), memory at least ``costs.BASE_MB`` rounded
 times the retry attempt, at most ``training.max_runtime``. A size beyond the measured ones
 is extrapolated (the plan says so); the fit's residuals on the measured rows are in
 ``docs/performance.md``.
+
+The opt-in settings that add work to these jobs (:data:`EXTRAS`: UF's gamma below 1,
+graded relevance, opt-in similarities) are timed beside the base in one sitting (the
+calibration's ``extras``); each adds the difference of its memory fit and the sitting's
+base fit, and stretches the time by the ratio of the two time fits (:class:`Extra`), so
+that a base timed on one machine takes extras timed on another.
 """
 
 from __future__ import annotations
@@ -37,7 +43,6 @@ from pathlib import Path
 
 import numpy as np
 
-from userfair.engine import route
 from userfair.files.io import atomic_path
 from userfair.workflow import costs, scatter_plan
 
@@ -112,10 +117,14 @@ def calibration() -> dict:
 
 def write_calibration(record: dict, path: str | Path) -> None:
     """``record`` (``machine``, ``rows``: each with ``rule``, ``users``, ``visits``,
-    ``threads``, ``seconds``, ``peak_mb`` and, where not 1, ``units``) as the calibration
-    file :func:`requests` reads."""
+    ``threads``, ``seconds``, ``peak_mb`` and, where not 1, ``units``; ``extras``: the
+    ``machine`` and ``rows`` of one sitting, the base rows and those of each of
+    :data:`EXTRAS` marked ``extra``) as the calibration file :func:`requests` reads."""
     for rule in RULES:
         fit(record, rule)  # refuse a record that cannot be fitted
+    for extra, reached in EXTRAS.items():
+        for rule in reached:
+            extra_fit(record, rule, extra)
     with atomic_path(path) as tmp:
         Path(tmp).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
@@ -170,15 +179,6 @@ def fit(record: dict, rule: str) -> Fit:
     return Fit(tuple(mem), tuple(seconds), threads, users)
 
 
-def matrices_scale(gamma: float) -> float:
-    """How much more (m, m) memory the ``measures`` job holds at ``gamma`` than at 1, where
-    it was timed: the similarity files it reads (cosine and Jaccard, plus the genre one
-    when gamma < 1) and the matrices ``evaluate`` holds (``route.dense_matrices``), counted
-    from the code, not measured (the calibration runs at gamma 1)."""
-    held = similarity_files(gamma) + route.dense_matrices(gamma)
-    return held / (similarity_files(1.0) + route.dense_matrices(1.0))
-
-
 def similarity_files(gamma: float) -> int:
     """The (m, m) similarity files a dataset's dense measures read: the cosine and the
     Jaccard, and the genre one when UF mixes it in (gamma < 1; rule uf_genre_similarity's
@@ -186,32 +186,81 @@ def similarity_files(gamma: float) -> int:
     return 2 + int(gamma < 1.0)
 
 
-#: The rules whose (m, m) matrices follow UF's gamma as the ``measures`` job's do
-#: (:func:`matrices_scale`): they evaluate UF on the raw Jaccard mixed with the genre one
-#: (counted as the measures job's; timed at gamma 1 only).
-GAMMA_SCALED = ("measures", "exp_relevance", "uncertainty", "users")
+#: The opt-in settings that add work to the dense jobs, and the jobs they reach: UF's
+#: ``gamma`` below 1 (the genre similarity mixed into UF's, in every job that evaluates
+#: UF), graded relevance (``graded``: the graded measures) and each opt-in similarity of
+#: ``measures.similarities`` (``similarity``: its PUF), both in the jobs that compute the
+#: opt-in measures. Each is timed beside the base in one sitting (the calibration's
+#: ``extras``, ``benchmarks/dense_requests.py --extras``).
+EXTRAS = {
+    "gamma": ("measures", "exp_relevance", "uncertainty", "users"),
+    "graded": ("measures", "uncertainty"),
+    "similarity": ("measures", "uncertainty"),
+}
+
+
+@dataclass(frozen=True)
+class Extra:
+    """What an opt-in setting adds to one rule's job, from the base and the extra's rows of
+    one sitting: its memory as the difference of the two fits (``added``), its time as
+    their ratio (``ratio``), so that it applies to a base timed on another machine; the
+    largest measured ``users``."""
+
+    base: Fit
+    extra: Fit
+    users: int
+
+    def added_mb(self, m: int, visits: float) -> float:
+        return max(0.0, self.extra.mem_mb(m, visits) - self.base.mem_mb(m, visits))
+
+    def ratio(self, m: int, visits: float, threads: int, units: int = 1) -> float:
+        base = self.base.time_s(m, visits, threads, units)
+        return max(1.0, self.extra.time_s(m, visits, threads, units) / base)
+
+
+def extra_fit(record: dict, rule: str, extra: str) -> Extra:
+    """The :class:`Extra` of ``extra`` (of :data:`EXTRAS`) on ``rule`` from ``record``'s
+    ``extras`` (the base rows, without ``extra``, and the extra's rows of one sitting)."""
+    rows = record.get("extras", {}).get("rows", [])
+    base = fit({"rows": [row for row in rows if "extra" not in row]}, rule)
+    found = fit({"rows": [row for row in rows if row.get("extra") == extra]}, rule)
+    return Extra(base, found, min(base.users, found.users))
 
 
 def requests(
     size: costs.Size, max_runtime: int, attempt: int = 1, threads: int = 1,
     gamma: float = 1.0, record=None, repeats: dict[str, int] | None = None, rules=RULES,
+    graded: bool = False, similarities: int = 0,
 ) -> dict[str, costs.Request]:  # fmt: skip
     """What each dense job of a dataset of ``size`` asks for, per rule of ``rules`` (of
-    :data:`RULES`)
-    (module docstring; the memory of :data:`GAMMA_SCALED`'s jobs times :func:`matrices_scale`
-    of UF's ``gamma``; ``repeats``: each rule's :func:`units` where not 1); ``record``
-    defaults to :func:`calibration`."""
+    :data:`RULES`) (module docstring; ``repeats``: each rule's :func:`units` where not 1).
+    The opt-in settings of :data:`EXTRAS` a job's rule is reached by (UF's ``gamma`` below
+    1, ``graded`` relevance, and ``similarities``, the count of opt-in similarities, each
+    adding as much as the timed one) add their measured memory and time
+    (:class:`Extra`). ``record`` defaults to :func:`calibration`."""
     repeats = repeats or {}
     m = int(size.evaluated_users)
     visits, _ = scatter_plan.visits_of(size, scatter_plan.calibration())
+    counts = {"gamma": int(gamma < 1.0), "graded": int(graded), "similarity": similarities}
     out = {}
     for rule in rules:
         found = _packaged_fit(rule) if record is None else fit(record, rule)
-        scale = matrices_scale(gamma) if rule in GAMMA_SCALED else 1.0
-        memory = max(costs.BASE_MB, found.mem_mb(m, visits) * scale)
-        seconds = found.time_s(m, visits, threads, repeats.get(rule, 1))
-        basis = "measured" if m <= found.users and scale == 1.0 else "extrapolated"
-        out[rule] = costs.margined(memory, seconds / 60, 0, basis, max_runtime, attempt)
+        units = repeats.get(rule, 1)
+        memory = found.mem_mb(m, visits)
+        seconds = found.time_s(m, visits, threads, units)
+        measured = found.users
+        stretch = 1.0
+        for extra, count in counts.items():
+            if count and rule in EXTRAS[extra]:
+                added = _packaged_extra(rule, extra) if record is None else extra_fit(
+                    record, rule, extra
+                )  # fmt: skip
+                memory += count * added.added_mb(m, visits)
+                stretch += count * (added.ratio(m, visits, threads, units) - 1.0)
+                measured = min(measured, added.users)
+        basis = "measured" if m <= measured else "extrapolated"
+        memory = max(costs.BASE_MB, memory)
+        out[rule] = costs.margined(memory, seconds * stretch / 60, 0, basis, max_runtime, attempt)
     return out
 
 
@@ -220,6 +269,27 @@ def _packaged_fit(rule: str) -> Fit:
     """:func:`fit` of the packaged calibration, once per rule and process (the Snakefile
     asks once per job)."""
     return fit(calibration(), rule)
+
+
+@cache
+def _packaged_extra(rule: str, extra: str) -> Extra:
+    """:func:`extra_fit` of the packaged calibration, once per rule, extra and process."""
+    return extra_fit(calibration(), rule, extra)
+
+
+def extra_coefficients(record: dict, rule: str, extra: str) -> str:
+    """One line of what ``extra`` adds to ``rule``'s job, for the benchmark's output."""
+    found = extra_fit(record, rule, extra)
+    rows = [
+        (row.get("density", ""), row["users"], row["visits"], row["threads"], row.get("units", 1))
+        for row in record["extras"]["rows"]
+        if row["rule"] == rule and row.get("extra") == extra
+    ]
+    said = ", ".join(
+        f"{m:,} {d} users +{found.added_mb(m, v):.0f} MB x{found.ratio(m, v, t, u):.2f} time"
+        for d, m, v, t, u in sorted(rows)
+    )
+    return f"adds {said} (fits of one sitting, measured to {found.users:,} users)"
 
 
 def coefficients(record: dict, rule: str) -> str:
@@ -242,13 +312,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "measured", nargs="+", type=Path, help="benchmarks/dense_requests.py --json"
     )
+    parser.add_argument(
+        "--extras", nargs="+", type=Path, default=[],
+        help="benchmarks/dense_requests.py --extras --json: the opt-in settings, one sitting",
+    )  # fmt: skip
     parser.add_argument("--write-calibration", type=Path, help="write the merged rows here")
     args = parser.parse_args(argv)
     records = [json.loads(path.read_text(encoding="utf-8")) for path in args.measured]
     record = {
         "machine": records[0]["machine"],
-        "rows": [row for found in records for row in found["rows"]],
+        "rows": [row for found in records for row in found["rows"] if "extra" not in row],
     }
+    if args.extras:
+        extras = [json.loads(path.read_text(encoding="utf-8")) for path in args.extras]
+        record["extras"] = {
+            "machine": extras[0]["machine"],
+            "rows": [row for found in extras for row in found["rows"]],
+        }
+    elif "extras" in calibration():  # the packaged sitting's, kept
+        record["extras"] = calibration()["extras"]
     present = {row["rule"] for row in record["rows"]}
     for rule in [rule for rule in RULES if rule in present]:
         print(f"{rule}: {coefficients(record, rule)}")
@@ -266,6 +348,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['seconds']:.1f} s, {row['peak_mb']:.0f} MB -> asks "
                 f"{asked.runtime} min, {asked.mem_mb} MB"
             )
+    for extra, reached in EXTRAS.items():
+        for rule in reached:
+            if "extras" in record:
+                print(f"{rule} with {extra}: {extra_coefficients(record, rule, extra)}")
     if args.write_calibration:
         write_calibration(record, args.write_calibration)
     return 0
