@@ -138,7 +138,8 @@ def dense_request(job, dataset, attempt=1):
     evaluated users and item visits and to the repeats of the configuration
     (dense_plan.units: Weibull shapes, gammas, models, resamples), with what the opt-in
     settings it is reached by add (UF's gamma < 1, graded relevance, opt-in similarities:
-    dense_plan.EXTRAS; userfair.workflow.dense_plan.requests, docs/cluster.md#dense-requests)."""
+    dense_plan.EXTRAS; userfair.workflow.dense_plan.requests,
+    docs/cluster.md#dense-requests)."""
     units = dense_plan.units(job, config, EXTRA_SIMILARITIES)
     return dense_plan.requests(
         data_size(dataset),
