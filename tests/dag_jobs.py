@@ -1,4 +1,5 @@
-"""The jobs of a workflow's DAG with their params, as Snakemake builds them: run as a script
+"""The jobs of a workflow's DAG with their params, as Snakemake builds them (and
+:func:`scheduled`, the job counts a dry run prints): run as a script
 (``python tests/dag_jobs.py SNAKEFILE WORKDIR CONFIGFILE...``) it builds the DAG through
 Snakemake's Python API (the DAG of ``snakemake --rulegraph``: nothing runs, nothing is
 written but Snakemake's lock) and prints one JSON list, each job's rule, wildcards and params
@@ -13,6 +14,16 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+
+def scheduled(dry_run_output: str) -> dict[str, int]:
+    """{rule: count} of the jobs a dry run (``snakemake -n``) plans, from its "Job stats"
+    table (the first, where it prints two); {} without one ("Nothing to be done")."""
+    if "Job stats:" not in dry_run_output:
+        return {}
+    table = dry_run_output.split("Job stats:")[1].split("\n\n")[0]
+    rows = [line.split() for line in table.splitlines()[3:] if line.strip()]
+    return {name: int(count) for name, count in rows if name != "total"}
 
 
 def dag_jobs(snakefile: Path, workdir: Path, *configfiles: Path) -> list[dict]:

@@ -28,6 +28,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from dag_jobs import scheduled
+
 from conftest import BIN, REPO, SLURM_CONF_BEFORE, copy_run, make_workdir, slurm_opted_in
 
 pytestmark = [pytest.mark.slurm]
@@ -214,13 +216,6 @@ def assert_same_file(local: Path, remote: Path) -> None:
         assert local.read_bytes() == remote.read_bytes(), f"{remote} differs from {local}"
 
 
-def planned(dry_run_log: str) -> list[str]:
-    """The rules of the jobs a dry run plans, each as often as it has jobs (its "Job stats")."""
-    table = dry_run_log.split("Job stats:")[1].split("\n\n")[0].splitlines()[3:]
-    rows = [line.split() for line in table if line.strip()]
-    return sorted(rule for rule, count in rows if rule != "total" for _ in range(int(count)))
-
-
 @pytest.mark.slow
 def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluster, request):
     on_slurm = make_workdir(tmp_path / "slurm")
@@ -246,7 +241,8 @@ def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluste
     assert submitted, f"no SLURM submission in the log:\n{slurm_log[-6000:]}"
     rules = sorted(rule for _, rule, _ in submitted)
     assert sorted(FINISHED.findall(slurm_log)) == rules, slurm_log[-8000:]
-    assert rules == sorted(planned(plan) + ["measure_sums"] * SCATTER * len(MODELS)), rules
+    plan_rules = [rule for rule, count in scheduled(plan).items() for _ in range(count)]
+    assert rules == sorted(plan_rules + ["measure_sums"] * SCATTER * len(MODELS)), rules
     assert {"tune", "select", "topk", "pairs", "measures"} <= set(rules)
     assert rules.count("pairs_part") == SCATTER, rules
 

@@ -15,6 +15,7 @@ import time
 import pytest
 import yaml
 
+from dag_jobs import scheduled
 from userfair import bounds
 from userfair.cli import main
 from userfair.files import io
@@ -283,13 +284,6 @@ FAKE_RUN = [
 def dry_run(work, *args: str):
     proc = snakemake(work, "-n", *args, check=False)
     return proc, proc.stdout + proc.stderr
-
-
-def scheduled(output: str) -> dict[str, int]:
-    """The job counts of a dry run's 'Job stats' table."""
-    table = output.split("Job stats:")[1].split("\n\n")[0]
-    rows = [line.split() for line in table.splitlines()[3:] if line.strip()]
-    return {name: int(count) for name, count in rows if name != "total"}
 
 
 @pytest.fixture()

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from dag_jobs import scheduled
 from userfair.decomposition import decompose_columns as cols
 from userfair.workflow import models
 
 from conftest import copy_run, snakemake
-from test_workflow_rerun import _scheduled_jobs
 
 MODELS = ["UserKNN", "ItemKNN"]
 FEATURES = ["age", "gender", "occupation"]
@@ -80,15 +80,15 @@ def test_group_and_worst_tables_and_figure(who_run):
 def test_rebuilding_the_who_outputs_reruns_nothing_upstream(who_run):
     repo, args = who_run
     proc = snakemake(repo, *args, "-n", "--forcerun", "fig_who", "--", "results/figures/who.png")
-    assert _scheduled_jobs(proc.stdout + proc.stderr) == {"fig_who": 1}
+    assert scheduled(proc.stdout + proc.stderr) == {"fig_who": 1}
     proc = snakemake(repo, *args, "-n", "--forcerun", "who_table", "--", *TARGETS)
-    assert "users" not in _scheduled_jobs(proc.stdout + proc.stderr)
-    assert _scheduled_jobs(proc.stdout + proc.stderr) == {"who_table": 1, "fig_who": 1}
+    assert "users" not in scheduled(proc.stdout + proc.stderr)
+    assert scheduled(proc.stdout + proc.stderr) == {"who_table": 1, "fig_who": 1}
     # another number of groups: the group table and the figure, not the decomposition
     (repo / ".test" / "groups.yaml").write_text(yaml.safe_dump({"who": {"groups": 4}}))
     groups = [*args, str(repo / ".test" / "groups.yaml")]
     proc = snakemake(repo, *groups, "-n", *TARGETS)
-    assert _scheduled_jobs(proc.stdout + proc.stderr) == {"who_table": 1, "fig_who": 1}
+    assert scheduled(proc.stdout + proc.stderr) == {"who_table": 1, "fig_who": 1}
 
 
 @pytest.mark.slow

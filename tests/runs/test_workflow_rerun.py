@@ -5,12 +5,12 @@ reruns (a plot setting reruns only figures). The run is conftest's session fixtu
 
 import json
 import os
-import re
 
 import pandas as pd
 import pytest
 import yaml
 
+from dag_jobs import scheduled
 from userfair.measures import NAMES
 
 from conftest import REPO, copy_run, make_workdir, snakemake
@@ -48,19 +48,6 @@ FIGURE_RULES = {
     # paper_gap job writes again (a 10-s job; docs/analyses.md#claims)
     "claims",
 }
-
-
-def _scheduled_jobs(dry_run_output: str) -> dict[str, int]:
-    """{rule: count} from the 'Job stats' table of `snakemake -n`."""
-    match = re.search(r"Job stats:\n(.*?)\n\n", dry_run_output + "\n\n", re.S)
-    if match is None:
-        return {}
-    jobs = {}
-    for line in match.group(1).splitlines()[2:]:
-        parts = line.split()
-        if len(parts) == 2 and parts[0] != "total":
-            jobs[parts[0]] = int(parts[1])
-    return jobs
 
 
 def _run(repo, *args, **kwargs):
@@ -146,7 +133,7 @@ def test_bootstrap_outputs(tiny_run):
 def test_resamples_zero_turns_the_bootstrap_off(tiny_run, tmp_path):
     repo = tiny_run.repo  # a dry run: reads only
     off = _write_yaml(tmp_path / "off.yaml", {"uncertainty": {"resamples": 0}})
-    jobs = _scheduled_jobs(_run(repo, "-n", "--configfile", off).stdout)
+    jobs = scheduled(_run(repo, "-n", "--configfile", off).stdout)
     # no bootstrap job, no other output touched: only Fig. 1 is redrawn, without intervals,
     # the paper's numbers beside the run's (whose note names the resamples), and the group
     # measures (their files hold the resamples; fig_groups is then not a target)
@@ -189,7 +176,7 @@ def test_plot_setting_reruns_only_figures(tiny_run, tmp_path):
     assert "Nothing to be done" in _run(repo, "-n").stdout
     restyled = _write_yaml(tmp_path / "style.yaml", {"plots": {"dpi": 72, "font_scale": 1.2}})
     dry = _run(repo, "-n", "--configfile", restyled)
-    jobs = _scheduled_jobs(dry.stdout)
+    jobs = scheduled(dry.stdout)
     assert set(jobs) - {"all", "run_config"} == FIGURE_RULES, jobs
 
 
@@ -290,7 +277,7 @@ def test_speed_only_settings_rerun_nothing(tiny_run, tmp_path):
         },
     )
     dry = _run(repo, "-n", "--configfile", faster)
-    assert "Nothing to be done" in dry.stdout, _scheduled_jobs(dry.stdout)
+    assert "Nothing to be done" in dry.stdout, scheduled(dry.stdout)
 
 
 @pytest.mark.slow
@@ -302,7 +289,7 @@ def test_an_estimate_reruns_no_dense_route_job(tiny_run, tmp_path):
     repo = tiny_run.repo  # a dry run: reads only
     sampled = _write_yaml(tmp_path / "estimate.yaml", {"measures": {"estimate": {"pairs": 0.5}}})
     dry = _run(repo, "-n", "--configfile", sampled)
-    jobs = _scheduled_jobs(dry.stdout)
+    jobs = scheduled(dry.stdout)
     assert "Nothing to be done" in dry.stdout or set(jobs) <= {"run_config", "all"}, jobs
 
 
@@ -318,12 +305,12 @@ def test_drawing_code_change_reruns_only_figures(tiny_run, module, build, tmp_pa
     repo, _ = copy_run(tiny_run, tmp_path / "run")
     drawing_code = repo / "workflow" / "userfair" / module
     drawing_code.write_text(drawing_code.read_text() + "\n# edited by the rerun test\n")
-    jobs = _scheduled_jobs(_run(repo, "-n").stdout)
+    jobs = scheduled(_run(repo, "-n").stdout)
     assert set(jobs) - {"all", "run_config"} == FIGURE_RULES, jobs
     if not build:
         return
     _run(repo, "fig_extreme", "--cores", "2")
-    jobs = _scheduled_jobs(_run(repo, "-n").stdout)
+    jobs = scheduled(_run(repo, "-n").stdout)
     assert set(jobs) - {"all", "run_config"} == FIGURE_RULES - {"fig_extreme"}, jobs
 
 
