@@ -19,7 +19,7 @@ import math
 import numba
 import numpy as np
 
-from userfair.streamed._streaming_kernels import _count_row, _genre_partners
+from userfair.streamed._streaming_kernels import _count_row, _genre_partners, pair_scratch
 
 #: Columns of :func:`pair_rows`'s per-thread (m, PAIR_ROWS) output, a user's entries side
 #: by side (one pair touches two cache lines, not 2 x PAIR_ROWS): for each PUF
@@ -126,11 +126,7 @@ def pair_rows(
     out = np.zeros((threads, m, PAIR_ROWS))
     for t in numba.prange(threads):
         mine = out[t]
-        counts = np.zeros(m, np.int32)
-        touched = np.empty(m, np.int32)
-        partners = np.empty(m, np.int32)
-        weights = np.empty(m)
-        to_items = np.zeros(r)
+        counts, touched, partners, weights, to_items = pair_scratch(m, r)
         for u in range(start + t, stop, threads):
             if u >= m - 1:
                 continue

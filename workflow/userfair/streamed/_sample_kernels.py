@@ -16,7 +16,12 @@ import math
 import numba
 import numpy as np
 
-from userfair.streamed._streaming_kernels import _genre_partners, envy_row, list_distance
+from userfair.streamed._streaming_kernels import (
+    _genre_partners,
+    envy_row,
+    list_distance,
+    pair_scratch,
+)
 
 #: Columns of :func:`sampled_pair_rows`'s per-row output.
 ROW_P_JACC, ROW_NDCG_JACC, ROW_UF, ROW_UF_PAIRS, ROW_P_COS, ROW_NDCG_COS = 0, 1, 2, 3, 4, 5
@@ -55,11 +60,7 @@ def sampled_pair_rows(
     size = rows.shape[0]
     out = np.zeros((size, 6))
     for t in numba.prange(threads):
-        counts = np.zeros(m, np.int32)
-        touched = np.empty(m, np.int32)
-        partners = np.empty(m, np.int32)
-        weights = np.empty(m)
-        to_items = np.zeros(r)
+        counts, touched, partners, weights, to_items = pair_scratch(m, r)
         for row in range(t, size, threads):
             u = rows[row]
             n = _count_all(u, row_ptr, row_items, col_ptr, col_users, counts, touched)

@@ -30,6 +30,18 @@ TWO_P_JACC, TWO_NDCG_JACC, TWO_UF, TWO_UF_PAIRS = 0, 1, 2, 3
 
 
 @numba.njit(cache=True, inline="always")
+def pair_scratch(m, r):
+    """One thread's scratch of a loop over pair rows that visits the similar partners: the
+    shared-item ``counts`` (zero) and the ``touched`` users of :func:`_count_row`, the
+    ``partners`` and their ``weights``, and ``to_items`` (zero, ``r`` item slots) of the
+    list distances."""
+    return (
+        np.zeros(m, np.int32), np.empty(m, np.int32), np.empty(m, np.int32), np.empty(m),
+        np.zeros(r),
+    )  # fmt: skip
+
+
+@numba.njit(cache=True, inline="always")
 def _count_row(u, row_ptr, row_items, col_ptr, col_users, counts, touched):
     """counts[v] = |H_u & H_v| for every v > u sharing an item with u; the distinct such v
     go to touched[:n]; returns n. ``col_users`` is sorted ascending within each item."""
@@ -247,11 +259,7 @@ def pass_two_rows(
     m = degrees.shape[0]
     out = np.zeros((stop - start, 4))
     for t in numba.prange(threads):
-        counts = np.zeros(m, np.int32)
-        touched = np.empty(m, np.int32)
-        partners = np.empty(m, np.int32)
-        weights = np.empty(m)
-        to_items = np.zeros(r)
+        counts, touched, partners, weights, to_items = pair_scratch(m, r)
         for u in range(start + t, stop, threads):
             if u >= m - 1:
                 continue

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from userfair.streamed._plugin_kernels import _raw
-from userfair.streamed._streaming_kernels import _count_row, _merge, list_distance
+from userfair.streamed._streaming_kernels import _count_row, _merge, list_distance, pair_scratch
 
 
 @numba.njit(cache=True, parallel=True)
@@ -64,11 +64,7 @@ def similar_rows(
     m = degrees.shape[0]
     out = np.zeros((m, 2))
     for t in numba.prange(threads):
-        counts = np.zeros(m, np.int32)
-        touched = np.empty(m, np.int32)
-        partners = np.empty(m, np.int32)
-        weights = np.empty(m)
-        to_items = np.zeros(r)
+        counts, touched, partners, weights, to_items = pair_scratch(m, r)
         for u in range(t, m, threads):
             if u >= m - 1:
                 continue
