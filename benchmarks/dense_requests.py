@@ -156,10 +156,10 @@ def measure(
     config["measures"] = {"threads": threads, "device": "cpu"}  # dense: the default threshold
     config["experiments"] = experiments
     config["uncertainty"] = {"resamples": resamples}
-    added = ["genre"] if "exp_variants" in rules else []  # its opt-in similarities
-    config["measures"]["similarities"] = ["cos", "jacc", *added]
+    variants = ["genre"] if "exp_variants" in rules else []  # exp_variants' opt-in one
+    config["measures"]["similarities"] = ["cos", "jacc", *variants]
     config["measures"].update(EXTRA_SETTINGS.get(extra, {}))
-    added = config["measures"]["similarities"][2:]
+    added = config["measures"]["similarities"][2:]  # the opt-in similarities configured
     config["who"] = {"features": []}  # the synthetic users have no features
     (folder / "dense.yaml").write_text(yaml.safe_dump(config))
     write_genres(folder)

@@ -348,10 +348,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['seconds']:.1f} s, {row['peak_mb']:.0f} MB -> asks "
                 f"{asked.runtime} min, {asked.mem_mb} MB"
             )
-    for extra, reached in EXTRAS.items():
+    for extra, reached in EXTRAS.items() if "extras" in record else ():
         for rule in reached:
-            if "extras" in record:
-                print(f"{rule} with {extra}: {extra_coefficients(record, rule, extra)}")
+            print(f"{rule} with {extra}: {extra_coefficients(record, rule, extra)}")
     if args.write_calibration:
         write_calibration(record, args.write_calibration)
     return 0
