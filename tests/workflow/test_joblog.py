@@ -117,3 +117,55 @@ def test_the_debug_switch_brings_the_traceback_back(tmp_path, monkeypatch):
             raise ValueError("config key k: 1000 is more than the 610 items")
     text = (tmp_path / "job.log").read_text()
     assert "Traceback" in text and "ValueError: config key k" in text
+
+
+RULE_SCRIPT = """
+import atexit, logging, sys
+from pathlib import Path
+from types import SimpleNamespace
+from snakemake.iocontainers import (
+    InputFiles, Log, Namedlist, OutputFiles, Params, Snakemake, Wildcards
+)
+from userfair.workflow.joblog import job_log
+
+here = Path(sys.argv[1])
+atexit.register(lambda: (here / "teardown").write_text("ran"))
+log = str(here / "job.log")
+if sys.argv[2] == "snakemake":  # what Snakemake's preamble unpickles in a rule's script
+    job = Snakemake(InputFiles(), OutputFiles(), Params(), Wildcards(fromdict={"d": "x"}), 1,
+                    Namedlist(), Log([log]), {}, "split", None)
+else:
+    job = SimpleNamespace(log=[log], rule="split", wildcards={"d": "x"})
+with job_log(job):
+    (here / "out.txt").write_text("written")
+    print("printed by the step")  # buffered: stdout is a pipe
+    logging.getLogger("recbole").info("epoch 1 done")
+print("after the block")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["snakemake", "duck"])
+def test_a_rule_scripts_process_ends_at_once_with_its_log_and_output_flushed(tmp_path, kind):
+    """A rule's own script process (the ``snakemake`` object of Snakemake's preamble) ends
+    when its step returns, status 0, its stdout and log flushed, Python's teardown skipped
+    (the atexit handler never runs, nor the line after the block); a job that is not a
+    rule's script (a duck-typed one, as in-process here) goes on as before."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "rule.py"
+    script.write_text(RULE_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path), kind], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out.txt").read_text() == "written"
+    log = (tmp_path / "job.log").read_text()
+    assert "epoch 1 done" in log and "rule split {'d': 'x'} done in" in log.splitlines()[-1]
+    if kind == "snakemake":
+        assert proc.stdout.splitlines() == ["printed by the step"], proc.stdout
+        assert not (tmp_path / "teardown").exists()
+    else:
+        assert proc.stdout.splitlines() == ["printed by the step", "after the block"]
+        assert (tmp_path / "teardown").read_text() == "ran"

@@ -6,7 +6,10 @@ traceback. A bad file of a rule is named with that rule and the command that reb
 (:func:`userfair.workflow.layout.explain`). ``USERFAIR_DEBUG=1`` in the environment logs
 the traceback of every failure. A job that succeeds ends its log with one line of its cost:
 wall and CPU seconds since its process started, and how many of the CPU seconds went before
-the step (the interpreter and its imports)."""
+the step (the interpreter and its imports). A rule's own script process then ends at once
+(:func:`leave`), its log flushed: the interpreter's teardown, which frees every module it
+imported, would cost each job 0.2 CPU s, a job that imported torch 0.6 s
+(docs/performance.md#thirteenth-step-jobs-that-end-at-once-2026-11-29)."""
 
 from __future__ import annotations
 
@@ -29,6 +32,9 @@ ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 #: Failures that are bad input named by their message: one log line, no traceback.
 EXPECTED = (InputError, ValueError)
+#: The module of the ``snakemake`` object that Snakemake gives a rule's Python script, in the
+#: script's own process (a test's duck-typed job is not one).
+SCRIPT_JOB = "snakemake.iocontainers"
 #: The environment variable that brings the traceback back for every failure.
 DEBUG = "USERFAIR_DEBUG"
 
@@ -93,3 +99,16 @@ def job_log(job) -> Iterator[None]:
         "rule %s %s %s",
         job.rule, dict(job.wildcards), cost_line(psutil.Process().create_time(), cpu_before),
     )  # fmt: skip
+    if type(job).__module__ == SCRIPT_JOB:  # the process is the rule's script: nothing follows
+        leave(0)
+
+
+def leave(status: int) -> None:
+    """End this process with ``status`` now: the logging handlers and the standard streams
+    flushed, Python's teardown skipped (``os._exit``). Only for a job's own script process
+    whose step has returned, its outputs written and closed (the steps write them
+    atomically): atexit handlers and finalizers do not run."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(status)
