@@ -153,6 +153,9 @@ def test_every_script_is_named_as_its_rule_and_makes_one_library_call():
     for script in SCRIPTS.glob("*.py"):
         tree = ast.parse(script.read_text())
         (block,) = [node for node in tree.body if isinstance(node, ast.With)]
+        # job_log ends a rule script's process when its block is done (joblog.leave):
+        # a statement after the block would never run
+        assert tree.body[-1] is block, f"{script.name}: the job block must be its last statement"
         calls = [n for n in block.body if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)]
         others = [n for n in block.body if n not in calls and not _aliases_only(n)]
         assert len(calls) == 1 and not others, (
