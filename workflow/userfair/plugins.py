@@ -35,18 +35,15 @@ import importlib
 import inspect
 import logging
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from importlib import metadata
 
 import numpy as np
-from numba.extending import is_jitted
 
 from userfair import measures
-from userfair.formulas import pair_terms
 from userfair.measures.base import Measure
 from userfair.similarity import registry
-from userfair.streamed._plugin_kernels import COMPILED as COMPILED_KINDS
-from userfair.streamed._plugin_kernels import apply_term
 
 log = logging.getLogger(__name__)
 
@@ -107,16 +104,23 @@ class PairMeasure:
         compiled = compiled_term(self)
         if compiled is None:
             raise NotImplementedError
+        from userfair.streamed._plugin_kernels import apply_term  # numba: only to compute
+
         as_float = lambda a: np.ascontiguousarray(a, dtype=np.float64)  # noqa: E731
         return apply_term(compiled, as_float(s_u), as_float(s_v), as_float(sim))
 
 
 def compiled_term(plugin):
-    """The plugin PairMeasure's compiled scalar ``term`` (a numba dispatcher), else None."""
+    """The plugin PairMeasure's compiled scalar ``term`` (a numba dispatcher), else None.
+    numba's own test (``numba.extending.is_jitted``) without importing numba, which every
+    process that loads this module would pay for (0.3 s): a dispatcher exists only once
+    numba's dispatcher module is loaded."""
     raw = inspect.getattr_static(type(plugin), "term", None)
     if isinstance(raw, staticmethod):
         raw = raw.__func__
-    return raw if raw is not None and is_jitted(raw) else None
+    dispatcher = sys.modules.get("numba.core.dispatcher")
+    jitted = dispatcher is not None and isinstance(raw, dispatcher.Dispatcher)
+    return raw if jitted else None
 
 
 class UserSimilarity:
@@ -165,6 +169,8 @@ def builtin_pair(declaration: Measure) -> PairMeasure:
     """A built-in pair measure declared with a term (``userfair.formulas.pair_terms``) as the
     PairMeasure the generic engine reads: its declaration's fields and its compiled term."""
     if declaration.name not in _builtin:
+        from userfair.formulas import pair_terms  # numba: only to compute
+
         fields = {
             "name": declaration.name, "effectiveness": declaration.effectiveness,
             "similarity": declaration.similarity, "better": declaration.better,
@@ -181,6 +187,8 @@ def zero_at_zero(name: str) -> bool:
     the row passes visit only the pairs whose raw similarity is stored (e.g. that share an
     item)."""
     if name not in _zero_at_zero and measures.is_known(name):
+        from userfair.formulas import pair_terms  # numba: only to compute
+
         term = measures.get(name).term
         return term is not None and pair_terms.TERMS[term].zero_at_zero
     return _zero_at_zero.get(name, False)
@@ -342,8 +350,11 @@ def _register_measure(cls, source: str) -> Measure:
     elif type(plugin).compute is UserMeasure.compute:
         raise PluginError(f"plugin {source}: define compute(self, scores, weights)")
     routes = {"dense", "stream", "bootstrap", "recbole"} | ({"decompose"} if pair else set())
-    if pair and compiled_term(plugin) is not None and label in COMPILED_KINDS:
-        routes.add("sample")  # its row sums in the compiled loops (generic_routes)
+    if pair and compiled_term(plugin) is not None:  # numba is loaded: the plugin compiled
+        from userfair.streamed._plugin_kernels import COMPILED
+
+        if label in COMPILED:
+            routes.add("sample")  # its row sums in the compiled loops (generic_routes)
     if score in ("HR", "MRR", "P", "MAP", "R", "NDCG"):
         routes.add("experiments")  # Figs. 2-4 draw binary relevance lists
     group = "Eff (plugins)" if better == "higher" else "Fair (plugins)"
@@ -443,6 +454,8 @@ def check(plugin, declaration: Measure) -> bool:
     backward = checked_terms(plugin, declaration, s_v, s_u, sim)
     compiled = compiled_term(plugin)
     if compiled is not None and type(plugin).terms is not PairMeasure.terms:
+        from userfair.streamed._plugin_kernels import apply_term  # numba is loaded: compiled
+
         scalar = call(source, "term", apply_term, compiled, s_u, s_v, sim)
         if not np.allclose(scalar, forward, rtol=1e-9, atol=1e-12):
             raise PluginError(

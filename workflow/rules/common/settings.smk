@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from userfair.workflow.steps.groups import specs_of
+from userfair.formulas.groups import specs_of
 from userfair.workflow import catalogue, energy, grids, models, replication
 from userfair.workflow import figure_registry, reproduction, steps
 
@@ -168,7 +168,7 @@ def replicated_models(dataset):
 
 
 def group_specs():
-    """The groupings of the run (userfair.workflow.steps.groups.specs_of)."""
+    """The groupings of the run (userfair.formulas.groups.specs_of)."""
     return specs_of(config["measures"]["groups"], config["who"]["features"])
 
 

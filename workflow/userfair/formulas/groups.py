@@ -248,6 +248,14 @@ def by_activity(train_counts, users, share: float = ACTIVITY_SHARE) -> Groups:
     return Groups(by=f"activity:{share:g}", names=names, labels=labels)
 
 
+def specs_of(groups, features) -> list[str]:
+    """The groupings a config asks for: its ``measures.groups`` as given, or (null) activity
+    at :data:`ACTIVITY_SHARE` and each user feature of ``who.features``."""
+    if groups is not None:
+        return list(groups)
+    return [f"activity:{ACTIVITY_SHARE}"] + [f"feature:{n}" for n in features or []]
+
+
 def parse_spec(spec: str) -> tuple[str, str]:
     """``activity[:P]``, ``feature:NAME`` or a user-groups file path -> (kind, argument)."""
     kind, _, argument = str(spec).partition(":")

@@ -19,6 +19,7 @@ from userfair.files.inputs import load_inputs
 from userfair.files.io import read_json, read_parquet, write_csv, write_json, write_parquet
 from userfair.formulas import effectiveness
 from userfair.formulas import groups as user_groups
+from userfair.formulas.groups import specs_of
 from userfair.formulas.agreement import agreement_matrix
 from userfair.measures import FAIR_GROUP
 from userfair.workflow import tables, who
@@ -30,15 +31,6 @@ log = logging.getLogger(__name__)
 INDIVIDUAL = ("PUF-P-Cos", "PUF-NDCG-Cos", "PUF-P-Jacc", "PUF-NDCG-Jacc", "UF", "ME", "MME")
 #: Separator of a grouping and a column in the resamples file: ``activity:0.05|UserMAD-P``.
 SEP = "|"
-
-
-def specs_of(groups, features) -> list[str]:
-    """The groupings a config asks for: its ``measures.groups`` as given, or (null) activity
-    at :data:`userfair.formulas.groups.ACTIVITY_SHARE` and each user feature of
-    ``who.features``."""
-    if groups is not None:
-        return list(groups)
-    return [f"activity:{user_groups.ACTIVITY_SHARE}"] + [f"feature:{n}" for n in features or []]
 
 
 def groups(
