@@ -326,6 +326,35 @@ def pytest_collection_modifyitems(config, items):
 
 _CPU_AT_SETUP = pytest.StashKey[float]()
 
+#: The fast lane's test now running (its node id), while one runs: it must not start a
+#: process (the `slow` marker's definition, pyproject.toml), which the audit hook refuses.
+_FAST_TEST: list[str] = []
+_PROCESS_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.system", "os.spawn")
+
+
+def _refuse_a_process_in_the_fast_lane(event: str, args) -> None:
+    if _FAST_TEST and event in _PROCESS_EVENTS:
+        raise RuntimeError(
+            f"{_FAST_TEST[0]} starts a process ({event}: {str(args[0])[:80]}): the fast lane "
+            "stays in-process; mark the test slow (pyproject.toml's markers)"
+        )
+
+
+sys.addaudithook(_refuse_a_process_in_the_fast_lane)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A fast-lane test (stage unit) runs, with its fixtures, under the audit hook above."""
+    fast = stage_of({m.name for m in item.iter_markers()}) == "unit"
+    if fast:
+        _FAST_TEST.append(item.nodeid)
+    try:
+        yield
+    finally:
+        if fast:
+            _FAST_TEST.clear()
+
 
 def pytest_sessionfinish(session):
     """The warm Snakemake server ends with its test process, having reaped its children."""

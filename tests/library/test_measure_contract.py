@@ -325,6 +325,7 @@ def _sd(x):
     return float(np.sqrt(np.mean((np.asarray(x) - np.mean(x)) ** 2)))
 
 
+@pytest.mark.slow  # one_declaration: a fresh Python process
 def test_a_statistic_added_by_one_declaration_reaches_every_route(one_declaration):
     out = one_declaration
     names = out["names"]  # one of every measures file's, after the other spread measures
@@ -339,6 +340,7 @@ def test_a_statistic_added_by_one_declaration_reaches_every_route(one_declaratio
         assert value == pytest.approx(_sd(drawn) / drawn.mean(), rel=1e-12)
 
 
+@pytest.mark.slow  # one_declaration: a fresh Python process
 def test_an_effectiveness_added_by_one_declaration_reaches_every_route(one_declaration):
     out = one_declaration
     assert out["names"][: len(measures.EFF) + 1] == [*measures.EFF, "F1"]
@@ -391,6 +393,7 @@ def _group_means(scores, labels, weights=None):
     return [m for m in means if not np.isnan(m)]
 
 
+@pytest.mark.slow  # one_declaration: a fresh Python process
 def test_a_group_measure_added_by_one_declaration_reaches_every_route(one_declaration):
     """UserGap-NDCG, the largest minus the smallest group mean NDCG: its statistic of the
     groups' means under its name in GROUP_STATISTICS and its declaration; no route names
@@ -417,6 +420,7 @@ def test_a_group_measure_added_by_one_declaration_reaches_every_route(one_declar
             assert value == pytest.approx(expected(row)[name], rel=1e-12, nan_ok=True), name
 
 
+@pytest.mark.slow  # one_declaration: a fresh Python process
 def test_pair_measures_added_by_one_declaration_reach_every_route(one_declaration):
     out = one_declaration
     assert out["names"][-2:] == ["PUF2-P-Cos", "PUFg-NDCG-Jacc"]  # one of every measures file
@@ -453,6 +457,7 @@ def _envy_loop(topk, relevant, weights=None):
     return total / w.sum()
 
 
+@pytest.mark.slow  # one_declaration: a fresh Python process
 def test_an_envy_measure_added_by_one_declaration_reaches_every_route(one_declaration):
     """MEU, the mean over users of their summed envy: its reduction of the envy rows'
     totals (REDUCTIONS["per-user"]) and its declaration; no route names it."""
@@ -505,6 +510,7 @@ def _uf_loop(train, train_all, topk, kind, weights=None):
     return np.log(total) / np.log(mass) if total > 0 else np.nan
 
 
+@pytest.mark.slow  # one_declaration: a fresh Python process
 def test_a_uf_variant_added_by_one_declaration_reaches_every_route(one_declaration):
     """UF-Cos and UF-Jacc: the UF construction over another raw similarity, each one
     declaration of the uf kind (no kernel, no route names them); the generic UF engine
@@ -546,6 +552,7 @@ def test_an_envy_declaration_names_a_reduction():
                      effectiveness="P", statistic="SD", reduction="mean")  # fmt: skip
 
 
+@pytest.mark.slow  # one_declaration: a fresh Python process
 def test_the_generic_engine_on_pufs_term_equals_pufs_fused_kernels(one_declaration):
     out = one_declaration
     for route in ("dense", "stream", "experiments"):

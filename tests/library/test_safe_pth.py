@@ -43,6 +43,7 @@ def craft(path: Path, marker: Path, **plain) -> None:
     torch.save({**plain, "payload": Crafted(marker)}, path)
 
 
+@pytest.mark.slow  # the crafted code starts a process (touch)
 def test_the_crafted_file_does_run_code_when_unpickled(tmp_path):
     """The premise of the tests below: loading the crafted file the old way runs its code."""
     marker = tmp_path / "ran"

@@ -549,3 +549,11 @@ def test_parsing_the_workflow_and_light_jobs_load_no_heavy_module(what):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == [], modules
+
+
+def test_a_fast_lane_test_cannot_start_a_process():
+    """The fast lane stays in-process (the `slow` marker's definition): while a test of it
+    runs, tests/conftest.py's audit hook refuses to start a process, naming the test."""
+    with pytest.raises(RuntimeError, match="stays in-process; mark the test slow") as refused:
+        subprocess.run(["true"], check=True)
+    assert "test_a_fast_lane_test_cannot_start_a_process" in str(refused.value)
