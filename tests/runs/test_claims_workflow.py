@@ -2,7 +2,7 @@
 verdict for every claim, `userfair claims` on the run, a measure the paper never saw (the
 opt-in PUF with the genre similarity) getting its properties and its answers on the first
 page, and a report refused once a run of another configuration has started writing into
-results/."""
+results/. The claims of a run on two datasets: tests/runs/test_two_datasets_workflow.py."""
 
 import json
 
@@ -13,10 +13,8 @@ import yaml
 from userfair import measures
 from userfair.cli import main as cli_main
 from userfair.workflow import claims
-from userfair.workflow.testdata import write_tiny_ml100k
 
 from conftest import copy_run
-from test_your_data import DECLARATION, write_shop_csv
 
 
 def overlay(run, name, config):
@@ -102,35 +100,3 @@ def test_the_claims_of_a_real_run_with_two_replicates_use_the_replicates_draws(t
     assert "2 training replicates" in front
     across = pd.read_csv(tables / "claims_across.csv")
     assert len(across) == len(claims.CLAIMS)
-
-
-@pytest.mark.slow
-def test_the_claims_of_a_real_run_on_two_datasets_say_on_how_many_each_holds(tiny_run, tmp_path):
-    """A second dataset beside the tiny ml-100k (the same data as a declared CSV, `shop`,
-    docs/your-data.md): one verdict per claim and dataset, and a line per claim that says on
-    how many of the two it holds, in claims_across.csv and on the first page."""
-    run = copy_run(tiny_run, tmp_path / "run")
-    shop = write_shop_csv(tmp_path / "shop.csv", write_tiny_ml100k(tmp_path / "tiny"))
-    config = overlay(run, "two.yaml", {
-        "datasets": ["ml-100k", "shop"],
-        "custom_datasets": {"shop": {**DECLARATION, "path": str(shop)}},
-    })  # fmt: skip
-    run.snakemake("results/tables/claims.csv", "--cores", "2", "--configfile", config)
-    tables = run.test_dir / "results" / "tables"
-    verdicts = pd.read_csv(tables / "claims.csv")
-    assert len(verdicts) == 2 * len(claims.CLAIMS)
-    assert verdicts.groupby("dataset")["claim"].apply(list).to_dict() == {
-        d: [c.id for c in claims.CLAIMS] for d in ("ml-100k", "shop")
-    }
-    across = pd.read_csv(tables / "claims_across.csv").set_index("claim")
-    assert (across["datasets"] == 2).all()
-    for claim, row in across.iterrows():
-        held = set(
-            verdicts[(verdicts["claim"] == claim) & (verdicts["verdict"] == "holds")]["dataset"]
-        )
-        assert row["holds"] == len(held) and row["line"].startswith(
-            f"holds on {len(held)} of 2 datasets"
-        )
-    front = (run.test_dir / "results" / "report" / "front.rst").read_text()
-    assert front.startswith("**What ran.** 2 datasets: ml-100k") and "shop" in front
-    assert "Each claim across the datasets" in front

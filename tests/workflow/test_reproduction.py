@@ -1,15 +1,15 @@
 """The paper's printed numbers beside a run (userfair.workflow.reproduction, rule paper_gap): the
 packaged CSVs equal the cells of the paper's LaTeX (tests/data/paper_tables.tex) and
 hand-checked spot values; the printed-row mapping; which datasets have published numbers;
-the gap cells, verdict, Kendall tau and figure on synthetic numbers; and (slow) the rule on
-tiny data presented as lastfm, beside ml-100k, which has no published numbers."""
+the gap cells, verdict, Kendall tau and figure on synthetic numbers. The rule itself on tiny
+data presented as lastfm, beside ml-100k, which has no published numbers:
+tests/runs/test_two_datasets_workflow.py."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
-import shutil
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -20,9 +20,8 @@ import yaml
 
 from userfair.measures import NAMES
 from userfair.workflow import analysis_figures, catalogue, figure_style, models, reproduction
-from userfair.workflow.testdata import write_tiny_ml100k
 
-from conftest import REPO, make_workdir, snakemake
+from conftest import REPO
 
 TEX = Path(__file__).parents[1] / "data" / "paper_tables.tex"
 
@@ -343,74 +342,3 @@ def test_a_figure_without_published_numbers_says_so(tmp_path):
         assert "ml-100k: no published numbers (the paper does not use it)" in texts
     finally:
         plt.close(fig)
-
-
-# --- the rule on tiny data presented as lastfm ---------------------------------------------
-
-GRID = {  # two models: the cells, the interval and a tau per measure, at the least cost
-    "UserKNN": {"k": [50], "shrink": [0.0]},
-    "ItemKNN": {"k": [50], "shrink": [0.0]},
-}
-
-
-@pytest.fixture(scope="module")
-def gap_run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("paper-gap")
-    tiny = write_tiny_ml100k(root / "tiny")
-    (root / "lastfm").mkdir()
-    shutil.copyfile(tiny / "ml-100k.inter", root / "lastfm" / "lastfm.inter")
-    work = make_workdir(root / "run")
-    (work / "grid.yaml").write_text(yaml.safe_dump(GRID))
-    config = {
-        "datasets": ["lastfm", "ml-100k"],
-        "dataset_options": {
-            "lastfm": {"path": str(root / "lastfm")},
-            "ml-100k": {"path": str(tiny)},
-        },
-        "models": list(GRID),
-        "grid": "grid.yaml",
-        "training": {"epochs": 1, "stopping_step": 1, "device": "cpu"},
-        "measures": {"device": "cpu"},
-        "uncertainty": {"resamples": 20},
-    }
-    (work / "run.yaml").write_text(yaml.safe_dump(config))
-    snakemake(work, "paper_gap", "--cores", "2", "--configfile", "run.yaml")
-    return work
-
-
-@pytest.mark.slow
-def test_the_rule_compares_lastfm_and_says_ml100k_has_no_numbers(gap_run):
-    tables = gap_run / "results" / "tables"
-    cells = pd.read_csv(tables / "paper_gap.csv")
-    assert list(cells.columns) == reproduction.CELL_COLUMNS
-    assert set(cells["dataset"]) == {"lastfm"} and len(cells) == 18 * len(GRID)
-    assert not (gap_run / "results" / "ml-100k" / "measures").exists()  # not needed
-    paper = reproduction.paper_scores("lastfm")
-    name = {models.label(m): m for m in models.names()}  # the table shows U-KNN, as Table 2
-    for row in cells.itertuples():
-        record = json.loads(
-            (gap_run / f"results/lastfm/measures/{name[row.model]}.json").read_text()
-        )
-        assert row.ours == pytest.approx(record[row.measure], rel=1e-12)
-        assert row.paper == paper.loc[row.measure, name[row.model]]
-        assert row.ratio == pytest.approx(row.ours / row.paper)
-        assert row.lo <= row.ours <= row.hi
-    assert cells.loc[(cells.measure == "ME") & (cells.model == "U-KNN"), "paper"].item() == 0.0025
-    verdicts = pd.read_csv(tables / "paper_gap_verdicts.csv").set_index("dataset")
-    assert verdicts.loc["ml-100k", "line"] == (
-        "ml-100k: no published numbers (the paper does not use ml-100k)"
-    )
-    lastfm = verdicts.loc["lastfm"]
-    assert lastfm["published"] and lastfm["cells"] == 18 * len(GRID)
-    assert lastfm["within_interval"] == cells["within"].sum()
-    assert "Table 1 differs: users 120 vs 1,859" in lastfm["line"]  # tiny data, not Last.fm
-    stats = pd.read_csv(tables / "paper_gap_stats.csv")
-    assert stats["field"].tolist() == ["users", "test_users", "items", "interactions", "sparsity"]
-    assert not stats["exact"].any()
-    tau = pd.read_csv(tables / "paper_gap_tau.csv")
-    assert tau["measure"].tolist() == list(NAMES) and (tau["models"] == len(GRID)).all()
-    log = (gap_run / "results" / "logs" / "paper_gap" / "paper_gap.log").read_text()
-    assert lastfm["line"] in log and verdicts.loc["ml-100k", "line"] in log
-    assert "grid grid.yaml (2 points), at most 1 epoch, 20 resamples" in log
-    for suffix in ("pdf", "png"):
-        assert (gap_run / "results" / "figures" / f"paper_gap.{suffix}").stat().st_size > 10_000
