@@ -1,6 +1,7 @@
 """The workflow's streamed measures: above config measures.stream_above the measures of the
 tiny ml-100k come from pass one (pairs.json) and pass two instead of the dense similarity
-files, in one job or scattered over measures.scatter jobs, with the same numbers."""
+files, in one job or scattered over measures.scatter jobs, with the same numbers; and the
+config's estimate (measures.estimate.pairs) samples the streamed pair measures."""
 
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ def _assert_same(dense, streamed):
 @pytest.mark.slow
 def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_run):
     """On a copy of the session's tiny run (conftest ``tiny_run``): its lists and dense
-    similarity files are reused, only the measures jobs of each route run."""
+    similarity files are reused, only the measures jobs of each route run; the scattered
+    run then serves the config's estimate (measures.estimate.pairs) as its exact run."""
     run = copy_run(tiny_run, tmp_path / "run")
     work = run.test_dir
     dense, log = _measures(run, _config(run, "dense"))
@@ -81,6 +83,8 @@ def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_run
     assert {k: v for k, v in gathered.items() if k not in ("seconds", "uf_mean", "uf_m2")} == {
         k: v for k, v in stats.items() if k not in ("seconds", "uf_mean", "uf_m2")
     }
+    # the scattered run is the exact one the config's estimate starts from
+    _assert_the_estimate_samples_the_streamed_pair_measures(run, two)
 
     # the dense files are not built above the threshold: a clear error names the key (a
     # dense file already there stays valid: a new threshold alone rebuilds nothing)
@@ -109,14 +113,12 @@ def test_streamed_and_scattered_measures_equal_the_dense_ones(tmp_path, tiny_run
     assert json.loads((work / PAIRS).read_text())["gamma"] == 0.8
 
 
-@pytest.mark.slow
-def test_the_config_estimate_samples_the_streamed_pair_measures(tmp_path, tiny_run):
-    """measures.estimate.pairs through the real rules: a sample of every user is the exact
-    streamed route, a half sample puts each estimated measure's SE and interval in the
-    measures file and beside it in Table 2."""
-    run = copy_run(tiny_run, tmp_path / "run")
+def _assert_the_estimate_samples_the_streamed_pair_measures(run, exact):
+    """measures.estimate.pairs through the real rules, after the exact scattered run
+    ``exact`` (stream_above 0, scatter 2): a sample of every user is the exact streamed
+    route, a half sample puts each estimated measure's SE and interval in the measures file
+    and beside it in Table 2."""
     work = run.test_dir
-    exact, _ = _measures(run, _config(run, "stream", stream_above=0, scatter=2))
     whole, log = _measures(
         run, _config(run, "whole", stream_above=0, scatter=2, estimate={"pairs": 1.0})
     )
