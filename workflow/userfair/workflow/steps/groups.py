@@ -19,8 +19,8 @@ from userfair.files.inputs import load_inputs
 from userfair.files.io import read_json, read_parquet, write_csv, write_json, write_parquet
 from userfair.formulas import effectiveness
 from userfair.formulas import groups as user_groups
-from userfair.formulas.groups import specs_of
 from userfair.formulas.agreement import agreement_matrix
+from userfair.formulas.groups import specs_of
 from userfair.measures import FAIR_GROUP
 from userfair.workflow import tables, who
 from userfair.workflow.steps import Path
