@@ -32,6 +32,8 @@ import threading
 import time
 from pathlib import Path
 
+import warm_jobs  # noqa: E402  (tests/, beside this file)
+
 #: What the parse of the Snakefile and a run load besides the workflow's own code.
 PRELOAD = (
     "snakemake.cli",
@@ -79,7 +81,13 @@ def _child(request: dict) -> None:
     # the one thing Snakemake reads from the working folder as it loads (the run folder of
     # its banner): read again in this one
     Workflow._rundir = str(os.path.abspath(os.getcwd()))
-    main()  # exits: SystemExit runs up to the interpreter, which finishes as usual
+    # its jobs start warm too (tests/warm_jobs.py), unless the request says not to
+    jobs = warm_jobs.start(os.path.dirname(request["out"])) if request.get("warm_jobs") else None
+    try:
+        main()  # exits: SystemExit runs up to the interpreter, which finishes as usual
+    finally:
+        if jobs is not None:
+            warm_jobs.stop(jobs)
 
 
 def serve() -> None:
@@ -180,7 +188,7 @@ def run(
         out, err = Path(folder, "stdout"), Path(folder, "stderr")
         request = {
             "args": list(args), "cwd": str(cwd), "env": env, "bin": str(bin_dir),
-            "out": str(out), "err": str(err),
+            "out": str(out), "err": str(err), "warm_jobs": warm_jobs.wanted(),
         }  # fmt: skip
         server.stdin.write((json.dumps(request) + "\n").encode())
         pid = _reply(server, None)["pid"]

@@ -5,15 +5,19 @@ jobs; the CPU seconds of the command and its jobs counted. A tiny Snakefile of i
 the project's, keeps each command under a second."""
 
 import contextlib
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import psutil
 import pytest
+
+import warm_jobs
 
 import warm_snakemake
 from conftest import BIN
@@ -34,7 +38,38 @@ rule busy:
 rule slow:
     output: "slow.txt"
     shell: "sleep 60 && touch {output}"
+
+rule script_job:
+    output: "script.json"
+    script: "job.py"
+
+rule script_fails:
+    output: "fails.txt"
+    script: "fails.py"
+
+rule script_slow:
+    output: "script_slow.txt"
+    script: "slow.py"
 """
+# A rule's script: what it sees of its process (pyarrow: imported by the warm server, not by
+# Snakemake's preamble, so loaded before the script runs only when the job started warm)
+JOB = """\
+import json, os, sys
+preloaded = "pyarrow" in sys.modules
+facts = {
+    "cwd": os.getcwd(), "mark": os.environ.get("MARK"),
+    "argv": [a.endswith(".job.py") for a in sys.argv], "path0": sys.path[0],
+    "executable": sys.executable, "output": list(snakemake.output), "main": __name__,
+    "stdin": os.isatty(0),
+}
+print("job stdout line")
+print("job stderr line", file=sys.stderr)
+with open(snakemake.output[0], "w") as out:
+    json.dump({"preloaded": preloaded, **facts}, out)
+"""
+FAILS = "raise ValueError('boom from the script')\n"
+SLOW = "import time\ntime.sleep(60)\n"
+
 # 0.3 CPU seconds, the busy job's
 SPIN = "import time\\nend = time.process_time() + 0.3\\nwhile time.process_time() < end: pass"
 
@@ -49,6 +84,8 @@ def project(tmp_path):
         SNAKEFILE.replace("{python}", sys.executable).replace("{spin}", SPIN)
     )
     (tmp_path / "marker.py").write_text("VALUE = 'first'\n")
+    for name, text in (("job.py", JOB), ("fails.py", FAILS), ("slow.py", SLOW)):
+        (tmp_path / name).write_text(text)
     return tmp_path
 
 
@@ -130,3 +167,55 @@ def test_an_environment_read_at_start_goes_cold():
     assert warm_snakemake.wanted(None) and warm_snakemake.wanted({"USERFAIR_DEBUG": "1"})
     assert not warm_snakemake.wanted({"PYTHONPATH": "x"})
     assert not warm_snakemake.wanted({"SLURM_CONF": "x"})
+
+
+@pytest.mark.slow
+def test_a_rule_script_starts_warm_and_runs_as_a_fresh_interpreter_runs_it(project, monkeypatch):
+    """tests/warm_jobs.py: a rule's script starts in a fork of the command's job server (the
+    third-party modules already loaded), with what a fresh `python SCRIPT` would have: the
+    working folder, environment, argv, sys.path[0], sys.executable, __main__ and the
+    streams; a failing script's traceback and status reach Snakemake."""
+    warm = run(project, "script.json")
+    assert warm.returncode == 0, warm.stderr
+    seen_warm = json.loads((project / "script.json").read_text())
+    monkeypatch.setenv(warm_jobs.SWITCH, "0")
+    cold = run(project, "script.json", "--forceall")
+    assert cold.returncode == 0, cold.stderr
+    seen_cold = json.loads((project / "script.json").read_text())
+    assert seen_warm.pop("preloaded") and not seen_cold.pop("preloaded")
+    assert seen_warm == seen_cold and seen_cold["executable"] == sys.executable
+    for done in (warm, cold):
+        assert "job stdout line" in done.stdout and "job stderr line" in done.stderr
+    monkeypatch.delenv(warm_jobs.SWITCH)
+    failed = run(project, "fails.txt")
+    assert failed.returncode == 1 and "ValueError: boom from the script" in failed.stderr
+    assert not (project / "fails.txt").exists()
+
+
+@pytest.mark.slow
+def test_a_killed_client_takes_its_warm_job_with_it(project):
+    """SIGKILL to the client Snakemake started for a script (it cannot pass that on): the
+    job's monitor sees the client's socket close and kills the job; Snakemake sees the job
+    fail, and nothing is left working in the folder."""
+    killed = []
+
+    def kill_the_client():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            for process in psutil.process_iter():
+                with contextlib.suppress(psutil.Error):
+                    if any(part.endswith("warm_jobs.py") for part in process.cmdline()):
+                        if process.cwd() == str(project):
+                            time.sleep(1.0)  # the job has started
+                            process.kill()
+                            killed.append(process.pid)
+            time.sleep(0.1)
+
+    killer = threading.Thread(target=kill_the_client)
+    killer.start()
+    start = time.monotonic()
+    done = run(project, "script_slow.txt", timeout=120)
+    killer.join()
+    assert killed and done.returncode == 1, done.stderr[-3000:]
+    assert time.monotonic() - start < 40
+    assert left_in(project) == []
