@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+import yaml
 from filelock import FileLock
 
 # Each worker of a parallel run (pytest-xdist) is a one-core job, as a Snakemake job is one of
@@ -58,6 +59,9 @@ import warm_snakemake  # noqa: E402  (tests/)
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+#: The .test/ configuration (config/README.md's "A first run"), as the tiny run reads it.
+#: Shared read-only: a test builds its own dict from it, never changes it.
+TEST_CONFIG = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text())
 
 
 def suite_cpu_seconds() -> float:

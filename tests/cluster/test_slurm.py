@@ -30,7 +30,15 @@ import yaml
 
 from dag_jobs import scheduled
 
-from conftest import BIN, REPO, SLURM_CONF_BEFORE, copy_run, make_workdir, slurm_opted_in
+from conftest import (
+    BIN,
+    REPO,
+    SLURM_CONF_BEFORE,
+    TEST_CONFIG,
+    copy_run,
+    make_workdir,
+    slurm_opted_in,
+)
 
 pytestmark = [pytest.mark.slurm]
 
@@ -50,7 +58,6 @@ RUN_LIMIT_S = 1200
 # point per model, 1 epoch), its lists of two models (one neural, which asks for a GPU)
 # sent through SLURM, the measures streamed (STREAMED).
 DATASET = "ml-100k"
-TEST_CONFIG = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text())
 MODELS = ("UserKNN", "BPR")
 NEURAL = {"BPR"}
 SCATTER = 2  # measures.scatter: each streamed pass in two SLURM jobs

@@ -16,9 +16,8 @@ from dag_jobs import scheduled
 from userfair.measures import NAMES
 from userfair.workflow import claims, models, reproduction
 
-from conftest import REPO, copy_run
+from conftest import TEST_CONFIG, copy_run
 
-TEST_CONFIG = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text())
 MODELS = TEST_CONFIG["models"]
 DATASETS = ["ml-100k", "lastfm"]
 

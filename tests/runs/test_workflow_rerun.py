@@ -13,9 +13,8 @@ import yaml
 from dag_jobs import scheduled
 from userfair.measures import NAMES
 
-from conftest import REPO, copy_run, make_workdir, snakemake
+from conftest import TEST_CONFIG, copy_run, make_workdir, snakemake
 
-TEST_CONFIG = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text())
 MODELS = TEST_CONFIG["models"]
 FIGURES = [
     "agreement",
