@@ -7,10 +7,8 @@ tests/cluster/test_slurm.py.)"""
 from __future__ import annotations
 
 import ast
-import json
 import re
 import subprocess
-import sys
 
 import pytest
 import yaml
@@ -440,9 +438,10 @@ def test_no_private_helper_is_used_across_modules():
 #: of modules that every Snakemake start imports need (a tau, a rank), so that parsing the
 #: workflow does not pay for it; and numba's two modules that userfair.plugins needs only to
 #: compute a pair term (0.3 s to import numba), so that neither parsing the workflow nor a job
-#: that computes no measure pays for it (test_parsing_the_workflow_and_light_jobs_load_no_heavy_
-#: module). cli.py imports lazily on purpose: `userfair evaluate --help` and `import userfair`
-#: load no numpy (tests/packaging/test_packaging.py::test_import_footprint).
+#: that computes no measure pays for it (tests/packaging/test_packaging.py::test_parsing_the_
+#: workflow_and_light_jobs_load_no_heavy_module). cli.py imports lazily on purpose:
+#: `userfair evaluate --help` and `import userfair` load no numpy
+#: (tests/packaging/test_packaging.py::test_import_footprint).
 LOCAL_IMPORTS_ALLOWED = {
     "torch",
     "recbole",
@@ -493,62 +492,6 @@ def test_speed_only_settings_are_never_rule_params():
             assert not any(f'"{key}"' in call for call in calls), (path.name, key)
         for key in TRAINING_SPEED_KEYS:
             assert f'["training"]["{key}"]' not in code and f'"{key}"' not in code, (path, key)
-
-
-#: Modules whose import costs every process that loads them a third of a second or more:
-#: parsing the workflow (each Snakemake start, each cluster job's own Snakemake) and the jobs
-#: that compute no measure must not pay for them (numba: 0.3 s; scipy.stats: 0.5 s).
-HEAVY = ["numba", "scipy.stats", "torch", "matplotlib"]
-#: The step modules of jobs that compute no measure and draw nothing (data, selection, targets,
-#: plan): they import only what their step reads and writes.
-LIGHT_STEPS = ["data", "selection", "targets", "plan"]
-LOADED = """
-import json, sys
-sys.path.insert(0, %r)
-for module in %r:
-    __import__(module)
-print(json.dumps(sorted(n for n in %r if n in sys.modules)))
-"""
-
-
-def parse_time_modules() -> list[str]:
-    """The userfair modules the Snakefile and its rule files import (read from their import
-    statements: ``from P import a, b`` names P and, where they are modules, P.a and P.b)."""
-    found = set()
-    statement = re.compile(
-        r"^from (userfair[\w.]*) import (\([^)]*\)|.*)$|^import (userfair[\w.]*)", re.M
-    )
-    for path in [SNAKEFILE, *RULES.rglob("*.smk")]:
-        for package, names, module in statement.findall(path.read_text()):
-            if module:
-                found.add(module)
-                continue
-            found.add(package)
-            for name in re.findall(r"\w+", names.split("#")[0]):
-                dotted = f"{package}.{name}"
-                where = REPO / "workflow" / dotted.replace(".", "/")
-                if where.with_suffix(".py").is_file() or (where / "__init__.py").is_file():
-                    found.add(dotted)
-    return sorted(found)
-
-
-@pytest.mark.slow  # fresh Python processes
-@pytest.mark.parametrize("what", ["parse", "light jobs"])
-def test_parsing_the_workflow_and_light_jobs_load_no_heavy_module(what):
-    """The workflow's parse-time imports, and a light job's (its script's job log and step
-    module), load none of :data:`HEAVY`: userfair.plugins imports numba only to compute a
-    pair term, and the groupings a config asks for are read without the bootstrap's
-    kernels."""
-    modules = parse_time_modules()
-    assert "userfair.workflow.schema" in modules and len(modules) > 10, modules
-    if what == "light jobs":
-        modules = ["userfair.workflow.joblog"] + [
-            f"userfair.workflow.steps.{s}" for s in LIGHT_STEPS
-        ]
-    code = LOADED % (str(REPO / "workflow"), modules, HEAVY)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [], modules
 
 
 def test_a_fast_lane_test_cannot_start_a_process():

@@ -10,6 +10,7 @@ import functools
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -177,6 +178,60 @@ def test_import_footprint():
     assert proc.returncode == 0, proc.stderr[-4000:]
     found = json.loads(proc.stderr.strip().splitlines()[-1])
     assert found == {"bare": [], "help": [], "measures": []}, found
+
+
+#: Modules whose import costs every process that loads them a third of a second or more:
+#: parsing the workflow (each Snakemake start, each cluster job's own Snakemake) and the jobs
+#: that compute no measure must not pay for them (numba: 0.3 s; scipy.stats: 0.5 s).
+HEAVY = ["numba", "scipy.stats", "torch", "matplotlib"]
+#: The step modules of jobs that compute no measure and draw nothing (data, selection, targets,
+#: plan): they import only what their step reads and writes.
+LIGHT_STEPS = ["data", "selection", "targets", "plan"]
+LOADED = """
+import json, sys
+for module in %r:
+    __import__(module)
+print(json.dumps(sorted(n for n in %r if n in sys.modules)))
+"""
+
+
+def parse_time_modules() -> list[str]:
+    """The userfair modules the Snakefile and its rule files import (read from their import
+    statements: ``from P import a, b`` names P and, where they are modules, P.a and P.b)."""
+    found = set()
+    statement = re.compile(
+        r"^from (userfair[\w.]*) import (\([^)]*\)|.*)$|^import (userfair[\w.]*)", re.M
+    )
+    rules = REPO / "workflow" / "rules"
+    for path in [REPO / "workflow" / "Snakefile", *rules.rglob("*.smk")]:
+        for package, names, module in statement.findall(path.read_text()):
+            if module:
+                found.add(module)
+                continue
+            found.add(package)
+            for name in re.findall(r"\w+", names.split("#")[0]):
+                dotted = f"{package}.{name}"
+                where = REPO / "workflow" / dotted.replace(".", "/")
+                if where.with_suffix(".py").is_file() or (where / "__init__.py").is_file():
+                    found.add(dotted)
+    return sorted(found)
+
+
+@pytest.mark.slow  # fresh Python processes
+@pytest.mark.parametrize("what", ["parse", "light jobs"])
+def test_parsing_the_workflow_and_light_jobs_load_no_heavy_module(what):
+    """The workflow's parse-time imports, and a light job's (its script's job log and step
+    module), load none of :data:`HEAVY`: userfair.plugins imports numba only to compute a
+    pair term, and the groupings a config asks for are read without the bootstrap's
+    kernels."""
+    modules = parse_time_modules()
+    assert "userfair.workflow.schema" in modules and len(modules) > 10, modules
+    if what == "light jobs":
+        modules = ["userfair.workflow.joblog"] + [
+            f"userfair.workflow.steps.{s}" for s in LIGHT_STEPS
+        ]
+    loaded = run_python(LOADED % (modules, HEAVY))
+    assert json.loads(loaded.strip().splitlines()[-1]) == [], modules
 
 
 NO_TORCH = """
