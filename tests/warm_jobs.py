@@ -14,13 +14,20 @@ What a fresh interpreter would do differently, and how it is kept:
   signals Snakemake sends it (SIGTERM, SIGINT, ...); if the client is killed, its job is
   (the job's monitor sees the client's socket close). The job server, its monitors and the
   jobs stay in the command's process group, so a timeout that kills the group kills them.
-- a command line other than ``SCRIPT``, an environment whose ``PYTHON*`` variables differ
-  from the job server's, or no job server: the client runs the real interpreter (execv).
+- a command line other than ``SCRIPT``, an environment whose ``PYTHON*`` variables (or
+  those :data:`READ_AS_LOADED` of the modules below) differ from the job server's, or no
+  job server: the client runs the real interpreter (execv).
 - CPU seconds: the jobs are reaped by their monitors, the monitors by the job server, the
   job server by the command's process before it ends, so the command's children's CPU
   seconds (what the warm server reports) include them.
 - At exit a job flushes its log handlers and streams and skips atexit handlers (the
   workflow registers none; a successful job ends that way anyway: joblog.leave).
+- What the jobs load on demand is learnt: a job that starts to load one of :data:`LEARNT`
+  (torch, numba, matplotlib's pyplot, seaborn: 0.3 to 1.5 CPU s each) says so, and the
+  job server loads it too, so that the command's later jobs find it loaded, as pyarrow
+  is. None of them starts a thread as it loads, and torch is made to
+  be forked after its import (its data loaders fork so); ``userfair`` itself is never
+  loaded by the job server.
 
 ``USERFAIR_WARM_JOBS=0`` (in the test process's environment) starts every job fresh.
 """
@@ -43,6 +50,16 @@ SWITCH = "USERFAIR_WARM_JOBS"
 SCRIPTS = os.sep + os.path.join(".snakemake", "scripts") + os.sep
 #: The signals the client passes on to its job.
 PASSED_ON = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)
+#: The third-party modules a job may load on demand that the job server loads, in this
+#: order, once a job of the command has loaded them (the training and export jobs: torch;
+#: the measures: numba; the figures: pyplot and seaborn).
+LEARNT = ("numba", "torch", "matplotlib.pyplot", "seaborn")
+#: The environment variables that the interpreter and these modules read as they load: a
+#: job whose values differ from the job server's starts fresh.
+READ_AS_LOADED = ("PYTHON", "NUMBA_", "MPL", "TORCH")
+#: The job server's end of the pipe on which the jobs say what they loaded of LEARNT
+#: (inherited by each job; -1 outside a job server).
+_LEARN = [-1]
 
 
 def wanted() -> bool:
@@ -96,18 +113,45 @@ def _stop(*_) -> None:
     raise _Stop
 
 
+def _learn(learnt: int) -> None:
+    """Load what the jobs have said they loaded (names of :data:`LEARNT` only)."""
+    import importlib
+
+    try:
+        said = os.read(learnt, 4096).decode().split()
+    except BlockingIOError:
+        return
+    for name in LEARNT:
+        if name in said and name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except _Stop:  # the command has ended
+                raise
+            except Exception:  # the jobs that need it load it (and fail) by themselves
+                pass
+
+
 def _serve(listener: socket.socket, real: str) -> None:
+    import select
+
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command handles Ctrl-C
-    own = {k: v for k, v in os.environ.items() if k.startswith("PYTHON")}
+    own = {k: v for k, v in os.environ.items() if k.startswith(READ_AS_LOADED)}
+    learnt, _LEARN[0] = os.pipe()
+    os.set_blocking(learnt, False)
+    os.set_blocking(_LEARN[0], False)
     monitors = set()
     try:
         while True:
+            if learnt in select.select([listener, learnt], [], [])[0]:
+                _learn(learnt)
+                continue
             conn, _ = listener.accept()
             pid = os.fork()
             if pid == 0:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 listener.close()
+                os.close(learnt)
                 try:
                     _monitor(conn, real, own)
                 finally:
@@ -150,7 +194,7 @@ def _send(conn: socket.socket, reply: dict) -> None:
 def _monitor(conn: socket.socket, real: str, own: dict) -> None:
     request, fds = _receive(conn)
     env = request["env"]
-    if {k: v for k, v in env.items() if k.startswith("PYTHON")} != own or len(fds) != 3:
+    if {k: v for k, v in env.items() if k.startswith(READ_AS_LOADED)} != own or len(fds) != 3:
         _send(conn, {"cold": True})
         return
     pid = os.fork()
@@ -196,6 +240,7 @@ def _job(request: dict, fds: list[int], real: str) -> None:
     sys.argv = [script]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     sys.executable = real
+    _tell_what_loads()
     code = 0
     try:
         runpy.run_path(script, run_name="__main__")
@@ -219,6 +264,24 @@ def _job(request: dict, fds: list[int], real: str) -> None:
         except OSError:
             pass
     os._exit(code)
+
+
+def _tell_what_loads() -> None:
+    """Tell the job server when this job starts to load a module of :data:`LEARNT` that
+    the server has not: at once (an audit hook on imports), since a successful job ends
+    with os._exit, past any code at its end (joblog.leave)."""
+    untold = {name for name in LEARNT if name not in sys.modules}
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "import" and args[0] in untold:
+            untold.discard(args[0])
+            try:
+                os.write(_LEARN[0], (args[0] + "\n").encode())
+            except OSError:  # a full pipe: the job server has been told already
+                pass
+
+    if untold:
+        sys.addaudithook(hook)
 
 
 # --- the client: what Snakemake runs as the job's interpreter ---------------------------

@@ -73,8 +73,14 @@ def _child(request: dict) -> None:
         os.close(target)
     os.close(null)
     # as the `snakemake` script starts: its folder first on the path, its name in argv
+    script = os.path.join(request["bin"], "snakemake")
+    extra = [os.path.abspath(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]
+    if _shadowed(extra):  # a fresh interpreter would load one of them from PYTHONPATH
+        os.execv(sys.executable, [sys.executable, script, *request["args"]])
     sys.path[0] = request["bin"]
-    sys.argv = [os.path.join(request["bin"], "snakemake"), *request["args"]]
+    sys.path[1:1] = extra  # where a fresh interpreter puts PYTHONPATH's folders
+    importlib.invalidate_caches()
+    sys.argv = [script, *request["args"]]
     from snakemake.cli import main
     from snakemake.workflow import Workflow
 
@@ -88,6 +94,22 @@ def _child(request: dict) -> None:
     finally:
         if jobs is not None:
             warm_jobs.stop(jobs)
+
+
+def _shadowed(folders: list[str]) -> bool:
+    """Whether a module this process has loaded has a namesake in one of ``folders``
+    (PYTHONPATH's, which come before the environment's packages), or one is not a plain
+    folder: then only a fresh interpreter loads what the command would."""
+    loaded = {name.partition(".")[0] for name in sys.modules}
+    for folder in folders:
+        if not os.path.isdir(folder):
+            if os.path.exists(folder):  # a zip archive
+                return True
+            continue
+        for entry in os.listdir(folder):
+            if entry.partition(".")[0] in loaded:
+                return True
+    return False
 
 
 def serve() -> None:
@@ -124,10 +146,12 @@ _ONE_AT_A_TIME = threading.Lock()
 def wanted(env: dict | None) -> bool:
     """Whether a command with these extra environment variables can start warm: not when
     switched off, nor when they change what an interpreter or the SLURM plugin reads as it
-    loads (``PYTHON*``, ``SLURM*``)."""
+    loads (``PYTHON*``, ``SLURM*``). ``PYTHONPATH`` is the exception: the command puts its
+    folders on the path where a fresh interpreter does, or, when one of them holds a
+    namesake of a module the server has loaded, runs a fresh interpreter after all."""
     if os.environ.get(SWITCH, "1") == "0":
         return False
-    return not any(key.startswith(("PYTHON", "SLURM")) for key in env or {})
+    return not any(key.startswith(("PYTHON", "SLURM")) and key != "PYTHONPATH" for key in env or {})
 
 
 def _server() -> subprocess.Popen:

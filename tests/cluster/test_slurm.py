@@ -323,6 +323,30 @@ def test_the_cluster_is_opt_in(markexpr, env, expected, monkeypatch, pytestconfi
     assert slurm_opted_in(pytestconfig) is expected
 
 
+@pytest.mark.parametrize(
+    ("markexpr", "env", "extra"),
+    [
+        ("", {}, 0),
+        ("", {"USERFAIR_REQUIRE_SLURM": "1"}, 1),
+        ("slurm", {}, 1),
+        ("not slow", {"USERFAIR_REQUIRE_SLURM": "1"}, 0),
+        ("not slow and not lint and not packaging and not slurm", {"USERFAIR_SLURM": "1"}, 0),
+        ("slow and not  slurm", {"USERFAIR_SLURM": "1"}, 0),
+    ],
+)
+def test_a_third_worker_only_when_the_waiting_slurm_tests_run(
+    markexpr, env, extra, monkeypatch, pytestconfig
+):
+    from conftest import pytest_xdist_auto_num_workers
+
+    for name in ("USERFAIR_SLURM", "USERFAIR_REQUIRE_SLURM"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(pytestconfig.option, "markexpr", markexpr)
+    assert pytest_xdist_auto_num_workers(pytestconfig) == (os.cpu_count() or 1) + extra
+
+
 def test_cluster_script_says_why_a_machine_cannot_host_slurm():
     command = ["bash", str(CLUSTER_SCRIPT), "up"]
     if os.geteuid() == 0:  # the check under test is the one for non-root users

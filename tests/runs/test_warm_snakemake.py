@@ -50,6 +50,14 @@ rule script_fails:
 rule script_slow:
     output: "script_slow.txt"
     script: "slow.py"
+
+rule script_path:
+    output: "path.json"
+    script: "path.py"
+
+rule script_shadow:
+    output: "shadow.txt"
+    script: "shadow.py"
 """
 # A rule's script: what it sees of its process (pyarrow: imported by the warm server, not by
 # Snakemake's preamble, so loaded before the script runs only when the job started warm)
@@ -66,6 +74,24 @@ print("job stdout line")
 print("job stderr line", file=sys.stderr)
 with open(snakemake.output[0], "w") as out:
     json.dump({"preloaded": preloaded, **facts}, out)
+"""
+# A rule's script that imports from PYTHONPATH's folders: where they sit on its path, what
+# it loaded from them, and (for the torch, numba, pyplot and seaborn a warm job server learns)
+# which of those it found loaded before it imported them itself
+PATH_JOB = """\
+import json, os, sys
+import warm_jobs_learnt as learnt
+found = [name for name in learnt.NAMES if name in sys.modules]
+import plugin_mod
+for name in learnt.NAMES:
+    __import__(name)
+with open(snakemake.output[0], "w") as out:
+    json.dump({"found": found, "plugin": plugin_mod.VALUE, "path": sys.path[1:3]}, out)
+"""
+SHADOW = """\
+import scipy
+with open(snakemake.output[0], "w") as out:
+    out.write(getattr(scipy, "FROM", "real"))
 """
 FAILS = "raise ValueError('boom from the script')\n"
 SLOW = "import time\ntime.sleep(60)\n"
@@ -84,7 +110,13 @@ def project(tmp_path):
         SNAKEFILE.replace("{python}", sys.executable).replace("{spin}", SPIN)
     )
     (tmp_path / "marker.py").write_text("VALUE = 'first'\n")
-    for name, text in (("job.py", JOB), ("fails.py", FAILS), ("slow.py", SLOW)):
+    for name, text in (
+        ("job.py", JOB),
+        ("fails.py", FAILS),
+        ("slow.py", SLOW),
+        ("path.py", PATH_JOB),
+        ("shadow.py", SHADOW),
+    ):
         (tmp_path / name).write_text(text)
     return tmp_path
 
@@ -165,8 +197,66 @@ def test_a_timeout_or_ctrl_c_stops_the_command_and_its_jobs_and_cpu_is_counted(p
 
 def test_an_environment_read_at_start_goes_cold():
     assert warm_snakemake.wanted(None) and warm_snakemake.wanted({"USERFAIR_DEBUG": "1"})
-    assert not warm_snakemake.wanted({"PYTHONPATH": "x"})
+    assert warm_snakemake.wanted({"PYTHONPATH": "x"})  # the command puts it on its path
+    assert not warm_snakemake.wanted({"PYTHONHOME": "x"})
     assert not warm_snakemake.wanted({"SLURM_CONF": "x"})
+
+
+def test_a_pythonpath_folder_that_shadows_a_loaded_module_goes_cold(tmp_path):
+    plain, shadowing, archive = (tmp_path / name for name in ("plain", "shadowing", "a.zip"))
+    (plain / "plugin_mod").mkdir(parents=True)
+    (plain / "plugin_mod-1.0.dist-info").mkdir()
+    (shadowing / "yaml").mkdir(parents=True)  # loaded here (conftest.py), as in the server
+    archive.write_bytes(b"PK")
+    assert not warm_snakemake._shadowed([str(plain), str(tmp_path / "missing")])
+    assert warm_snakemake._shadowed([str(plain), str(shadowing)])
+    assert warm_snakemake._shadowed([str(archive)])
+
+
+@pytest.mark.slow
+def test_pythonpath_reaches_a_warm_command_and_its_jobs_where_a_fresh_one_puts_it(
+    project, tmp_path_factory
+):
+    """PYTHONPATH's folders come right after the script's own folder, for the command and
+    its warm jobs, as in a fresh interpreter; a folder with a namesake of a module the warm
+    server has loaded (scipy here, which neither Snakemake nor the script needs before it
+    imports it) makes the command a fresh interpreter, whose job then loads the namesake.
+    The job server learns what a job loads of warm_jobs.LEARNT: the second of two jobs in
+    one command finds it loaded."""
+    site = tmp_path_factory.mktemp("site")
+    (site / "plugin_mod.py").write_text("VALUE = 'from-pythonpath'\n")
+    (site / "warm_jobs_learnt.py").write_text(f"NAMES = {list(warm_jobs.LEARNT)!r}\n")
+    other = tmp_path_factory.mktemp("other")
+    env = {"PYTHONPATH": os.pathsep.join([str(site), str(other)])}
+    cold = subprocess.run(
+        [str(BIN / "snakemake"), "--cores", "1", "path.json"],
+        cwd=project, capture_output=True, text=True, timeout=120, env={**ENV, **env},
+    )  # fmt: skip
+    assert cold.returncode == 0, cold.stderr
+    seen_cold = json.loads((project / "path.json").read_text())
+    assert seen_cold == {
+        "found": [], "plugin": "from-pythonpath", "path": [str(site), str(other)],
+    }  # fmt: skip
+    warm = run(project, "path.json", "--forceall", env=env)
+    assert warm.returncode == 0, warm.stderr
+    assert json.loads((project / "path.json").read_text()) == seen_cold
+    # the job server has learnt: a second job of the same command finds them loaded
+    (project / "Snakefile").write_text(
+        (project / "Snakefile").read_text()
+        + 'rule twice:\n    input: "path.json"\n    output: "twice.json"\n    script: "twice.py"\n'
+    )
+    (project / "twice.py").write_text(PATH_JOB)
+    learnt = run(project, "twice.json", "--forceall", env=env)
+    assert learnt.returncode == 0, learnt.stderr
+    assert json.loads((project / "twice.json").read_text())["found"] == list(warm_jobs.LEARNT)
+    # a namesake of a module the server has loaded: the command runs a fresh interpreter
+    (other / "scipy").mkdir()
+    (other / "scipy" / "__init__.py").write_text("FROM = 'shadow'\n")
+    assert run(project, "shadow.txt").returncode == 0
+    assert (project / "shadow.txt").read_text() == "real"  # not on the path
+    shadowed = run(project, "shadow.txt", "--forceall", env=env)
+    assert shadowed.returncode == 0, shadowed.stderr
+    assert (project / "shadow.txt").read_text() == "shadow"
 
 
 @pytest.mark.slow
