@@ -13,6 +13,7 @@ import ast
 import difflib
 import functools
 import importlib.util
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +73,31 @@ def _recbole_root() -> Path:
     return Path(spec.submodule_search_locations[0])
 
 
+#: A top-level class statement (its bases may span lines) and a ``type = ...`` assignment
+#: in a class body (one indentation level), in RecBole's model sources.
+_CLASS = re.compile(r"^class\s+(\w+)\s*(?:\(([^)]*)\))?\s*:", re.M)
+_TYPE = re.compile(r"^[ \t]+type\s*=\s*([\w.]+)", re.M)
+_TOP_LEVEL = re.compile(r"^[^\s#]", re.M)
+
+
+def _classes(text: str) -> dict[str, tuple[list[str], bool | None]]:
+    """{class: (base names, traditional: True/False/None when the class does not say)} of
+    the top-level classes of a module's source. A scan of the class statements, not a
+    parse of the whole file: every Snakemake start reads the 34 model files, which ast took
+    0.16 s for (tests/workflow/test_models.py checks the result against the imported
+    classes)."""
+    classes = {}
+    for match in _CLASS.finditer(text):
+        body_end = _TOP_LEVEL.search(text, match.end())
+        body = text[match.end() : body_end.start() if body_end else len(text)]
+        says = None
+        for kind in _TYPE.findall(body):
+            says = kind.rsplit(".", 1)[-1] == "TRADITIONAL"
+        bases = [b.split("=")[-1].strip().rsplit(".", 1)[-1] for b in (match[2] or "").split(",")]
+        classes[match[1]] = ([b for b in bases if b], says)
+    return classes
+
+
 def _general_recommenders(package: Path) -> dict[str, bool]:
     """{class name: trainable} of the classes exported by the general_recommender package
     that derive, directly or through another one, from GeneralRecommender; read from the
@@ -82,16 +108,7 @@ def _general_recommenders(package: Path) -> dict[str, bool]:
             exported |= {alias.asname or alias.name for alias in node.names}
     classes = {}  # name -> (bases, traditional: True/False/None when the class does not say)
     for path in sorted(package.glob("*.py")):
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ClassDef):
-                bases = [getattr(base, "id", getattr(base, "attr", None)) for base in node.bases]
-                says = None
-                for item in node.body:
-                    if isinstance(item, ast.Assign) and any(
-                        getattr(t, "id", None) == "type" for t in item.targets
-                    ):
-                        says = getattr(item.value, "attr", None) == "TRADITIONAL"
-                classes[node.name] = (bases, says)
+        classes.update(_classes(path.read_text()))
 
     @functools.cache
     def traditional(name: str) -> bool | None:
