@@ -25,9 +25,10 @@ What a fresh interpreter would do differently, and how it is kept:
 - What the jobs load on demand is learnt: a job that starts to load one of :data:`LEARNT`
   (torch, numba, matplotlib's pyplot, seaborn: 0.3 to 1.5 CPU s each) says so, and the
   job server loads it too, so that the command's later jobs find it loaded, as pyarrow
-  is. None of them starts a thread as it loads, and torch is made to
-  be forked after its import (its data loaders fork so); ``userfair`` itself is never
-  loaded by the job server.
+  is. The job server already runs the one thread pyarrow starts; importing these adds
+  none (2 threads before and after, with OMP_NUM_THREADS=1 as in the suite's workers), and
+  torch supports a fork after its import (its data loaders' workers fork so). ``userfair``
+  itself is never loaded by the job server.
 
 ``USERFAIR_WARM_JOBS=0`` (in the test process's environment) starts every job fresh.
 """
