@@ -114,6 +114,12 @@ def _stop(*_) -> None:
     raise _Stop
 
 
+def _read_as_loaded(env) -> dict:
+    """The variables of ``env`` that a job's imports read as they load (:data:`READ_AS_LOADED`):
+    a job starts warm only where they equal the job server's."""
+    return {k: v for k, v in env.items() if k.startswith(READ_AS_LOADED)}
+
+
 def _learn(learnt: int) -> None:
     """Load what the jobs have said they loaded (names of :data:`LEARNT` only)."""
     import importlib
@@ -137,7 +143,7 @@ def _serve(listener: socket.socket, real: str) -> None:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command handles Ctrl-C
-    own = {k: v for k, v in os.environ.items() if k.startswith(READ_AS_LOADED)}
+    own = _read_as_loaded(os.environ)
     learnt, _LEARN[0] = os.pipe()
     os.set_blocking(learnt, False)
     os.set_blocking(_LEARN[0], False)
@@ -195,7 +201,7 @@ def _send(conn: socket.socket, reply: dict) -> None:
 def _monitor(conn: socket.socket, real: str, own: dict) -> None:
     request, fds = _receive(conn)
     env = request["env"]
-    if {k: v for k, v in env.items() if k.startswith(READ_AS_LOADED)} != own or len(fds) != 3:
+    if _read_as_loaded(env) != own or len(fds) != 3:
         _send(conn, {"cold": True})
         return
     pid = os.fork()

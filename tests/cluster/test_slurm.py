@@ -321,12 +321,17 @@ def test_workflow_runs_on_slurm_like_locally(tmp_path, tiny_ml100k, slurm_cluste
     ],
 )
 def test_the_cluster_is_opt_in(markexpr, env, expected, monkeypatch, pytestconfig):
+    _select(monkeypatch, pytestconfig, markexpr, env)
+    assert slurm_opted_in(pytestconfig) is expected
+
+
+def _select(monkeypatch, pytestconfig, markexpr: str, env: dict) -> None:
+    """This run as if started with ``-m markexpr`` and only ``env`` of the SLURM switches."""
     for name in ("USERFAIR_SLURM", "USERFAIR_REQUIRE_SLURM"):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(pytestconfig.option, "markexpr", markexpr)
-    assert slurm_opted_in(pytestconfig) is expected
 
 
 @pytest.mark.parametrize(
@@ -345,11 +350,7 @@ def test_a_third_worker_only_when_the_waiting_slurm_tests_run(
 ):
     from conftest import pytest_xdist_auto_num_workers
 
-    for name in ("USERFAIR_SLURM", "USERFAIR_REQUIRE_SLURM"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(pytestconfig.option, "markexpr", markexpr)
+    _select(monkeypatch, pytestconfig, markexpr, env)
     assert pytest_xdist_auto_num_workers(pytestconfig) == (os.cpu_count() or 1) + extra
 
 

@@ -76,7 +76,7 @@ def _recbole_root() -> Path:
 #: A top-level class statement (its bases may span lines) and a ``type = ...`` assignment
 #: in a class body (one indentation level), in RecBole's model sources.
 _CLASS = re.compile(r"^class\s+(\w+)\s*(?:\(([^)]*)\))?\s*:", re.M)
-_TYPE = re.compile(r"^[ \t]+type\s*=\s*([\w.]+)", re.M)
+_TYPE = re.compile(r"^(?:    |\t)type\s*=\s*([\w.]+)", re.M)
 _TOP_LEVEL = re.compile(r"^[^\s#]", re.M)
 
 
