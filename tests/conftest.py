@@ -50,6 +50,15 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_threads, "1")
 
+# Bytecode caches are written even where PYTHONDONTWRITEBYTECODE is set (a container's usual
+# default, and this project's CI machine's): pytest keeps each test module's assertion
+# rewrite there, and without it every worker of each of .ci/run's three pytest runs rewrote
+# all the modules again (5 CPU s of its 7 to 12 s of collection). The caches go to the
+# repository's __pycache__ folders, which git ignores. Workers, Snakemake runs and their jobs
+# inherit the setting through the environment.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
 # (after the thread settings: these load numpy)
 from userfair.files.io import read_inter, write_inter  # noqa: E402
 from userfair.workflow.meter import cpu_seconds  # noqa: E402  (of finished children too)

@@ -542,6 +542,12 @@ def test_the_who_table_holds_the_pair_plugins_shares(registered):
     assert "MAD-NDCG" not in set(table.measure)  # a per-user plugin has no shares
 
 
+#: The tests of compiled terms: each term compiles the row loops it runs in (numba specialises
+#: them on the term, per process and not cached on disk: seconds a term), so they run with the
+#: slow tests, not in the fast lane.
+COMPILES = pytest.mark.slow
+
+
 @numba.njit
 def _squared(s_u, s_v, sim):
     return sim * sim * abs(s_u - s_v)
@@ -572,6 +578,7 @@ class CompiledShift(CompiledJacc):
 
 
 @pytest.mark.parametrize("seed", [0, 2])
+@COMPILES
 def test_a_compiled_term_runs_inside_the_streamed_kernels(seed, caplog):
     """A PairMeasure with a numba-compiled scalar term: on the streamed route its mean comes
     from the compiled row loops (userfair.streamed._plugin_kernels), equal to a direct loop
@@ -610,6 +617,7 @@ def test_a_compiled_term_runs_inside_the_streamed_kernels(seed, caplog):
         plugins.clear()
 
 
+@COMPILES
 def test_the_example_packages_compiled_term_agrees_with_its_terms(monkeypatch):
     """examples/userfair-example-measures' PUF2-P-Cos has a compiled term and numpy terms:
     the load checks they agree, and the streamed route (compiled kernels) gives the dense
@@ -629,6 +637,7 @@ def test_the_example_packages_compiled_term_agrees_with_its_terms(monkeypatch):
         sys.modules.pop("userfair_example_measures", None)
 
 
+@COMPILES
 def test_pass_ones_ranges_serve_the_compiled_route(monkeypatch):
     """Given pass one's stats, the compiled route takes the similarity range from them (no
     range pass of its own: the kernel is made to fail) and its values are bit for bit those
@@ -660,6 +669,7 @@ def _no_range_pass(*args):
     raise AssertionError("the range pass ran although pass one's stats were given")
 
 
+@COMPILES
 def test_a_compiled_pair_plugin_is_estimated_from_the_sample(caplog):
     """The sampled estimate (docs/method.md#estimate) covers a pair plugin with a compiled
     term: over every sample of 3 of 9 users the estimate's mean is the exact value
@@ -727,6 +737,7 @@ def _unit_cosines(rows) -> dict:
     }  # fmt: skip
 
 
+@COMPILES
 def test_a_compiled_term_runs_inside_the_row_loops_for_every_similarity():
     """RCos (graded rows, sparse: only the pairs sharing an item when the term vanishes at
     0), Vec (dense user vectors) and Genre (dense genre distributions, a term not 0 at 0):
