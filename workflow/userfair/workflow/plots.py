@@ -227,28 +227,67 @@ def agreement_axes(
     if intervals is not None:
         key += f"; *: the interval{over} excludes 0 (intervals: agreement_ci.csv)"
     fig.supxlabel(key, fontsize=ANNOTATION_POINTS + 1)
+    _turn_crowded_labels(fig, panels)
     return fig
 
 
 def _tau_heatmap(ax, matrix: pd.DataFrame, annot, mask=None) -> None:
-    """A heatmap of Kendall's tau-b in [-1, 1] (Fig. 1's panels), cells written ``annot``."""
-    sns.heatmap(
-        matrix,
-        ax=ax,
-        vmin=-1,
-        vmax=1,
-        center=0,
-        cmap="vlag",
-        mask=mask,
-        square=False,
-        annot=annot,
-        fmt="",
-        annot_kws={"fontsize": ANNOTATION_POINTS},
-        linewidths=0.2,
-        linecolor="white",
-        cbar=False,  # one colour bar for the figure (agreement_axes)
-    )
+    """A heatmap of Kendall's tau-b in [-1, 1] (Fig. 1's panels), cells written ``annot``
+    (masked and missing cells left blank), every row and column labelled, the row labels
+    level. Drawn as seaborn's ``heatmap`` draws it (its recentred "vlag" map, white cell
+    edges, no spines, light text on dark cells), without the draw of the whole figure it
+    makes after each panel to decide whether to turn its column labels: the figure decides
+    once, when every panel is in (:func:`_turn_crowded_labels`)."""
+    values = matrix.to_numpy(dtype=float)
+    hidden = np.isnan(values) if mask is None else (np.asarray(mask, bool) | np.isnan(values))
+    mesh = ax.pcolormesh(np.ma.masked_where(hidden, values), cmap=_TAU_CMAP, vmin=-1, vmax=1,
+                         linewidths=0.2, edgecolor="white")  # fmt: skip
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    rows, columns = values.shape
+    ax.set(xlim=(0, columns), ylim=(0, rows))
+    ax.invert_yaxis()
+    ax.set_xticks(np.arange(columns) + 0.5, [str(c) for c in matrix.columns])
+    ax.set_yticks(np.arange(rows) + 0.5, [str(r) for r in matrix.index], va="center")
+    mesh.update_scalarmappable()
+    for (i, j), colour in zip(np.ndindex(rows, columns), mesh.get_facecolors()):
+        if not hidden[i, j]:  # seaborn's rule: dark text where the W3C luminance is high
+            light = _relative_luminance(colour) > 0.408
+            ax.text(j + 0.5, i + 0.5, str(annot[i, j]), color=".15" if light else "w",
+                    ha="center", va="center", fontsize=ANNOTATION_POINTS)  # fmt: skip
     ax.grid(False)
+
+
+def _relative_luminance(colour) -> float:
+    """The W3C relative luminance of an RGBA colour (seaborn's ``relative_luminance``)."""
+    rgb = np.asarray(colour, dtype=float)[:3]
+    rgb = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    return float(rgb @ np.array([0.2126, 0.7152, 0.0722]))
+
+
+def _recentred(name: str) -> matplotlib.colors.Colormap:
+    """Seaborn's diverging map ``name`` sampled at 256 points over [-1, 1] centred on 0, as
+    ``seaborn.heatmap(center=0, vmin=-1, vmax=1)`` recentres it, its bad colour kept."""
+    base = sns.color_palette(name, as_cmap=True)
+    cmap = matplotlib.colors.ListedColormap(base(np.linspace(0, 1, 256)))
+    cmap.set_bad(base(np.ma.masked_invalid([np.nan]))[0])
+    return cmap
+
+
+_TAU_CMAP = _recentred("vlag")
+
+
+def _turn_crowded_labels(fig: plt.Figure, axes) -> None:
+    """Turn the column labels of each of ``axes`` upright where, level, they overlap one
+    another (seaborn's test, made once on the figure drawn whole at its final fonts)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in axes:
+        labels = [t for t in ax.get_xticklabels() if t.get_text()]
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        if boxes and max(b.count_overlaps(boxes) for b in boxes) > 1:
+            for label in labels:
+                label.set_rotation("vertical")
 
 
 def _group_agreement_panel(ax, part: pd.DataFrame, annotate: bool = True) -> None:
