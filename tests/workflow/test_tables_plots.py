@@ -172,6 +172,46 @@ def test_agreement_figure(tmp_path, drawn):
         assert not any(t.get_text() for t in ax.texts)  # two a row: too small for a tau
 
 
+def test_the_tau_heatmap_is_seaborns_without_its_draws():
+    """plots._tau_heatmap draws a panel as seaborn.heatmap(center=0, vmin=-1, vmax=1,
+    cmap="vlag") does, pixel for pixel (masked and missing cells blank, light text on dark
+    cells), its row labels level; and the figure turns crowded column labels upright once
+    drawn whole, leaving roomy ones level."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    rng = np.random.default_rng(3)
+    matrix = pd.DataFrame(rng.uniform(-1, 1, (4, 5)), index=list("abcd"), columns=list("vwxyz"))
+    matrix.iloc[0, 4] = np.nan
+    mask = np.triu(np.ones((4, 5), bool), k=2)
+    annot = np.array([[f"{v:.2f}" for v in row] for row in matrix.to_numpy()])
+    STYLE.apply()  # the figures' fonts, under which seaborn turns these labels upright
+    drawn = []
+    for draw in ("ours", "seaborn"):
+        fig, ax = plt.subplots(figsize=(3, 2.5), dpi=72)
+        if draw == "ours":
+            plots._tau_heatmap(ax, matrix, annot, mask)
+        else:
+            sns.heatmap(matrix, ax=ax, vmin=-1, vmax=1, center=0, cmap="vlag", mask=mask,
+                        annot=annot, fmt="", annot_kws={"fontsize": plots.ANNOTATION_POINTS},
+                        linewidths=0.2, linecolor="white", cbar=False)  # fmt: skip
+            ax.grid(False)  # as the figures' style draws grids
+            ax.set(xlabel="", ylabel="")  # and every label level, as before the figure turns
+            plt.setp([*ax.get_xticklabels(), *ax.get_yticklabels()], rotation=0)
+        fig.canvas.draw()
+        drawn.append(np.asarray(fig.canvas.buffer_rgba()).copy())
+        plt.close(fig)
+    assert np.array_equal(drawn[0], drawn[1])
+    fig, (roomy, crowded) = plt.subplots(1, 2, figsize=(6, 2), dpi=72)
+    plots._tau_heatmap(roomy, matrix, annot, mask)
+    wide = pd.DataFrame(np.zeros((2, 12)), columns=[f"a long label {i}" for i in range(12)])
+    plots._tau_heatmap(crowded, wide, np.full((2, 12), ""))
+    plots._turn_crowded_labels(fig, [roomy, crowded])
+    assert {t.get_rotation() for t in roomy.get_xticklabels()} == {0}
+    assert {t.get_rotation() for t in crowded.get_xticklabels()} == {90}
+    plt.close(fig)
+
+
 def test_relevance_figure(tmp_path, drawn):
     frame = _relevance_frame(("ml-100k", "lastfm"))
     plots.relevance_figure(frame, STYLE, tmp_path / "r.pdf", tmp_path / "r.png")
