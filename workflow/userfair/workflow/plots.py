@@ -252,17 +252,10 @@ def _tau_heatmap(ax, matrix: pd.DataFrame, annot, mask=None) -> None:
     mesh.update_scalarmappable()
     for (i, j), colour in zip(np.ndindex(rows, columns), mesh.get_facecolors()):
         if not hidden[i, j]:  # seaborn's rule: dark text where the W3C luminance is high
-            light = _relative_luminance(colour) > 0.408
+            light = sns.utils.relative_luminance(colour) > 0.408
             ax.text(j + 0.5, i + 0.5, str(annot[i, j]), color=".15" if light else "w",
                     ha="center", va="center", fontsize=ANNOTATION_POINTS)  # fmt: skip
     ax.grid(False)
-
-
-def _relative_luminance(colour) -> float:
-    """The W3C relative luminance of an RGBA colour (seaborn's ``relative_luminance``)."""
-    rgb = np.asarray(colour, dtype=float)[:3]
-    rgb = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
-    return float(rgb @ np.array([0.2126, 0.7152, 0.0722]))
 
 
 def _recentred(name: str) -> matplotlib.colors.Colormap:
@@ -281,13 +274,10 @@ def _turn_crowded_labels(fig: plt.Figure, axes) -> None:
     """Turn the column labels of each of ``axes`` upright where, level, they overlap one
     another (seaborn's test, made once on the figure drawn whole at its final fonts)."""
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
     for ax in axes:
-        labels = [t for t in ax.get_xticklabels() if t.get_text()]
-        boxes = [t.get_window_extent(renderer) for t in labels]
-        if boxes and max(b.count_overlaps(boxes) for b in boxes) > 1:
-            for label in labels:
-                label.set_rotation("vertical")
+        labels = ax.get_xticklabels()
+        if sns.utils.axis_ticklabels_overlap(labels):
+            plt.setp(labels, rotation="vertical")
 
 
 def _group_agreement_panel(ax, part: pd.DataFrame, annotate: bool = True) -> None:
