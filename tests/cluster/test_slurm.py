@@ -167,19 +167,21 @@ def write_tiny_config(
     return path
 
 
+def snakemake_on_slurm(*args: str) -> tuple[list[str], dict[str, str]]:
+    """The command line (``snakemake ARGS`` under RUN_LIMIT_S) and environment (the
+    profile's account and partitions, those of cluster.sh) of a Snakemake run here."""
+    env = {
+        **os.environ,
+        "USERFAIR_SLURM_ACCOUNT": ACCOUNT,
+        "USERFAIR_SLURM_PARTITION": PARTITION,
+        "USERFAIR_SLURM_GPU_PARTITION": GPU_PARTITION,
+    }
+    return ["timeout", "-k", "10", str(RUN_LIMIT_S), str(BIN / "snakemake"), *args], env
+
+
 def run_snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        ["timeout", "-k", "10", str(RUN_LIMIT_S), str(BIN / "snakemake"), *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        env={
-            **os.environ,
-            "USERFAIR_SLURM_ACCOUNT": ACCOUNT,
-            "USERFAIR_SLURM_PARTITION": PARTITION,
-            "USERFAIR_SLURM_GPU_PARTITION": GPU_PARTITION,
-        },
-    )
+    command, env = snakemake_on_slurm(*args)
+    proc = subprocess.run(command, cwd=workdir, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, (
         f"snakemake {' '.join(args)} failed ({proc.returncode}; 124 = timed out)\n"
         f"--- stderr ---\n{proc.stderr[-12000:]}"
@@ -424,17 +426,10 @@ def test_a_cancelled_training_job_is_retried_and_resumes(tmp_path, tiny_ml100k, 
     # squeue, not the profile's sacct: sacct reports a cancelled job as "CANCELLED by <uid>",
     # which the plugin (2.8.0) does not take for a failure, so it would wait for ever; squeue
     # says "CANCELLED" (docs/cluster.md#retries). A time limit (TIMEOUT) fails either way.
-    command = [
-        "timeout", "-k", "10", str(RUN_LIMIT_S), str(BIN / "snakemake"), *targets,
-        "--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks", "2",
-        "--slurm-status-command", "squeue", "--configfile", str(config),
-    ]  # fmt: skip
-    env = {
-        **os.environ,
-        "USERFAIR_SLURM_ACCOUNT": ACCOUNT,
-        "USERFAIR_SLURM_PARTITION": PARTITION,
-        "USERFAIR_SLURM_GPU_PARTITION": GPU_PARTITION,
-    }
+    command, env = snakemake_on_slurm(
+        *targets, "--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks",
+        "2", "--slurm-status-command", "squeue", "--configfile", str(config),
+    )  # fmt: skip
     with stderr.open("w") as err:
         proc = subprocess.Popen(command, cwd=on_slurm, stdout=err, stderr=err, env=env)
         # cancelled once it has finished two epochs
